@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything sluice needs to build and test on a fresh Debian 12 machine.
+# Idempotent: packages already present are skipped; npm tools install from the
+# committed lockfile in tests/interop/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
+  libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libsimdjson-dev libsqlite3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  python3-avro
+)
+# The base image may bring Node.js (with npm) from another repository; only
+# install Debian's when there is none, since Debian's npm conflicts with it.
+command -v node >/dev/null 2>&1 || APT_PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || APT_PACKAGES+=(npm)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Node tools for the interop tests (DuckDB, Avro reader). Node itself may come
+# from the base image; npm ci uses the committed lockfile.
+if [ -f tests/interop/package-lock.json ]; then
+  if [ ! -d tests/interop/node_modules ] || \
+     [ tests/interop/package-lock.json -nt tests/interop/node_modules/.package-lock.json ]; then
+    (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
+echo "install-deps: ok"

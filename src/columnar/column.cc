@@ -1,0 +1,114 @@
+#include "columnar/column.h"
+
+namespace sluice {
+
+Column::Column(TypePtr type) : type_(std::move(type)) {
+  switch (type_->id()) {
+    case TypeId::kStruct:
+      for (const Field& f : type_->fields()) children_.push_back(std::make_unique<Column>(f.type));
+      break;
+    case TypeId::kList:
+    case TypeId::kMap:
+      for (const Field& f : type_->fields()) children_.push_back(std::make_unique<Column>(f.type));
+      offsets_.push_back(0);
+      break;
+    default:
+      if (type_->is_binary_like()) offsets_.push_back(0);
+  }
+}
+
+void Column::Reserve(int64_t n) {
+  int w = type_->value_width();
+  if (w > 0) values_.reserve(static_cast<size_t>(n * w));
+  if (!offsets_.empty()) offsets_.reserve(static_cast<size_t>(n + 1));
+}
+
+void Column::EnsureValidity() {
+  if (validity_.empty()) {
+    // All rows so far are valid.
+    validity_.assign(static_cast<size_t>((size_ + 8) / 8 + 64), 0xff);
+  }
+}
+
+void Column::SetValidBit(int64_t i) {
+  size_t byte = static_cast<size_t>(i >> 3);
+  if (byte >= validity_.size()) validity_.resize(byte * 2 + 8, 0xff);
+  validity_[byte] |= static_cast<uint8_t>(1u << (i & 7));
+}
+
+void Column::SetNull(int64_t i) {
+  EnsureValidity();
+  size_t byte = static_cast<size_t>(i >> 3);
+  if (byte >= validity_.size()) validity_.resize(byte * 2 + 8, 0xff);
+  uint8_t mask = static_cast<uint8_t>(1u << (i & 7));
+  if (validity_[byte] & mask) {
+    validity_[byte] &= static_cast<uint8_t>(~mask);
+    ++null_count_;
+  }
+}
+
+void Column::AppendNull() {
+  int w = type_->value_width();
+  if (w > 0) values_.resize(values_.size() + w, 0);
+  switch (type_->id()) {
+    case TypeId::kStruct:
+      for (auto& c : children_) c->AppendNull();
+      break;
+    case TypeId::kList:
+    case TypeId::kMap: offsets_.push_back(static_cast<uint32_t>(children_[0]->size())); break;
+    default:
+      if (type_->is_binary_like()) offsets_.push_back(static_cast<uint32_t>(heap_.size()));
+  }
+  SetNull(size_);
+  ++size_;
+}
+
+void Column::AppendRaw(const void* src, int64_t n) {
+  size_t bytes = static_cast<size_t>(n * type_->value_width());
+  size_t pos = values_.size();
+  values_.resize(pos + bytes);
+  std::memcpy(values_.data() + pos, src, bytes);
+  if (!validity_.empty()) {
+    for (int64_t i = 0; i < n; ++i) SetValidBit(size_ + i);
+  }
+  size_ += n;
+}
+
+void Column::ResizeFixed(int64_t n) {
+  values_.resize(static_cast<size_t>(n * type_->value_width()));
+  size_ = n;
+}
+
+void Column::Clear() {
+  size_ = 0;
+  null_count_ = 0;
+  validity_.clear();
+  values_.clear();
+  heap_.clear();
+  bool has_offsets = !offsets_.empty();
+  offsets_.clear();
+  if (has_offsets) offsets_.push_back(0);
+  for (auto& c : children_) c->Clear();
+}
+
+int64_t Column::MemoryUsage() const {
+  int64_t n = static_cast<int64_t>(validity_.capacity() + values_.capacity() +
+                                   offsets_.capacity() * 4 + heap_.capacity());
+  for (const auto& c : children_) n += c->MemoryUsage();
+  return n;
+}
+
+Batch Batch::Make(std::shared_ptr<const Schema> schema) {
+  Batch b;
+  for (const Field& f : schema->fields) b.columns.emplace_back(f.type);
+  b.schema = std::move(schema);
+  return b;
+}
+
+int64_t Batch::MemoryUsage() const {
+  int64_t n = 0;
+  for (const auto& c : columns) n += c.MemoryUsage();
+  return n;
+}
+
+}  // namespace sluice

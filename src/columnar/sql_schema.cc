@@ -1,0 +1,296 @@
+#include "columnar/sql_schema.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace sluice {
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(std::string_view s) : s_(s) {}
+
+  Result<std::vector<Field>> ColumnList(char terminator) {
+    std::vector<Field> fields;
+    while (true) {
+      SkipSpace();
+      ASSIGN_OR_RETURN(Field f, Column(terminator == '>'));
+      for (const Field& other : fields) {
+        if (Lower(other.name) == Lower(f.name)) {
+          return Error(fmt::format("duplicate column name '{}'", f.name));
+        }
+      }
+      fields.push_back(std::move(f));
+      SkipSpace();
+      if (pos_ < s_.size() && s_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      if (terminator == 0 ? pos_ == s_.size() : (pos_ < s_.size() && s_[pos_] == terminator)) {
+        break;
+      }
+      return Error(terminator == 0 ? "expected ',' or end of column list"
+                                   : "expected ',' or '>' in STRUCT<...>");
+    }
+    return fields;
+  }
+
+  Result<TypePtr> Type() {
+    SkipSpace();
+    size_t start = pos_;
+    std::string name = Lower(Word());
+    if (name.empty()) return Error("expected a type name");
+    auto simple = [&](TypePtr t) -> Result<TypePtr> { return t; };
+    if (name == "boolean" || name == "bool") return simple(DataType::Boolean());
+    if (name == "int" || name == "integer" || name == "smallint" || name == "tinyint" ||
+        name == "int4") {
+      return simple(DataType::Int());
+    }
+    if (name == "bigint" || name == "long" || name == "int8") return simple(DataType::Long());
+    if (name == "float" || name == "real" || name == "float4") return simple(DataType::Float());
+    if (name == "double" || name == "float8") {
+      SkipSpace();
+      size_t save = pos_;
+      if (Lower(Word()) != "precision") pos_ = save;
+      return simple(DataType::Double());
+    }
+    if (name == "date") return simple(DataType::Date());
+    if (name == "time") return simple(DataType::Time());
+    if (name == "timestamp") return simple(DataType::Timestamp());
+    if (name == "timestamptz") return simple(DataType::TimestampTz());
+    if (name == "timestamp_ns") return simple(DataType::TimestampNs());
+    if (name == "timestamptz_ns") return simple(DataType::TimestampTzNs());
+    if (name == "string" || name == "text" || name == "varchar" || name == "char") {
+      SkipSpace();
+      if (Peek('(')) {  // VARCHAR(n): the length is not enforced by Iceberg
+        ++pos_;
+        int64_t ignored;
+        RETURN_IF_ERROR(Number(&ignored));
+        RETURN_IF_ERROR(Expect(')'));
+      }
+      return simple(DataType::String());
+    }
+    if (name == "binary" || name == "varbinary" || name == "bytes" || name == "blob") {
+      return simple(DataType::Binary());
+    }
+    if (name == "uuid") return simple(DataType::Uuid());
+    if (name == "fixed") {
+      RETURN_IF_ERROR(Expect('('));
+      int64_t w;
+      RETURN_IF_ERROR(Number(&w));
+      RETURN_IF_ERROR(Expect(')'));
+      if (w < 1 || w > (1 << 20)) return ErrorAt(start, "FIXED width must be 1 to 1048576");
+      return simple(DataType::Fixed(static_cast<int>(w)));
+    }
+    if (name == "decimal" || name == "numeric") {
+      int64_t p = 38, sc = 0;
+      SkipSpace();
+      if (Peek('(')) {
+        ++pos_;
+        RETURN_IF_ERROR(Number(&p));
+        SkipSpace();
+        if (Peek(',')) {
+          ++pos_;
+          RETURN_IF_ERROR(Number(&sc));
+        }
+        RETURN_IF_ERROR(Expect(')'));
+      }
+      if (p < 1 || p > 38) return ErrorAt(start, "DECIMAL precision must be 1 to 38");
+      if (sc < 0 || sc > p) return ErrorAt(start, "DECIMAL scale must be 0 to the precision");
+      return simple(DataType::Decimal(static_cast<int>(p), static_cast<int>(sc)));
+    }
+    if (name == "array" || name == "list") {
+      RETURN_IF_ERROR(Expect('<'));
+      ASSIGN_OR_RETURN(TypePtr elem, Type());
+      bool required = NotNull();
+      RETURN_IF_ERROR(Expect('>'));
+      return DataType::List(Field{0, "element", elem, required, ""});
+    }
+    if (name == "map") {
+      RETURN_IF_ERROR(Expect('<'));
+      ASSIGN_OR_RETURN(TypePtr key, Type());
+      RETURN_IF_ERROR(Expect(','));
+      ASSIGN_OR_RETURN(TypePtr value, Type());
+      bool required = NotNull();
+      RETURN_IF_ERROR(Expect('>'));
+      return DataType::Map(Field{0, "key", key, true, ""}, Field{0, "value", value, required, ""});
+    }
+    if (name == "struct" || name == "row") {
+      RETURN_IF_ERROR(Expect('<'));
+      ASSIGN_OR_RETURN(auto fields, ColumnList('>'));
+      RETURN_IF_ERROR(Expect('>'));
+      return DataType::Struct(std::move(fields));
+    }
+    return ErrorAt(start, fmt::format("unknown type '{}'", name));
+  }
+
+  void SkipSpace() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  bool AtEnd() {
+    SkipSpace();
+    return pos_ == s_.size();
+  }
+  Status Error(std::string what) const { return ErrorAt(pos_, std::move(what)); }
+
+ private:
+  static std::string Lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  }
+
+  Status ErrorAt(size_t pos, std::string what) const {
+    std::string near(s_.substr(pos, 20));
+    return Status::Invalid("column list at character {}{}: {}", pos + 1,
+                           near.empty() ? " (end)" : fmt::format(" ('{}')", near), what);
+  }
+
+  bool Peek(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
+
+  Status Expect(char c) {
+    SkipSpace();
+    if (!Peek(c)) return Error(fmt::format("expected '{}'", c));
+    ++pos_;
+    return Status::OK();
+  }
+
+  std::string Word() {
+    size_t start = pos_;
+    while (pos_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) {
+      ++pos_;
+    }
+    return std::string(s_.substr(start, pos_ - start));
+  }
+
+  Status Number(int64_t* out) {
+    SkipSpace();
+    size_t start = pos_;
+    int64_t v = 0;
+    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_])) &&
+           pos_ - start < 9) {
+      v = v * 10 + (s_[pos_++] - '0');
+    }
+    if (pos_ == start) return Error("expected a number");
+    *out = v;
+    return Status::OK();
+  }
+
+  Result<std::string> Identifier() {
+    SkipSpace();
+    if (Peek('"') || Peek('`')) {
+      char q = s_[pos_++];
+      size_t end = s_.find(q, pos_);
+      if (end == std::string_view::npos) return Error("unterminated quoted identifier");
+      std::string id(s_.substr(pos_, end - pos_));
+      pos_ = end + 1;
+      if (id.empty()) return Error("empty column name");
+      return id;
+    }
+    std::string w = Word();
+    if (w.empty()) return Error("expected a column name");
+    return w;
+  }
+
+  // Optional "NOT NULL" / "NULL" after a type.
+  bool NotNull() {
+    SkipSpace();
+    size_t save = pos_;
+    std::string w = Lower(Word());
+    if (w == "not") {
+      SkipSpace();
+      if (Lower(Word()) == "null") return true;
+    } else if (w == "null") {
+      return false;
+    }
+    pos_ = save;
+    return false;
+  }
+
+  Result<Field> Column(bool in_struct) {
+    ASSIGN_OR_RETURN(std::string name, Identifier());
+    SkipSpace();
+    if (in_struct && Peek(':')) ++pos_;
+    ASSIGN_OR_RETURN(TypePtr type, Type());
+    Field f{0, std::move(name), std::move(type), NotNull(), ""};
+    SkipSpace();
+    size_t save = pos_;
+    if (Lower(Word()) == "comment") {
+      SkipSpace();
+      if (!Peek('\'')) return Error("expected a quoted comment");
+      size_t end = s_.find('\'', pos_ + 1);
+      if (end == std::string_view::npos) return Error("unterminated comment");
+      f.doc = std::string(s_.substr(pos_ + 1, end - pos_ - 1));
+      pos_ = end + 1;
+    } else {
+      pos_ = save;
+    }
+    return f;
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Result<Schema> ParseColumnList(std::string_view sql) {
+  Parser p(sql);
+  if (p.AtEnd()) return Status::Invalid("column list is empty");
+  ASSIGN_OR_RETURN(auto fields, p.ColumnList(0));
+  Schema schema;
+  schema.fields = std::move(fields);
+  int32_t next = 1;
+  AssignFreshIds(&schema.fields, &next);
+  return schema;
+}
+
+Result<TypePtr> ParseSqlType(std::string_view sql) {
+  Parser p(sql);
+  ASSIGN_OR_RETURN(TypePtr t, p.Type());
+  if (!p.AtEnd()) return p.Error("unexpected text after the type");
+  return t;
+}
+
+std::string ToSqlType(const DataType& t) {
+  switch (t.id()) {
+    case TypeId::kBoolean: return "BOOLEAN";
+    case TypeId::kInt: return "INT";
+    case TypeId::kLong: return "BIGINT";
+    case TypeId::kFloat: return "FLOAT";
+    case TypeId::kDouble: return "DOUBLE";
+    case TypeId::kDecimal: return fmt::format("DECIMAL({},{})", t.precision(), t.scale());
+    case TypeId::kDate: return "DATE";
+    case TypeId::kTime: return "TIME";
+    case TypeId::kTimestamp: return "TIMESTAMP";
+    case TypeId::kTimestampTz: return "TIMESTAMPTZ";
+    case TypeId::kTimestampNs: return "TIMESTAMP_NS";
+    case TypeId::kTimestampTzNs: return "TIMESTAMPTZ_NS";
+    case TypeId::kString: return "STRING";
+    case TypeId::kUuid: return "UUID";
+    case TypeId::kFixed: return fmt::format("FIXED({})", t.width());
+    case TypeId::kBinary: return "BINARY";
+    case TypeId::kList: {
+      const Field& e = t.fields()[0];
+      return fmt::format("ARRAY<{}{}>", ToSqlType(*e.type), e.required ? " NOT NULL" : "");
+    }
+    case TypeId::kMap: {
+      const Field& v = t.fields()[1];
+      return fmt::format("MAP<{}, {}{}>", ToSqlType(*t.fields()[0].type), ToSqlType(*v.type),
+                         v.required ? " NOT NULL" : "");
+    }
+    case TypeId::kStruct: {
+      std::string s = "STRUCT<";
+      for (size_t i = 0; i < t.fields().size(); ++i) {
+        const Field& f = t.fields()[i];
+        s += fmt::format("{}{}: {}{}", i ? ", " : "", f.name, ToSqlType(*f.type),
+                         f.required ? " NOT NULL" : "");
+      }
+      return s + ">";
+    }
+  }
+  return "?";
+}
+
+}  // namespace sluice

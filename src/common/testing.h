@@ -1,0 +1,36 @@
+// Test helpers: gtest assertions for Status and Result<T>.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "common/status.h"
+
+#define ASSERT_OK(expr)                                            \
+  do {                                                             \
+    ::sluice::Status _s = ::sluice::internal::GetStatus((expr));   \
+    ASSERT_TRUE(_s.ok()) << #expr << " failed: " << _s.ToString(); \
+  } while (false)
+
+#define EXPECT_OK(expr)                                            \
+  do {                                                             \
+    ::sluice::Status _s = ::sluice::internal::GetStatus((expr));   \
+    EXPECT_TRUE(_s.ok()) << #expr << " failed: " << _s.ToString(); \
+  } while (false)
+
+#define SLUICE_ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, rexpr)                    \
+  auto tmp = (rexpr);                                                        \
+  ASSERT_TRUE(tmp.ok()) << #rexpr << " failed: " << tmp.status().ToString(); \
+  lhs = std::move(tmp).value()
+
+#define ASSERT_OK_AND_ASSIGN(lhs, rexpr) \
+  SLUICE_ASSERT_OK_AND_ASSIGN_IMPL(SLUICE_CONCAT(_r_, __LINE__), lhs, rexpr)
+
+// Asserts that `expr` fails with `code` and its message contains `substr`.
+#define ASSERT_ERROR(expr, want_code, substr)                           \
+  do {                                                                  \
+    ::sluice::Status _s = ::sluice::internal::GetStatus((expr));        \
+    ASSERT_FALSE(_s.ok()) << #expr << " unexpectedly succeeded";        \
+    EXPECT_EQ(_s.code(), want_code) << _s.ToString();                   \
+    EXPECT_NE(_s.message().find(substr), std::string::npos)             \
+        << "message '" << _s.message() << "' lacks '" << substr << "'"; \
+  } while (false)

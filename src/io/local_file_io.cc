@@ -1,0 +1,227 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "io/file_io.h"
+
+namespace sluice {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status Errno(std::string_view what, const std::string& path) {
+  int e = errno;
+  std::string msg = fmt::format("{} {}: {}", what, path, std::strerror(e));
+  if (e == ENOENT) return Status(StatusCode::kNotFound, msg);
+  bool retryable = (e == EINTR || e == EAGAIN || e == EIO);
+  return Status(StatusCode::kIOError, msg, retryable);
+}
+
+class LocalInputFile final : public InputFile {
+ public:
+  LocalInputFile(std::string path, int fd, int64_t size)
+      : path_(std::move(path)), fd_(fd), size_(size) {}
+  ~LocalInputFile() override { ::close(fd_); }
+  const std::string& path() const override { return path_; }
+  int64_t size() const override { return size_; }
+
+  Status ReadAt(int64_t offset, int64_t length, std::string* out) const override {
+    if (offset < 0 || length < 0 || offset > size_ || length > size_ - offset) {
+      return Status::Corruption("file {}: read of {} bytes at offset {} is past its end ({} bytes)",
+                                path_, length, offset, size_);
+    }
+    out->resize(static_cast<size_t>(length));
+    int64_t done = 0;
+    while (done < length) {
+      ssize_t n = ::pread(fd_, out->data() + done, static_cast<size_t>(length - done),
+                          static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Errno("read", path_);
+      }
+      if (n == 0) return Status::Corruption("file {}: unexpected end at {}", path_, offset + done);
+      done += n;
+    }
+    return Status::OK();
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+  int64_t size_;
+};
+
+std::string TempName(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  return fmt::format("{}.tmp-{}-{}", path, ::getpid(), counter.fetch_add(1));
+}
+
+class LocalOutputFile final : public OutputFile {
+ public:
+  LocalOutputFile(std::string path, std::string tmp, int fd, bool overwrite)
+      : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd), overwrite_(overwrite) {}
+  ~LocalOutputFile() override { Abort(); }
+  const std::string& path() const override { return path_; }
+  int64_t position() const override { return position_; }
+
+  Status Append(std::string_view data) override {
+    if (fd_ < 0) return Status::Internal("file {}: append after close", path_);
+    // Buffer small appends; the Parquet and Avro writers append many small pieces.
+    if (buffer_.size() + data.size() > kBufferSize) RETURN_IF_ERROR(Flush());
+    if (data.size() >= kBufferSize) {
+      RETURN_IF_ERROR(WriteAll(data));
+    } else {
+      buffer_.append(data);
+    }
+    position_ += static_cast<int64_t>(data.size());
+    return Status::OK();
+  }
+
+  Status Close(bool sync) override {
+    if (fd_ < 0) return Status::Internal("file {}: closed twice", path_);
+    RETURN_IF_ERROR(Flush());
+    if (sync && ::fsync(fd_) != 0) return Errno("fsync", tmp_);
+    ::close(fd_);
+    fd_ = -1;
+    if (overwrite_) {
+      if (::rename(tmp_.c_str(), path_.c_str()) != 0) return Errno("rename to", path_);
+    } else {
+      // link() fails if the target exists: a create that never replaces.
+      if (::link(tmp_.c_str(), path_.c_str()) != 0) {
+        Status st = errno == EEXIST ? Status::AlreadyExists("file {} already exists", path_)
+                                    : Errno("link to", path_);
+        ::unlink(tmp_.c_str());
+        return st;
+      }
+      ::unlink(tmp_.c_str());
+    }
+    if (sync) SyncDir();
+    return Status::OK();
+  }
+
+  void Abort() override {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+      ::unlink(tmp_.c_str());
+    }
+  }
+
+ private:
+  static constexpr size_t kBufferSize = 1 << 20;
+
+  Status Flush() {
+    Status st = WriteAll(buffer_);
+    buffer_.clear();
+    return st;
+  }
+
+  Status WriteAll(std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = ::write(fd_, data.data(), data.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Errno("write", tmp_);
+      }
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return Status::OK();
+  }
+
+  void SyncDir() {
+    std::string dir = fs::path(path_).parent_path().string();
+    int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+      ::fsync(dfd);
+      ::close(dfd);
+    }
+  }
+
+  std::string path_, tmp_;
+  int fd_;
+  bool overwrite_;
+  int64_t position_ = 0;
+  std::string buffer_;
+};
+
+class LocalFileIO final : public FileIO {
+ public:
+  Result<std::unique_ptr<InputFile>> OpenInput(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Errno("open", path);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      Status s = Errno("stat", path);
+      ::close(fd);
+      return s;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return Status::Invalid("{} is a directory, not a file", path);
+    }
+    return std::unique_ptr<InputFile>(new LocalInputFile(path, fd, st.st_size));
+  }
+
+  Result<std::unique_ptr<OutputFile>> OpenOutput(const std::string& path, bool overwrite) override {
+    if (!overwrite && ::access(path.c_str(), F_OK) == 0) {
+      return Status::AlreadyExists("file {} already exists", path);
+    }
+    std::error_code ec;
+    auto parent = fs::path(path).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    std::string tmp = TempName(path);
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return Errno("create", tmp);
+    return std::unique_ptr<OutputFile>(new LocalOutputFile(path, tmp, fd, overwrite));
+  }
+
+  Result<bool> Exists(const std::string& path) override {
+    return ::access(path.c_str(), F_OK) == 0;
+  }
+
+  Status Delete(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return Errno("delete", path);
+    return Status::OK();
+  }
+
+  Result<std::vector<std::string>> List(const std::string& prefix) override {
+    std::vector<std::string> out;
+    fs::path p(prefix);
+    fs::path dir = fs::is_directory(p) ? p : p.parent_path();
+    if (dir.empty()) dir = ".";
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) return out;
+    for (auto it = fs::recursive_directory_iterator(dir, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (!it->is_regular_file()) continue;
+      std::string s = it->path().string();
+      if (s.compare(0, prefix.size(), prefix) == 0) out.push_back(std::move(s));
+    }
+    if (ec) return Status::IOError("list {}: {}", prefix, ec.message());
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<FileIO> MakeLocalFileIO() { return std::make_unique<LocalFileIO>(); }
+
+Status FileIO::WriteFile(const std::string& path, std::string_view data, bool overwrite) {
+  ASSIGN_OR_RETURN(auto out, OpenOutput(path, overwrite));
+  RETURN_IF_ERROR(out->Append(data));
+  return out->Close();
+}
+
+Result<std::string> FileIO::ReadFile(const std::string& path) {
+  ASSIGN_OR_RETURN(auto in, OpenInput(path));
+  std::string data;
+  RETURN_IF_ERROR(in->ReadAll(&data));
+  return data;
+}
+
+}  // namespace sluice
