@@ -1,0 +1,18 @@
+// Each component's subcommands register themselves on the `sluice` app.
+// A command's callback stores its exit code in *exit_code; errors go to stderr
+// as "sluice <command>: <Status>".
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "common/status.h"
+
+namespace sluice::cli {
+
+void RegisterParquetCommands(CLI::App& app, int* exit_code);
+void RegisterAvroCommands(CLI::App& app, int* exit_code);
+
+// Prints a failed status for `command` and returns the exit code (1).
+int ReportError(std::string_view command, const Status& status);
+
+}  // namespace sluice::cli

@@ -1,0 +1,25 @@
+#include <cstdio>
+
+#include "cli/commands.h"
+
+namespace sluice::cli {
+
+int ReportError(std::string_view command, const Status& status) {
+  std::fprintf(stderr, "sluice %.*s: %s\n", static_cast<int>(command.size()), command.data(),
+               status.ToString().c_str());
+  return 1;
+}
+
+}  // namespace sluice::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"sluice: a streaming lakehouse engine (JSON events -> Apache Iceberg tables)",
+               "sluice"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "sluice 0.1.0");
+  int exit_code = 0;
+  sluice::cli::RegisterParquetCommands(app, &exit_code);
+  sluice::cli::RegisterAvroCommands(app, &exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}
