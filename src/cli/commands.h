@@ -16,3 +16,8 @@ void RegisterAvroCommands(CLI::App& app, int* exit_code);
 int ReportError(std::string_view command, const Status& status);
 
 }  // namespace sluice::cli
+
+namespace sluice::cli {
+// `sluice parquet write`, registered by RegisterParquetCommands on its group.
+void RegisterParquetWriteCommand(CLI::App& parquet, int* exit_code);
+}  // namespace sluice::cli
