@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs every sluice test on a fresh Debian 12 machine:
+#   1. installs dependencies (scripts/install-deps.sh, idempotent),
+#   2. builds and runs the whole suite (unit, fixture, interop) with ctest,
+#   3. builds and runs the suite again under AddressSanitizer + UBSan,
+#   4. builds the libFuzzer targets with clang and runs each briefly.
+# Environment: SLUICE_SKIP_ASAN=1, SLUICE_SKIP_FUZZ=1 skip steps 3/4;
+# SLUICE_FUZZ_SECONDS (default 30) per fuzz target; JOBS (default nproc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+
+bash scripts/install-deps.sh
+
+failed=0
+passed=0
+run_step() {  # run_step NAME COMMAND...
+  local name=$1; shift
+  echo "=== $name"
+  if "$@"; then passed=$((passed + 1)); else echo "=== $name FAILED"; failed=$((failed + 1)); fi
+}
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build -j "$JOBS"
+run_step "tests" ctest --test-dir build --output-on-failure -j "$JOBS"
+
+if [ "${SLUICE_SKIP_ASAN:-0}" != 1 ]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON \
+    -DSLUICE_BENCH=OFF >/dev/null
+  ninja -C build-asan -j "$JOBS"
+  # Interop suites drive the binary with large inputs; under ASan they run their quick subset.
+  run_step "tests under ASan+UBSan" env SLUICE_QUICK=1 \
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$JOBS"
+fi
+
+if [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then
+  CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSLUICE_FUZZ=ON -DSLUICE_TESTS=OFF -DSLUICE_BENCH=OFF >/dev/null
+  ninja -C build-fuzz -j "$JOBS"
+  for fuzzer in $(find build-fuzz -maxdepth 3 -type f -name '*_fuzz' -perm -u+x | sort); do
+    name=$(basename "$fuzzer")
+    corpus=$(mktemp -d)
+    seeds="tests/fuzz/${name%_fuzz}"
+    run_step "fuzz $name" "$fuzzer" -max_total_time="${SLUICE_FUZZ_SECONDS:-30}" \
+      -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$corpus" $( [ -d "$seeds" ] && echo "$seeds" )
+    rm -rf "$corpus"
+  done
+fi
+
+echo
+echo "test steps: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
