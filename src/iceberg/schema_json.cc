@@ -1,0 +1,207 @@
+#include "iceberg/schema_json.h"
+
+#include <nlohmann/json.hpp>
+
+namespace sluice::iceberg {
+namespace {
+
+// ordered_json keeps keys in the spec's order when writing.
+using json = nlohmann::ordered_json;
+
+Result<TypePtr> ParseType(const json& j, std::string_view where);
+
+Result<Field> ParseField(const json& j, std::string_view where) {
+  if (!j.is_object()) return Status::Invalid("{}: a field must be a JSON object", where);
+  auto id = j.find("id");
+  auto name = j.find("name");
+  auto type = j.find("type");
+  if (id == j.end() || !id->is_number_integer()) {
+    return Status::Invalid("{}: field without an integer \"id\"", where);
+  }
+  if (name == j.end() || !name->is_string()) {
+    return Status::Invalid("{}: field {} without a \"name\"", where, id->get<int64_t>());
+  }
+  if (type == j.end()) {
+    return Status::Invalid("{}: field {} without a \"type\"", where, name->get<std::string>());
+  }
+  Field f;
+  f.id = id->get<int32_t>();
+  f.name = name->get<std::string>();
+  std::string path = fmt::format("{}.{}", where, f.name);
+  ASSIGN_OR_RETURN(f.type, ParseType(*type, path));
+  f.required = j.value("required", false);
+  if (auto doc = j.find("doc"); doc != j.end() && doc->is_string()) f.doc = doc->get<std::string>();
+  return f;
+}
+
+Result<TypePtr> ParseType(const json& j, std::string_view where) {
+  if (j.is_string()) {
+    auto t = PrimitiveFromString(j.get<std::string>());
+    if (!t.ok()) return t.status().WithContext(where);
+    return t;
+  }
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
+    return Status::Invalid("{}: a type must be a string or an object with \"type\"", where);
+  }
+  std::string kind = j["type"].get<std::string>();
+  if (kind == "struct") {
+    std::vector<Field> fields;
+    auto fs = j.find("fields");
+    if (fs == j.end() || !fs->is_array()) {
+      return Status::Invalid("{}: struct without a \"fields\" array", where);
+    }
+    for (const json& f : *fs) {
+      ASSIGN_OR_RETURN(Field field, ParseField(f, where));
+      fields.push_back(std::move(field));
+    }
+    return DataType::Struct(std::move(fields));
+  }
+  if (kind == "list") {
+    if (!j.contains("element-id") || !j.contains("element")) {
+      return Status::Invalid("{}: list needs \"element-id\" and \"element\"", where);
+    }
+    ASSIGN_OR_RETURN(TypePtr elem, ParseType(j["element"], fmt::format("{}.element", where)));
+    return DataType::List(Field{j["element-id"].get<int32_t>(), "element", elem,
+                                j.value("element-required", false), ""});
+  }
+  if (kind == "map") {
+    for (const char* key : {"key-id", "key", "value-id", "value"}) {
+      if (!j.contains(key)) return Status::Invalid("{}: map without \"{}\"", where, key);
+    }
+    ASSIGN_OR_RETURN(TypePtr key, ParseType(j["key"], fmt::format("{}.key", where)));
+    ASSIGN_OR_RETURN(TypePtr value, ParseType(j["value"], fmt::format("{}.value", where)));
+    return DataType::Map(
+        Field{j["key-id"].get<int32_t>(), "key", key, true, ""},
+        Field{j["value-id"].get<int32_t>(), "value", value, j.value("value-required", false), ""});
+  }
+  return Status::NotImplemented("{}: unknown nested type \"{}\"", where, kind);
+}
+
+json TypeJson(const DataType& t);
+
+json FieldJson(const Field& f) {
+  json j = {{"id", f.id}, {"name", f.name}, {"required", f.required}, {"type", TypeJson(*f.type)}};
+  if (!f.doc.empty()) j["doc"] = f.doc;
+  return j;
+}
+
+json TypeJson(const DataType& t) {
+  switch (t.id()) {
+    case TypeId::kStruct: {
+      json fields = json::array();
+      for (const Field& f : t.fields()) fields.push_back(FieldJson(f));
+      return {{"type", "struct"}, {"fields", std::move(fields)}};
+    }
+    case TypeId::kList: {
+      const Field& e = t.fields()[0];
+      return {{"type", "list"},
+              {"element-id", e.id},
+              {"element", TypeJson(*e.type)},
+              {"element-required", e.required}};
+    }
+    case TypeId::kMap: {
+      const Field& k = t.fields()[0];
+      const Field& v = t.fields()[1];
+      return {{"type", "map"},
+              {"key-id", k.id},
+              {"key", TypeJson(*k.type)},
+              {"value-id", v.id},
+              {"value", TypeJson(*v.type)},
+              {"value-required", v.required}};
+    }
+    default: return t.ToString();
+  }
+}
+
+Result<json> Parse(std::string_view text, std::string_view what) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Invalid("{} is not valid JSON", what);
+  return j;
+}
+
+}  // namespace
+
+Result<Schema> SchemaFromJsonUnguarded(std::string_view text);
+
+Result<TypePtr> PrimitiveFromString(std::string_view s) {
+  static const std::pair<std::string_view, TypeId> kNames[] = {
+      {"boolean", TypeId::kBoolean},
+      {"int", TypeId::kInt},
+      {"long", TypeId::kLong},
+      {"float", TypeId::kFloat},
+      {"double", TypeId::kDouble},
+      {"date", TypeId::kDate},
+      {"time", TypeId::kTime},
+      {"timestamp", TypeId::kTimestamp},
+      {"timestamptz", TypeId::kTimestampTz},
+      {"timestamp_ns", TypeId::kTimestampNs},
+      {"timestamptz_ns", TypeId::kTimestampTzNs},
+      {"string", TypeId::kString},
+      {"uuid", TypeId::kUuid},
+      {"binary", TypeId::kBinary},
+  };
+  for (const auto& [name, id] : kNames) {
+    if (s == name) return DataType::Primitive(id);
+  }
+  int a = 0, b = 0;
+  char tail = 0;
+  std::string str(s);
+  if (std::sscanf(str.c_str(), "fixed[%d]%c", &a, &tail) == 1 && a > 0) return DataType::Fixed(a);
+  if (std::sscanf(str.c_str(), "decimal(%d ,%d)%c", &a, &b, &tail) == 2 ||
+      std::sscanf(str.c_str(), "decimal(%d, %d)%c", &a, &b, &tail) == 2) {
+    if (a < 1 || a > 38 || b < 0 || b > a) {
+      return Status::Invalid("type \"{}\": decimal precision must be 1..38 and scale 0..precision",
+                             s);
+    }
+    return DataType::Decimal(a, b);
+  }
+  return Status::NotImplemented("unknown Iceberg type \"{}\"", s);
+}
+
+// nlohmann::json throws on a value of the wrong JSON type; turn that into a
+// Status at this boundary.
+template <typename Fn>
+auto Guard(std::string_view what, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    return Status::Invalid("{}: {}", what, e.what());
+  }
+}
+
+Result<TypePtr> TypeFromJson(std::string_view text) {
+  return Guard("type", [&]() -> Result<TypePtr> {
+    ASSIGN_OR_RETURN(json j, Parse(text, "type"));
+    return ParseType(j, "type");
+  });
+}
+
+std::string TypeToJson(const DataType& type) { return TypeJson(type).dump(); }
+
+Result<Schema> SchemaFromJson(std::string_view text) {
+  return Guard("schema", [&]() -> Result<Schema> { return SchemaFromJsonUnguarded(text); });
+}
+
+Result<Schema> SchemaFromJsonUnguarded(std::string_view text) {
+  ASSIGN_OR_RETURN(json j, Parse(text, "schema"));
+  ASSIGN_OR_RETURN(TypePtr t, ParseType(j, "schema"));
+  if (t->id() != TypeId::kStruct) return Status::Invalid("schema: top level must be a struct");
+  Schema s;
+  s.fields = t->fields();
+  s.schema_id = j.value("schema-id", 0);
+  if (auto ids = j.find("identifier-field-ids"); ids != j.end() && ids->is_array()) {
+    for (const json& id : *ids) s.identifier_field_ids.push_back(id.get<int32_t>());
+  }
+  return s;
+}
+
+std::string SchemaToJson(const Schema& schema) {
+  json j = TypeJson(*schema.AsStruct());
+  json out = {{"type", "struct"}, {"schema-id", schema.schema_id}};
+  if (!schema.identifier_field_ids.empty())
+    out["identifier-field-ids"] = schema.identifier_field_ids;
+  out["fields"] = std::move(j["fields"]);
+  return out.dump();
+}
+
+}  // namespace sluice::iceberg
