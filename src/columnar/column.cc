@@ -91,6 +91,31 @@ void Column::Clear() {
   for (auto& c : children_) c->Clear();
 }
 
+void Column::Truncate(int64_t n) {
+  if (n >= size_) return;
+  if (!validity_.empty()) {
+    for (int64_t i = n; i < size_; ++i) null_count_ -= IsNull(i) ? 1 : 0;
+  }
+  int w = type_->value_width();
+  if (w > 0) values_.resize(static_cast<size_t>(n * w));
+  switch (type_->id()) {
+    case TypeId::kStruct:
+      for (auto& c : children_) c->Truncate(n);
+      break;
+    case TypeId::kList:
+    case TypeId::kMap:
+      for (auto& c : children_) c->Truncate(offsets_[n]);
+      offsets_.resize(static_cast<size_t>(n + 1));
+      break;
+    default:
+      if (type_->is_binary_like()) {
+        heap_.resize(offsets_[n]);
+        offsets_.resize(static_cast<size_t>(n + 1));
+      }
+  }
+  size_ = n;
+}
+
 int64_t Column::MemoryUsage() const {
   int64_t n = static_cast<int64_t>(validity_.capacity() + values_.capacity() +
                                    offsets_.capacity() * 4 + heap_.capacity());

@@ -111,6 +111,9 @@ class Column {
   void SetNull(int64_t i);
 
   void Clear();
+  // Drops rows [n, size()) and the child elements they own (n <= size()), so a
+  // decoder can undo a partly appended row.
+  void Truncate(int64_t n);
   // Approximate heap bytes held.
   int64_t MemoryUsage() const;
 
