@@ -1,12 +1,11 @@
 #include "iceberg/schema_json.h"
 
-#include <nlohmann/json.hpp>
+#include "iceberg/json_internal.h"
 
 namespace sluice::iceberg {
 namespace {
 
-// ordered_json keeps keys in the spec's order when writing.
-using json = nlohmann::ordered_json;
+using json = internal::Json;
 
 Result<TypePtr> ParseType(const json& j, std::string_view where);
 
@@ -113,15 +112,7 @@ json TypeJson(const DataType& t) {
   }
 }
 
-Result<json> Parse(std::string_view text, std::string_view what) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::Invalid("{} is not valid JSON", what);
-  return j;
-}
-
 }  // namespace
-
-Result<Schema> SchemaFromJsonUnguarded(std::string_view text);
 
 Result<TypePtr> PrimitiveFromString(std::string_view s) {
   static const std::pair<std::string_view, TypeId> kNames[] = {
@@ -158,20 +149,9 @@ Result<TypePtr> PrimitiveFromString(std::string_view s) {
   return Status::NotImplemented("unknown Iceberg type \"{}\"", s);
 }
 
-// nlohmann::json throws on a value of the wrong JSON type; turn that into a
-// Status at this boundary.
-template <typename Fn>
-auto Guard(std::string_view what, Fn&& fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const std::exception& e) {
-    return Status::Invalid("{}: {}", what, e.what());
-  }
-}
-
 Result<TypePtr> TypeFromJson(std::string_view text) {
-  return Guard("type", [&]() -> Result<TypePtr> {
-    ASSIGN_OR_RETURN(json j, Parse(text, "type"));
+  return internal::Guard("type", [&]() -> Result<TypePtr> {
+    ASSIGN_OR_RETURN(json j, internal::ParseJson(text, "type"));
     return ParseType(j, "type");
   });
 }
@@ -179,11 +159,21 @@ Result<TypePtr> TypeFromJson(std::string_view text) {
 std::string TypeToJson(const DataType& type) { return TypeJson(type).dump(); }
 
 Result<Schema> SchemaFromJson(std::string_view text) {
-  return Guard("schema", [&]() -> Result<Schema> { return SchemaFromJsonUnguarded(text); });
+  return internal::Guard("schema", [&]() -> Result<Schema> {
+    ASSIGN_OR_RETURN(json j, internal::ParseJson(text, "schema"));
+    return internal::SchemaFromJsonValue(j);
+  });
 }
 
-Result<Schema> SchemaFromJsonUnguarded(std::string_view text) {
-  ASSIGN_OR_RETURN(json j, Parse(text, "schema"));
+namespace internal {
+
+Result<Json> ParseJson(std::string_view text, std::string_view what) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Invalid("{} is not valid JSON", what);
+  return j;
+}
+
+Result<Schema> SchemaFromJsonValue(const Json& j) {
   ASSIGN_OR_RETURN(TypePtr t, ParseType(j, "schema"));
   if (t->id() != TypeId::kStruct) return Status::Invalid("schema: top level must be a struct");
   Schema s;
@@ -195,13 +185,19 @@ Result<Schema> SchemaFromJsonUnguarded(std::string_view text) {
   return s;
 }
 
-std::string SchemaToJson(const Schema& schema) {
+Json SchemaToJsonValue(const Schema& schema) {
   json j = TypeJson(*schema.AsStruct());
   json out = {{"type", "struct"}, {"schema-id", schema.schema_id}};
   if (!schema.identifier_field_ids.empty())
     out["identifier-field-ids"] = schema.identifier_field_ids;
   out["fields"] = std::move(j["fields"]);
-  return out.dump();
+  return out;
+}
+
+}  // namespace internal
+
+std::string SchemaToJson(const Schema& schema) {
+  return internal::SchemaToJsonValue(schema).dump();
 }
 
 }  // namespace sluice::iceberg
