@@ -1,0 +1,85 @@
+// Runs the sluice Parquet commands, or (SLUICE_FAKE=1) stands in for them with
+// DuckDB so the harness itself can be checked without sluice.
+import {spawnSync} from 'node:child_process';
+import fs from 'node:fs';
+import {AssignFieldIds, DuckType, SqlColumnList} from './types.mjs';
+import {FromJson, FromDuck, ParseJsonLossless} from './normalize.mjs';
+import {RowToJson, ToSql} from './values.mjs';
+
+function Run(bin, args) {
+  const r = spawnSync(bin, args, {maxBuffer: 1 << 30, encoding: 'utf8'});
+  if (r.error) throw r.error;
+  return {code: r.status, stdout: r.stdout, stderr: r.stderr, cmd: [bin, ...args].join(' ')};
+}
+
+export class RealSluice {
+  constructor(bin) { this.bin = bin; this.name = `sluice (${bin})`; }
+
+  // Returns null when the Parquet commands are present, else a reason.
+  Missing() {
+    if (!fs.existsSync(this.bin)) return `no binary at ${this.bin}`;
+    for (const sub of ['write', 'cat']) {
+      const r = Run(this.bin, ['parquet', sub, '--help']);
+      if (r.code !== 0) return `'sluice parquet ${sub}' is not available (${r.stderr.trim()})`;
+    }
+    return null;
+  }
+
+  async Write(fields, {codec, rowGroupSize}, jsonl, out) {
+    const args = ['parquet', 'write', '--schema', SqlColumnList(fields), '--codec', codec];
+    if (rowGroupSize) args.push('--row-group-size', String(rowGroupSize));
+    const r = Run(this.bin, [...args, jsonl, out]);
+    if (r.code !== 0) throw new Error(`sluice parquet write failed (exit ${r.code}): ${r.stderr.trim()}\n  command: ${r.cmd}`);
+  }
+
+  // Returns the JSON lines printed by `sluice parquet cat`.
+  async Cat(fields, file, extra = []) {
+    const r = Run(this.bin, ['parquet', 'cat', file, ...extra]);
+    if (r.code !== 0) throw new Error(`sluice parquet cat ${file} failed (exit ${r.code}): ${r.stderr.trim()}`);
+    return r.stdout.split('\n').filter((l) => l !== '');
+  }
+}
+
+function DuckFieldIds(fields, ids) {
+  const forType = (t) => {
+    if (t.kind === 'struct') return DuckFieldIds(t.fields, ids);
+    if (t.kind === 'list') return {element: forField(t.elem)};
+    if (t.kind === 'map') return {key: forField(t.key), value: forField(t.value)};
+    return null;
+  };
+  const forField = (f) => {
+    const nested = forType(f.type);
+    return nested ? {__duckdb_field_id: ids.get(f), ...nested} : ids.get(f);
+  };
+  return Object.fromEntries(fields.map((f) => [f.name, forField(f)]));
+}
+
+const DuckLiteral = (o) => typeof o === 'number' ? String(o)
+    : `{${Object.entries(o).map(([k, v]) => `${k}: ${DuckLiteral(v)}`).join(', ')}}`;
+
+export class FakeSluice {
+  constructor(conn) { this.conn = conn; this.name = 'DuckDB posing as sluice (SLUICE_FAKE=1)'; }
+  Missing() { return null; }
+
+  async Write(fields, {codec, rowGroupSize}, jsonl, out) {
+    const rows = fs.readFileSync(jsonl, 'utf8').split('\n').filter((l) => l).map((l) => {
+      const j = ParseJsonLossless(l);
+      return Object.fromEntries(fields.map((f, i) => [f.name, FromJson(f.type, j.entries[i][1])]));
+    });
+    await this.conn.run('DROP TABLE IF EXISTS fake_w');
+    await this.conn.run(`CREATE TABLE fake_w (${fields.map((f) => `${f.name} ${DuckType(f.type)}`).join(', ')})`);
+    for (let i = 0; i < rows.length; i += 500) {
+      const chunk = rows.slice(i, i + 500);
+      await this.conn.run(`INSERT INTO fake_w VALUES ${chunk.map((r) => `(${fields.map((f) => ToSql(f.type, r[f.name])).join(', ')})`).join(', ')}`);
+    }
+    const ids = DuckLiteral(DuckFieldIds(fields, AssignFieldIds(fields)));
+    await this.conn.run(`COPY fake_w TO '${out}' (FORMAT parquet, COMPRESSION ${codec}, FIELD_IDS ${ids}` +
+                        `${rowGroupSize ? `, ROW_GROUP_SIZE ${rowGroupSize}` : ''})`);
+  }
+
+  async Cat(fields, file, extra = []) {
+    const r = await this.conn.runAndReadAll(`SELECT * FROM read_parquet('${file}')`);
+    return r.getRowObjects().map((row) => RowToJson(fields, Object.fromEntries(
+        fields.map((f) => [f.name, FromDuck(f.type, row[f.name])]))));
+  }
+}

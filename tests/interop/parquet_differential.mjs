@@ -1,0 +1,294 @@
+// Differential test of sluice's Parquet writer and reader against DuckDB.
+//
+//   node tests/interop/parquet_differential.mjs [path/to/sluice]
+//
+// (a) sluice → DuckDB: random schemas and rows are written as JSON lines,
+//     `sluice parquet write` turns them into Parquet with each codec, DuckDB's
+//     read_parquet must return exactly the generated values, and
+//     parquet_schema() must show the field ids sluice assigns (Iceberg order).
+//     One case has 1,000,000 rows over several row groups.
+// (b) DuckDB → sluice: DuckDB writes the same kind of data with each codec;
+//     `sluice parquet cat` must print what DuckDB reads from its own file.
+// Env: SLUICE_INTEROP_SEED (reproduce a run), SLUICE_FAKE=1 (DuckDB stands in
+// for sluice, to check the harness), SLUICE_INTEROP_BIG_ROWS (default 1000000).
+// Prints "N passed, M failed"; exits 1 on any failure.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {DuckDBInstance} from '@duckdb/node-api';
+import {Rng} from './lib/rng.mjs';
+import {DuckType, ExpectedParquetElements, ForDuckWriter, kPrimitiveKinds, RandomSchema} from './lib/types.mjs';
+import {Canon, RandomFieldValue, RowToJson, ToJson, ToSql} from './lib/values.mjs';
+import {FromDuck, FromJson, ParseJsonLossless, TruncateTzNs} from './lib/normalize.mjs';
+import {FakeSluice, RealSluice} from './lib/sluice_cli.mjs';
+
+const kCodecs = ['uncompressed', 'snappy', 'gzip', 'zstd', 'lz4_raw'];
+const kMaxReported = 10;
+
+const seed = Number(process.env.SLUICE_INTEROP_SEED ?? (Date.now() % 2147483647));
+const bigRows = Number(process.env.SLUICE_INTEROP_BIG_ROWS ?? 1000000);
+console.log(`seed ${seed} (reproduce with SLUICE_INTEROP_SEED=${seed})`);
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-interop-'));
+const conn = await (await DuckDBInstance.create(':memory:', {threads: '2'})).connect();
+const fake = process.env.SLUICE_FAKE === '1';
+const sluice = fake ? new FakeSluice(conn) : new RealSluice(path.resolve(process.argv[2] ?? 'build/sluice'));
+console.log(`sluice side: ${sluice.name}; temp dir ${tmp}`);
+
+let passed = 0;
+let failed = 0;
+
+// Collects mismatches of one case and prints the first few.
+class Mismatches {
+  constructor(file) { this.file = file; this.count = 0; }
+  Add(row, column, expected, actual) {
+    if (this.count++ < kMaxReported) {
+      console.log(`  MISMATCH file ${this.file} row ${row} column ${column}:\n` +
+                  `    expected ${expected}\n    actual   ${actual}`);
+    }
+  }
+  Check(what) {
+    if (this.count > 0) throw new Error(`${this.count} mismatches in ${what}`);
+  }
+}
+
+async function Case(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    ++passed;
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    ++failed;
+    console.log(`FAIL ${name}: ${e.message}`);
+  }
+}
+
+function GenerateRows(rng, fields, n) {
+  const rows = [];
+  for (let i = 0; i < n; ++i) {
+    const row = {id: BigInt(i)};
+    for (const f of fields.slice(1)) row[f.name] = RandomFieldValue(rng, f);
+    rows.push(row);
+  }
+  return rows;
+}
+
+function WriteJsonl(file, fields, rows) {
+  fs.writeFileSync(file, rows.map((r) => RowToJson(fields, r) + '\n').join(''));
+}
+
+// Streams `sql` from DuckDB and calls visit(rowIndex, rowObject) per row.
+async function DuckRows(sql, visit) {
+  const result = await conn.stream(sql);
+  const names = result.columnNames();
+  let i = 0;
+  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    for (const row of chunk.getRowObjects(names)) visit(i++, row);
+  }
+  return i;
+}
+
+const ReadParquetSql = (file) =>
+    `SELECT * EXCLUDE (file_row_number) FROM read_parquet('${file}', file_row_number=true) ORDER BY file_row_number`;
+
+// Compares DuckDB's reading of `file` with `expectedRow(i)`.
+async function CompareDuckWithExpected(file, fields, expectedRow, n) {
+  const mm = new Mismatches(file);
+  const lossy = {note: null};
+  const count = await DuckRows(ReadParquetSql(file), (i, row) => {
+    if (i >= n) return;
+    const exp = expectedRow(i);
+    for (const f of fields) {
+      let actual;
+      try {
+        actual = Canon(f.type, FromDuck(f.type, row[f.name], lossy));
+      } catch (e) {
+        actual = `<${e.message}>`;
+      }
+      const ev = lossy.note ? TruncateTzNs(f.type, exp[f.name]) : exp[f.name];
+      const expected = Canon(f.type, ev);
+      if (actual !== expected) mm.Add(i, f.name, expected, actual);
+    }
+  });
+  if (lossy.note) console.log(`  note: ${lossy.note}; compared those at µs precision`);
+  if (count !== n) throw new Error(`DuckDB read ${count} rows from ${file}, expected ${n}`);
+  mm.Check(`DuckDB's reading of ${file}`);
+}
+
+async function CheckFieldIds(file, fields) {
+  const r = await conn.runAndReadAll(`SELECT name, field_id FROM parquet_schema('${file}')`);
+  const actual = r.getRowObjects().slice(1);
+  const expected = ExpectedParquetElements(fields);
+  const fmt = (e) => `${e.name ?? '*'}:${e.id ?? '-'}`;
+  const exp = expected.map(fmt).join(' ');
+  const act = actual.map((e, i) => fmt({name: expected[i]?.name === null ? null : e.name,
+                                        id: e.field_id === null ? null : Number(e.field_id)})).join(' ');
+  if (exp !== act) throw new Error(`field ids in ${file}:\n    expected ${exp}\n    actual   ${act}`);
+}
+
+async function CheckCodec(file, codec) {
+  const r = await conn.runAndReadAll(
+      `SELECT DISTINCT compression, count(DISTINCT row_group_id) OVER () AS groups FROM parquet_metadata('${file}')`);
+  const rows = r.getRowObjects();
+  const want = codec.toUpperCase();
+  for (const row of rows) {
+    if (row.compression !== want) throw new Error(`${file}: column chunk compressed with ${row.compression}, expected ${want}`);
+  }
+  return rows.length ? Number(rows[0].groups) : 0;
+}
+
+// (a) sluice writes, DuckDB reads.
+async function SluiceToDuck(index, codec, n, allow) {
+  const rng = new Rng(seed + index * 7919);
+  const fields = RandomSchema(rng, {allow});
+  const rows = GenerateRows(rng, fields, n);
+  const jsonl = path.join(tmp, `a${index}.jsonl`);
+  const file = path.join(tmp, `a${index}_${codec}.parquet`);
+  WriteJsonl(jsonl, fields, rows);
+  await sluice.Write(fields, {codec}, jsonl, file);
+  await CheckFieldIds(file, fields);
+  if (n > 0) await CheckCodec(file, codec);
+  await CompareDuckWithExpected(file, fields, (i) => rows[i], n);
+}
+
+// The 1M-row case: narrower schema, small row groups, rows regenerated on demand.
+async function SluiceToDuckBig(codec, n, rowGroupSize) {
+  const schemaRng = new Rng(seed ^ 0x5eed);
+  const allow = ['int', 'long', 'double', 'decimal', 'string', 'timestamptz', 'date', 'boolean'];
+  const fields = RandomSchema(schemaRng, {allow, nested: 1});
+  const rowAt = (i) => {
+    const rng = new Rng((seed * 31 + i) >>> 0);
+    const row = {id: BigInt(i)};
+    for (const f of fields.slice(1)) row[f.name] = RandomFieldValue(rng, f);
+    return row;
+  };
+  const jsonl = path.join(tmp, 'big.jsonl');
+  const fd = fs.openSync(jsonl, 'w');
+  for (let i = 0; i < n; i += 10000) {
+    let s = '';
+    for (let j = i; j < Math.min(n, i + 10000); ++j) s += RowToJson(fields, rowAt(j)) + '\n';
+    fs.writeSync(fd, s);
+  }
+  fs.closeSync(fd);
+  const file = path.join(tmp, `big_${codec}.parquet`);
+  const t0 = Date.now();
+  await sluice.Write(fields, {codec, rowGroupSize}, jsonl, file);
+  console.log(`  wrote ${n} rows in ${Date.now() - t0} ms`);
+  await CheckFieldIds(file, fields);
+  const groups = await CheckCodec(file, codec);
+  const wantGroups = Math.ceil(n / rowGroupSize);
+  if (groups < 2 || groups !== wantGroups) {
+    throw new Error(`${file}: ${groups} row groups, expected ${wantGroups} (--row-group-size ${rowGroupSize})`);
+  }
+  await CompareDuckWithExpected(file, fields, rowAt, n);
+  fs.rmSync(jsonl);
+}
+
+// (b) DuckDB writes, sluice reads; sluice must print what DuckDB reads.
+async function DuckToSluice(index, codec, n, rowGroupSize) {
+  const rng = new Rng(seed + 1000003 + index * 7919);
+  const fields = RandomSchema(rng, {allow: kPrimitiveKinds.filter((k) => k !== 'timestamptz_ns' && k !== 'fixed')})
+                     .map((f) => ({...f, type: ForDuckWriter(f.type)}));
+  const rows = GenerateRows(rng, fields, n);
+  const table = `b${index}`;
+  await conn.run(`CREATE TABLE ${table} (${fields.map((f) => `${f.name} ${DuckType(f.type)}${f.required ? ' NOT NULL' : ''}`).join(', ')})`);
+  for (let i = 0; i < n; i += 200) {
+    const values = rows.slice(i, i + 200).map((r) => `(${fields.map((f) => ToSql(f.type, r[f.name])).join(', ')})`);
+    await conn.run(`INSERT INTO ${table} VALUES ${values.join(', ')}`);
+  }
+  const file = path.join(tmp, `b${index}_${codec}.parquet`);
+  await conn.run(`COPY (SELECT * FROM ${table} ORDER BY id) TO '${file}' (FORMAT parquet, COMPRESSION ${codec}` +
+                 `${rowGroupSize ? `, ROW_GROUP_SIZE ${rowGroupSize}` : ''})`);
+  await conn.run(`DROP TABLE ${table}`);
+
+  // DuckDB's own reading, checked against the generated rows (harness sanity).
+  const duckRows = [];
+  await DuckRows(ReadParquetSql(file), (i, row) => {
+    duckRows.push(Object.fromEntries(fields.map((f) => [f.name, FromDuck(f.type, row[f.name])])));
+  });
+  const sanity = new Mismatches(file);
+  duckRows.forEach((r, i) => fields.forEach((f) => {
+    const e = Canon(f.type, rows[i][f.name]), a = Canon(f.type, r[f.name]);
+    if (e !== a) sanity.Add(i, f.name, e, a);
+  }));
+  sanity.Check('DuckDB reading its own file (harness problem, not sluice)');
+
+  const lines = await sluice.Cat(fields, file);
+  if (lines.length !== n) throw new Error(`sluice parquet cat ${file} printed ${lines.length} rows, DuckDB reads ${n}`);
+  const mm = new Mismatches(file);
+  lines.forEach((line, i) => {
+    let j;
+    try {
+      j = ParseJsonLossless(line);
+    } catch (e) {
+      mm.Add(i, '*', '(a JSON object)', `${e.message}: ${line.slice(0, 200)}`);
+      return;
+    }
+    const keys = j.entries?.map(([k]) => k).join(',');
+    if (keys !== fields.map((f) => f.name).join(',')) {
+      mm.Add(i, '*', `keys ${fields.map((f) => f.name)}`, `keys ${keys}`);
+      return;
+    }
+    fields.forEach((f, c) => {
+      const expected = Canon(f.type, duckRows[i][f.name]);
+      let actual;
+      try {
+        actual = Canon(f.type, FromJson(f.type, j.entries[c][1]));
+      } catch (e) {
+        actual = `<${e.message}> in ${line.slice(0, 300)}`;
+      }
+      if (actual !== expected) mm.Add(i, f.name, expected, actual);
+    });
+  });
+  mm.Check(`sluice parquet cat of ${file}`);
+
+  if (!fake && n >= 5) {  // projection and limit
+    const proj = await sluice.Cat(fields, file, ['--columns', `${fields[2].name},id`, '--limit', '3']);
+    const want = [0, 1, 2].map((i) => `{"${fields[2].name}":${ToJson(fields[2].type, duckRows[i][fields[2].name])},"id":${i}}`);
+    const got = proj.map((l) => {
+      try {
+        const j = ParseJsonLossless(l);
+        return `{${j.entries.map(([k, v]) => `"${k}":${k === 'id' ? v.text : ToJson(fields[2].type, FromJson(fields[2].type, v))}`).join(',')}}`;
+      } catch (e) {
+        return `<${e.message}> ${l}`;
+      }
+    });
+    if (got.join('\n') !== want.join('\n')) {
+      throw new Error(`cat --columns ${fields[2].name},id --limit 3:\n    expected ${want.join(' ')}\n    actual   ${got.join(' ')}`);
+    }
+  }
+}
+
+const missing = sluice.Missing();
+if (missing) {
+  console.log(`FAIL sluice is not usable: ${missing}`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+
+const allowA = fake ? kPrimitiveKinds.filter((k) => k !== 'timestamptz_ns') : kPrimitiveKinds;
+const sizes = [0, 1, 3000];
+let index = 0;
+for (const codec of kCodecs) {
+  for (const n of sizes) {
+    const i = index++;
+    await Case(`sluice->duckdb ${codec} ${n} rows (case ${i})`, () => SluiceToDuck(i, codec, n, allowA));
+  }
+}
+if (bigRows > 0) {
+  await Case(`sluice->duckdb zstd ${bigRows} rows, row groups of 150000`,
+             () => SluiceToDuckBig('zstd', bigRows, 150000));
+}
+const bSizes = {uncompressed: 0, snappy: 1, gzip: 3000, zstd: 3000, lz4_raw: 700};
+index = 0;
+for (const codec of kCodecs) {
+  const i = index++;
+  await Case(`duckdb->sluice ${codec} ${bSizes[codec]} rows (case ${i})`,
+             () => DuckToSluice(i, codec, bSizes[codec], codec === 'zstd' ? 1000 : 0));
+}
+
+console.log(`${passed} passed, ${failed} failed`);
+if (failed === 0) fs.rmSync(tmp, {recursive: true, force: true});
+else console.log(`files kept in ${tmp}`);
+process.exit(failed === 0 ? 0 : 1);
