@@ -29,10 +29,10 @@ struct ColumnDescriptor {
   int16_t max_definition_level = 0;
   int16_t max_repetition_level = 0;
   PhysicalType physical_type = PhysicalType::kInt32;
-  int32_t type_length = 0;        // FIXED_LEN_BYTE_ARRAY width
-  TypePtr type;                   // the Iceberg type of the leaf value
-  int32_t field_id = 0;           // Iceberg field id of the leaf
-  int schema_index = 0;           // index of its SchemaElement in FileMetaData::schema
+  int32_t type_length = 0;  // FIXED_LEN_BYTE_ARRAY width
+  TypePtr type;             // the Iceberg type of the leaf value
+  int32_t field_id = 0;     // Iceberg field id of the leaf
+  int schema_index = 0;     // index of its SchemaElement in FileMetaData::schema
 };
 
 // Iceberg schema → Parquet schema elements (root first) and leaf descriptors.
@@ -43,5 +43,10 @@ Status ToParquetSchema(const Schema& schema, std::vector<SchemaElement>* element
 // field ids get ids assigned in order (AssignFreshIds).
 Status FromParquetSchema(const std::vector<SchemaElement>& elements, Schema* schema,
                          std::vector<ColumnDescriptor>* leaves);
+
+// The Iceberg type of one primitive schema element, from its physical type and
+// LogicalType / ConvertedType annotations (INT96 → timestamptz, unsigned 32-bit
+// → long, unsigned 64-bit → decimal(20,0), FLOAT16 → float).
+Result<TypePtr> IcebergTypeOf(const SchemaElement& element);
 
 }  // namespace sluice::parquet
