@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Parquet write/scan benchmark: sluice against DuckDB (single-threaded), same
+# data, same machine, same run. See bench/README.md.
+#   bench/parquet_bench.sh [path/to/sluice] [ROWS]   (from anywhere; default build/sluice, 2000000)
+# Env: BENCH_RUNS (default 2; the best run counts), BENCH_KEEP=1 keeps the temp dir.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+sluice=$(realpath "${1:-$repo/build/sluice}")
+rows=${2:-2000000}
+runs=${BENCH_RUNS:-2}
+schema='id BIGINT, user_id BIGINT, kind STRING, url STRING, amount DOUBLE, ts TIMESTAMPTZ, note STRING'
+
+[ -x "$sluice" ] || { echo "parquet_bench: no sluice binary at $sluice" >&2; exit 1; }
+[ -d "$repo/tests/interop/node_modules/@duckdb/node-api" ] ||
+  { echo "parquet_bench: run scripts/install-deps.sh (npm ci in tests/interop) first" >&2; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sluice-bench-XXXXXX")
+[ "${BENCH_KEEP:-0}" = 1 ] && echo "temp dir: $tmp (kept)" || trap 'rm -rf "$tmp"' EXIT
+
+now() { date +%s.%N; }
+min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
+# best_of CMD...: runs CMD $runs times, prints the smallest wall time in seconds.
+best_of() {
+  local best="" t0 t1 t
+  for _ in $(seq "$runs"); do
+    t0=$(now); "$@"; t1=$(now)
+    t=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+    best=$(min "$best" "$t")
+  done
+  echo "$best"
+}
+# best_inner CMD...: like best_of, but CMD prints its own time (DuckDB start-up excluded).
+best_inner() {
+  local best="" t
+  for _ in $(seq "$runs"); do
+    t=$("$@" | cut -d' ' -f1)
+    best=$(min "$best" "$t")
+  done
+  echo "$best"
+}
+rate() { awk -v n="$rows" -v t="$1" 'BEGIN { printf "%.0f", n / t }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+size() { stat -c %s "$1"; }
+
+echo "generating $rows events..."
+node "$repo/bench/gen_events.mjs" "$rows" "$tmp/events.jsonl"
+echo "input: $(size "$tmp/events.jsonl") bytes of JSON lines; best of $runs runs each"
+
+sluice_write() { "$sluice" parquet write --schema "$schema" --codec zstd "$tmp/events.jsonl" "$tmp/sluice.parquet"; }
+sluice_cat() { "$sluice" parquet cat "$1" > /dev/null; }
+duck() { node "$repo/bench/duckdb_side.mjs" "$@"; }
+
+t_sw=$(best_of sluice_write)
+t_dw=$(best_inner duck write "$tmp/events.jsonl" "$tmp/duckdb.parquet")
+n_check=$(duck read "$tmp/sluice.parquet" | cut -d' ' -f2)
+[ "$n_check" = "$rows" ] || { echo "DuckDB reads $n_check rows from sluice's file, expected $rows" >&2; exit 1; }
+t_sr=$(best_of sluice_cat "$tmp/sluice.parquet")
+t_dr=$(best_inner duck read "$tmp/sluice.parquet")
+t_sr_d=$(best_of sluice_cat "$tmp/duckdb.parquet")
+s_s=$(size "$tmp/sluice.parquet")
+s_d=$(size "$tmp/duckdb.parquet")
+
+printf '\n%-44s %12s %14s\n' "measure" "seconds" "rows/s"
+printf '%-44s %12.3f %14s\n' "write zstd: sluice parquet write" "$t_sw" "$(rate "$t_sw")"
+printf '%-44s %12.3f %14s\n' "write zstd: DuckDB COPY (threads=1)" "$t_dw" "$(rate "$t_dw")"
+printf '%-44s %12.3f %14s\n' "scan sluice file: sluice parquet cat" "$t_sr" "$(rate "$t_sr")"
+printf '%-44s %12.3f %14s\n' "scan sluice file: DuckDB hash all (thr=1)" "$t_dr" "$(rate "$t_dr")"
+printf '%-44s %12.3f %14s\n' "scan DuckDB file: sluice parquet cat" "$t_sr_d" "$(rate "$t_sr_d")"
+echo
+echo "write throughput sluice/DuckDB: $(ratio "$t_dw" "$t_sw")x   (target >= 1.2)"
+echo "file size: sluice $s_s bytes, DuckDB $s_d bytes, sluice/DuckDB: $(ratio "$s_s" "$s_d")   (target <= 1.05)"
+echo "scan throughput sluice/DuckDB: $(ratio "$t_dr" "$t_sr")x   (sluice prints JSON, DuckDB hashes)"
