@@ -9,6 +9,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
   libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libsimdjson-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libpq-dev postgresql
   python3-avro
 )
 # The base image may bring Node.js (with npm) from another repository; only

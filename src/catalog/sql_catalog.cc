@@ -71,6 +71,14 @@ Result<std::unique_ptr<SqlCatalog>> SqlCatalog::Make(std::unique_ptr<SqlConnecti
 }
 
 Status SqlCatalog::Init() {
+  // Two processes creating the tables at once can collide on PostgreSQL's
+  // catalog (unique violation); the loser retries and finds them there.
+  Status st = CreateTables();
+  if (st.code() == StatusCode::kAlreadyExists) st = CreateTables();
+  return st;
+}
+
+Status SqlCatalog::CreateTables() {
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(
       conn_->Execute("CREATE TABLE IF NOT EXISTS iceberg_tables ("
@@ -276,11 +284,12 @@ Status SqlCatalog::CommitTables(const std::vector<TableCommit>& commits) {
 
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri,
                                              const std::string& catalog_name) {
+  std::unique_ptr<SqlConnection> conn;
   if (uri.starts_with("postgresql://") || uri.starts_with("postgres://")) {
-    return Status::NotImplemented("PostgreSQL catalogs are not available in this build yet");
+    ASSIGN_OR_RETURN(conn, OpenPostgres(uri));
+  } else {
+    ASSIGN_OR_RETURN(conn, OpenSqlite(uri.starts_with("sqlite:") ? uri.substr(7) : uri));
   }
-  std::string path = uri.starts_with("sqlite:") ? uri.substr(7) : uri;
-  ASSIGN_OR_RETURN(auto conn, OpenSqlite(path));
   ASSIGN_OR_RETURN(auto catalog, SqlCatalog::Make(std::move(conn), catalog_name));
   return std::unique_ptr<Catalog>(std::move(catalog));
 }

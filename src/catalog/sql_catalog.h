@@ -42,6 +42,7 @@ class SqlCatalog final : public Catalog {
   SqlCatalog(std::unique_ptr<SqlConnection> conn, std::string catalog_name)
       : conn_(std::move(conn)), catalog_name_(std::move(catalog_name)) {}
   Status Init();
+  Status CreateTables();
   // Runs `fn` inside a write transaction; rolls back on error.
   template <typename Fn>
   Status InTransaction(Fn&& fn);

@@ -12,7 +12,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class SqlCatalogTest : public ::testing::Test {
+// Runs on SQLite always, and on a real PostgreSQL server when
+// SLUICE_TEST_POSTGRES_URI is set (tests/with_postgres.sh starts a throwaway
+// server and sets it; ctest's catalog_postgres_test does that).
+class SqlCatalogTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
@@ -20,7 +23,16 @@ class SqlCatalogTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    path_ = (dir_ / "catalog.db").string();
+    if (GetParam() == "postgres") {
+      const char* uri = std::getenv("SLUICE_TEST_POSTGRES_URI");
+      if (uri == nullptr) GTEST_SKIP() << "SLUICE_TEST_POSTGRES_URI not set";
+      path_ = uri;
+      ASSERT_OK_AND_ASSIGN(auto conn, OpenPostgres(path_));
+      ASSERT_OK(conn->Execute("DROP TABLE IF EXISTS iceberg_tables", {}));
+      ASSERT_OK(conn->Execute("DROP TABLE IF EXISTS iceberg_namespace_properties", {}));
+    } else {
+      path_ = (dir_ / "catalog.db").string();
+    }
     ASSERT_OK_AND_ASSIGN(catalog_, OpenCatalog(path_));
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -32,7 +44,7 @@ class SqlCatalogTest : public ::testing::Test {
   std::unique_ptr<Catalog> catalog_;
 };
 
-TEST_F(SqlCatalogTest, NamespacesAndTables) {
+TEST_P(SqlCatalogTest, NamespacesAndTables) {
   ASSERT_OK(catalog_->CreateNamespace({"db"}, {{"owner", "me"}}));
   ASSERT_ERROR(catalog_->CreateNamespace({"db"}, {}), StatusCode::kAlreadyExists, "db");
   ASSERT_OK_AND_ASSIGN(auto props, catalog_->NamespaceProperties({"db"}));
@@ -58,7 +70,7 @@ TEST_F(SqlCatalogTest, NamespacesAndTables) {
   EXPECT_EQ(nss, (std::vector<std::vector<std::string>>{{"other"}}));
 }
 
-TEST_F(SqlCatalogTest, UnsafeNamesAreRejected) {
+TEST_P(SqlCatalogTest, UnsafeNamesAreRejected) {
   for (const char* bad : {"db..x", "db/x.t", "db.a/b", "noNamespace", "db.", ".t", "db.t\n"}) {
     EXPECT_FALSE(TableIdent::Parse(bad).ok()) << bad;
   }
@@ -69,7 +81,7 @@ TEST_F(SqlCatalogTest, UnsafeNamesAreRejected) {
   EXPECT_EQ(nested.name, "c");
 }
 
-TEST_F(SqlCatalogTest, CompareAndSwapAndMultiTableAtomicity) {
+TEST_P(SqlCatalogTest, CompareAndSwapAndMultiTableAtomicity) {
   ASSERT_OK(catalog_->CreateNamespace({"db"}, {}));
   ASSERT_OK(catalog_->CreateTable(T("db.a"), "a0"));
   ASSERT_OK(catalog_->CreateTable(T("db.b"), "b0"));
@@ -87,7 +99,7 @@ TEST_F(SqlCatalogTest, CompareAndSwapAndMultiTableAtomicity) {
 
 // Several connections (as several processes would) race read-then-CAS loops:
 // every increment lands exactly once.
-TEST_F(SqlCatalogTest, ConcurrentCompareAndSwapLosesNothing) {
+TEST_P(SqlCatalogTest, ConcurrentCompareAndSwapLosesNothing) {
   ASSERT_OK(catalog_->CreateNamespace({"db"}, {}));
   ASSERT_OK(catalog_->CreateTable(T("db.counter"), "0"));
   constexpr int kThreads = 4, kCommits = 25;
@@ -125,7 +137,8 @@ TEST_F(SqlCatalogTest, ConcurrentCompareAndSwapLosesNothing) {
 }
 
 // A catalog file written by pyiceberg's SqlCatalog opens and lists its table.
-TEST_F(SqlCatalogTest, OpensPyicebergCatalog) {
+TEST_P(SqlCatalogTest, OpensPyicebergCatalog) {
+  if (GetParam() != "sqlite") GTEST_SKIP() << "a SQLite file";
   fs::path copy = dir_ / "pyiceberg.db";
   fs::copy_file("../shared/fixtures/iceberg/duckdb-iceberg/partition_time/pyiceberg_catalog.db",
                 copy);
@@ -138,6 +151,9 @@ TEST_F(SqlCatalogTest, OpensPyicebergCatalog) {
   ASSERT_OK(c->CommitTable({T("default.partition_time"), loc, "new.metadata.json"}));
   EXPECT_EQ(c->LoadTable(T("default.partition_time")).ValueOr(""), "new.metadata.json");
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, SqlCatalogTest, ::testing::Values("sqlite", "postgres"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace sluice::catalog

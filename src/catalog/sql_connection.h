@@ -31,5 +31,7 @@ class SqlConnection {
 };
 
 Result<std::unique_ptr<SqlConnection>> OpenSqlite(const std::string& path);
+// `uri` is a libpq connection URI or keyword string ("postgresql://user@host:port/db").
+Result<std::unique_ptr<SqlConnection>> OpenPostgres(const std::string& uri);
 
 }  // namespace sluice::catalog
