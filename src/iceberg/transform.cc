@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "columnar/single_value.h"
 #include "columnar/value_format.h"
 #include "common/endian.h"
 #include "common/hash.h"
@@ -16,24 +17,6 @@ bool IsTimestamp(TypeId id) {
 bool IsNanos(TypeId id) { return id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs; }
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// Minimal big-endian two's complement bytes of an unscaled decimal.
-std::string DecimalBytes(int128_t v) {
-  std::string be;
-  for (int i = 15; i >= 0; --i)
-    be.push_back(static_cast<char>(static_cast<unsigned __int128>(v) >> (i * 8)));
-  size_t start = 0;
-  while (start < 15) {
-    auto b = static_cast<uint8_t>(be[start]);
-    auto next = static_cast<uint8_t>(be[start + 1]);
-    if ((b == 0x00 && !(next & 0x80)) || (b == 0xff && (next & 0x80))) {
-      ++start;
-    } else {
-      break;
-    }
-  }
-  return be.substr(start);
-}
 
 // Epoch-based units for the time transforms.
 int32_t YearsFromDays(int64_t days) {
@@ -169,7 +152,7 @@ Result<int32_t> BucketHash(const Column& c, int64_t row) {
     case TypeId::kTimestampTz:
     case TypeId::kTimestampNs:
     case TypeId::kTimestampTzNs: AppendLE<int64_t>(&bytes, MicrosOf(c, row)); break;
-    case TypeId::kDecimal: bytes = DecimalBytes(c.Value<int128_t>(row)); break;
+    case TypeId::kDecimal: bytes = DecimalToBigEndian(c.Value<int128_t>(row)); break;
     case TypeId::kString:
     case TypeId::kUuid:
     case TypeId::kFixed:
