@@ -32,6 +32,16 @@ export class RealSluice {
     if (r.code !== 0) throw new Error(`sluice parquet write failed (exit ${r.code}): ${r.stderr.trim()}\n  command: ${r.cmd}`);
   }
 
+  // `sluice parquet schema|meta FILE` must succeed and name every top-level column.
+  async Inspect(fields, file) {
+    for (const sub of ['schema', 'meta']) {
+      const r = Run(this.bin, ['parquet', sub, file]);
+      if (r.code !== 0) throw new Error(`sluice parquet ${sub} ${file} failed (exit ${r.code}): ${r.stderr.trim()}`);
+      const missing = sub === 'schema' ? fields.filter((f) => !r.stdout.includes(f.name)).map((f) => f.name) : [];
+      if (missing.length) throw new Error(`sluice parquet schema ${file} does not mention ${missing}`);
+    }
+  }
+
   // Returns the JSON lines printed by `sluice parquet cat`.
   async Cat(fields, file, extra = []) {
     const r = Run(this.bin, ['parquet', 'cat', file, ...extra]);
@@ -60,6 +70,7 @@ const DuckLiteral = (o) => typeof o === 'number' ? String(o)
 export class FakeSluice {
   constructor(conn) { this.conn = conn; this.name = 'DuckDB posing as sluice (SLUICE_FAKE=1)'; }
   Missing() { return null; }
+  async Inspect() {}
 
   async Write(fields, {codec, rowGroupSize}, jsonl, out) {
     const rows = fs.readFileSync(jsonl, 'utf8').split('\n').filter((l) => l).map((l) => {
