@@ -1,0 +1,144 @@
+#include "parquet/dictionary.h"
+
+#include <cstring>
+
+#include "common/endian.h"
+
+namespace sluice::parquet {
+
+namespace {
+constexpr size_t kInitialSlots = 1024;
+constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+}  // namespace
+
+uint64_t HashWord(uint64_t v) {
+  // murmur3's 64-bit finalizer: every input bit affects every output bit.
+  v ^= v >> 33;
+  v *= 0xff51afd7ed558ccdULL;
+  v ^= v >> 33;
+  v *= 0xc4ceb9fe1a85ec53ULL;
+  v ^= v >> 33;
+  return v;
+}
+
+uint64_t HashBytes(std::string_view v) {
+  const char* p = v.data();
+  size_t n = v.size();
+  uint64_t h = n * kMul;
+  while (n >= 8) {
+    h = (h ^ LoadLE<uint64_t>(p)) * kMul;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  if (n > 0) {
+    uint64_t tail = 0;
+    std::memcpy(&tail, p, n);
+    h = (h ^ tail) * kMul;
+  }
+  return HashWord(h);
+}
+
+FixedDictionary::FixedDictionary(int width) : width_(width) { Clear(); }
+
+void FixedDictionary::Clear() {
+  slots_.assign(kInitialSlots, 0);
+  mask_ = kInitialSlots - 1;
+  values_.clear();
+}
+
+void FixedDictionary::Grow() {
+  std::vector<uint32_t> slots(slots_.size() * 2, 0);
+  mask_ = slots.size() - 1;
+  for (uint32_t i = 0; i < values_.size(); ++i) {
+    uint64_t s = HashWord(values_[i]) & mask_;
+    while (slots[s] != 0) s = (s + 1) & mask_;
+    slots[s] = i + 1;
+  }
+  slots_.swap(slots);
+}
+
+uint32_t FixedDictionary::GetOrInsert(uint64_t bits) {
+  uint64_t s = HashWord(bits) & mask_;
+  while (true) {
+    uint32_t e = slots_[s];
+    if (e == 0) break;
+    if (values_[e - 1] == bits) return e - 1;
+    s = (s + 1) & mask_;
+  }
+  uint32_t index = static_cast<uint32_t>(values_.size());
+  values_.push_back(bits);
+  slots_[s] = index + 1;
+  if (values_.size() * 2 > slots_.size()) Grow();
+  return index;
+}
+
+void FixedDictionary::WritePlain(std::string* out) const {
+  size_t pos = out->size();
+  out->resize(pos + values_.size() * width_);
+  char* dst = out->data() + pos;
+  for (uint64_t v : values_) {
+    if (width_ == 4) {
+      StoreLE<uint32_t>(dst, static_cast<uint32_t>(v));
+    } else {
+      StoreLE<uint64_t>(dst, v);
+    }
+    dst += width_;
+  }
+}
+
+BytesDictionary::BytesDictionary(int fixed_width) : fixed_width_(fixed_width) { Clear(); }
+
+void BytesDictionary::Clear() {
+  slots_.assign(kInitialSlots, 0);
+  mask_ = kInitialSlots - 1;
+  hashes_.clear();
+  offsets_.assign(1, 0);
+  heap_.clear();
+  plain_size_ = 0;
+}
+
+void BytesDictionary::Grow() {
+  std::vector<uint32_t> slots(slots_.size() * 2, 0);
+  mask_ = slots.size() - 1;
+  for (uint32_t i = 0; i < hashes_.size(); ++i) {
+    uint64_t s = hashes_[i] & mask_;
+    while (slots[s] != 0) s = (s + 1) & mask_;
+    slots[s] = i + 1;
+  }
+  slots_.swap(slots);
+}
+
+uint32_t BytesDictionary::GetOrInsert(std::string_view v) {
+  uint64_t h = HashBytes(v);
+  uint64_t s = h & mask_;
+  while (true) {
+    uint32_t e = slots_[s];
+    if (e == 0) break;
+    if (hashes_[e - 1] == h && value(e - 1) == v) return e - 1;
+    s = (s + 1) & mask_;
+  }
+  uint32_t index = static_cast<uint32_t>(hashes_.size());
+  hashes_.push_back(h);
+  heap_.append(v);
+  offsets_.push_back(static_cast<uint32_t>(heap_.size()));
+  plain_size_ += static_cast<int64_t>(v.size()) + (fixed_width_ > 0 ? 0 : 4);
+  slots_[s] = index + 1;
+  if (hashes_.size() * 2 > slots_.size()) Grow();
+  return index;
+}
+
+void BytesDictionary::WritePlain(std::string* out) const {
+  if (fixed_width_ > 0) {
+    out->append(heap_);
+    return;
+  }
+  out->reserve(out->size() + plain_size_);
+  for (int64_t i = 0; i < size(); ++i) {
+    std::string_view v = value(static_cast<uint32_t>(i));
+    AppendLE<uint32_t>(out, static_cast<uint32_t>(v.size()));
+    out->append(v);
+  }
+}
+
+}  // namespace sluice::parquet

@@ -1,0 +1,39 @@
+// Options of the Parquet writer (ParquetWriter in writer.h), with defaults.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "parquet/metadata.h"
+
+namespace sluice::parquet {
+
+struct WriterOptions {
+  // Page compression; `compression_level` 0 means the codec's default (zstd 3,
+  // gzip 6); it applies to zstd and gzip only.
+  CompressionCodec codec = CompressionCodec::kZstd;
+  int compression_level = 0;
+  // A row group is closed once its buffered (compressed) pages reach
+  // `row_group_bytes`, or it holds `row_group_rows` rows (0 = no row limit).
+  int64_t row_group_bytes = int64_t{128} << 20;
+  int64_t row_group_rows = 0;
+  // Target size of a data page before compression (checked at row boundaries,
+  // so a page can exceed it by one batch slice).
+  int64_t page_bytes = int64_t{1} << 20;
+  // Dictionary encoding (RLE_DICTIONARY data pages + a PLAIN dictionary page)
+  // for every type but BOOLEAN. A chunk whose first page is mostly distinct
+  // values is written PLAIN instead; once the dictionary's PLAIN size passes
+  // `dictionary_page_bytes` the rest of the chunk falls back to PLAIN.
+  bool dictionary = true;
+  int64_t dictionary_page_bytes = int64_t{1} << 20;
+  // Length of string (code points) and binary (bytes) min/max bounds in
+  // statistics and Iceberg metrics (0 = no truncation).
+  int statistics_truncate_length = 16;
+  // Write min/max/null_count in each data page header too.
+  bool page_statistics = true;
+  // DATA_PAGE_V2 instead of DATA_PAGE (v1).
+  bool data_page_v2 = false;
+  std::string created_by = "sluice version 0.1.0";
+};
+
+}  // namespace sluice::parquet
