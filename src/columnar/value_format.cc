@@ -273,10 +273,12 @@ Result<int64_t> ParseTimestamp(std::string_view s, bool nanos, bool* had_zone) {
   const int64_t per_second = nanos ? 1000000000 : 1000000;
   const int64_t per_day = per_second * 86400;
   // Out of the int64 range (nanosecond timestamps span ±292 years).
-  if (days > INT64_MAX / per_day - 1 || days < INT64_MIN / per_day + 1) {
+  int64_t v;
+  if (__builtin_mul_overflow(days, per_day, &v) || __builtin_add_overflow(v, tod, &v) ||
+      __builtin_sub_overflow(v, offset_minutes * 60 * per_second, &v)) {
     return Status::OutOfRange("timestamp '{}' is out of range", s);
   }
-  return days * per_day + tod - offset_minutes * 60 * per_second;
+  return v;
 }
 
 int128_t DecimalMaxUnscaled(int precision) {
