@@ -32,3 +32,20 @@ TEST(Murmur3Test, IcebergAppendixBVectors) {
 
 }  // namespace
 }  // namespace sluice
+
+#include "common/uuid.h"
+
+namespace sluice {
+namespace {
+
+TEST(UuidTest, FormatAndUniqueness) {
+  std::string a = NewUuid(), b = NewUuid();
+  EXPECT_EQ(a.size(), 36u);
+  EXPECT_EQ(a[14], '4');                                          // version
+  EXPECT_NE(std::string("89ab").find(a[19]), std::string::npos);  // variant
+  EXPECT_NE(a, b);
+  for (int i = 0; i < 100; ++i) EXPECT_GT(NewSnapshotId(), 0);
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,81 @@
+// Table: an Iceberg table reached through a Catalog, and the commit protocol.
+//
+// Every change writes new files (manifests, a manifest list, a metadata file
+// `<table>/metadata/<NNNNN>-<uuid>.metadata.json`), then swaps the catalog's
+// pointer from the metadata it started from with a compare-and-swap. On a
+// conflict it refreshes, re-checks what the operation requires (an append
+// always applies), rewrites only the manifest list and metadata (manifests
+// are written once), and retries with backoff. Files of a failed attempt are
+// deleted — except when the outcome is unknown (kCommitStateUnknown), when
+// nothing that may have been committed is deleted.
+//
+// Thread-safety: a Table object is used by one thread at a time; several
+// processes may commit to the same table concurrently.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "iceberg/manifest.h"
+#include "iceberg/table_metadata.h"
+#include "io/file_io.h"
+
+namespace sluice::catalog {
+
+struct CommitOptions {
+  int max_attempts = 20;  // several writers share tables: retry generously
+  int min_backoff_ms = 20;
+  int max_backoff_ms = 2000;
+  int manifest_merge_min_count = 100;                // commit.manifest.min-count-to-merge
+  int64_t manifest_target_bytes = int64_t{8} << 20;  // commit.manifest.target-size-bytes
+};
+
+class Table {
+ public:
+  static Result<std::unique_ptr<Table>> Create(Catalog& catalog, FileIO& io,
+                                               const TableIdent& ident,
+                                               const iceberg::TableMetadata& metadata);
+  static Result<std::unique_ptr<Table>> Load(Catalog& catalog, FileIO& io, const TableIdent& ident);
+  // A table read straight from a metadata file (no catalog; read-only).
+  static Result<std::unique_ptr<Table>> LoadFromMetadataFile(FileIO& io, const std::string& path);
+
+  const TableIdent& ident() const { return ident_; }
+  const iceberg::TableMetadata& metadata() const { return *metadata_; }
+  const std::string& metadata_location() const { return metadata_location_; }
+  FileIO& io() const { return *io_; }
+  Status Refresh();
+
+  // Appends data files in one new snapshot (operation "append"); `summary`
+  // adds keys to the snapshot summary (e.g. sluice.offsets). Returns the
+  // snapshot id.
+  Result<int64_t> Append(const std::vector<iceberg::DataFile>& files,
+                         const std::map<std::string, std::string>& summary = {},
+                         const CommitOptions& options = {});
+
+  // Manifest entries of the live files (ADDED/EXISTING) of a snapshot.
+  Result<std::vector<iceberg::ManifestEntry>> LiveFiles(int64_t snapshot_id) const;
+
+  // Where new data files of this table go: <location>/data/.
+  std::string DataLocation() const;
+
+ private:
+  Table(Catalog* catalog, FileIO* io, TableIdent ident)
+      : catalog_(catalog), io_(io), ident_(std::move(ident)) {}
+  Status LoadMetadata(const std::string& location);
+  std::string NewMetadataPath(const iceberg::TableMetadata& base) const;
+
+  Catalog* catalog_;  // null for read-only tables
+  FileIO* io_;
+  TableIdent ident_;
+  std::string metadata_location_;
+  std::shared_ptr<const iceberg::TableMetadata> metadata_;
+};
+
+// The default location of a table in a warehouse: <warehouse>/<ns...>/<name>.
+std::string DefaultTableLocation(const std::string& warehouse, const TableIdent& ident);
+
+}  // namespace sluice::catalog
