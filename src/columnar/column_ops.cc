@@ -1,0 +1,109 @@
+#include "columnar/column_ops.h"
+
+namespace sluice {
+
+void AppendRowFrom(const Column& src, int64_t row, Column* dst) {
+  if (src.IsNull(row)) {
+    dst->AppendNull();
+    return;
+  }
+  const DataType& t = *src.type();
+  switch (t.id()) {
+    case TypeId::kStruct:
+      for (int i = 0; i < src.num_children(); ++i) {
+        AppendRowFrom(src.child(i), row, dst->mutable_child(i));
+      }
+      dst->FinishNested();
+      return;
+    case TypeId::kList:
+    case TypeId::kMap:
+      for (uint32_t e = src.ListBegin(row); e < src.ListEnd(row); ++e) {
+        for (int i = 0; i < src.num_children(); ++i) {
+          AppendRowFrom(src.child(i), e, dst->mutable_child(i));
+        }
+      }
+      dst->FinishNested();
+      return;
+    case TypeId::kBoolean: dst->AppendBool(src.GetBool(row)); return;
+    default:
+      if (t.is_binary_like()) {
+        dst->AppendBytes(src.GetBytes(row));
+      } else {
+        dst->AppendRaw(src.data<uint8_t>() + row * t.value_width(), 1);
+      }
+  }
+}
+
+Column TakeRows(const Column& src, const std::vector<uint32_t>& rows) {
+  Column out(src.type());
+  out.Reserve(static_cast<int64_t>(rows.size()));
+  const DataType& t = *src.type();
+  int w = t.value_width();
+  if (w > 0 && t.id() != TypeId::kBoolean && src.null_count() == 0) {
+    // Fast path: gather fixed-width values.
+    out.ResizeFixed(static_cast<int64_t>(rows.size()));
+    uint8_t* dst = out.mutable_data<uint8_t>();
+    const uint8_t* base = src.data<uint8_t>();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      std::memcpy(dst + i * w, base + static_cast<size_t>(rows[i]) * w, w);
+    }
+    return out;
+  }
+  for (uint32_t r : rows) AppendRowFrom(src, r, &out);
+  return out;
+}
+
+Batch TakeRows(const Batch& src, const std::vector<uint32_t>& rows) {
+  Batch out;
+  out.schema = src.schema;
+  for (const auto& c : src.columns) out.columns.push_back(TakeRows(c, rows));
+  return out;
+}
+
+Batch FilterRows(const Batch& src, const std::vector<bool>& keep) {
+  std::vector<uint32_t> rows;
+  for (size_t i = 0; i < keep.size(); ++i) {
+    if (keep[i]) rows.push_back(static_cast<uint32_t>(i));
+  }
+  return TakeRows(src, rows);
+}
+
+Result<Column> CastColumn(const Column& src, const TypePtr& target) {
+  const DataType& from = *src.type();
+  const DataType& to = *target;
+  Column out(target);
+  out.Reserve(src.size());
+  auto each = [&](auto&& convert) {
+    for (int64_t i = 0; i < src.size(); ++i) {
+      if (src.IsNull(i)) {
+        out.AppendNull();
+      } else {
+        convert(i);
+      }
+    }
+  };
+  if (from.id() == TypeId::kInt && to.id() == TypeId::kLong) {
+    each([&](int64_t i) { out.Append<int64_t>(src.Value<int32_t>(i)); });
+  } else if (from.id() == TypeId::kFloat && to.id() == TypeId::kDouble) {
+    each([&](int64_t i) { out.Append<double>(src.Value<float>(i)); });
+  } else if (from.id() == TypeId::kDecimal && to.id() == TypeId::kDecimal &&
+             from.scale() == to.scale() && to.precision() >= from.precision()) {
+    each([&](int64_t i) { out.Append<int128_t>(src.Value<int128_t>(i)); });
+  } else if (from.id() == TypeId::kDate &&
+             (to.id() == TypeId::kTimestamp || to.id() == TypeId::kTimestampTz ||
+              to.id() == TypeId::kTimestampNs || to.id() == TypeId::kTimestampTzNs)) {
+    int64_t per_day = (to.id() == TypeId::kTimestampNs || to.id() == TypeId::kTimestampTzNs)
+                          ? 86400LL * 1000000000
+                          : 86400LL * 1000000;
+    each([&](int64_t i) { out.Append<int64_t>(src.Value<int32_t>(i) * per_day); });
+  } else if (from.Equals(to) || (from.id() == to.id() && !from.is_nested())) {
+    // The same type, or the same physical representation (a file annotating
+    // a fixed width or timestamp zone differently): copy.
+    each([&](int64_t i) { AppendRowFrom(src, i, &out); });
+  } else {
+    return Status::Invalid("cannot read a {} column as {}", from.ToString(), to.ToString());
+  }
+  return out;
+}
+
+}  // namespace sluice

@@ -1,0 +1,56 @@
+#include "columnar/column_ops.h"
+
+#include "columnar/json_writer.h"
+#include "columnar/sql_schema.h"
+#include "common/testing.h"
+
+namespace sluice {
+namespace {
+
+std::string Row(const Batch& b, int64_t r) {
+  std::string s;
+  AppendJsonRow(b, r, &s);
+  return s;
+}
+
+TEST(ColumnOpsTest, TakeNestedRows) {
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT, tags ARRAY<STRING>, "
+                                                      "s STRUCT<a: INT>"));
+  Batch b = Batch::Make(std::make_shared<Schema>(schema));
+  for (int i = 0; i < 4; ++i) {
+    b.columns[0].Append<int64_t>(i);
+    for (int j = 0; j < i; ++j) b.columns[1].mutable_child(0)->AppendBytes(std::to_string(j));
+    b.columns[1].FinishNested();
+    if (i == 2) {
+      b.columns[2].AppendNull();
+    } else {
+      b.columns[2].mutable_child(0)->Append<int32_t>(i * 10);
+      b.columns[2].FinishNested();
+    }
+  }
+  Batch t = TakeRows(b, {3, 2, 0});
+  ASSERT_EQ(t.num_rows(), 3);
+  EXPECT_EQ(Row(t, 0), Row(b, 3));
+  EXPECT_EQ(Row(t, 1), Row(b, 2));
+  EXPECT_EQ(Row(t, 2), Row(b, 0));
+  Batch f = FilterRows(b, {false, true, false, true});
+  EXPECT_EQ(Row(f, 1), Row(b, 3));
+}
+
+TEST(ColumnOpsTest, Promotions) {
+  Column i(DataType::Int());
+  i.Append<int32_t>(-5);
+  i.AppendNull();
+  ASSERT_OK_AND_ASSIGN(Column l, CastColumn(i, DataType::Long()));
+  EXPECT_EQ(l.Value<int64_t>(0), -5);
+  EXPECT_TRUE(l.IsNull(1));
+  Column d(DataType::Date());
+  d.Append<int32_t>(1);
+  ASSERT_OK_AND_ASSIGN(Column ts, CastColumn(d, DataType::TimestampNs()));
+  EXPECT_EQ(ts.Value<int64_t>(0), 86400LL * 1000000000);
+  ASSERT_ERROR(CastColumn(l, DataType::Int()), StatusCode::kInvalidArgument,
+               "cannot read a long column as int");
+}
+
+}  // namespace
+}  // namespace sluice
