@@ -187,12 +187,12 @@ export function FromDuck(t, v, lossy = null) {
   throw new Error(`FromDuck: kind ${t.kind}`);
 }
 
-// Truncates ns timestamps of kind timestamptz_ns to µs (floor), recursively,
-// to compare against a reader that only keeps µs.
+// Truncates ns timestamps of kind timestamptz_ns to µs, toward zero as DuckDB
+// does (so -1 ns reads as 0 µs), recursively, to compare with DuckDB's reading.
 export function TruncateTzNs(t, v) {
   if (v === null) return null;
   switch (t.kind) {
-    case 'timestamptz_ns': { let q = v / 1000n; if (v % 1000n < 0n) q -= 1n; return q * 1000n; }
+    case 'timestamptz_ns': return (v / 1000n) * 1000n;  // DuckDB truncates toward zero
     case 'list': return v.map((e) => TruncateTzNs(t.elem.type, e));
     case 'struct': {
       const o = {};
