@@ -15,6 +15,7 @@ const kFloatMax = Math.fround(3.4028234663852886e38);
 const kStrings = [
   '', ' ', 'a', 'null', 'NaN', '"quoted"', 'back\\slash', 'line\nbreak\ttab\r', '\u0001\u001f',
   'héllo wörld', '中文字符', 'emoji 😀👍🏽', 'e\u0301', '\u2028\u2029', "it's", '{"json":1}',
+  'nul\u0000byte',
 ];
 
 function RandomDouble(rng) {
@@ -46,6 +47,7 @@ function RandomFloat(rng) {
 
 function RandomString(rng) {
   const r = rng.next();
+  if (r < 0.0005) return 'big'.repeat(rng.int(300000, 500000));  // spans data pages
   if (r < 0.4) return rng.pick(kStrings);
   if (r < 0.5) return 'x'.repeat(rng.int(100, 300)) + rng.pick(kStrings);
   const n = rng.int(1, 12);
@@ -178,7 +180,7 @@ export function ToSql(t, v) {
     case 'timestamp': return cast(SqlString(FormatTimestamp(v, false, false, ' ')));
     case 'timestamptz': return cast(SqlString(FormatTimestamp(v, false, true, ' ', '+00')));
     case 'timestamp_ns': return cast(SqlString(FormatTimestamp(v, true, false, ' ')));
-    case 'string': return SqlString(v);
+    case 'string': return v.split('\0').map(SqlString).join(' || chr(0) || ');  // no NUL in SQL text
     case 'binary': case 'fixed': return `from_hex('${v}')`;
     case 'uuid': return cast(SqlString(v));
     case 'list': return cast(`[${v.map((e) => ToSql(t.elem.type, e)).join(', ')}]`);
