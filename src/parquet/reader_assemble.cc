@@ -149,6 +149,7 @@ Status AssembleFlat(const AssemblyNode& node, ChunkData& c, int64_t num_rows, Co
   }
   const int16_t max = node.def;
   size_t j = 0;
+  if (n == 0) return Status::OK();
   if (values.type()->is_binary_like()) {
     out->Reserve(static_cast<int64_t>(n));
     for (size_t i = 0; i < n; ++i) {

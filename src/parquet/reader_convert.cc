@@ -72,6 +72,7 @@ Status ConvertValues(const ValueBuffer& in, const ColumnDescriptor& desc,
                      const SchemaElement& element, Column* out) {
   const TypeId target = desc.type->id();
   const size_t n = in.size();
+  if (n == 0) return Status::OK();
   switch (in.type) {
     case PhysicalType::kBoolean:
     case PhysicalType::kFloat:
