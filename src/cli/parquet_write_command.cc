@@ -1,4 +1,5 @@
 // `sluice parquet write`: JSON lines → one Parquet file, streaming in batches.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -31,6 +32,8 @@ struct WriteArgs {
 constexpr size_t kReadChunk = size_t{1} << 20;
 constexpr int64_t kBatchRows = 64 * 1024;
 
+// Reads the input in chunks into a buffer that always keeps
+// JsonDecoder::kPadding spare bytes after its data, so lines are parsed in place.
 class InputStream {
  public:
   static Result<std::unique_ptr<InputStream>> Open(const std::string& path) {
@@ -42,14 +45,26 @@ class InputStream {
   ~InputStream() {
     if (owned_) std::fclose(f_);
   }
-  // Appends up to `n` bytes to `buf`; returns false at end of input.
-  Result<bool> Read(size_t n, std::string* buf) {
-    size_t pos = buf->size();
-    buf->resize(pos + n);
-    size_t got = std::fread(buf->data() + pos, 1, n, f_);
-    buf->resize(pos + got);
+
+  // Reads more input after the unconsumed bytes; false at end of input.
+  Result<bool> Fill() {
+    if (capacity_ - size_ < kReadChunk + JsonDecoder::kPadding) {
+      size_t cap = std::max(capacity_ * 2, size_ + kReadChunk + JsonDecoder::kPadding);
+      std::unique_ptr<char[]> grown(new char[cap]);
+      std::memcpy(grown.get(), buf_.get(), size_);
+      buf_ = std::move(grown);
+      capacity_ = cap;
+    }
+    size_t got = std::fread(buf_.get() + size_, 1, kReadChunk, f_);
+    size_ += got;
     if (got == 0 && std::ferror(f_)) return Status::IOError("reading {}", path_);
     return got > 0;
+  }
+  std::string_view data() const { return std::string_view(buf_.get(), size_); }
+  // Drops the first `n` bytes.
+  void Consume(size_t n) {
+    std::memmove(buf_.get(), buf_.get() + n, size_ - n);
+    size_ -= n;
   }
 
  private:
@@ -58,6 +73,8 @@ class InputStream {
   std::FILE* f_;
   bool owned_;
   std::string path_;
+  std::unique_ptr<char[]> buf_;
+  size_t size_ = 0, capacity_ = 0;
 };
 
 Status RunWrite(const WriteArgs& args) {
@@ -79,22 +96,27 @@ Status RunWrite(const WriteArgs& args) {
   ASSIGN_OR_RETURN(auto writer, parquet::ParquetWriter::Open(std::move(out), *schema, options));
 
   Batch batch = Batch::Make(schema);
-  std::string buf;
   int64_t line_no = 1;
   bool more = true;
   while (more) {
-    ASSIGN_OR_RETURN(more, input->Read(kReadChunk, &buf));
+    ASSIGN_OR_RETURN(more, input->Fill());
     // Decode the complete lines; keep a partial last line for the next read.
-    size_t end = buf.size();
+    std::string_view data = input->data();
+    size_t end = data.size();
     if (more) {
-      size_t nl = buf.rfind('\n');
-      if (nl == std::string::npos) continue;
+      size_t nl = data.rfind('\n');
+      if (nl == std::string_view::npos) continue;
       end = nl + 1;
     }
-    std::string_view lines(buf.data(), end);
-    RETURN_IF_ERROR_CTX(decoder->DecodeLines(lines, line_no, &batch), "{}", args.input);
-    for (char c : lines) line_no += c == '\n';
-    buf.erase(0, end);
+    std::string_view lines = data.substr(0, end);
+    RETURN_IF_ERROR_CTX(decoder->DecodeLines(lines, line_no, &batch, nullptr, nullptr,
+                                             /*padded=*/true),
+                        "{}", args.input);
+    for (const char *p = lines.data(), *e = p + lines.size();
+         (p = static_cast<const char*>(std::memchr(p, '\n', e - p))) != nullptr; ++p) {
+      ++line_no;
+    }
+    input->Consume(end);
     if (batch.num_rows() >= kBatchRows || !more) {
       RETURN_IF_ERROR(writer->Write(batch));
       for (Column& c : batch.columns) c.Clear();

@@ -15,6 +15,8 @@ namespace sluice {
 
 namespace od = simdjson::ondemand;
 
+static_assert(JsonDecoder::kPadding >= simdjson::SIMDJSON_PADDING);
+
 namespace {
 
 // How to decode one field: the schema compiled into a tree. A struct node (and
@@ -29,6 +31,21 @@ struct Node {
   std::vector<std::string_view> names;
   std::unordered_map<std::string_view, int> index;
   std::vector<uint8_t> seen;
+  // Names free of quotes, backslashes and control characters compare equal to
+  // a key's raw (still escaped) JSON text.
+  std::vector<uint8_t> simple;
+
+  // The member whose name is the raw key text, or -1 (then the key may still be
+  // an escaped spelling of a name: see Find).
+  int FindRaw(od::raw_json_string key, int hint) const {
+    const int n = static_cast<int>(names.size());
+    if (hint < n && simple[hint] && key.unsafe_is_equal(names[hint])) return hint;
+    if (n > 8) return -1;
+    for (int i = 0; i < n; ++i) {
+      if (simple[i] && key.unsafe_is_equal(names[i])) return i;
+    }
+    return -1;
+  }
 
   int Find(std::string_view key, int hint) const {
     if (hint < static_cast<int>(names.size()) && names[hint] == key) return hint;
@@ -67,6 +84,9 @@ std::unique_ptr<Node> Compile(const std::vector<Field>& members, const Field* se
     n->children.push_back(CompileField(members[i]));
     n->names.push_back(members[i].name);
     n->index.emplace(members[i].name, static_cast<int>(i));
+    bool simple = true;
+    for (unsigned char c : members[i].name) simple = simple && c >= 0x20 && c != '"' && c != '\\';
+    n->simple.push_back(simple ? 1 : 0);
   }
   n->seen.resize(members.size());
   return n;
@@ -110,10 +130,16 @@ class JsonDecoder::Impl {
   }
 
   Status DecodeLines(std::string_view buffer, int64_t first_line_no, Batch* batch,
-                     const ErrorHandler& on_error, int64_t* rows_appended) {
+                     const ErrorHandler& on_error, int64_t* rows_appended, bool padded) {
     int64_t rows_before = batch->num_rows();
-    padded_.assign(buffer.data(), buffer.size());
-    padded_.resize(buffer.size() + simdjson::SIMDJSON_PADDING);
+    const char* base = buffer.data();
+    size_t capacity = buffer.size() + kPadding;
+    if (!padded) {
+      padded_.assign(buffer.data(), buffer.size());
+      padded_.resize(buffer.size() + simdjson::SIMDJSON_PADDING);
+      base = padded_.data();
+      capacity = padded_.size();
+    }
     Status result;
     int64_t line_no = first_line_no;
     size_t pos = 0;
@@ -125,7 +151,7 @@ class JsonDecoder::Impl {
       if (len > 0 && buffer[pos + len - 1] == '\r') --len;
       std::string_view line = buffer.substr(pos, len);
       if (!IsBlank(line)) {
-        Status st = DecodePadded(padded_.data() + pos, len, padded_.size() - pos, line_no, batch);
+        Status st = DecodePadded(base + pos, len, capacity - pos, line_no, batch);
         if (!st.ok()) {
           if (!on_error) {
             result = st;
@@ -154,6 +180,7 @@ class JsonDecoder::Impl {
     }
     line_no_ = line_no;
     path_.clear();
+    current_ = PathSeg();
     int64_t rows = batch->num_rows();
     Status st = DecodeRow(data, len, capacity, batch);
     if (!st.ok()) {
@@ -186,21 +213,23 @@ class JsonDecoder::Impl {
     for (auto field_result : obj) {
       od::field field;
       if (auto e = std::move(field_result).get(field)) return JsonError(e);
-      std::string_view key;
-      if (auto e = field.unescaped_key().get(key)) return JsonError(e);
-      int i = node.Find(key, hint);
-      if (i < 0) continue;
+      int i = node.FindRaw(field.key(), hint);
+      if (i < 0) {
+        std::string_view key;
+        if (auto e = field.unescaped_key().get(key)) return JsonError(e);
+        i = node.Find(key, hint);
+        if (i < 0) continue;
+      }
       hint = i + 1;
-      path_.push_back({node.names[i], -1});
+      current_ = {node.names[i], -1};
       if (node.seen[i]) return Fail(StatusCode::kInvalidArgument, "duplicate key");
       node.seen[i] = 1;
       RETURN_IF_ERROR(DecodeValue(field.value(), *node.children[i], column(i)));
-      path_.pop_back();
     }
     for (size_t i = 0; i < node.seen.size(); ++i) {
       if (node.seen[i]) continue;
       if (node.children[i]->required) {
-        path_.push_back({node.names[i], -1});
+        current_ = {node.names[i], -1};
         return Fail(StatusCode::kInvalidArgument, "required field is missing");
       }
       column(static_cast<int>(i))->AppendNull();
@@ -332,7 +361,9 @@ class JsonDecoder::Impl {
         if (t != od::json_type::object) return Mismatch(v, t, "an object");
         od::object obj;
         if (auto e = v.get_object().get(obj)) return JsonError(e);
+        Enter();
         RETURN_IF_ERROR(DecodeMembers(obj, n, [col](int i) { return col->mutable_child(i); }));
+        Leave();
         col->FinishNested();
         return Status::OK();
       }
@@ -389,13 +420,14 @@ class JsonDecoder::Impl {
     if (auto e = v.get_array().get(arr)) return JsonError(e);
     Column* elements = col->mutable_child(0);
     int64_t i = 0;
+    Enter();
     for (auto element : arr) {
       od::value ev;
       if (auto e = element.get(ev)) return JsonError(e);
-      path_.push_back({{}, i++});
+      current_ = {{}, i++};
       RETURN_IF_ERROR(DecodeValue(ev, *n.children[0], elements));
-      path_.pop_back();
     }
+    Leave();
     col->FinishNested();
     return Status::OK();
   }
@@ -412,26 +444,30 @@ class JsonDecoder::Impl {
       }
       od::object obj;
       if (auto e = v.get_object().get(obj)) return JsonError(e);
+      Enter();
       for (auto entry : obj) {
         od::field field;
         if (auto e = std::move(entry).get(field)) return JsonError(e);
         std::string_view key;
         if (auto e = field.unescaped_key().get(key)) return JsonError(e);
         keys->AppendBytes(key);
-        path_.push_back({{}, i++});
+        current_ = {{}, i++};
         RETURN_IF_ERROR(DecodeValue(field.value(), *n.children[1], values));
-        path_.pop_back();
       }
+      Leave();
     } else if (t == od::json_type::array) {
       od::array arr;
       if (auto e = v.get_array().get(arr)) return JsonError(e);
+      Enter();
       for (auto element : arr) {
         od::value ev;
         if (auto e = element.get(ev)) return JsonError(e);
-        path_.push_back({{}, i++});
+        current_ = {{}, i++};
+        Enter();
         RETURN_IF_ERROR(DecodeMapEntry(ev, n, keys, values));
-        path_.pop_back();
+        Leave();
       }
+      Leave();
     } else {
       return Mismatch(v, t, "an object or an array of {\"key\", \"value\"} objects");
     }
@@ -454,20 +490,19 @@ class JsonDecoder::Impl {
       bool is_key = name == "key";
       if (!is_key && name != "value") continue;
       bool& have = is_key ? have_key : have_value;
-      path_.push_back({is_key ? "key" : "value", -1});
+      current_ = {is_key ? "key" : "value", -1};
       if (have) return Fail(StatusCode::kInvalidArgument, "duplicate key");
       have = true;
       RETURN_IF_ERROR(
           DecodeValue(field.value(), *n.children[is_key ? 0 : 1], is_key ? keys : values));
-      path_.pop_back();
     }
     if (!have_key) {
-      path_.push_back({"key", -1});
+      current_ = {"key", -1};
       return Fail(StatusCode::kInvalidArgument, "required field is missing");
     }
     if (!have_value) {
       if (n.children[1]->required) {
-        path_.push_back({"value", -1});
+        current_ = {"value", -1};
         return Fail(StatusCode::kInvalidArgument, "required field is missing");
       }
       values->AppendNull();
@@ -535,20 +570,33 @@ class JsonDecoder::Impl {
                 fmt::format("invalid JSON: {}", simdjson::error_message(e)));
   }
 
+  // Descends into the current value's members or elements, and back.
+  void Enter() {
+    path_.push_back(current_);
+    current_ = PathSeg();
+  }
+  void Leave() {
+    current_ = path_.back();
+    path_.pop_back();
+  }
+
   Status Fail(StatusCode code, std::string_view reason) {
     std::string msg = fmt::format("line {}: ", line_no_);
-    if (!path_.empty()) {
-      msg += "field ";
-      for (size_t i = 0; i < path_.size(); ++i) {
-        if (path_[i].index >= 0) {
-          fmt::format_to(std::back_inserter(msg), "[{}]", path_[i].index);
-        } else {
-          if (i > 0) msg += '.';
-          msg += path_[i].name;
-        }
+    std::vector<PathSeg> path = path_;
+    if (!current_.name.empty() || current_.index >= 0) path.push_back(current_);
+    bool first = true;
+    for (const PathSeg& seg : path) {
+      if (seg.index < 0 && seg.name.empty()) continue;
+      if (first) msg += "field ";
+      if (seg.index >= 0) {
+        fmt::format_to(std::back_inserter(msg), "[{}]", seg.index);
+      } else {
+        if (!first) msg += '.';
+        msg += seg.name;
       }
-      msg += ": ";
+      first = false;
     }
+    if (!first) msg += ": ";
     msg += reason;
     return Status(code, std::move(msg));
   }
@@ -557,7 +605,8 @@ class JsonDecoder::Impl {
   std::unique_ptr<Node> root_;
   od::parser parser_;
   std::string padded_;
-  std::vector<PathSeg> path_;
+  std::vector<PathSeg> path_;  // the containers enclosing the value being decoded
+  PathSeg current_;            // the value being decoded
   int64_t line_no_ = 0;
 };
 
@@ -576,8 +625,8 @@ Status JsonDecoder::DecodeLine(std::string_view line, int64_t line_no, Batch* ba
 }
 
 Status JsonDecoder::DecodeLines(std::string_view buffer, int64_t first_line_no, Batch* batch,
-                                const ErrorHandler& on_error, int64_t* rows_appended) {
-  return impl_->DecodeLines(buffer, first_line_no, batch, on_error, rows_appended);
+                                const ErrorHandler& on_error, int64_t* rows_appended, bool padded) {
+  return impl_->DecodeLines(buffer, first_line_no, batch, on_error, rows_appended, padded);
 }
 
 }  // namespace sluice

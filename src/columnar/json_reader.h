@@ -70,8 +70,13 @@ class JsonDecoder {
   // `first_line_no`. Without `on_error` the first bad line stops decoding and is
   // returned (rows of earlier lines stay appended). `*rows_appended`, when
   // given, receives the rows appended by this call.
+  // When `padded`, at least kPadding readable bytes follow `buffer` (their
+  // content is ignored) and the buffer is parsed in place instead of copied.
   Status DecodeLines(std::string_view buffer, int64_t first_line_no, Batch* batch,
-                     const ErrorHandler& on_error = nullptr, int64_t* rows_appended = nullptr);
+                     const ErrorHandler& on_error = nullptr, int64_t* rows_appended = nullptr,
+                     bool padded = false);
+
+  static constexpr size_t kPadding = 64;
 
  private:
   class Impl;

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "common/endian.h"
-#include "parquet/compression.h"
 #include "parquet/dictionary.h"
 #include "parquet/rle_encoder.h"
 
@@ -84,6 +83,10 @@ void AppendLevelsV1(const std::vector<int16_t>& levels, int max_level, std::stri
   body->append(*scratch);
 }
 
+// Values of the first page after which a mostly distinct column stops
+// building its dictionary.
+constexpr int64_t kDictionaryProbeValues = 16384;
+
 template <typename Source>
 class TypedColumnWriter final : public ColumnWriter {
  public:
@@ -93,8 +96,9 @@ class TypedColumnWriter final : public ColumnWriter {
   using Stats = std::conditional_t<kBytes, BytesMinMax, MinMax<T>>;
   using Dict = std::conditional_t<kBytes, BytesDictionary, FixedDictionary>;
 
-  TypedColumnWriter(const ColumnDescriptor& d, const WriterOptions& o, Source source)
-      : ColumnWriter(d, o),
+  TypedColumnWriter(const ColumnDescriptor& d, const WriterOptions& o, PageCompressor* c,
+                    Source source)
+      : ColumnWriter(d, o, c),
         source_(std::move(source)),
         dict_(MakeDict(d)),
         initial_mode_(o.dictionary && d.physical_type != PhysicalType::kBoolean ? kDict : kPlain),
@@ -114,6 +118,13 @@ class TypedColumnWriter final : public ColumnWriter {
     const int64_t n = static_cast<int64_t>(values_.size());
     page_values_ += n;
     UpdateStats();
+    if (mode_ == kDict && first_page_ && page_values_ - n >= kDictionaryProbeValues &&
+        dict_.size() * 2 > page_values_ - n) {
+      // Mostly distinct values so far: drop the dictionary before paying for
+      // more hashing.
+      DictionaryToPlain();
+      mode_ = kPlain;
+    }
     if (mode_ == kDict) {
       size_t base = indices_.size();
       indices_.resize(base + n);
@@ -155,7 +166,7 @@ class TypedColumnWriter final : public ColumnWriter {
       body_.clear();
       dict_.WritePlain(&body_);
       compressed_.clear();
-      RETURN_IF_ERROR(Compress(options_.codec, options_.compression_level, body_, &compressed_));
+      RETURN_IF_ERROR(compressor_->Compress(body_, &compressed_));
       PageHeader h;
       h.type = PageType::kDictionaryPage;
       h.uncompressed_page_size = static_cast<int32_t>(body_.size());
@@ -321,7 +332,7 @@ class TypedColumnWriter final : public ColumnWriter {
       compressed_.append(body.substr(0, levels_bytes));
       body.remove_prefix(levels_bytes);
     }
-    RETURN_IF_ERROR(Compress(options_.codec, options_.compression_level, body, &compressed_));
+    RETURN_IF_ERROR(compressor_->Compress(body, &compressed_));
 
     PageHeader h;
     h.uncompressed_page_size = static_cast<int32_t>(body_.size());
@@ -414,33 +425,34 @@ class TypedColumnWriter final : public ColumnWriter {
 
 template <typename Source>
 std::unique_ptr<ColumnWriter> MakeTyped(const ColumnDescriptor& d, const WriterOptions& o,
-                                        Source source = Source()) {
-  return std::make_unique<TypedColumnWriter<Source>>(d, o, std::move(source));
+                                        PageCompressor* c, Source source = Source()) {
+  return std::make_unique<TypedColumnWriter<Source>>(d, o, c, std::move(source));
 }
 
 }  // namespace
 
 Result<std::unique_ptr<ColumnWriter>> ColumnWriter::Make(const ColumnDescriptor& d,
-                                                         const WriterOptions& o) {
+                                                         const WriterOptions& o,
+                                                         PageCompressor* c) {
   const bool decimal = d.type->id() == TypeId::kDecimal;
   switch (d.physical_type) {
-    case PhysicalType::kBoolean: return MakeTyped<NumericSource<uint8_t, uint8_t>>(d, o);
+    case PhysicalType::kBoolean: return MakeTyped<NumericSource<uint8_t, uint8_t>>(d, o, c);
     case PhysicalType::kInt32:
-      if (decimal) return MakeTyped<NumericSource<int128_t, int32_t>>(d, o);
-      return MakeTyped<NumericSource<int32_t, int32_t>>(d, o);
+      if (decimal) return MakeTyped<NumericSource<int128_t, int32_t>>(d, o, c);
+      return MakeTyped<NumericSource<int32_t, int32_t>>(d, o, c);
     case PhysicalType::kInt64:
-      if (decimal) return MakeTyped<NumericSource<int128_t, int64_t>>(d, o);
-      return MakeTyped<NumericSource<int64_t, int64_t>>(d, o);
-    case PhysicalType::kFloat: return MakeTyped<NumericSource<float, float>>(d, o);
-    case PhysicalType::kDouble: return MakeTyped<NumericSource<double, double>>(d, o);
-    case PhysicalType::kByteArray: return MakeTyped<BytesSource>(d, o);
+      if (decimal) return MakeTyped<NumericSource<int128_t, int64_t>>(d, o, c);
+      return MakeTyped<NumericSource<int64_t, int64_t>>(d, o, c);
+    case PhysicalType::kFloat: return MakeTyped<NumericSource<float, float>>(d, o, c);
+    case PhysicalType::kDouble: return MakeTyped<NumericSource<double, double>>(d, o, c);
+    case PhysicalType::kByteArray: return MakeTyped<BytesSource>(d, o, c);
     case PhysicalType::kFixedLenByteArray:
       if (decimal) {
         DecimalFixedSource s;
         s.width = d.type_length;
-        return MakeTyped<DecimalFixedSource>(d, o, std::move(s));
+        return MakeTyped<DecimalFixedSource>(d, o, c, std::move(s));
       }
-      return MakeTyped<BytesSource>(d, o);
+      return MakeTyped<BytesSource>(d, o, c);
     default:
       return Status::NotImplemented("column {}: writing physical type {}", fmt::join(d.path, "."),
                                     PhysicalTypeName(d.physical_type));

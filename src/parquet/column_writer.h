@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "io/file_io.h"
 #include "parquet/metadata.h"
+#include "parquet/page_compressor.h"
 #include "parquet/schema.h"
 #include "parquet/statistics.h"
 #include "parquet/writer_options.h"
@@ -33,8 +34,11 @@ struct LeafSlice {
 
 class ColumnWriter {
  public:
+  // `compressor` (for options.codec) is shared by the writers of a file and
+  // must outlive them.
   static Result<std::unique_ptr<ColumnWriter>> Make(const ColumnDescriptor& descriptor,
-                                                    const WriterOptions& options);
+                                                    const WriterOptions& options,
+                                                    PageCompressor* compressor);
   virtual ~ColumnWriter() = default;
 
   virtual Status Add(const LeafSlice& slice) = 0;
@@ -51,9 +55,11 @@ class ColumnWriter {
   const ColumnDescriptor& descriptor() const { return descriptor_; }
 
  protected:
-  ColumnWriter(const ColumnDescriptor& d, const WriterOptions& o) : descriptor_(d), options_(o) {}
+  ColumnWriter(const ColumnDescriptor& d, const WriterOptions& o, PageCompressor* c)
+      : descriptor_(d), options_(o), compressor_(c) {}
   ColumnDescriptor descriptor_;
   WriterOptions options_;
+  PageCompressor* compressor_;
   int64_t total_compressed_bytes_ = 0;
   int64_t total_values_ = 0;
 };

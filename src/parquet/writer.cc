@@ -23,7 +23,10 @@ constexpr int64_t kSliceRows = 4096;
 class ParquetWriter::Impl {
  public:
   Impl(std::unique_ptr<OutputFile> file, const Schema& schema, WriterOptions options)
-      : file_(std::move(file)), schema_(schema), options_(std::move(options)) {}
+      : file_(std::move(file)),
+        schema_(schema),
+        options_(std::move(options)),
+        compressor_(options_.codec, options_.compression_level) {}
 
   ~Impl() {
     if (!closed_) file_->Abort();
@@ -47,7 +50,7 @@ class ParquetWriter::Impl {
             file_->path(), p.name, p.field_id, p.max_definition_level, p.max_repetition_level,
             d.field_id, d.max_definition_level, d.max_repetition_level);
       }
-      ASSIGN_OR_RETURN(auto w, ColumnWriter::Make(d, options_));
+      ASSIGN_OR_RETURN(auto w, ColumnWriter::Make(d, options_, &compressor_));
       writers_.push_back(std::move(w));
     }
     return Fail(file_->Append(std::string_view(kMagic, 4)));
@@ -176,6 +179,7 @@ class ParquetWriter::Impl {
   std::unique_ptr<OutputFile> file_;
   Schema schema_;
   WriterOptions options_;
+  PageCompressor compressor_;
   std::vector<SchemaElement> elements_;
   std::vector<ColumnDescriptor> leaves_;
   std::vector<LeafPath> paths_;
