@@ -21,6 +21,7 @@ import {DuckType, ExpectedParquetElements, ForDuckWriter, kPrimitiveKinds, Rando
 import {Canon, RandomFieldValue, RowToJson, ToJson, ToSql} from './lib/values.mjs';
 import {FromDuck, FromJson, ParseJsonLossless, TruncateTzNs} from './lib/normalize.mjs';
 import {FakeSluice, RealSluice} from './lib/sluice_cli.mjs';
+import {MakePredicates, SequentialFields, SequentialValues, StatsOracle} from './lib/stats_checks.mjs';
 
 const kCodecs = ['uncompressed', 'snappy', 'gzip', 'zstd', 'lz4_raw'];
 const kMaxReported = 10;
@@ -35,6 +36,7 @@ const fake = process.env.SLUICE_FAKE === '1';
 const sluice = fake ? new FakeSluice(conn) : new RealSluice(path.resolve(process.argv[2] ?? 'build/sluice'));
 console.log(`sluice side: ${sluice.name}; temp dir ${tmp}`);
 
+let lossyNoted = false;
 let passed = 0;
 let failed = 0;
 
@@ -106,12 +108,14 @@ const ReadParquetSql = (file) =>
     `SELECT * EXCLUDE (file_row_number) FROM read_parquet('${file}', file_row_number=true) ORDER BY file_row_number`;
 
 // Compares DuckDB's reading of `file` with `expectedRow(i)`.
-async function CompareDuckWithExpected(file, fields, expectedRow, n) {
+// `onRow(i, expected)` (optional) sees every expected row in order.
+async function CompareDuckWithExpected(file, fields, expectedRow, n, onRow = null) {
   const mm = new Mismatches(file);
   const lossy = {note: null};
   const count = await DuckRows(ReadParquetSql(file), (i, row) => {
     if (i >= n) return;
     const exp = expectedRow(i);
+    if (onRow) onRow(i, exp);
     for (const f of fields) {
       let actual;
       try {
@@ -124,7 +128,8 @@ async function CompareDuckWithExpected(file, fields, expectedRow, n) {
       if (actual !== expected) mm.Add(i, f.name, expected, actual);
     }
   });
-  if (lossy.note) console.log(`  note: ${lossy.note}; compared those at µs precision`);
+  if (lossy.note && !lossyNoted) console.log(`  note: ${lossy.note}; compared those at µs precision`);
+  lossyNoted ||= lossy.note !== null;
   if (count !== n) throw new Error(`DuckDB read ${count} rows from ${file}, expected ${n}`);
   mm.Check(`DuckDB's reading of ${file}`);
 }
@@ -173,13 +178,15 @@ async function SluiceToDuck(index, codec, n, allow) {
 async function SluiceToDuckBig(codec, n, rowGroupSize) {
   const schemaRng = new Rng(seed ^ 0x5eed);
   const allow = ['int', 'long', 'double', 'decimal', 'string', 'timestamptz', 'date', 'boolean'];
-  const fields = RandomSchema(schemaRng, {allow, nested: 1});
+  const fields = [...RandomSchema(schemaRng, {allow, nested: 1}), ...SequentialFields()];
+  const nRandom = fields.length - SequentialFields().length;
   const rowAt = (i) => {
     const rng = new Rng((seed * 31 + i) >>> 0);
     const row = {id: BigInt(i)};
-    for (const f of fields.slice(1)) row[f.name] = RandomFieldValue(rng, f);
-    return row;
+    for (const f of fields.slice(1, nRandom)) row[f.name] = RandomFieldValue(rng, f);
+    return Object.assign(row, SequentialValues(i));
   };
+  const oracle = new StatsOracle(fields, rowGroupSize, MakePredicates(schemaRng, n));
   const jsonl = path.join(tmp, 'big.jsonl');
   const fd = fs.openSync(jsonl, 'w');
   for (let i = 0; i < n; i += 10000) {
@@ -195,7 +202,8 @@ async function SluiceToDuckBig(codec, n, rowGroupSize) {
   fs.rmSync(jsonl);
   const t1 = Date.now();
   await AllOf([
-    () => CompareDuckWithExpected(file, fields, rowAt, n),
+    () => CompareDuckWithExpected(file, fields, rowAt, n, (i, row) => oracle.Visit(i, row)),
+    () => oracle.Check(conn, file),
     () => CheckFieldIds(file, fields),
     async () => {
       const groups = await CheckCodec(file, codec);

@@ -6,8 +6,14 @@ import {AssignFieldIds, DuckType, SqlColumnList} from './types.mjs';
 import {FromJson, FromDuck, ParseJsonLossless} from './normalize.mjs';
 import {RowToJson, ToSql} from './values.mjs';
 
-function Run(bin, args) {
-  const r = spawnSync(bin, args, {maxBuffer: 1 << 30, encoding: 'utf8'});
+// Retries a few times when the binary is being relinked (shared checkout).
+function Run(bin, args, input = undefined) {
+  let r;
+  for (let attempt = 0; attempt < 10; ++attempt) {
+    r = spawnSync(bin, args, {maxBuffer: 1 << 30, encoding: 'utf8', input});
+    if (!['EACCES', 'ETXTBSY', 'ENOENT'].includes(r.error?.code)) break;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
+  }
   if (r.error) throw r.error;
   return {code: r.status, stdout: r.stdout, stderr: r.stderr, cmd: [bin, ...args].join(' ')};
 }
