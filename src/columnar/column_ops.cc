@@ -2,6 +2,31 @@
 
 namespace sluice {
 
+namespace {
+const Column* FindInStruct(const Column& s, int32_t id) {
+  const auto& fields = s.type()->fields();
+  for (size_t k = 0; k < fields.size(); ++k) {
+    const Column& c = s.child(static_cast<int>(k));
+    if (fields[k].id == id) return &c;
+    if (fields[k].type->id() == TypeId::kStruct) {
+      if (const Column* found = FindInStruct(c, id)) return found;
+    }
+  }
+  return nullptr;
+}
+}  // namespace
+
+const Column* FindColumnById(const Batch& batch, int32_t id) {
+  for (size_t i = 0; i < batch.columns.size(); ++i) {
+    const Field& f = batch.schema->fields[i];
+    if (f.id == id) return &batch.columns[i];
+    if (f.type->id() == TypeId::kStruct) {
+      if (const Column* found = FindInStruct(batch.columns[i], id)) return found;
+    }
+  }
+  return nullptr;
+}
+
 void AppendRowFrom(const Column& src, int64_t row, Column* dst) {
   if (src.IsNull(row)) {
     dst->AppendNull();
@@ -96,6 +121,13 @@ Result<Column> CastColumn(const Column& src, const TypePtr& target) {
                           ? 86400LL * 1000000000
                           : 86400LL * 1000000;
     each([&](int64_t i) { out.Append<int64_t>(src.Value<int32_t>(i) * per_day); });
+  } else if (from.is_binary_like() && to.is_binary_like() &&
+             (to.id() == TypeId::kString || to.id() == TypeId::kBinary ||
+              (from.id() == TypeId::kFixed &&
+               from.width() == (to.id() == TypeId::kUuid ? 16 : to.width())))) {
+    // Bytes annotated differently by another writer (uuid as fixed[16], a
+    // string without its UTF8 annotation): the same bytes.
+    each([&](int64_t i) { out.AppendBytes(src.GetBytes(i)); });
   } else if (from.Equals(to) || (from.id() == to.id() && !from.is_nested())) {
     // The same type, or the same physical representation (a file annotating
     // a fixed width or timestamp zone differently): copy.

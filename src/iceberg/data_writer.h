@@ -1,0 +1,63 @@
+// DataWriter: writes rows of a table into Parquet data files, one open file
+// per partition, and returns the Iceberg DataFile entries (partition values,
+// metrics, split offsets) ready to be committed.
+//
+// Rows are routed by the table's default partition spec (transforms applied to
+// the source columns). Files roll at `target_file_bytes`. Files are written
+// under <table>/data/<partition path>/<uuid>-<n>.parquet and are invisible to
+// readers until a commit references them; Abort() deletes every file written.
+// Not thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "iceberg/manifest.h"
+#include "iceberg/table_metadata.h"
+#include "io/file_io.h"
+#include "parquet/writer_options.h"
+
+namespace sluice::iceberg {
+
+struct DataWriterOptions {
+  parquet::WriterOptions parquet;
+  int64_t target_file_bytes = int64_t{512} << 20;  // write.target-file-size-bytes
+  // Where files go; empty = <table location>/data.
+  std::string data_location;
+};
+
+class DataWriter {
+ public:
+  static Result<std::unique_ptr<DataWriter>> Make(FileIO& io, const TableMetadata& table,
+                                                  DataWriterOptions options = {});
+  ~DataWriter();
+
+  // Rows of `batch` must follow the table's current schema (by position).
+  Status Write(const Batch& batch);
+  // Closes all open files and returns every file written.
+  Result<std::vector<DataFile>> Close();
+  // Deletes every file written so far (after an error, or when not committing).
+  void Abort();
+
+  // Paths of files closed or still open (for journals and cleanup).
+  std::vector<std::string> FilePaths() const;
+
+ private:
+  struct Impl;
+  explicit DataWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Iceberg's human-readable partition path: "ts_day=2024-01-31/id_bucket=3".
+std::string PartitionPath(const PartitionSpec& spec, const TypePtr& partition_type,
+                          const PartitionValues& values);
+
+// The parquet writer options from table properties (write.parquet.compression-codec,
+// write.parquet.compression-level, write.parquet.row-group-size-bytes,
+// write.parquet.page-size-bytes, write.target-file-size-bytes).
+Result<DataWriterOptions> DataWriterOptionsFromProperties(
+    const std::map<std::string, std::string>& properties);
+
+}  // namespace sluice::iceberg

@@ -1,0 +1,442 @@
+#include "iceberg/scan.h"
+
+#include <set>
+#include <unordered_set>
+
+#include "columnar/column_ops.h"
+#include "columnar/single_value.h"
+#include "common/endian.h"
+#include "parquet/reader.h"
+
+namespace sluice::iceberg {
+
+namespace {
+
+constexpr int32_t kDeleteFilePathId = 2147483546;
+constexpr int32_t kDeletePosId = 2147483545;
+
+bool SamePartition(const DataFile& a, const DataFile& b) {
+  return a.spec_id == b.spec_id && a.partition == b.partition;
+}
+
+// Builds the table-schema column for `field` from the file's column (which
+// may be missing, older-typed, or a struct lacking newer members).
+Result<Column> Reconcile(const Column* file_col, const Field& field, int64_t rows,
+                         const std::optional<std::string>& constant) {
+  if (file_col == nullptr) {
+    Column out(field.type);
+    out.Reserve(rows);
+    for (int64_t i = 0; i < rows; ++i) {
+      if (constant) {
+        RETURN_IF_ERROR(AppendFromSingleValue(*constant, &out));
+      } else {
+        out.AppendNull();
+      }
+    }
+    return out;
+  }
+  const DataType& want = *field.type;
+  if (file_col->type()->Equals(want)) return CastColumn(*file_col, field.type);  // a copy
+  if (want.id() == TypeId::kStruct && file_col->type()->id() == TypeId::kStruct) {
+    std::vector<Column> children;
+    for (const Field& child : want.fields()) {
+      const Column* fc = nullptr;
+      const auto& ff = file_col->type()->fields();
+      for (size_t k = 0; k < ff.size(); ++k) {
+        if (ff[k].id == child.id) fc = &file_col->child(static_cast<int>(k));
+      }
+      ASSIGN_OR_RETURN(Column c, Reconcile(fc, child, rows, std::nullopt));
+      children.push_back(std::move(c));
+    }
+    Column out(field.type);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (file_col->IsNull(r)) {
+        out.AppendNull();
+        continue;
+      }
+      for (size_t k = 0; k < children.size(); ++k) {
+        AppendRowFrom(children[k], r, out.mutable_child(static_cast<int>(k)));
+      }
+      out.FinishNested();
+    }
+    return out;
+  }
+  if ((want.id() == TypeId::kList || want.id() == TypeId::kMap) &&
+      file_col->type()->id() == want.id()) {
+    std::vector<Column> children;
+    for (int k = 0; k < file_col->num_children(); ++k) {
+      const Column& fc = file_col->child(k);
+      ASSIGN_OR_RETURN(Column c, Reconcile(&fc, want.fields()[k], fc.size(), std::nullopt));
+      children.push_back(std::move(c));
+    }
+    Column out(field.type);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (file_col->IsNull(r)) {
+        out.AppendNull();
+        continue;
+      }
+      for (uint32_t e = file_col->ListBegin(r); e < file_col->ListEnd(r); ++e) {
+        for (size_t k = 0; k < children.size(); ++k) {
+          AppendRowFrom(children[k], e, out.mutable_child(static_cast<int>(k)));
+        }
+      }
+      out.FinishNested();
+    }
+    return out;
+  }
+  auto cast = CastColumn(*file_col, field.type);
+  if (!cast.ok()) {
+    return Status::Invalid("field {} ({}): the file has type {}", field.name, want.ToString(),
+                           file_col->type()->ToString());
+  }
+  return cast;
+}
+
+bool FieldContains(const Field& f, int32_t id) {
+  if (f.id == id) return true;
+  for (const Field& c : f.type->fields()) {
+    if (FieldContains(c, id)) return true;
+  }
+  return false;
+}
+
+std::string KeyOf(const std::vector<const Column*>& cols, int64_t row) {
+  std::string key;
+  for (const Column* c : cols) {
+    if (c == nullptr || c->IsNull(row)) {
+      key.push_back('\0');
+      continue;
+    }
+    std::string v;
+    AppendSingleValue(*c, row, &v);
+    key.push_back('\1');
+    AppendLE<uint32_t>(&key, static_cast<uint32_t>(v.size()));
+    key += v;
+  }
+  return key;
+}
+
+}  // namespace
+
+std::string RemapLocation(const std::string& location,
+                          const std::vector<std::pair<std::string, std::string>>& remaps) {
+  for (const auto& [from, to] : remaps) {
+    if (location.compare(0, from.size(), from) == 0) return to + location.substr(from.size());
+  }
+  return location;
+}
+
+struct TableScan::Impl {
+  FileIO* io = nullptr;
+  std::shared_ptr<const TableMetadata> table;
+  ScanOptions options;
+  const Snapshot* snapshot = nullptr;
+  Schema table_schema;                        // the snapshot's schema
+  std::shared_ptr<const Schema> out_schema;   // projected
+  std::shared_ptr<const Schema> read_schema;  // projected + filter columns
+  ExprPtr filter;                             // bound
+  std::vector<int32_t> read_ids;
+  ScanStats stats;
+
+  bool planned = false;
+  std::vector<FileScanTask> tasks;
+  size_t next_task = 0;
+  // The file being read.
+  std::unique_ptr<parquet::ParquetReader> reader;
+  int next_row_group = 0;
+  int64_t row_group_base = 0;
+  const FileScanTask* task = nullptr;
+  std::set<int64_t> deleted_positions;
+  std::vector<std::vector<int32_t>> eq_ids;  // per equality delete set
+  std::vector<std::unordered_set<std::string>> eq_keys;
+
+  std::string Path(const std::string& p) const { return RemapLocation(p, options.remaps); }
+
+  Status Plan();
+  Status OpenTask(const FileScanTask& t);
+  Result<bool> ReadNext(Batch* out);
+};
+
+Status TableScan::Impl::Plan() {
+  planned = true;
+  if (snapshot == nullptr) return Status::OK();
+  const int fv = table->format_version;
+  ASSIGN_OR_RETURN(auto manifests, ReadManifestList(*io, Path(snapshot->manifest_list), fv));
+  std::vector<ManifestEntry> data, deletes;
+  for (ManifestFile m : manifests) {
+    ++stats.manifests_total;
+    const PartitionSpec* spec = table->spec_by_id(m.partition_spec_id);
+    if (spec == nullptr) {
+      return Status::Corruption("manifest {} uses partition spec {}, which the table lacks",
+                                m.manifest_path, m.partition_spec_id);
+    }
+    if (filter && m.content == ManifestContent::kData &&
+        !ManifestMightMatch(*filter, *spec, table_schema, m.partitions)) {
+      continue;
+    }
+    ++stats.manifests_scanned;
+    m.manifest_path = Path(m.manifest_path);
+    ASSIGN_OR_RETURN(auto entries, ReadManifest(*io, m, fv));
+    for (auto& e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;
+      if (e.file.content == FileContent::kData) {
+        ++stats.files_total;
+        if (filter && (!PartitionMightMatch(*filter, *spec, table_schema, e.file.partition) ||
+                       !FileMightMatch(*filter, e.file))) {
+          continue;
+        }
+        data.push_back(std::move(e));
+      } else {
+        deletes.push_back(std::move(e));
+      }
+    }
+  }
+  for (auto& e : data) {
+    FileScanTask t;
+    t.data_sequence_number = *e.sequence_number;
+    for (const auto& d : deletes) {
+      const DataFile& df = d.file;
+      if (df.content == FileContent::kPositionDeletes) {
+        if (df.content_offset || (df.file_format == "puffin" || df.file_format == "PUFFIN")) {
+          return Status::NotImplemented("table has deletion vectors ({}); not supported yet",
+                                        df.file_path);
+        }
+        if (*d.sequence_number < t.data_sequence_number) continue;
+        if (df.referenced_data_file) {
+          if (*df.referenced_data_file != e.file.file_path) continue;
+        } else if (!SamePartition(df, e.file)) {
+          continue;
+        }
+        t.position_deletes.push_back(df);
+      } else {
+        if (*d.sequence_number <= t.data_sequence_number) continue;
+        const PartitionSpec* ds = table->spec_by_id(df.spec_id);
+        bool global = ds != nullptr && ds->unpartitioned();
+        if (!global && !SamePartition(df, e.file)) continue;
+        t.equality_deletes.push_back(df);
+      }
+    }
+    t.file = std::move(e.file);
+    tasks.push_back(std::move(t));
+  }
+  stats.files_scanned = static_cast<int>(tasks.size());
+  return Status::OK();
+}
+
+Status TableScan::Impl::OpenTask(const FileScanTask& t) {
+  task = &t;
+  deleted_positions.clear();
+  eq_ids.clear();
+  eq_keys.clear();
+  std::string data_path = t.file.file_path;
+  for (const DataFile& d : t.position_deletes) {
+    ASSIGN_OR_RETURN(auto in, io->OpenInput(Path(d.file_path)));
+    parquet::ReaderOptions ro;
+    ro.field_ids = {kDeleteFilePathId, kDeletePosId};
+    ASSIGN_OR_RETURN(auto r, parquet::ParquetReader::Open(std::move(in), ro));
+    Batch b;
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, r->Next(&b));
+      if (!more) break;
+      const Column* paths = FindColumnById(b, kDeleteFilePathId);
+      const Column* pos = FindColumnById(b, kDeletePosId);
+      if (!paths || !pos) {
+        return Status::Corruption("position delete file {} lacks file_path/pos", d.file_path);
+      }
+      for (int64_t i = 0; i < b.num_rows(); ++i) {
+        if (paths->GetBytes(i) == data_path) deleted_positions.insert(pos->Value<int64_t>(i));
+      }
+    }
+  }
+  for (const DataFile& d : t.equality_deletes) {
+    ASSIGN_OR_RETURN(auto in, io->OpenInput(Path(d.file_path)));
+    parquet::ReaderOptions ro;
+    ro.field_ids = d.equality_ids;
+    ASSIGN_OR_RETURN(auto r, parquet::ParquetReader::Open(std::move(in), ro));
+    eq_ids.push_back(d.equality_ids);
+    eq_keys.emplace_back();
+    Batch b;
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, r->Next(&b));
+      if (!more) break;
+      std::vector<const Column*> cols;
+      for (int32_t id : d.equality_ids) cols.push_back(FindColumnById(b, id));
+      for (int64_t i = 0; i < b.num_rows(); ++i) eq_keys.back().insert(KeyOf(cols, i));
+    }
+  }
+  ASSIGN_OR_RETURN(auto in, io->OpenInput(Path(data_path)));
+  parquet::ReaderOptions ro;
+  ro.field_ids = read_ids;
+  for (const auto& ids : eq_ids) ro.field_ids.insert(ro.field_ids.end(), ids.begin(), ids.end());
+  ASSIGN_OR_RETURN(reader, parquet::ParquetReader::Open(std::move(in), ro));
+  next_row_group = 0;
+  row_group_base = 0;
+  return Status::OK();
+}
+
+Result<bool> TableScan::Impl::ReadNext(Batch* out) {
+  while (true) {
+    if (options.limit >= 0 && stats.rows_returned >= options.limit) return false;
+    if (!reader) {
+      if (next_task >= tasks.size()) return false;
+      RETURN_IF_ERROR_CTX(OpenTask(tasks[next_task++]), "scan of {}",
+                          tasks[next_task - 1].file.file_path);
+    }
+    if (next_row_group >= reader->num_row_groups()) {
+      reader.reset();
+      continue;
+    }
+    const int rg = next_row_group++;
+    const int64_t base = row_group_base;
+    row_group_base += reader->metadata().row_groups[rg].num_rows;
+    Batch file_batch;
+    RETURN_IF_ERROR_CTX(reader->ReadRowGroup(rg, &file_batch), "scan of {}", task->file.file_path);
+    const int64_t n = file_batch.num_rows();
+    stats.rows_read += n;
+
+    // Table-schema columns (projection + filter columns).
+    Batch rows;
+    rows.schema = read_schema;
+    const PartitionSpec* spec = table->spec_by_id(task->file.spec_id);
+    for (const Field& f : read_schema->fields) {
+      std::optional<std::string> constant;
+      if (spec != nullptr) {
+        for (size_t i = 0; i < spec->fields.size() && i < task->file.partition.size(); ++i) {
+          if (spec->fields[i].source_id == f.id &&
+              spec->fields[i].transform.kind == Transform::Kind::kIdentity) {
+            constant = task->file.partition[i];
+          }
+        }
+      }
+      const Column* fc = FindColumnById(file_batch, f.id);
+      auto c = Reconcile(fc, f, n, constant);
+      if (!c.ok()) return c.status().WithContextF("scan of {}", task->file.file_path);
+      rows.columns.push_back(std::move(*c));
+    }
+    std::vector<bool> keep(static_cast<size_t>(n), true);
+    if (!deleted_positions.empty()) {
+      for (auto it = deleted_positions.lower_bound(base);
+           it != deleted_positions.end() && *it < base + n; ++it) {
+        keep[static_cast<size_t>(*it - base)] = false;
+      }
+    }
+    for (size_t s = 0; s < eq_ids.size(); ++s) {
+      std::vector<const Column*> cols;
+      for (int32_t id : eq_ids[s]) cols.push_back(FindColumnById(file_batch, id));
+      for (int64_t i = 0; i < n; ++i) {
+        if (keep[i] && eq_keys[s].count(KeyOf(cols, i))) keep[i] = false;
+      }
+    }
+    int64_t kept_before_filter = 0;
+    for (bool k : keep) kept_before_filter += k;
+    stats.rows_deleted += n - kept_before_filter;
+    if (filter) {
+      ASSIGN_OR_RETURN(auto match, EvaluateRows(*filter, rows));
+      for (size_t i = 0; i < keep.size(); ++i) keep[i] = keep[i] && match[i];
+    }
+    std::vector<uint32_t> selected;
+    for (size_t i = 0; i < keep.size(); ++i) {
+      if (keep[i]) selected.push_back(static_cast<uint32_t>(i));
+    }
+    if (options.limit >= 0) {
+      int64_t room = options.limit - stats.rows_returned;
+      if (static_cast<int64_t>(selected.size()) > room) selected.resize(static_cast<size_t>(room));
+    }
+    if (selected.empty()) continue;
+    out->schema = out_schema;
+    out->columns.clear();
+    bool all = selected.size() == static_cast<size_t>(n);
+    for (size_t i = 0; i < out_schema->fields.size(); ++i) {
+      Column& c = rows.columns[i];  // the projection is the prefix of read_schema
+      out->columns.push_back(all ? std::move(c) : TakeRows(c, selected));
+    }
+    stats.rows_returned += static_cast<int64_t>(selected.size());
+    return true;
+  }
+}
+
+TableScan::TableScan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TableScan::~TableScan() = default;
+
+Result<std::unique_ptr<TableScan>> TableScan::Make(FileIO& io,
+                                                   std::shared_ptr<const TableMetadata> table,
+                                                   ScanOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->io = &io;
+  impl->options = std::move(options);
+  const TableMetadata& md = *table;
+  const ScanOptions& o = impl->options;
+  if (o.snapshot_id) {
+    impl->snapshot = md.snapshot_by_id(*o.snapshot_id);
+    if (impl->snapshot == nullptr) return Status::NotFound("no snapshot {}", *o.snapshot_id);
+  } else if (o.as_of_ms) {
+    std::optional<int64_t> id;
+    for (const auto& e : md.snapshot_log) {
+      if (e.timestamp_ms <= *o.as_of_ms) id = e.snapshot_id;
+    }
+    if (!id) return Status::NotFound("no snapshot was current at {} ms", *o.as_of_ms);
+    impl->snapshot = md.snapshot_by_id(*id);
+    if (impl->snapshot == nullptr) {
+      return Status::NotFound("snapshot {} (current at that time) has expired", *id);
+    }
+  } else {
+    impl->snapshot = md.current_snapshot();
+  }
+  const Schema* schema = md.current_schema();
+  if ((o.snapshot_id || o.as_of_ms) && impl->snapshot && impl->snapshot->schema_id) {
+    if (const Schema* s = md.schema_by_id(*impl->snapshot->schema_id)) schema = s;
+  }
+  impl->table_schema = *schema;
+
+  auto out = std::make_shared<Schema>();
+  if (o.columns.empty()) {
+    out->fields = schema->fields;
+  } else {
+    for (const auto& name : o.columns) {
+      const Field* f = schema->FindByName(name);
+      if (f == nullptr) return Status::Invalid("no column named '{}'", name);
+      out->fields.push_back(*f);
+    }
+  }
+  auto read = std::make_shared<Schema>(*out);
+  if (!o.filter.empty()) {
+    ASSIGN_OR_RETURN(ExprPtr parsed, ParseFilter(o.filter));
+    ASSIGN_OR_RETURN(impl->filter, Bind(parsed, *schema));
+    std::vector<int32_t> ids;
+    ReferencedFieldIds(*impl->filter, &ids);
+    for (int32_t id : ids) {
+      // Add the top-level field holding `id` if the projection lacks it.
+      for (const Field& f : schema->fields) {
+        if (!FieldContains(f, id)) continue;
+        bool present = false;
+        for (const Field& r : read->fields) present |= r.id == f.id;
+        if (!present) read->fields.push_back(f);
+      }
+    }
+  }
+  for (const Field& f : read->fields) impl->read_ids.push_back(f.id);
+  impl->out_schema = out;
+  impl->read_schema = read;
+  impl->table = std::move(table);
+  return std::unique_ptr<TableScan>(new TableScan(std::move(impl)));
+}
+
+const std::shared_ptr<const Schema>& TableScan::schema() const { return impl_->out_schema; }
+std::optional<int64_t> TableScan::snapshot_id() const {
+  if (impl_->snapshot == nullptr) return std::nullopt;
+  return impl_->snapshot->snapshot_id;
+}
+
+Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
+  if (!impl_->planned) RETURN_IF_ERROR(impl_->Plan());
+  return impl_->tasks;
+}
+
+Result<bool> TableScan::Next(Batch* out) {
+  if (!impl_->planned) RETURN_IF_ERROR(impl_->Plan());
+  return impl_->ReadNext(out);
+}
+
+const ScanStats& TableScan::stats() const { return impl_->stats; }
+
+}  // namespace sluice::iceberg
