@@ -74,6 +74,19 @@ void Column::AppendRaw(const void* src, int64_t n) {
   size_ += n;
 }
 
+void Column::AppendBytesBulk(std::string_view heap, const uint32_t* offsets, int64_t n) {
+  if (n <= 0) return;
+  const uint32_t base = static_cast<uint32_t>(heap_.size()) - offsets[0];
+  heap_.append(heap.data() + offsets[0], offsets[n] - offsets[0]);
+  size_t pos = offsets_.size();
+  offsets_.resize(pos + static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) offsets_[pos + i] = offsets[i + 1] + base;
+  if (!validity_.empty()) {
+    for (int64_t i = 0; i < n; ++i) SetValidBit(size_ + i);
+  }
+  size_ += n;
+}
+
 void Column::ResizeFixed(int64_t n) {
   values_.resize(static_cast<size_t>(n * type_->value_width()));
   size_ = n;

@@ -104,6 +104,9 @@ class Column {
   }
   // Appends n values copied raw from `src` (fixed-width types), all valid.
   void AppendRaw(const void* src, int64_t n);
+  // Appends n byte values (string/binary/fixed/uuid), all valid: value i is
+  // heap[offsets[i] - offsets[0], offsets[i + 1] - offsets[0]). Bulk AppendBytes.
+  void AppendBytesBulk(std::string_view heap, const uint32_t* offsets, int64_t n);
   // Sets the number of fixed-width values and marks them all valid; the caller
   // fills mutable_data() afterwards. Only on an empty column.
   void ResizeFixed(int64_t n);

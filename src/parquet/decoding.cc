@@ -108,8 +108,22 @@ Status DecodeDictionary(std::string_view data, size_t n, const ValueBuffer* dict
     }
   }
   if (out->is_byte_array()) {
-    out->offsets.reserve(out->offsets.size() + n);
-    for (size_t i = 0; i < n; ++i) RETURN_IF_ERROR(out->AppendBytes(dict->Bytes(idx[i])));
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) total += dict->offsets[idx[i] + 1] - dict->offsets[idx[i]];
+    if (out->heap.size() + total > UINT32_MAX) {
+      return Status::NotImplemented("more than 4 GiB of byte arrays in one column chunk");
+    }
+    size_t pos = out->offsets.size();
+    out->offsets.resize(pos + n);
+    size_t heap_pos = out->heap.size();
+    out->heap.resize(heap_pos + total);
+    char* dst = out->heap.data();
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t begin = dict->offsets[idx[i]], len = dict->offsets[idx[i] + 1] - begin;
+      std::memcpy(dst + heap_pos, dict->heap.data() + begin, len);
+      heap_pos += len;
+      out->offsets[pos + i] = static_cast<uint32_t>(heap_pos);
+    }
     return Status::OK();
   }
   const size_t w = static_cast<size_t>(out->width);

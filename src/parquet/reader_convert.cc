@@ -37,11 +37,22 @@ int64_t TimeScale(const SchemaElement& e, bool target_nanos) {
   return 1;
 }
 
+// Sign-extends n (1..8) big-endian bytes.
+int64_t BigEndianToInt64(const uint8_t* p, size_t n) {
+  uint64_t v = 0;
+  std::memcpy(reinterpret_cast<uint8_t*>(&v) + (8 - n), p, n);
+  v = __builtin_bswap64(v);  // the n big-endian bytes, now in the low bits
+  int shift = static_cast<int>(64 - 8 * n);
+  return static_cast<int64_t>(v << shift) >> shift;
+}
+
+// Sign-extends n (0..16) big-endian bytes.
 int128_t BigEndianToInt128(const uint8_t* p, size_t n) {
-  // Sign-extend from the first byte.
-  uint128_t v = (n > 0 && (p[0] & 0x80)) ? ~uint128_t{0} : 0;
-  for (size_t i = 0; i < n; ++i) v = (v << 8) | p[i];
-  return static_cast<int128_t>(v);
+  if (n == 0) return 0;
+  if (n <= 8) return BigEndianToInt64(p, n);
+  uint64_t lo = __builtin_bswap64(LoadLE<uint64_t>(p + n - 8));
+  int128_t hi = BigEndianToInt64(p, n - 8);
+  return static_cast<int128_t>((static_cast<uint128_t>(hi) << 64) | lo);
 }
 
 float HalfToFloat(uint16_t h) {
@@ -196,8 +207,7 @@ Status ConvertValues(const ValueBuffer& in, const ColumnDescriptor& desc,
         return Status::OK();
       }
       if (desc.type->is_binary_like()) {
-        out->Reserve(static_cast<int64_t>(n));
-        for (size_t i = 0; i < n; ++i) out->AppendBytes(in.Bytes(i));
+        out->AppendBytesBulk(in.heap, in.offsets.data(), static_cast<int64_t>(n));
         return Status::OK();
       }
       break;
