@@ -184,6 +184,17 @@ Result<EncodeNode> Plan(const AvroNode& n, const DataType& t, const std::string&
   return e;
 }
 
+// Same physical Column layout (type ids and nesting; names and ids may differ).
+bool SameLayout(const DataType& a, const DataType& b) {
+  if (a.id() != b.id() || a.scale() != b.scale() || a.fields().size() != b.fields().size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.fields().size(); ++i) {
+    if (!SameLayout(*a.fields()[i].type, *b.fields()[i].type)) return false;
+  }
+  return true;
+}
+
 class Sink {
  public:
   explicit Sink(std::string* out) : out_(out) {}
@@ -315,15 +326,21 @@ Result<std::unique_ptr<RecordEncoder>> RecordEncoder::Make(const AvroNode& recor
   }
   auto enc = std::unique_ptr<RecordEncoder>(new RecordEncoder());
   RETURN_IF_ERROR(PlanRecord(record, schema.fields, "", &enc->root_));
-  enc->num_columns_ = schema.fields.size();
+  for (const Field& f : schema.fields) enc->types_.push_back(f.type);
   return enc;
 }
 
 Status RecordEncoder::Encode(const Batch& batch, int64_t begin, int64_t end,
                              std::string* out) const {
-  if (batch.columns.size() != num_columns_) {
+  if (batch.columns.size() != types_.size()) {
     return Status::Invalid("avro encode: batch has {} columns, the schema {}", batch.columns.size(),
-                           num_columns_);
+                           types_.size());
+  }
+  for (size_t i = 0; i < types_.size(); ++i) {
+    if (!SameLayout(*batch.columns[i].type(), *types_[i])) {
+      return Status::Invalid("avro encode: column {} is {}, the schema says {}", i,
+                             batch.columns[i].type()->ToString(), types_[i]->ToString());
+    }
   }
   auto column = [&batch](int i) { return &batch.columns[i]; };
   Sink sink(out);

@@ -61,7 +61,7 @@ class RecordEncoder {
 
  private:
   EncodeNode root_;
-  size_t num_columns_ = 0;
+  std::vector<TypePtr> types_;  // column types of the schema given to Make()
 };
 
 }  // namespace sluice::avro

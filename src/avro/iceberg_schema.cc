@@ -7,6 +7,8 @@ namespace sluice::avro {
 namespace {
 
 constexpr int32_t kNoId = INT32_MIN;  // placeholder for a missing id attribute
+// Field attribute holding the Iceberg name of a field whose Avro name was sanitized.
+constexpr char kIcebergFieldName[] = "iceberg-field-name";
 
 class AvroToIceberg {
  public:
@@ -154,6 +156,9 @@ Result<TypePtr> AvroToIceberg::Convert(const AvroNode& n, bool* required, const 
 Result<Field> AvroToIceberg::ConvertField(const AvroField& f, const std::string& path) {
   Field field;
   field.name = f.name;
+  if (auto it = f.props.find(kIcebergFieldName); it != f.props.end() && it->is_string()) {
+    field.name = it->get<std::string>();
+  }
   field.doc = f.doc;
   field.id = Id(f.field_id);
   ASSIGN_OR_RETURN(field.type, Convert(*f.type, &field.required, path));
@@ -203,7 +208,8 @@ Result<AvroNodePtr> FieldValue(const Field& f, const std::string& path) {
 
 Result<AvroField> ToAvroField(const Field& f, const std::string& path) {
   AvroField af;
-  af.name = f.name;
+  af.name = SanitizeAvroName(f.name);
+  if (af.name != f.name) af.props[kIcebergFieldName] = f.name;
   af.doc = f.doc;
   af.field_id = f.id;
   ASSIGN_OR_RETURN(af.type, FieldValue(f, path));
@@ -350,6 +356,43 @@ Result<Schema> AvroToIcebergSchema(const AvroNode& record) {
 Result<AvroNodePtr> IcebergToAvroSchema(const Schema& schema, const std::string& record_name) {
   ASSIGN_OR_RETURN(auto rec, ToRecord(schema.fields, record_name, ""));
   return AvroNodePtr(rec);
+}
+
+std::string SanitizeAvroName(std::string_view name) {
+  auto letter = [](unsigned char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+  };
+  auto digit = [](unsigned char ch) { return ch >= '0' && ch <= '9'; };
+  std::string out;
+  for (size_t i = 0; i < name.size();) {
+    unsigned char ch = static_cast<unsigned char>(name[i]);
+    if (letter(ch) || (i > 0 && digit(ch))) {
+      out.push_back(static_cast<char>(ch));
+      ++i;
+      continue;
+    }
+    if (i == 0 && digit(ch)) {
+      out.push_back('_');
+      out.push_back(static_cast<char>(ch));
+      ++i;
+      continue;
+    }
+    // One UTF-8 sequence -> its code point; a stray byte stands for itself.
+    uint32_t cp = ch;
+    size_t len = 1;
+    if (ch >= 0xc0) {
+      len = ch >= 0xf0 ? 4 : ch >= 0xe0 ? 3 : 2;
+      if (i + len > name.size()) {
+        len = 1;
+      } else {
+        cp = ch & (0x3f >> (len - 1));
+        for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (name[i + k] & 0x3f);
+      }
+    }
+    out += fmt::format("_x{:X}", cp);
+    i += len;
+  }
+  return out.empty() ? "_" : out;
 }
 
 int DecimalFixedSize(int precision) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "avro/schema.h"
 #include "columnar/types.h"
@@ -38,6 +39,13 @@ Result<AvroNodePtr> IcebergToAvroSchema(const Schema& schema, const std::string&
 // True for Iceberg's encoding of a non-string-key map: an array with
 // logicalType "map" whose items are a record of fields "key" and "value".
 bool IsKeyValueArray(const AvroNode& array);
+
+// A valid Avro name ([A-Za-z_][A-Za-z0-9_]*) for an Iceberg field name, as
+// Java Iceberg makes one: a leading digit gets a "_" prefix, any other invalid
+// character becomes "_x" + its code point in upper-case hex ("a-b" ->
+// "a_x2Db"). The writer keeps the original in the "iceberg-field-name"
+// attribute, which the reader prefers.
+std::string SanitizeAvroName(std::string_view name);
 
 // Bytes of the smallest two's-complement fixed that holds `precision` digits.
 int DecimalFixedSize(int precision);

@@ -210,6 +210,17 @@ TEST(AvroRoundTripTest, WriteErrorsLeaveFileConsistent) {
   EXPECT_EQ(got.json, "{\"id\":1,\"amount\":\"99.99\"}\n");
 }
 
+TEST(AvroRoundTripTest, BatchOfAnotherLayoutIsRejected) {
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
+  ASSERT_OK_AND_ASSIGN(Schema other, ParseColumnList("id INT NOT NULL"));
+  auto io = MakeMemoryFileIO();
+  ASSERT_OK_AND_ASSIGN(auto out, io->OpenOutput("l.avro"));
+  ASSERT_OK_AND_ASSIGN(auto writer, AvroWriter::Open(std::move(out), schema));
+  Batch batch = Batch::Make(std::make_shared<const Schema>(other));
+  batch.columns[0].Append<int32_t>(1);
+  ASSERT_ERROR(writer->Write(batch), StatusCode::kInvalidArgument, "column 0 is int");
+}
+
 TEST(AvroRoundTripTest, ReservedMetadataAndMismatchedSchemaAreRejected) {
   ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
   auto io = MakeMemoryFileIO();

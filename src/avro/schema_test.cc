@@ -149,3 +149,27 @@ TEST(AvroSchemaTest, AvroToIcebergIsLenient) {
 
 }  // namespace
 }  // namespace sluice::avro
+
+namespace sluice::avro {
+namespace {
+
+TEST(AvroSchemaTest, InvalidAvroNamesAreSanitizedAndRestored) {
+  EXPECT_EQ(SanitizeAvroName("ok_name1"), "ok_name1");
+  EXPECT_EQ(SanitizeAvroName("event-time"), "event_x2Dtime");
+  EXPECT_EQ(SanitizeAvroName("1st"), "_1st");
+  EXPECT_EQ(SanitizeAvroName("a b.c"), "a_x20b_x2Ec");
+  EXPECT_EQ(SanitizeAvroName("prix_€"), "prix__x20AC");
+  Schema schema;
+  schema.fields.push_back({1, "event-time", DataType::Long(), true, ""});
+  schema.fields.push_back({2, "2nd", DataType::String(), false, ""});
+  ASSERT_OK_AND_ASSIGN(AvroNodePtr avro, IcebergToAvroSchema(schema, "row"));
+  EXPECT_EQ(avro->fields[0].name, "event_x2Dtime");
+  EXPECT_EQ(avro->fields[0].props["iceberg-field-name"], "event-time");
+  ASSERT_OK_AND_ASSIGN(AvroNodePtr reparsed, ParseAvroSchema(AvroSchemaToString(*avro)));
+  ASSERT_OK_AND_ASSIGN(Schema back, AvroToIcebergSchema(*reparsed));
+  EXPECT_EQ(back.fields[0].name, "event-time");
+  EXPECT_EQ(back.fields[1].name, "2nd");
+}
+
+}  // namespace
+}  // namespace sluice::avro
