@@ -152,9 +152,12 @@ export function FromDuck(t, v, lossy = null) {
   switch (t.kind) {
     case 'boolean': need(typeof v === 'boolean', `DuckDB gave ${typeof v} for boolean`); return v;
     case 'int': need(typeof v === 'number', `DuckDB gave ${cls} for int`); return v;
-    case 'long': need(typeof v === 'bigint', `DuckDB gave ${cls} for long`); return v;
+    case 'long':  // UINTEGER comes as a number
+      need(typeof v === 'bigint' || Number.isSafeInteger(v), `DuckDB gave ${cls} for long`);
+      return BigInt(v);
     case 'float': case 'double': need(typeof v === 'number', `DuckDB gave ${cls}`); return v;
     case 'decimal':
+      if (typeof v === 'bigint' && t.s === 0) return v;  // UBIGINT read as DECIMAL(20,0)
       expect('DuckDBDecimalValue');
       need(v.scale === t.s, `DuckDB decimal scale ${v.scale} != ${t.s}`);
       return v.value;

@@ -31,10 +31,12 @@ export class RealSluice {
     return null;
   }
 
-  async Write(fields, {codec, rowGroupSize}, jsonl, out) {
+  // `stdin`: pass the JSON lines on standard input (IN = '-').
+  async Write(fields, {codec, rowGroupSize, stdin = false}, jsonl, out) {
     const args = ['parquet', 'write', '--schema', SqlColumnList(fields), '--codec', codec];
     if (rowGroupSize) args.push('--row-group-size', String(rowGroupSize));
-    const r = Run(this.bin, [...args, jsonl, out]);
+    const r = stdin ? Run(this.bin, [...args, '-', out], fs.readFileSync(jsonl))
+                    : Run(this.bin, [...args, jsonl, out]);
     if (r.code !== 0) throw new Error(`sluice parquet write failed (exit ${r.code}): ${r.stderr.trim()}\n  command: ${r.cmd}`);
   }
 
