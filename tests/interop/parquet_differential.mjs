@@ -21,6 +21,7 @@ import {DuckType, ExpectedParquetElements, ForDuckWriter, kPrimitiveKinds, Rando
 import {Canon, RandomFieldValue, RowToJson, ToJson, ToSql} from './lib/values.mjs';
 import {FromDuck, FromJson, ParseJsonLossless, TruncateTzNs} from './lib/normalize.mjs';
 import {FakeSluice, RealSluice} from './lib/sluice_cli.mjs';
+import {CheckWriteErrors} from './lib/error_cases.mjs';
 import {MakePredicates, SequentialFields, SequentialValues, StatsOracle} from './lib/stats_checks.mjs';
 
 const kCodecs = ['uncompressed', 'snappy', 'gzip', 'zstd', 'lz4_raw'];
@@ -375,7 +376,10 @@ for (const codec of ['snappy', 'zstd', 'uncompressed']) {
              () => DuckToSluice(i, codec, 2000, codec === 'zstd' ? 700 : 0, 'V2'));
 }
 
-if (!fake) await Case('duckdb->sluice other DuckDB types 2000 rows', () => DuckOtherTypesToSluice(2000));
+if (!fake) {
+  await Case('duckdb->sluice other DuckDB types 2000 rows', () => DuckOtherTypesToSluice(2000));
+  await Case('sluice parquet write rejects bad input', () => CheckWriteErrors(sluice, tmp));
+}
 
 console.log(`${passed} passed, ${failed} failed`);
 if (failed === 0 && process.env.SLUICE_INTEROP_KEEP !== "1") fs.rmSync(tmp, {recursive: true, force: true});

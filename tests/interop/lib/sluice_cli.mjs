@@ -40,6 +40,11 @@ export class RealSluice {
     if (r.code !== 0) throw new Error(`sluice parquet write failed (exit ${r.code}): ${r.stderr.trim()}\n  command: ${r.cmd}`);
   }
 
+  // Runs `sluice parquet write` on `text`, returns {code, stderr}.
+  WriteRaw(schemaSql, text, out) {
+    return Run(this.bin, ['parquet', 'write', '--schema', schemaSql, '-', out], text);
+  }
+
   // `sluice parquet schema|meta FILE` must succeed and name every top-level column.
   async Inspect(fields, file) {
     for (const sub of ['schema', 'meta']) {
