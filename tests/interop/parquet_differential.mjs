@@ -160,7 +160,7 @@ async function CheckCodec(file, codec) {
 // (a) sluice writes, DuckDB reads.
 async function SluiceToDuck(index, codec, n, allow) {
   const rng = new Rng(seed + index * 7919);
-  const fields = RandomSchema(rng, {allow});
+  const fields = RandomSchema(rng, {allow, oddName: true});
   const rows = GenerateRows(rng, fields, n);
   const jsonl = path.join(tmp, `a${index}.jsonl`);
   const file = path.join(tmp, `a${index}_${codec}.parquet`);

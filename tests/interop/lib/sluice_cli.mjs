@@ -74,11 +74,11 @@ function DuckFieldIds(fields, ids) {
     const nested = forType(f.type);
     return nested ? {__duckdb_field_id: ids.get(f), ...nested} : ids.get(f);
   };
-  return Object.fromEntries(fields.map((f) => [f.name, forField(f)]));
+  return Object.fromEntries(fields.map((f) => [f.name, forField(f)]));  // names: plain or quoted by DuckLiteral
 }
 
 const DuckLiteral = (o) => typeof o === 'number' ? String(o)
-    : `{${Object.entries(o).map(([k, v]) => `${k}: ${DuckLiteral(v)}`).join(', ')}}`;
+    : `{${Object.entries(o).map(([k, v]) => `'${k}': ${DuckLiteral(v)}`).join(', ')}}`;
 
 export class FakeSluice {
   constructor(conn) { this.conn = conn; this.name = 'DuckDB posing as sluice (SLUICE_FAKE=1)'; }
@@ -91,7 +91,7 @@ export class FakeSluice {
       return Object.fromEntries(fields.map((f, i) => [f.name, FromJson(f.type, j.entries[i][1])]));
     });
     await this.conn.run('DROP TABLE IF EXISTS fake_w');
-    await this.conn.run(`CREATE TABLE fake_w (${fields.map((f) => `${f.name} ${DuckType(f.type)}`).join(', ')})`);
+    await this.conn.run(`CREATE TABLE fake_w (${fields.map((f) => `"${f.name}" ${DuckType(f.type)}`).join(', ')})`);
     for (let i = 0; i < rows.length; i += 500) {
       const chunk = rows.slice(i, i + 500);
       await this.conn.run(`INSERT INTO fake_w VALUES ${chunk.map((r) => `(${fields.map((f) => ToSql(f.type, r[f.name])).join(', ')})`).join(', ')}`);

@@ -45,8 +45,13 @@ function SqlField(f) {
   return `${SqlType(f.type)}${f.required ? ' NOT NULL' : ''}`;
 }
 
+// Quotes names that are not plain identifiers.
+export function SqlName(name) {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `"${name}"`;
+}
+
 export function SqlColumnList(fields) {
-  return fields.map((f) => `${f.name} ${SqlField(f)}`).join(', ');
+  return fields.map((f) => `${SqlName(f.name)} ${SqlField(f)}`).join(', ');
 }
 
 // DuckDB's spelling. FIXED has no DuckDB type (BLOB); TIMESTAMPTZ_NS has none.
@@ -160,11 +165,13 @@ export function RandomType(rng, depth, allow = kPrimitiveKinds) {
 
 // A schema: `id BIGINT NOT NULL` (row number), one column of every primitive
 // kind in `allow` (random nullability), then `nested` random nested columns.
-export function RandomSchema(rng, {allow = kPrimitiveKinds, nested = 3} = {}) {
+// With `oddName`, also a column whose name needs quoting.
+export function RandomSchema(rng, {allow = kPrimitiveKinds, nested = 3, oddName = false} = {}) {
   const fields = [{name: 'id', type: {kind: 'long'}, required: true}];
   for (const kind of allow) {
     fields.push({name: `c_${kind}`, type: RandomPrimitive(rng, kind), required: rng.bool(0.3)});
   }
+  if (oddName) fields.push({name: 'Odd name é/中', type: RandomPrimitive(rng, 'string'), required: false});
   for (let i = 0; i < nested; ++i) {
     let t;
     do t = RandomType(rng, 3, allow); while (!['list', 'map', 'struct'].includes(t.kind));
