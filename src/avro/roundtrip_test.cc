@@ -210,6 +210,21 @@ TEST(AvroRoundTripTest, WriteErrorsLeaveFileConsistent) {
   EXPECT_EQ(got.json, "{\"id\":1,\"amount\":\"99.99\"}\n");
 }
 
+TEST(AvroRoundTripTest, LargeBatchIsSplitIntoBlocks) {
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL, name STRING"));
+  auto sp = std::make_shared<const Schema>(schema);
+  std::mt19937_64 rng(12);
+  Batch batch = testing::RandomBatch(sp, 5000, &rng);
+  auto io = MakeMemoryFileIO();
+  WriterOptions options;
+  options.block_bytes = 4096;
+  ASSERT_OK(WriteFile(io.get(), "big.avro", schema, {&batch}, options).status());
+  ASSERT_OK_AND_ASSIGN(ReadResult got, ReadBack(io.get(), "big.avro"));
+  EXPECT_EQ(got.rows, 5000);
+  EXPECT_GE(got.blocks, 10);
+  EXPECT_EQ(got.json, JsonRows(batch));
+}
+
 TEST(AvroRoundTripTest, BatchOfAnotherLayoutIsRejected) {
   ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
   ASSERT_OK_AND_ASSIGN(Schema other, ParseColumnList("id INT NOT NULL"));

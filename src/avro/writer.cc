@@ -1,5 +1,6 @@
 #include "avro/writer.h"
 
+#include <algorithm>
 #include <random>
 
 #include "avro/iceberg_schema.h"
@@ -67,32 +68,54 @@ Status AvroWriter::WriteHeader() {
 
 Status AvroWriter::Write(const Batch& batch) {
   if (closed_) return Status::Invalid("avro file {}: write after close", file_->path());
+  // Encode the whole batch first (so a bad row leaves nothing behind), noting
+  // where blocks of about block_bytes end; then flush the complete blocks.
+  constexpr int64_t kChunkRows = 256;
   size_t mark = buffer_.size();
-  Status st = encoder_->Encode(batch, 0, batch.num_rows(), &buffer_);
-  if (!st.ok()) {
-    buffer_.resize(mark);
-    return st.WithContextF("avro file {}", file_->path());
+  std::vector<std::pair<size_t, int64_t>> cuts;  // (end byte, rows) of each full block
+  size_t block_start = 0;
+  int64_t rows_in_block = block_rows_;
+  for (int64_t begin = 0; begin < batch.num_rows(); begin += kChunkRows) {
+    int64_t end = std::min(batch.num_rows(), begin + kChunkRows);
+    Status st = encoder_->Encode(batch, begin, end, &buffer_);
+    if (!st.ok()) {
+      buffer_.resize(mark);
+      return st.WithContextF("avro file {}", file_->path());
+    }
+    rows_in_block += end - begin;
+    if (static_cast<int64_t>(buffer_.size() - block_start) >= options_.block_bytes) {
+      cuts.emplace_back(buffer_.size(), rows_in_block);
+      block_start = buffer_.size();
+      rows_in_block = 0;
+    }
   }
-  block_rows_ += batch.num_rows();
   rows_written_ += batch.num_rows();
-  if (static_cast<int64_t>(buffer_.size()) >= options_.block_bytes) return FlushBlock();
+  size_t flushed = 0;
+  for (const auto& [end, rows] : cuts) {
+    RETURN_IF_ERROR(WriteBlock(std::string_view(buffer_).substr(flushed, end - flushed), rows));
+    flushed = end;
+  }
+  buffer_.erase(0, flushed);
+  block_rows_ = rows_in_block;
   return Status::OK();
 }
 
 Status AvroWriter::FlushBlock() {
   if (block_rows_ == 0) return Status::OK();
-  RETURN_IF_ERROR_CTX(Compress(options_.codec, buffer_, &compressed_), "avro file {}",
-                      file_->path());
-  std::string head;
-  AppendLong(&head, block_rows_);
-  AppendLong(&head, static_cast<int64_t>(compressed_.size()));
-  RETURN_IF_ERROR(file_->Append(head));
-  RETURN_IF_ERROR(file_->Append(compressed_));
-  RETURN_IF_ERROR(
-      file_->Append(std::string_view(reinterpret_cast<const char*>(sync_.data()), sync_.size())));
+  RETURN_IF_ERROR(WriteBlock(buffer_, block_rows_));
   buffer_.clear();
   block_rows_ = 0;
   return Status::OK();
+}
+
+Status AvroWriter::WriteBlock(std::string_view data, int64_t rows) {
+  RETURN_IF_ERROR_CTX(Compress(options_.codec, data, &compressed_), "avro file {}", file_->path());
+  std::string head;
+  AppendLong(&head, rows);
+  AppendLong(&head, static_cast<int64_t>(compressed_.size()));
+  RETURN_IF_ERROR(file_->Append(head));
+  RETURN_IF_ERROR(file_->Append(compressed_));
+  return file_->Append(std::string_view(reinterpret_cast<const char*>(sync_.data()), sync_.size()));
 }
 
 Result<int64_t> AvroWriter::Close() {

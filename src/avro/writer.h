@@ -2,8 +2,9 @@
 //
 // Open() writes the header (magic, metadata with avro.schema and avro.codec
 // plus the caller's keys, sync marker). Write() encodes a whole batch or
-// nothing: on error the file is unchanged by that call. Blocks are flushed when
-// the encoded rows reach WriterOptions::block_bytes. Close() flushes, closes the
+// nothing: on error the file is unchanged by that call. A block is cut once
+// its encoded rows reach WriterOptions::block_bytes (checked every 256 rows,
+// also inside one large batch). Close() flushes, closes the
 // OutputFile (which makes the file visible) and returns the file size;
 // destroying an unclosed writer discards the file.
 //
@@ -60,6 +61,7 @@ class AvroWriter {
   AvroWriter() = default;
   Status WriteHeader();
   Status FlushBlock();
+  Status WriteBlock(std::string_view data, int64_t rows);
 
   std::unique_ptr<OutputFile> file_;
   WriterOptions options_;
