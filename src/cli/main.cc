@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/context.h"
 
 namespace sluice::cli {
 
@@ -17,9 +18,15 @@ int main(int argc, char** argv) {
                "sluice"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "sluice 0.1.0");
+  auto& globals = sluice::cli::Globals();
+  app.add_option("--warehouse", globals.warehouse, "Warehouse folder")->capture_default_str();
+  app.add_option("--catalog", globals.catalog,
+                 "Catalog URI: sqlite:PATH or postgresql://... (default: <warehouse>/catalog.db)");
   int exit_code = 0;
   sluice::cli::RegisterParquetCommands(app, &exit_code);
   sluice::cli::RegisterAvroCommands(app, &exit_code);
+  sluice::cli::RegisterCatalogCommands(app, &exit_code);
+  sluice::cli::RegisterScanCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
