@@ -110,12 +110,8 @@ Status RunWrite(const WriteArgs& args) {
     }
     std::string_view lines = data.substr(0, end);
     RETURN_IF_ERROR_CTX(decoder->DecodeLines(lines, line_no, &batch, nullptr, nullptr,
-                                             /*padded=*/true),
+                                             /*padded=*/true, &line_no),
                         "{}", args.input);
-    for (const char *p = lines.data(), *e = p + lines.size();
-         (p = static_cast<const char*>(std::memchr(p, '\n', e - p))) != nullptr; ++p) {
-      ++line_no;
-    }
     input->Consume(end);
     if (batch.num_rows() >= kBatchRows || !more) {
       RETURN_IF_ERROR(writer->Write(batch));

@@ -72,9 +72,11 @@ class JsonDecoder {
   // given, receives the rows appended by this call.
   // When `padded`, at least kPadding readable bytes follow `buffer` (their
   // content is ignored) and the buffer is parsed in place instead of copied.
+  // `*next_line_no`, when given, receives the number of the line after the
+  // last one read.
   Status DecodeLines(std::string_view buffer, int64_t first_line_no, Batch* batch,
                      const ErrorHandler& on_error = nullptr, int64_t* rows_appended = nullptr,
-                     bool padded = false);
+                     bool padded = false, int64_t* next_line_no = nullptr);
 
   static constexpr size_t kPadding = 64;
 

@@ -117,7 +117,6 @@ class TypedColumnWriter final : public ColumnWriter {
     source_.Gather(s, &values_);
     const int64_t n = static_cast<int64_t>(values_.size());
     page_values_ += n;
-    UpdateStats();
     if (mode_ == kDict && first_page_ && page_values_ - n >= kDictionaryProbeValues &&
         dict_.size() * 2 > page_values_ - n) {
       // Mostly distinct values so far: drop the dictionary before paying for
@@ -125,6 +124,9 @@ class TypedColumnWriter final : public ColumnWriter {
       DictionaryToPlain();
       mode_ = kPlain;
     }
+    // Byte strings in dictionary pages get their statistics from the distinct
+    // values a page uses (StatsFromIndices), not value by value.
+    if (!kBytes || mode_ != kDict) UpdateStats();
     if (mode_ == kDict) {
       size_t base = indices_.size();
       indices_.resize(base + n);
@@ -270,7 +272,27 @@ class TypedColumnWriter final : public ColumnWriter {
   }
 
   // Re-encodes the open page's dictionary indices as PLAIN values.
+  // Folds the distinct dictionary values referenced by the open page into its
+  // min/max (byte strings only; others are tracked value by value).
+  void StatsFromIndices() {
+    if constexpr (kBytes) {
+      if (seen_.size() < static_cast<size_t>(dict_.size())) seen_.resize(dict_.size(), 0);
+      for (uint32_t i : indices_) {
+        if (!seen_[i]) {
+          seen_[i] = 1;
+          used_.push_back(i);
+        }
+      }
+      for (uint32_t i : used_) {
+        page_mm_.Update(dict_.value(i));
+        seen_[i] = 0;
+      }
+      used_.clear();
+    }
+  }
+
   void DictionaryToPlain() {
+    StatsFromIndices();
     for (uint32_t i : indices_) {
       if constexpr (kBytes) {
         std::string_view v = dict_.value(i);
@@ -314,6 +336,7 @@ class TypedColumnWriter final : public ColumnWriter {
     }
     const int64_t levels_bytes = static_cast<int64_t>(body_.size());
     if (dict_page) {
+      StatsFromIndices();
       int bw = BitWidth(static_cast<uint64_t>(dict_.size() - 1));
       if (bw == 0) bw = 1;
       body_.push_back(static_cast<char>(bw));
@@ -415,6 +438,8 @@ class TypedColumnWriter final : public ColumnWriter {
   std::vector<T> values_;
   std::vector<int16_t> def_, rep_;
   std::vector<uint32_t> indices_;
+  std::vector<uint8_t> seen_;  // StatsFromIndices scratch, all zero between calls
+  std::vector<uint32_t> used_;
   std::vector<uint8_t> bools_;
   std::string plain_, body_, compressed_, header_, scratch_, pages_;
   int64_t page_levels_ = 0, page_values_ = 0, page_rows_ = 0, page_nans_ = 0;
