@@ -135,15 +135,26 @@ async function CompareDuckWithExpected(file, fields, expectedRow, n, onRow = nul
   mm.Check(`DuckDB's reading of ${file}`);
 }
 
+// parquet_schema(): names, field ids, repetitions and physical types as the
+// Iceberg spec maps sluice's types.
 async function CheckFieldIds(file, fields) {
-  const r = await conn.runAndReadAll(`SELECT name, field_id FROM parquet_schema('${file}')`);
+  const r = await conn.runAndReadAll(
+      `SELECT name, field_id, repetition_type AS rep, type, type_length FROM parquet_schema('${file}')`);
   const actual = r.getRowObjects().slice(1);
   const expected = ExpectedParquetElements(fields);
-  const fmt = (e) => `${e.name ?? '*'}:${e.id ?? '-'}`;
-  const exp = expected.map(fmt).join(' ');
-  const act = actual.map((e, i) => fmt({name: expected[i]?.name === null ? null : e.name,
-                                        id: e.field_id === null ? null : Number(e.field_id)})).join(' ');
-  if (exp !== act) throw new Error(`field ids in ${file}:\n    expected ${exp}\n    actual   ${act}`);
+  // DuckDB posing as sluice cannot write REQUIRED columns or FIXED: ids only.
+  const fmt = (e) => `${e.name ?? '*'} id=${e.id ?? '-'}` + (fake ? '' : ` ${e.rep} ${e.phys ?? 'group'}`);
+  const problems = [];
+  for (let i = 0; i < Math.max(actual.length, expected.length); ++i) {
+    const exp = expected[i] ? fmt(expected[i]) : '(none)';
+    const a = actual[i];
+    const act = a ? fmt({name: expected[i]?.name === null ? null : a.name,
+                         id: a.field_id === null ? null : Number(a.field_id), rep: a.rep,
+                         phys: a.type === null ? null : a.type === 'FIXED_LEN_BYTE_ARRAY' ? `${a.type}(${a.type_length})` : a.type})
+                  : '(none)';
+    if (exp !== act) problems.push(`element ${i + 1}: expected ${exp}, actual ${act}`);
+  }
+  if (problems.length) throw new Error(`parquet schema of ${file}:\n    ${problems.slice(0, 10).join('\n    ')}`);
 }
 
 async function CheckCodec(file, codec) {

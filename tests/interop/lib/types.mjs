@@ -109,22 +109,46 @@ export function AssignFieldIds(fields) {
   return ids;
 }
 
+// Bytes of the smallest FIXED_LEN_BYTE_ARRAY holding a decimal of precision p.
+export function DecimalBytes(p) {
+  let n = 1;
+  while (2n ** BigInt(8 * n - 1) - 1n < 10n ** BigInt(p) - 1n) ++n;
+  return n;
+}
+
+// Physical type (and width) the Iceberg spec maps a primitive type to.
+export function PhysicalType(t) {
+  switch (t.kind) {
+    case 'boolean': return 'BOOLEAN';
+    case 'int': case 'date': return 'INT32';
+    case 'long': case 'time': case 'timestamp': case 'timestamptz': case 'timestamp_ns':
+    case 'timestamptz_ns': return 'INT64';
+    case 'float': return 'FLOAT';
+    case 'double': return 'DOUBLE';
+    case 'decimal': return t.p <= 9 ? 'INT32' : t.p <= 18 ? 'INT64' : `FIXED_LEN_BYTE_ARRAY(${DecimalBytes(t.p)})`;
+    case 'string': case 'binary': return 'BYTE_ARRAY';
+    case 'uuid': return 'FIXED_LEN_BYTE_ARRAY(16)';
+    case 'fixed': return `FIXED_LEN_BYTE_ARRAY(${t.n})`;
+  }
+  return null;  // a group
+}
+
 // Expected Parquet schema elements (after the root) in schema order, as
-// {name, id}; the repeated middle groups of lists and maps carry no id and
-// their name is not checked (name null).
+// {name, id, rep, phys}; the repeated middle groups of lists and maps carry no
+// id and their name is not checked (name null).
 export function ExpectedParquetElements(fields) {
   const ids = AssignFieldIds(fields);
   const out = [];
   const visit = (f, name) => {
-    out.push({name, id: ids.get(f)});
     const t = f.type;
+    out.push({name, id: ids.get(f), rep: f.required ? 'REQUIRED' : 'OPTIONAL', phys: PhysicalType(t)});
     if (t.kind === 'struct') for (const c of t.fields) visit(c, c.name);
     if (t.kind === 'list') {
-      out.push({name: null, id: null});
+      out.push({name: null, id: null, rep: 'REPEATED', phys: null});
       visit(t.elem, 'element');
     }
     if (t.kind === 'map') {
-      out.push({name: null, id: null});
+      out.push({name: null, id: null, rep: 'REPEATED', phys: null});
       visit(t.key, 'key');
       visit(t.value, 'value');
     }
