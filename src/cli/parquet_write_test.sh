@@ -35,8 +35,8 @@ grep -q "line 3: field amount: decimal '12.345' has more than 2 fractional digit
 ls "$tmp" | grep -q "^bad.parquet" && fail "bad input: left $(ls "$tmp" | grep bad.parquet)"
 
 # A required field missing deep in the input, from stdin, over several read chunks.
-{ for i in $(seq 1 30000); do echo "{\"id\":$i,\"note\":\"$(printf '%040d' "$i")\"}"; done
-  echo '{"note":"no id"}'; } > "$tmp/big.jsonl"
+awk 'BEGIN { for (i = 1; i <= 30000; i++) printf "{\"id\":%d,\"note\":\"%040d\"}\n", i, i
+             print "{\"note\":\"no id\"}" }' > "$tmp/big.jsonl"
 "$sluice" parquet write --schema "$schema" - "$tmp/big.parquet" < "$tmp/big.jsonl" 2> "$tmp/err"
 rc=$?
 [ $rc -eq 1 ] || fail "stdin bad input: exit $rc"
