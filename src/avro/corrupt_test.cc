@@ -131,6 +131,27 @@ TEST(AvroDecodeTest, BadValuesAreCorruption) {
                "2 bytes left after its last record");
 }
 
+TEST(AvroDecodeTest, ErrorsNameTheRecordWithinItsBlock) {
+  const char* schema = R"({"type":"record","name":"r","fields":[{"name":"x","type":"int"}]})";
+  std::string block;
+  for (int i = 0; i < 5; ++i) Long(&block, i);
+  Long(&block, int64_t{1} << 40);  // record 5 does not fit an int
+  auto io = MakeMemoryFileIO();
+  ASSERT_OK(io->WriteFile("b.avro", Container(schema, {{6, block}})));
+  ASSERT_OK_AND_ASSIGN(auto file, io->OpenInput("b.avro"));
+  ReaderOptions options;
+  options.batch_rows = 2;
+  ASSERT_OK_AND_ASSIGN(auto reader, AvroReader::Open(std::move(file), options));
+  Batch batch;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_OK_AND_ASSIGN(bool more, reader->Next(&batch));
+    ASSERT_TRUE(more);
+    EXPECT_EQ(batch.num_rows(), 2);
+  }
+  ASSERT_ERROR(reader->Next(&batch), StatusCode::kCorruption,
+               "b.avro: offset 117: block 0 (data): record 5: x: byte 5: int out of range");
+}
+
 TEST(AvroDecodeTest, HugeCountsAndLengthsAreRejectedBeforeAllocating) {
   std::string huge_array;
   Long(&huge_array, int64_t{1} << 60);

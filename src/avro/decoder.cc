@@ -127,13 +127,16 @@ Result<DecodeNode> Compile(const AvroNode& n, const std::string& name, int depth
 
 class Cursor {
  public:
-  Cursor(const uint8_t* data, size_t size) : begin_(data), p_(data), end_(data + size) {}
+  Cursor(std::string_view block, size_t pos)
+      : begin_(reinterpret_cast<const uint8_t*>(block.data())),
+        p_(begin_ + pos),
+        end_(begin_ + block.size()) {}
 
-  bool Records(const DecodeNode& root, int64_t count, Batch* batch) {
+  bool Records(const DecodeNode& root, int64_t count, Batch* batch, int64_t first_record) {
     for (int64_t r = 0; r < count; ++r) {
       for (size_t i = 0; i < root.children.size(); ++i) {
         if (!Value(root.children[i], &batch->columns[i])) {
-          error_ = fmt::format("record {}: {}", r, error_);
+          error_ = fmt::format("record {}: {}", first_record + r, error_);
           return false;
         }
       }
@@ -142,7 +145,7 @@ class Cursor {
   }
 
   const std::string& error() const { return error_; }
-  size_t consumed() const { return static_cast<size_t>(p_ - begin_); }
+  size_t position() const { return static_cast<size_t>(p_ - begin_); }
 
  private:
   bool Fail(std::string_view what) {
@@ -162,9 +165,13 @@ class Cursor {
     return true;
   }
   bool Int(int32_t* v) {
+    const uint8_t* start = p_;
     int64_t l;
     if (!Long(&l)) return false;
-    if (l < INT32_MIN || l > INT32_MAX) return Fail(fmt::format("int out of range: {}", l));
+    if (l < INT32_MIN || l > INT32_MAX) {
+      p_ = start;  // report where the value begins
+      return Fail(fmt::format("int out of range: {}", l));
+    }
     *v = static_cast<int32_t>(l);
     return true;
   }
@@ -397,15 +404,18 @@ Result<std::unique_ptr<RecordDecoder>> RecordDecoder::Make(const AvroNode& recor
   return decoder;
 }
 
-Status RecordDecoder::Decode(const uint8_t* data, size_t size, int64_t count, Batch* batch,
-                             size_t* consumed) const {
+Status RecordDecoder::Decode(std::string_view block, size_t* pos, int64_t count,
+                             int64_t first_record, Batch* batch) const {
   if (batch->columns.size() != root_.children.size()) {
     return Status::Internal("avro: batch has {} columns, record has {} fields",
                             batch->columns.size(), root_.children.size());
   }
-  Cursor cursor(data, size);
-  if (!cursor.Records(root_, count, batch)) return Status::Corruption("{}", cursor.error());
-  *consumed = cursor.consumed();
+  if (*pos > block.size()) return Status::Internal("avro: decode position past the block");
+  Cursor cursor(block, *pos);
+  if (!cursor.Records(root_, count, batch, first_record)) {
+    return Status::Corruption("{}", cursor.error());
+  }
+  *pos = cursor.position();
   return Status::OK();
 }
 

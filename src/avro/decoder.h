@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "avro/schema.h"
@@ -58,11 +59,12 @@ class RecordDecoder {
   // schema of the batches Decode() fills.
   static Result<std::unique_ptr<RecordDecoder>> Make(const AvroNode& record);
 
-  // Decodes `count` records from [data, data + size), appending one row per
-  // record to `batch` (whose columns match the record's Iceberg schema).
-  // On success *consumed is the number of bytes read.
-  Status Decode(const uint8_t* data, size_t size, int64_t count, Batch* batch,
-                size_t* consumed) const;
+  // Decodes `count` records from `block` starting at byte *pos, appending one
+  // row per record to `batch` (whose columns match the record's Iceberg
+  // schema), and advances *pos past them. Errors give byte offsets within
+  // `block` and number records from `first_record`.
+  Status Decode(std::string_view block, size_t* pos, int64_t count, int64_t first_record,
+                Batch* batch) const;
 
   // Smallest encoding of one record in bytes (0 is possible, e.g. no fields).
   int64_t min_record_bytes() const { return root_.min_bytes; }

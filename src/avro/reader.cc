@@ -194,6 +194,7 @@ Result<bool> AvroReader::LoadBlock() {
   offset_ = data_offset + bytes + 16;
   block_pos_ = 0;
   block_rows_left_ = count;
+  block_count_ = count;
   ++blocks_read_;
   return true;
 }
@@ -211,16 +212,13 @@ Result<bool> AvroReader::Next(Batch* batch) {
   int64_t n = block_rows_left_;
   if (options_.batch_rows > 0) n = std::min(n, options_.batch_rows);
   for (Column& c : batch->columns) c.Reserve(n);
-  size_t consumed = 0;
-  Status st = decoder_->Decode(reinterpret_cast<const uint8_t*>(block_.data()) + block_pos_,
-                               block_.size() - block_pos_, n, batch, &consumed);
+  Status st = decoder_->Decode(block_, &block_pos_, n, block_count_ - block_rows_left_, batch);
   std::string where = fmt::format("block {}", blocks_read_ - 1);
   if (!st.ok()) {
     return Corrupt(block_offset_,
                    fmt::format("{} ({}): {}", where,
                                codec_ == Codec::kNull ? "data" : "decompressed", st.message()));
   }
-  block_pos_ += consumed;
   block_rows_left_ -= n;
   rows_read_ += n;
   if (block_rows_left_ == 0 && block_pos_ != block_.size()) {

@@ -77,6 +77,7 @@ class AvroReader {
   std::string raw_;           // current block as stored
   std::string block_;         // current block decompressed
   size_t block_pos_ = 0;      // bytes of block_ decoded
+  int64_t block_count_ = 0;   // records in the current block
   int64_t block_rows_left_ = 0;
   int64_t blocks_read_ = 0;
   int64_t rows_read_ = 0;
