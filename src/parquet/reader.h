@@ -45,6 +45,8 @@ struct ReaderOptions {
   // Iceberg field ids to read, at any depth; selecting a field selects its
   // whole subtree; a nested field keeps its ancestors (structs pruned to the
   // selected members; lists and maps are kept whole). Empty = all columns.
+  // Ids the file does not have are ignored (the Iceberg layer fills those
+  // columns); structs without any leaf column are dropped.
   std::vector<int32_t> field_ids;
   // All must hold for a row group to be read (AND).
   std::vector<IntRangePredicate> int_ranges;

@@ -77,7 +77,7 @@ class ChunkReader {
 
  private:
   Status Decompress(std::string_view body, size_t size, std::string_view* out) {
-    if (meta_.codec == CompressionCodec::kUncompressed) {
+    if (meta_.codec == CompressionCodec::kUncompressed || (size == 0 && body.empty())) {
       if (body.size() != size) {
         return Status::Corruption("uncompressed page of {} bytes, header says {}", body.size(),
                                   size);
