@@ -78,6 +78,8 @@ TEST(AvroSchemaTest, RejectsBadSchemas) {
   std::string deep = "\"int\"";
   for (int i = 0; i < 500; ++i) deep = "{\"type\":\"array\",\"items\":" + deep + "}";
   ASSERT_ERROR(ParseAvroSchema(deep), StatusCode::kNotImplemented, "nested deeper");
+  std::string brackets = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_FALSE(ParseAvroSchema(brackets).ok());  // no stack overflow
 }
 
 TEST(AvroSchemaTest, IcebergToAvroFollowsTheSpecMapping) {
