@@ -151,8 +151,7 @@ class TypedColumnWriter final : public ColumnWriter {
   }
 
   int64_t BufferedSize() const override {
-    return static_cast<int64_t>(pages_.size()) + EstimatedPageSize() +
-           (mode_ == kPlain ? 0 : dict_.plain_size());
+    return pages_bytes_ + EstimatedPageSize() + (mode_ == kPlain ? 0 : dict_.plain_size());
   }
 
   Status FlushChunk(OutputFile* out, ColumnChunk* chunk) override {
@@ -190,7 +189,10 @@ class TypedColumnWriter final : public ColumnWriter {
       md.encodings.push_back(Encoding::kRle);
     }
     md.data_page_offset = out->position();
-    RETURN_IF_ERROR(out->Append(pages_));
+    for (size_t i = 0; i < num_pages_; ++i) {
+      RETURN_IF_ERROR(out->Append(pages_[i].header));
+      RETURN_IF_ERROR(out->Append(pages_[i].data));
+    }
     md.total_uncompressed_size = uncompressed;
     md.total_compressed_size = out->position() - start;
     md.statistics =
@@ -205,7 +207,8 @@ class TypedColumnWriter final : public ColumnWriter {
     file_nulls_ += chunk_nulls_;
     file_nans_ += chunk_nans_;
     // Start the next chunk.
-    pages_.clear();
+    num_pages_ = 0;
+    pages_bytes_ = 0;
     chunk_mm_.Reset();
     chunk_nulls_ = chunk_nans_ = chunk_levels_ = chunk_uncompressed_ = 0;
     dict_.Clear();
@@ -349,17 +352,22 @@ class TypedColumnWriter final : public ColumnWriter {
       body_.append(plain_);
       used_plain_pages_ = true;
     }
-    compressed_.clear();
+    // Each page keeps its own buffers (reused by later chunks): no copying
+    // of compressed bytes into one growing chunk buffer.
+    if (num_pages_ == pages_.size()) pages_.emplace_back();
+    PageBuffer& page = pages_[num_pages_++];
+    std::string& compressed = page.data;
+    compressed.clear();
     std::string_view body(body_);
     if (v2) {
-      compressed_.append(body.substr(0, levels_bytes));
+      compressed.append(body.substr(0, levels_bytes));
       body.remove_prefix(levels_bytes);
     }
-    RETURN_IF_ERROR(compressor_->Compress(body, &compressed_));
+    RETURN_IF_ERROR(compressor_->Compress(body, &compressed));
 
     PageHeader h;
     h.uncompressed_page_size = static_cast<int32_t>(body_.size());
-    h.compressed_page_size = static_cast<int32_t>(compressed_.size());
+    h.compressed_page_size = static_cast<int32_t>(compressed.size());
     const Encoding encoding = dict_page ? Encoding::kRleDictionary : Encoding::kPlain;
     std::optional<Statistics> stats;
     if (options_.page_statistics) {
@@ -387,11 +395,10 @@ class TypedColumnWriter final : public ColumnWriter {
       d.statistics = std::move(stats);
       h.data_page_header = std::move(d);
     }
-    header_.clear();
-    SerializePageHeader(h, &header_);
-    pages_.append(header_);
-    pages_.append(compressed_);
-    chunk_uncompressed_ += static_cast<int64_t>(header_.size() + body_.size());
+    page.header.clear();
+    SerializePageHeader(h, &page.header);
+    pages_bytes_ += static_cast<int64_t>(page.header.size() + compressed.size());
+    chunk_uncompressed_ += static_cast<int64_t>(page.header.size() + body_.size());
 
     chunk_mm_.Merge(page_mm_);
     chunk_nulls_ += page_levels_ - page_values_;
@@ -441,7 +448,13 @@ class TypedColumnWriter final : public ColumnWriter {
   std::vector<uint8_t> seen_;  // StatsFromIndices scratch, all zero between calls
   std::vector<uint32_t> used_;
   std::vector<uint8_t> bools_;
-  std::string plain_, body_, compressed_, header_, scratch_, pages_;
+  std::string plain_, body_, compressed_, header_, scratch_;
+  struct PageBuffer {
+    std::string header, data;
+  };
+  std::vector<PageBuffer> pages_;  // the first num_pages_ hold the chunk's data pages
+  size_t num_pages_ = 0;
+  int64_t pages_bytes_ = 0;
   int64_t page_levels_ = 0, page_values_ = 0, page_rows_ = 0, page_nans_ = 0;
   int64_t chunk_levels_ = 0, chunk_nulls_ = 0, chunk_nans_ = 0, chunk_uncompressed_ = 0;
   int64_t file_nulls_ = 0, file_nans_ = 0;
