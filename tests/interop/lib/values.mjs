@@ -194,3 +194,9 @@ export function ToSql(t, v) {
 export function Canon(t, v) {
   return ToJson(t, v);
 }
+
+// Fast path of Canon(t, a) === Canon(t, b) for primitive values; false for
+// nested values (then compare Canon texts).
+export function SamePrimitive(a, b) {
+  return typeof a !== 'object' || a === null ? Object.is(a, b) : false;
+}
