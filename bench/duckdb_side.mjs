@@ -1,6 +1,7 @@
 // The DuckDB side of the Parquet benchmark, single-threaded (SET threads=1).
 //   node bench/duckdb_side.mjs write IN.jsonl OUT.parquet   → JSON lines to zstd Parquet
 //   node bench/duckdb_side.mjs read FILE.parquet            → full scan with every value hashed
+//   node bench/duckdb_side.mjs tojson FILE.parquet          → full scan printed as JSON lines to /dev/null
 // Prints the seconds the statement took (DuckDB start-up excluded) and, for
 // read, the row count.
 import {createRequire} from 'node:module';
@@ -25,8 +26,10 @@ if (mode === 'write') {
   const r = await conn.runAndReadAll(`SELECT count(*) AS n, sum(hash(id, user_id, kind, url, amount, ts, note)) AS h ` +
                                      `FROM read_parquet(${q(a)})`);
   rows = ` ${r.getRowObjects()[0].n}`;
+} else if (mode === 'tojson') {
+  await conn.run(`COPY (SELECT * FROM read_parquet(${q(a)})) TO '/dev/null' (FORMAT json)`);
 } else {
-  console.error('usage: duckdb_side.mjs write IN OUT | read FILE');
+  console.error('usage: duckdb_side.mjs write IN OUT | read FILE | tojson FILE');
   process.exit(2);
 }
 console.log(`${Number(process.hrtime.bigint() - t0) / 1e9}${rows}`);
