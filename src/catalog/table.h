@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,24 @@ struct CommitOptions {
   int max_backoff_ms = 2000;
   int manifest_merge_min_count = 100;                // commit.manifest.min-count-to-merge
   int64_t manifest_target_bytes = int64_t{8} << 20;  // commit.manifest.target-size-bytes
+};
+
+// One snapshot's worth of changes. Files to remove are named by path; on a
+// retry after a conflict they must still be live in the refreshed table (else
+// the commit fails with kConflict: the files it replaces are gone). With
+// `fail_on_new_deletes`, a delete file added since `base_snapshot_id` that
+// applies to a removed data file also fails the commit (a rewrite must not
+// resurrect deleted rows).
+struct SnapshotUpdate {
+  std::string operation = "append";  // append | overwrite | delete | replace
+  std::vector<iceberg::DataFile> add_data;
+  std::vector<iceberg::DataFile> add_deletes;
+  std::vector<std::string> remove_paths;
+  // Data files that must still be live (delete files added refer to them).
+  std::vector<std::string> require_paths;
+  std::map<std::string, std::string> summary;  // extra keys (e.g. sluice.offsets)
+  bool fail_on_new_deletes = false;
+  std::optional<int64_t> base_snapshot_id;  // what the change was planned against
 };
 
 class Table {
@@ -55,6 +74,9 @@ class Table {
   Result<int64_t> Append(const std::vector<iceberg::DataFile>& files,
                          const std::map<std::string, std::string>& summary = {},
                          const CommitOptions& options = {});
+
+  // Commits `update` as one new snapshot on main; returns its id.
+  Result<int64_t> Commit(const SnapshotUpdate& update, const CommitOptions& options = {});
 
   // Manifest entries of the live files (ADDED/EXISTING) of a snapshot.
   Result<std::vector<iceberg::ManifestEntry>> LiveFiles(int64_t snapshot_id) const;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/json_input.h"
 #include "columnar/json_reader.h"
 #include "columnar/sql_schema.h"
 #include "io/file_io.h"
@@ -29,54 +30,6 @@ struct WriteArgs {
   std::string output;
 };
 
-constexpr size_t kReadChunk = size_t{1} << 20;
-constexpr int64_t kBatchRows = 64 * 1024;
-
-// Reads the input in chunks into a buffer that always keeps
-// JsonDecoder::kPadding spare bytes after its data, so lines are parsed in place.
-class InputStream {
- public:
-  static Result<std::unique_ptr<InputStream>> Open(const std::string& path) {
-    if (path == "-") return std::unique_ptr<InputStream>(new InputStream(stdin, false, path));
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) return Status::NotFound("cannot open {}: {}", path, std::strerror(errno));
-    return std::unique_ptr<InputStream>(new InputStream(f, true, path));
-  }
-  ~InputStream() {
-    if (owned_) std::fclose(f_);
-  }
-
-  // Reads more input after the unconsumed bytes; false at end of input.
-  Result<bool> Fill() {
-    if (capacity_ - size_ < kReadChunk + JsonDecoder::kPadding) {
-      size_t cap = std::max(capacity_ * 2, size_ + kReadChunk + JsonDecoder::kPadding);
-      std::unique_ptr<char[]> grown(new char[cap]);
-      std::memcpy(grown.get(), buf_.get(), size_);
-      buf_ = std::move(grown);
-      capacity_ = cap;
-    }
-    size_t got = std::fread(buf_.get() + size_, 1, kReadChunk, f_);
-    size_ += got;
-    if (got == 0 && std::ferror(f_)) return Status::IOError("reading {}", path_);
-    return got > 0;
-  }
-  std::string_view data() const { return std::string_view(buf_.get(), size_); }
-  // Drops the first `n` bytes.
-  void Consume(size_t n) {
-    std::memmove(buf_.get(), buf_.get() + n, size_ - n);
-    size_ -= n;
-  }
-
- private:
-  InputStream(std::FILE* f, bool owned, std::string path)
-      : f_(f), owned_(owned), path_(std::move(path)) {}
-  std::FILE* f_;
-  bool owned_;
-  std::string path_;
-  std::unique_ptr<char[]> buf_;
-  size_t size_ = 0, capacity_ = 0;
-};
-
 Status RunWrite(const WriteArgs& args) {
   auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(Schema parsed, ParseColumnList(args.schema));
@@ -88,35 +41,17 @@ Status RunWrite(const WriteArgs& args) {
   if (args.page_size > 0) options.page_bytes = args.page_size;
   options.dictionary = !args.no_dictionary;
 
-  ASSIGN_OR_RETURN(auto input, InputStream::Open(args.input));
-  ASSIGN_OR_RETURN(auto decoder, JsonDecoder::Make(schema));
+  ASSIGN_OR_RETURN(auto input, JsonLinesReader::Open(args.input, schema));
   auto io = MakeLocalFileIO();
   ASSIGN_OR_RETURN(auto out, io->OpenOutput(args.output, /*overwrite=*/true));
   // On any error below the writer is destroyed unclosed: nothing is left at OUT.
   ASSIGN_OR_RETURN(auto writer, parquet::ParquetWriter::Open(std::move(out), *schema, options));
 
-  Batch batch = Batch::Make(schema);
-  int64_t line_no = 1;
-  bool more = true;
-  while (more) {
-    ASSIGN_OR_RETURN(more, input->Fill());
-    // Decode the complete lines; keep a partial last line for the next read.
-    std::string_view data = input->data();
-    size_t end = data.size();
-    if (more) {
-      size_t nl = data.rfind('\n');
-      if (nl == std::string_view::npos) continue;
-      end = nl + 1;
-    }
-    std::string_view lines = data.substr(0, end);
-    RETURN_IF_ERROR_CTX(decoder->DecodeLines(lines, line_no, &batch, nullptr, nullptr,
-                                             /*padded=*/true, &line_no),
-                        "{}", args.input);
-    input->Consume(end);
-    if (batch.num_rows() >= kBatchRows || !more) {
-      RETURN_IF_ERROR(writer->Write(batch));
-      for (Column& c : batch.columns) c.Clear();
-    }
+  Batch batch;
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, input->Next(&batch));
+    if (!more) break;
+    RETURN_IF_ERROR(writer->Write(batch));
   }
   ASSIGN_OR_RETURN(parquet::FileMetrics metrics, writer->Close());
   if (args.verbose) {

@@ -6,14 +6,12 @@
 #include "columnar/column_ops.h"
 #include "columnar/single_value.h"
 #include "common/endian.h"
+#include "iceberg/delete_writer.h"
 #include "parquet/reader.h"
 
 namespace sluice::iceberg {
 
 namespace {
-
-constexpr int32_t kDeleteFilePathId = 2147483546;
-constexpr int32_t kDeletePosId = 2147483545;
 
 bool SamePartition(const DataFile& a, const DataFile& b) {
   return a.spec_id == b.spec_id && a.partition == b.partition;
@@ -232,14 +230,14 @@ Status TableScan::Impl::OpenTask(const FileScanTask& t) {
   for (const DataFile& d : t.position_deletes) {
     ASSIGN_OR_RETURN(auto in, io->OpenInput(Path(d.file_path)));
     parquet::ReaderOptions ro;
-    ro.field_ids = {kDeleteFilePathId, kDeletePosId};
+    ro.field_ids = {kDeleteFilePathFieldId, kDeletePosFieldId};
     ASSIGN_OR_RETURN(auto r, parquet::ParquetReader::Open(std::move(in), ro));
     Batch b;
     while (true) {
       ASSIGN_OR_RETURN(bool more, r->Next(&b));
       if (!more) break;
-      const Column* paths = FindColumnById(b, kDeleteFilePathId);
-      const Column* pos = FindColumnById(b, kDeletePosId);
+      const Column* paths = FindColumnById(b, kDeleteFilePathFieldId);
+      const Column* pos = FindColumnById(b, kDeletePosFieldId);
       if (!paths || !pos) {
         return Status::Corruption("position delete file {} lacks file_path/pos", d.file_path);
       }
@@ -346,9 +344,19 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
     out->schema = out_schema;
     out->columns.clear();
     bool all = selected.size() == static_cast<size_t>(n);
-    for (size_t i = 0; i < out_schema->fields.size(); ++i) {
+    size_t projected = out_schema->fields.size() - (options.with_positions ? 2 : 0);
+    for (size_t i = 0; i < projected; ++i) {
       Column& c = rows.columns[i];  // the projection is the prefix of read_schema
       out->columns.push_back(all ? std::move(c) : TakeRows(c, selected));
+    }
+    if (options.with_positions) {
+      Column file(DataType::String()), pos(DataType::Long());
+      for (uint32_t r : selected) {
+        file.AppendBytes(task->file.file_path);
+        pos.Append<int64_t>(base + r);
+      }
+      out->columns.push_back(std::move(file));
+      out->columns.push_back(std::move(pos));
     }
     stats.rows_returned += static_cast<int64_t>(selected.size());
     return true;
@@ -415,6 +423,10 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(FileIO& io,
     }
   }
   for (const Field& f : read->fields) impl->read_ids.push_back(f.id);
+  if (o.with_positions) {
+    out->fields.push_back(Field{kFilePathFieldId, "_file", DataType::String(), true, ""});
+    out->fields.push_back(Field{kPosFieldId, "_pos", DataType::Long(), true, ""});
+  }
   impl->out_schema = out;
   impl->read_schema = read;
   impl->table = std::move(table);

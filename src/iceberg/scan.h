@@ -36,7 +36,13 @@ struct ScanOptions {
   std::string filter;                                       // ParseFilter text; empty = all rows
   std::vector<std::pair<std::string, std::string>> remaps;  // location prefix FROM → TO
   int64_t limit = -1;                                       // rows; -1 = all
+  // Adds the metadata columns _file (string, id 2147483646) and _pos (long,
+  // id 2147483645): each row's data file and position in it.
+  bool with_positions = false;
 };
+
+constexpr int32_t kFilePathFieldId = 2147483646;
+constexpr int32_t kPosFieldId = 2147483645;
 
 struct FileScanTask {
   DataFile file;

@@ -1,0 +1,392 @@
+// Table::Commit: the optimistic commit loop (see table.h).
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "catalog/table.h"
+#include "common/uuid.h"
+#include "iceberg/table_builder.h"
+
+namespace sluice::catalog {
+
+using iceberg::DataFile;
+using iceberg::EntryStatus;
+using iceberg::FileContent;
+using iceberg::ManifestContent;
+using iceberg::ManifestEntry;
+using iceberg::ManifestFile;
+using iceberg::Snapshot;
+using iceberg::TableMetadata;
+
+namespace {
+
+int64_t SummaryValue(const Snapshot* s, const std::string& key) {
+  if (s == nullptr) return 0;
+  auto it = s->summary.find(key);
+  if (it == s->summary.end()) return 0;
+  return std::strtoll(it->second.c_str(), nullptr, 10);
+}
+
+// Files written by a commit, removed if the commit does not land.
+struct WrittenFiles {
+  FileIO* io;
+  std::vector<std::string> paths;
+  void DeleteAll() {
+    for (const auto& p : paths) (void)io->Delete(p);
+    paths.clear();
+  }
+};
+
+// Totals of a set of files, for the snapshot summary.
+struct Tally {
+  int64_t data_files = 0, records = 0, size = 0;
+  int64_t delete_files = 0, pos_delete_files = 0, eq_delete_files = 0;
+  int64_t pos_deletes = 0, eq_deletes = 0;
+  void Add(const DataFile& f) {
+    size += f.file_size_in_bytes;
+    switch (f.content) {
+      case FileContent::kData:
+        ++data_files;
+        records += f.record_count;
+        break;
+      case FileContent::kPositionDeletes:
+        ++delete_files;
+        ++pos_delete_files;
+        pos_deletes += f.record_count;
+        break;
+      case FileContent::kEqualityDeletes:
+        ++delete_files;
+        ++eq_delete_files;
+        eq_deletes += f.record_count;
+        break;
+    }
+  }
+};
+
+Result<ManifestFile> WriteManifest(FileIO& io, const TableMetadata& base, int32_t spec_id,
+                                   ManifestContent content, int64_t snapshot_id,
+                                   const std::vector<ManifestEntry>& entries,
+                                   WrittenFiles* written) {
+  const iceberg::PartitionSpec* spec = base.spec_by_id(spec_id);
+  if (spec == nullptr) return Status::Invalid("no partition spec {}", spec_id);
+  iceberg::ManifestWriterOptions wo;
+  wo.format_version = base.format_version;
+  wo.content = content;
+  wo.snapshot_id = snapshot_id;
+  std::string path =
+      fmt::format("{}/metadata/{}-m{}.avro", base.location, NewUuid(), written->paths.size());
+  ASSIGN_OR_RETURN(auto w,
+                   iceberg::ManifestWriter::Open(io, path, *base.current_schema(), *spec, wo));
+  written->paths.push_back(path);
+  for (const auto& e : entries) RETURN_IF_ERROR(w->Add(e));
+  return w->Close();
+}
+
+// Merges the small manifests of each (spec, content) group into one when a
+// group has more than `min_count` manifests, so planning stays fast after
+// thousands of commits. Merged entries become EXISTING with their sequence
+// numbers; DELETED entries of earlier snapshots are dropped.
+Result<std::vector<ManifestFile>> MergeManifests(FileIO& io, const TableMetadata& base,
+                                                 std::vector<ManifestFile> manifests,
+                                                 int64_t snapshot_id, const CommitOptions& o,
+                                                 WrittenFiles* written) {
+  std::map<std::pair<int32_t, int>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < manifests.size(); ++i) {
+    const auto& m = manifests[i];
+    if (m.added_snapshot_id == snapshot_id) continue;  // this commit's own manifests
+    if (m.manifest_length >= o.manifest_target_bytes) continue;
+    groups[{m.partition_spec_id, static_cast<int>(m.content)}].push_back(i);
+  }
+  std::vector<bool> merged(manifests.size(), false);
+  std::vector<ManifestFile> out;
+  for (const auto& [key, idx] : groups) {
+    if (static_cast<int>(idx.size()) < o.manifest_merge_min_count) continue;
+    std::vector<ManifestEntry> entries;
+    for (size_t i : idx) {
+      ASSIGN_OR_RETURN(auto es, iceberg::ReadManifest(io, manifests[i], base.format_version));
+      for (auto& e : es) {
+        if (e.status == EntryStatus::kDeleted) continue;
+        e.status = EntryStatus::kExisting;
+        entries.push_back(std::move(e));
+      }
+      merged[i] = true;
+    }
+    ASSIGN_OR_RETURN(ManifestFile mf,
+                     WriteManifest(io, base, key.first, static_cast<ManifestContent>(key.second),
+                                   snapshot_id, entries, written));
+    out.push_back(std::move(mf));
+  }
+  for (size_t i = 0; i < manifests.size(); ++i) {
+    if (!merged[i]) out.push_back(std::move(manifests[i]));
+  }
+  return out;
+}
+
+bool DeleteApplies(const ManifestEntry& del, const DataFile& data) {
+  const DataFile& d = del.file;
+  if (d.referenced_data_file) return *d.referenced_data_file == data.file_path;
+  return d.spec_id == data.spec_id && d.partition == data.partition;
+}
+
+}  // namespace
+
+Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& options) {
+  if (catalog_ == nullptr) return Status::Invalid("table {} is read-only", ident_.ToString());
+  const std::string where = fmt::format("table {}", ident_.ToString());
+  for (const DataFile& f : u.add_data) {
+    if (f.content != FileContent::kData) {
+      return Status::Invalid("{}: {} is not a data file", where, f.file_path);
+    }
+  }
+  for (const DataFile& f : u.add_deletes) {
+    if (f.content == FileContent::kData) {
+      return Status::Invalid("{}: {} is not a delete file", where, f.file_path);
+    }
+    if (metadata_->format_version >= 3 && f.content == FileContent::kPositionDeletes &&
+        !f.content_offset) {
+      return Status::Invalid(
+          "{}: format v3 tables take deletion vectors, not position delete "
+          "files",
+          where);
+    }
+  }
+  const int64_t snapshot_id = NewSnapshotId();
+  const std::string commit_uuid = NewUuid();
+
+  // New manifests are written once and reused by every attempt.
+  WrittenFiles manifests_written{io_, {}};
+  std::vector<ManifestFile> new_manifests;
+  Tally added;
+  {
+    std::map<std::pair<int32_t, int>, std::vector<ManifestEntry>> groups;
+    for (const auto* list : {&u.add_data, &u.add_deletes}) {
+      for (const DataFile& f : *list) {
+        ManifestEntry e;
+        e.status = EntryStatus::kAdded;
+        e.file = f;
+        int content = f.content == FileContent::kData ? 0 : 1;
+        groups[{list == &u.add_data ? metadata_->default_spec_id : f.spec_id, content}].push_back(
+            std::move(e));
+        added.Add(f);
+      }
+    }
+    for (const auto& [key, entries] : groups) {
+      auto mf = WriteManifest(*io_, *metadata_, key.first, static_cast<ManifestContent>(key.second),
+                              snapshot_id, entries, &manifests_written);
+      if (!mf.ok()) {
+        manifests_written.DeleteAll();
+        return mf.status().WithContext(where);
+      }
+      new_manifests.push_back(*mf);
+    }
+  }
+  const std::set<std::string> to_remove(u.remove_paths.begin(), u.remove_paths.end());
+
+  std::mt19937 rng(static_cast<uint32_t>(snapshot_id));
+  Status last;
+  for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
+    if (attempt > 0) {
+      int cap = std::min(options.max_backoff_ms, options.min_backoff_ms << std::min(attempt, 10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(
+          std::uniform_int_distribution<int>(options.min_backoff_ms, std::max(cap, 1))(rng)));
+      Status st = Refresh();
+      if (!st.ok()) {
+        manifests_written.DeleteAll();
+        return st;
+      }
+    }
+    const TableMetadata& base = *metadata_;
+    const Snapshot* parent = base.current_snapshot();
+    WrittenFiles attempt_files{io_, {}};
+    auto fail = [&](const Status& st) {
+      attempt_files.DeleteAll();
+      manifests_written.DeleteAll();
+      return st.WithContextF("{}: commit", where);
+    };
+
+    std::vector<ManifestFile> kept;
+    if (parent != nullptr) {
+      auto prev = iceberg::ReadManifestList(*io_, parent->manifest_list, base.format_version);
+      if (!prev.ok()) return fail(prev.status());
+      kept = std::move(*prev);
+    }
+
+    // Removals: rewrite the manifests holding removed files, marking them DELETED.
+    Tally removed;
+    if (!to_remove.empty()) {
+      std::set<std::string> found;
+      std::vector<DataFile> removed_data;
+      std::vector<ManifestFile> next;
+      std::vector<ManifestEntry> live_deletes;
+      for (const ManifestFile& m : kept) {
+        auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
+        if (!entries.ok()) return fail(entries.status());
+        bool touched = false;
+        for (const auto& e : *entries) {
+          if (e.status == EntryStatus::kDeleted) continue;
+          if (to_remove.count(e.file.file_path)) touched = true;
+          if (m.content == ManifestContent::kDeletes) live_deletes.push_back(e);
+        }
+        if (!touched) {
+          next.push_back(m);
+          continue;
+        }
+        std::vector<ManifestEntry> rewritten;
+        for (auto e : *entries) {
+          if (e.status == EntryStatus::kDeleted) continue;
+          if (to_remove.count(e.file.file_path)) {
+            found.insert(e.file.file_path);
+            removed.Add(e.file);
+            if (e.file.content == FileContent::kData) removed_data.push_back(e.file);
+            e.status = EntryStatus::kDeleted;
+            e.snapshot_id = snapshot_id;
+          } else {
+            e.status = EntryStatus::kExisting;
+          }
+          rewritten.push_back(std::move(e));
+        }
+        auto mf = WriteManifest(*io_, base, m.partition_spec_id, m.content, snapshot_id, rewritten,
+                                &attempt_files);
+        if (!mf.ok()) return fail(mf.status());
+        next.push_back(*mf);
+      }
+      if (found.size() != to_remove.size()) {
+        for (const auto& p : to_remove) {
+          if (!found.count(p)) {
+            return fail(Status::Conflict("{} is no longer in the table (removed concurrently)", p));
+          }
+        }
+      }
+      if (u.fail_on_new_deletes && u.base_snapshot_id) {
+        const Snapshot* start = base.snapshot_by_id(*u.base_snapshot_id);
+        int64_t start_seq = start ? start->sequence_number : 0;
+        for (const auto& d : live_deletes) {
+          if (d.sequence_number.value_or(0) <= start_seq) continue;
+          for (const DataFile& f : removed_data) {
+            if (DeleteApplies(d, f)) {
+              return fail(Status::Conflict("delete file {} was added for {} after snapshot {}",
+                                           d.file.file_path, f.file_path, *u.base_snapshot_id));
+            }
+          }
+        }
+      }
+      kept = std::move(next);
+    }
+
+    if (!u.require_paths.empty()) {
+      std::set<std::string> missing(u.require_paths.begin(), u.require_paths.end());
+      for (const ManifestFile& m : kept) {
+        if (m.content != ManifestContent::kData) continue;
+        auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
+        if (!entries.ok()) return fail(entries.status());
+        for (const auto& e : *entries) {
+          if (e.status != EntryStatus::kDeleted) missing.erase(e.file.file_path);
+        }
+      }
+      if (!missing.empty()) {
+        return fail(
+            Status::Conflict("{} is no longer in the table (rewritten or removed "
+                             "concurrently)",
+                             *missing.begin()));
+      }
+    }
+
+    std::vector<ManifestFile> manifests = new_manifests;
+    manifests.insert(manifests.end(), kept.begin(), kept.end());
+    auto merged =
+        MergeManifests(*io_, base, std::move(manifests), snapshot_id, options, &attempt_files);
+    if (!merged.ok()) return fail(merged.status());
+
+    Snapshot snap;
+    snap.snapshot_id = snapshot_id;
+    if (parent) snap.parent_snapshot_id = parent->snapshot_id;
+    snap.sequence_number = base.last_sequence_number + 1;
+    snap.timestamp_ms = std::max(iceberg::NowMillis(), base.last_updated_ms);
+    snap.schema_id = base.current_schema_id;
+    snap.manifest_list = fmt::format("{}/metadata/snap-{}-{}-{}.avro", base.location, snapshot_id,
+                                     attempt, commit_uuid);
+    iceberg::ManifestListOptions lo;
+    lo.format_version = base.format_version;
+    lo.snapshot_id = snapshot_id;
+    lo.parent_snapshot_id = snap.parent_snapshot_id;
+    lo.sequence_number = snap.sequence_number;
+    if (base.format_version >= 3) lo.first_row_id = base.next_row_id.value_or(0);
+    attempt_files.paths.push_back(snap.manifest_list);
+    auto added_rows = iceberg::WriteManifestList(*io_, snap.manifest_list, *merged, lo);
+    if (!added_rows.ok()) return fail(added_rows.status());
+
+    auto& sm = snap.summary;
+    sm = u.summary;
+    sm["operation"] = u.operation;
+    auto put = [&](const char* key, int64_t v) {
+      if (v != 0) sm[key] = std::to_string(v);
+    };
+    put("added-data-files", added.data_files);
+    put("added-records", added.records);
+    put("added-files-size", added.size);
+    put("added-delete-files", added.delete_files);
+    put("added-position-delete-files", added.pos_delete_files);
+    put("added-equality-delete-files", added.eq_delete_files);
+    put("added-position-deletes", added.pos_deletes);
+    put("added-equality-deletes", added.eq_deletes);
+    put("deleted-data-files", removed.data_files);
+    put("deleted-records", removed.records);
+    put("removed-files-size", removed.size);
+    put("removed-delete-files", removed.delete_files);
+    put("removed-position-deletes", removed.pos_deletes);
+    put("removed-equality-deletes", removed.eq_deletes);
+    auto total = [&](const char* key, int64_t plus, int64_t minus) {
+      sm[key] = std::to_string(SummaryValue(parent, key) + plus - minus);
+    };
+    total("total-data-files", added.data_files, removed.data_files);
+    total("total-records", added.records, removed.records);
+    total("total-files-size", added.size, removed.size);
+    total("total-delete-files", added.delete_files, removed.delete_files);
+    total("total-position-deletes", added.pos_deletes, removed.pos_deletes);
+    total("total-equality-deletes", added.eq_deletes, removed.eq_deletes);
+    if (base.format_version >= 3) {
+      snap.first_row_id = lo.first_row_id;
+      snap.added_rows = *added_rows;
+    }
+
+    TableMetadata next = base;
+    next.last_sequence_number = snap.sequence_number;
+    next.last_updated_ms = snap.timestamp_ms;
+    next.current_snapshot_id = snapshot_id;
+    next.refs["main"] = iceberg::SnapshotRef{snapshot_id, true, {}, {}, {}};
+    next.snapshot_log.push_back({snapshot_id, snap.timestamp_ms});
+    next.metadata_log.push_back({metadata_location_, base.last_updated_ms});
+    const size_t kMaxLog = 100;  // write.metadata.previous-versions-max
+    if (next.metadata_log.size() > kMaxLog) {
+      next.metadata_log.erase(next.metadata_log.begin(),
+                              next.metadata_log.end() - static_cast<long>(kMaxLog));
+    }
+    if (snap.added_rows) next.next_row_id = base.next_row_id.value_or(0) + *snap.added_rows;
+    next.snapshots.push_back(snap);
+
+    std::string path = NewMetadataPath(base);
+    attempt_files.paths.push_back(path);
+    Status st = io_->WriteFile(path, iceberg::TableMetadataToJson(next));
+    if (!st.ok()) return fail(st);
+
+    st = catalog_->CommitTable({ident_, metadata_location_, path});
+    if (st.ok()) {
+      metadata_ = std::make_shared<const TableMetadata>(std::move(next));
+      metadata_location_ = path;
+      return snapshot_id;
+    }
+    if (st.code() == StatusCode::kCommitStateUnknown) {
+      // The swap may have happened: keep every file it could reference.
+      return st.WithContextF("{}: commit of snapshot {}", where, snapshot_id);
+    }
+    if (st.code() != StatusCode::kConflict && !st.retryable()) return fail(st);
+    attempt_files.DeleteAll();  // this attempt lost; its list and metadata are unreferenced
+    last = st;
+  }
+  manifests_written.DeleteAll();
+  return last.WithContextF("{}: gave up after {} attempts", where, options.max_attempts);
+}
+
+}  // namespace sluice::catalog

@@ -1,0 +1,74 @@
+#include "iceberg/delete_writer.h"
+
+#include "common/uuid.h"
+#include "parquet/writer.h"
+
+namespace sluice::iceberg {
+
+Schema PositionDeleteSchema() {
+  Schema s;
+  s.fields = {Field{kDeleteFilePathFieldId, "file_path", DataType::String(), true, ""},
+              Field{kDeletePosFieldId, "pos", DataType::Long(), true, ""}};
+  return s;
+}
+
+Result<std::vector<DataFile>> WritePositionDeletes(
+    FileIO& io, const TableMetadata& table,
+    const std::map<std::string, std::set<int64_t>>& positions,
+    const std::map<std::string, DataFile>& data_files) {
+  // Group the data files by (spec, partition): one delete file per group.
+  std::map<std::pair<int32_t, PartitionValues>, std::vector<std::string>> groups;
+  for (const auto& [path, pos] : positions) {
+    auto it = data_files.find(path);
+    if (it == data_files.end()) return Status::Internal("no data file entry for {}", path);
+    groups[{it->second.spec_id, it->second.partition}].push_back(path);
+  }
+  auto schema = std::make_shared<const Schema>(PositionDeleteSchema());
+  std::vector<DataFile> out;
+  std::vector<std::string> written;
+  auto cleanup = [&](const Status& st) {
+    for (const auto& p : written) (void)io.Delete(p);
+    return st;
+  };
+  const std::string uuid = NewUuid();
+  for (const auto& [key, paths] : groups) {
+    std::string path =
+        fmt::format("{}/data/{:05d}-{}-deletes.parquet", table.location, out.size(), uuid);
+    auto file = io.OpenOutput(path);
+    if (!file.ok()) return cleanup(file.status());
+    auto w = parquet::ParquetWriter::Open(std::move(*file), *schema);
+    if (!w.ok()) return cleanup(w.status());
+    written.push_back(path);
+    Batch b = Batch::Make(schema);
+    for (const auto& p : paths) {  // std::map order: sorted by path
+      for (int64_t pos : positions.at(p)) {
+        b.columns[0].AppendBytes(p);
+        b.columns[1].Append<int64_t>(pos);
+      }
+    }
+    Status st = (*w)->Write(b);
+    if (!st.ok()) return cleanup(st);
+    auto metrics = (*w)->Close();
+    if (!metrics.ok()) return cleanup(metrics.status());
+    DataFile d;
+    d.content = FileContent::kPositionDeletes;
+    d.file_path = path;
+    d.spec_id = key.first;
+    d.partition = key.second;
+    d.record_count = metrics->record_count;
+    d.file_size_in_bytes = metrics->file_size;
+    d.split_offsets = metrics->split_offsets;
+    if (paths.size() == 1) d.referenced_data_file = paths[0];
+    for (const auto& [id, fm] : metrics->fields) {
+      d.column_sizes[id] = fm.column_size;
+      d.value_counts[id] = fm.value_count;
+      d.null_value_counts[id] = fm.null_count;
+      if (fm.lower_bound) d.lower_bounds[id] = *fm.lower_bound;
+      if (fm.upper_bound) d.upper_bounds[id] = *fm.upper_bound;
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace sluice::iceberg

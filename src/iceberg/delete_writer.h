@@ -1,0 +1,31 @@
+// Position delete files (format v2): Parquet files of (file_path, pos) rows
+// with the reserved field ids 2147483546 and 2147483545, sorted by path then
+// position, one file per partition of the data files they refer to.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "iceberg/manifest.h"
+#include "iceberg/table_metadata.h"
+#include "io/file_io.h"
+
+namespace sluice::iceberg {
+
+constexpr int32_t kDeleteFilePathFieldId = 2147483546;
+constexpr int32_t kDeletePosFieldId = 2147483545;
+
+// The schema of a position delete file.
+Schema PositionDeleteSchema();
+
+// Writes delete files for `positions` (data file → deleted row positions);
+// `data_files` gives each data file's spec and partition. Files go under
+// <table>/data/. On error, nothing written is left behind.
+Result<std::vector<DataFile>> WritePositionDeletes(
+    FileIO& io, const TableMetadata& table,
+    const std::map<std::string, std::set<int64_t>>& positions,
+    const std::map<std::string, DataFile>& data_files);
+
+}  // namespace sluice::iceberg
