@@ -41,9 +41,12 @@ uint32_t Crc32(std::string_view data) {
   return static_cast<uint32_t>(crc);
 }
 
-Status DeflateCompress(std::string_view in, std::string* out) {
+Status DeflateCompress(std::string_view in, std::string* out, int level) {
+  if (level != -1 && (level < 1 || level > 9)) {
+    return Status::Invalid("deflate level {} is not in 1..9", level);
+  }
   z_stream z{};
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+  if (deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     return Status::Internal("deflateInit2 failed");
   }
   out->resize(deflateBound(&z, in.size()));
@@ -151,10 +154,10 @@ Status ZstdDecompress(std::string_view in, size_t max_size, std::string* out) {
 
 }  // namespace
 
-Status Compress(Codec codec, std::string_view in, std::string* out) {
+Status Compress(Codec codec, std::string_view in, std::string* out, int level) {
   switch (codec) {
     case Codec::kNull: out->assign(in); return Status::OK();
-    case Codec::kDeflate: return DeflateCompress(in, out);
+    case Codec::kDeflate: return DeflateCompress(in, out, level);
     case Codec::kSnappy: {
       size_t n = snappy_max_compressed_length(in.size());
       out->resize(n + 4);
@@ -168,7 +171,11 @@ Status Compress(Codec codec, std::string_view in, std::string* out) {
     }
     case Codec::kZstandard: {
       out->resize(ZSTD_compressBound(in.size()));
-      size_t n = ZSTD_compress(out->data(), out->size(), in.data(), in.size(), 3);
+      if (level != -1 && (level < 1 || level > ZSTD_maxCLevel())) {
+        return Status::Invalid("zstandard level {} is not in 1..{}", level, ZSTD_maxCLevel());
+      }
+      size_t n =
+          ZSTD_compress(out->data(), out->size(), in.data(), in.size(), level == -1 ? 3 : level);
       if (ZSTD_isError(n)) return Status::Internal("zstd: {}", ZSTD_getErrorName(n));
       out->resize(n);
       return Status::OK();

@@ -20,8 +20,9 @@ enum class Codec { kNull, kDeflate, kSnappy, kZstandard };
 Result<Codec> ParseCodec(std::string_view name);
 std::string_view CodecName(Codec codec);
 
-// Replaces *out with the compressed form of `in`.
-Status Compress(Codec codec, std::string_view in, std::string* out);
+// Replaces *out with the compressed form of `in`. `level`: deflate 1..9,
+// zstandard 1..22, -1 for the codec's default; ignored by null and snappy.
+Status Compress(Codec codec, std::string_view in, std::string* out, int level = -1);
 // Replaces *out with the decompressed form of `in`.
 Status Decompress(Codec codec, std::string_view in, size_t max_size, std::string* out);
 

@@ -225,6 +225,27 @@ TEST(AvroRoundTripTest, LargeBatchIsSplitIntoBlocks) {
   EXPECT_EQ(got.json, JsonRows(batch));
 }
 
+TEST(AvroRoundTripTest, CompressionLevels) {
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL, name STRING"));
+  auto sp = std::make_shared<const Schema>(schema);
+  std::mt19937_64 rng(13);
+  Batch batch = testing::RandomBatch(sp, 3000, &rng);
+  auto io = MakeMemoryFileIO();
+  int64_t sizes[2];
+  for (int i = 0; i < 2; ++i) {
+    WriterOptions options;
+    options.compression_level = i == 0 ? 1 : 9;
+    ASSERT_OK_AND_ASSIGN(sizes[i], WriteFile(io.get(), "c.avro", schema, {&batch}, options));
+    ASSERT_OK_AND_ASSIGN(ReadResult got, ReadBack(io.get(), "c.avro"));
+    EXPECT_EQ(got.json, JsonRows(batch));
+  }
+  EXPECT_LT(sizes[1], sizes[0]);
+  WriterOptions bad;
+  bad.compression_level = 10;
+  ASSERT_ERROR(WriteFile(io.get(), "c.avro", schema, {&batch}, bad), StatusCode::kInvalidArgument,
+               "deflate level 10");
+}
+
 TEST(AvroRoundTripTest, BatchOfAnotherLayoutIsRejected) {
   ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
   ASSERT_OK_AND_ASSIGN(Schema other, ParseColumnList("id INT NOT NULL"));

@@ -30,6 +30,9 @@ Result<std::unique_ptr<AvroWriter>> AvroWriter::Open(std::unique_ptr<OutputFile>
       return Status::Invalid("avro file {}: metadata key '{}' is reserved", path, key);
     }
   }
+  std::string probe;  // validates the compression level up front
+  RETURN_IF_ERROR_CTX(Compress(w->options_.codec, "", &probe, w->options_.compression_level),
+                      "avro file {}", path);
   if (w->options_.avro_schema_json.empty()) {
     ASSIGN_OR_RETURN(w->avro_schema_, IcebergToAvroSchema(schema, w->options_.record_name));
   } else {
@@ -109,7 +112,8 @@ Status AvroWriter::FlushBlock() {
 }
 
 Status AvroWriter::WriteBlock(std::string_view data, int64_t rows) {
-  RETURN_IF_ERROR_CTX(Compress(options_.codec, data, &compressed_), "avro file {}", file_->path());
+  RETURN_IF_ERROR_CTX(Compress(options_.codec, data, &compressed_, options_.compression_level),
+                      "avro file {}", file_->path());
   std::string head;
   AppendLong(&head, rows);
   AppendLong(&head, static_cast<int64_t>(compressed_.size()));

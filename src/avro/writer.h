@@ -36,6 +36,9 @@ struct WriterOptions {
   // Extra file metadata, written in this order ("avro.*" keys are reserved).
   std::vector<std::pair<std::string, std::string>> metadata;
   Codec codec = Codec::kDeflate;
+  // Compression level: deflate 1..9, zstandard 1..22; -1 = the codec's
+  // default (zlib's 6, as Java Iceberg; zstd 3). Checked at Open.
+  int compression_level = -1;
   // Explicit Avro schema JSON; empty = derive it from the Iceberg schema.
   std::string avro_schema_json;
   // Uncompressed bytes per block before it is flushed.
