@@ -1,6 +1,8 @@
 // Thrift compact deserialization of the Parquet metadata structs (writing: metadata_write.cc).
 #include "parquet/metadata.h"
 
+#include <algorithm>
+
 #include "parquet/thrift_compact.h"
 
 namespace sluice::parquet {
@@ -53,7 +55,7 @@ Status Read(CompactReader& r, CType t, std::vector<T>* v) {
   int32_t n;
   RETURN_IF_ERROR(r.ReadListHeader(t, &elem, &n));
   v->clear();
-  v->reserve(n);
+  v->reserve(std::min<int32_t>(n, 1024));  // n is bounded by bytes, not by memory
   for (int32_t i = 0; i < n; ++i) {
     v->emplace_back();
     RETURN_IF_ERROR_CTX(Read(r, elem, &v->back()), "element {}", i);

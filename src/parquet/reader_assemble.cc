@@ -5,6 +5,7 @@
 // reaches node.elem_def, and further elements follow while the repetition
 // level equals node.rep. Every leaf beneath a node shares its shape, so the
 // first leaf decides it and all leaves advance together.
+#include <algorithm>
 #include <cstring>
 
 #include "parquet/reader_internal.h"
@@ -189,7 +190,8 @@ Status AssembleColumn(const AssemblyNode& node, std::vector<ChunkData>& data, in
     return AssembleFlat(node, data[node.first], num_rows, out);
   }
   Assembler a(data);
-  out->Reserve(num_rows);
+  // Each row takes at least one level entry; never trust num_rows alone.
+  out->Reserve(std::min<int64_t>(num_rows, static_cast<int64_t>(data[node.first].num_levels)));
   for (int64_t r = 0; r < num_rows; ++r) RETURN_IF_ERROR_CTX(a.Row(node, out), "row {}", r);
   return a.Finish(node);
 }

@@ -12,8 +12,11 @@ namespace sluice::parquet::internal {
 
 namespace {
 
-// Pages larger than this are rejected before allocating (corrupt headers).
+// Pages larger than this, or holding more values, are rejected before
+// allocating (corrupt headers). Writers use far smaller pages (parquet-mr and
+// Arrow: 1 MiB and 20,000 rows by default).
 constexpr int64_t kMaxPageSize = int64_t{1} << 30;
+constexpr int64_t kMaxPageValues = int64_t{1} << 26;
 
 class ChunkReader {
  public:
@@ -144,6 +147,9 @@ class ChunkReader {
   }
 
   Status CheckCount(int64_t n) {
+    if (n > kMaxPageValues) {
+      return Status::NotImplemented("page of {} values (more than {} per page)", n, kMaxPageValues);
+    }
     if (n < 0 || n > meta_.num_values - static_cast<int64_t>(out_->num_levels)) {
       return Status::Corruption("page of {} values exceeds the column chunk's {} (after {})", n,
                                 meta_.num_values, out_->num_levels);
