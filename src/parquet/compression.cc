@@ -136,6 +136,7 @@ Status Decompress(CompressionCodec codec, std::string_view input, size_t uncompr
   size_t max_ratio = 0;
   if (codec == CompressionCodec::kGzip) max_ratio = 1100;
   if (codec == CompressionCodec::kLz4 || codec == CompressionCodec::kLz4Raw) max_ratio = 256;
+  if (codec == CompressionCodec::kSnappy) max_ratio = 64;  // a 3-byte copy emits ≤ 64 bytes
   if (max_ratio != 0 && uncompressed_size / max_ratio > input.size() + 64) {
     return Status::Corruption("{}: {} compressed bytes cannot hold {} bytes", CodecName(codec),
                               input.size(), uncompressed_size);
