@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterAvroCommands(app, &exit_code);
   sluice::cli::RegisterCatalogCommands(app, &exit_code);
   sluice::cli::RegisterScanCommand(app, &exit_code);
+  sluice::cli::RegisterTableWriteCommands(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

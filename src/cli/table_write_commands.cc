@@ -1,0 +1,163 @@
+// `sluice append`, `sluice table delete`, `sluice table rewrite`: commits from
+// the command line.
+#include <cstdio>
+
+#include "catalog/rewrite.h"
+#include "catalog/row_delete.h"
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "cli/json_input.h"
+#include "columnar/column_ops.h"
+#include "iceberg/data_writer.h"
+#include "parquet/reader.h"
+
+namespace sluice::cli {
+
+namespace {
+
+// Reads a Parquet file's rows as batches of the table schema, matching
+// columns by field id, then by name.
+Status AppendParquet(const std::string& path, const Schema& schema, iceberg::DataWriter& w,
+                     int64_t* rows) {
+  ASSIGN_OR_RETURN(auto in, LocalIO().OpenInput(path));
+  ASSIGN_OR_RETURN(auto reader, parquet::ParquetReader::Open(std::move(in)));
+  auto out_schema = std::make_shared<const Schema>(schema);
+  Batch b;
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, reader->Next(&b));
+    if (!more) break;
+    Batch t;
+    t.schema = out_schema;
+    for (const Field& f : schema.fields) {
+      const Column* c = nullptr;
+      for (size_t i = 0; i < b.schema->fields.size(); ++i) {
+        if (b.schema->fields[i].name == f.name) c = &b.columns[i];
+      }
+      if (c == nullptr) {
+        if (f.required) return Status::Invalid("{}: required column {} is missing", path, f.name);
+        Column nulls(f.type);
+        for (int64_t i = 0; i < b.num_rows(); ++i) nulls.AppendNull();
+        t.columns.push_back(std::move(nulls));
+        continue;
+      }
+      auto cast = CastColumn(*c, f.type);
+      if (!cast.ok()) return cast.status().WithContextF("{}: column {}", path, f.name);
+      if (f.required && cast->null_count() > 0) {
+        return Status::Invalid("{}: column {} is required but has nulls", path, f.name);
+      }
+      t.columns.push_back(std::move(*cast));
+    }
+    *rows += t.num_rows();
+    RETURN_IF_ERROR(w.Write(t));
+  }
+  return Status::OK();
+}
+
+struct AppendArgs {
+  std::string name;
+  std::vector<std::string> inputs;
+  std::vector<std::string> summary;
+};
+
+Status RunAppend(const AppendArgs& a) {
+  ASSIGN_OR_RETURN(auto table, OpenTable(a.name));
+  const auto& md = table->metadata();
+  auto schema = std::make_shared<const Schema>(*md.current_schema());
+  ASSIGN_OR_RETURN(auto wo, iceberg::DataWriterOptionsFromProperties(md.properties));
+  ASSIGN_OR_RETURN(auto writer, iceberg::DataWriter::Make(table->io(), md, wo));
+  int64_t rows = 0;
+  for (const auto& input : a.inputs) {
+    Status st;
+    if (input.ends_with(".parquet")) {
+      st = AppendParquet(input, *schema, *writer, &rows);
+    } else {
+      auto reader = JsonLinesReader::Open(input, schema);
+      st = reader.status();
+      Batch b;
+      while (st.ok()) {
+        auto more = (*reader)->Next(&b);
+        if (!more.ok()) {
+          st = more.status();
+          break;
+        }
+        if (!*more) break;
+        rows += b.num_rows();
+        st = writer->Write(b);
+      }
+    }
+    if (!st.ok()) {
+      writer->Abort();  // nothing was committed: remove the files written
+      return st;
+    }
+  }
+  auto files = writer->Close();
+  if (!files.ok()) {
+    writer->Abort();
+    return files.status();
+  }
+  std::map<std::string, std::string> summary;
+  for (const auto& kv : a.summary) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) return Status::Invalid("--summary '{}' is not KEY=VALUE", kv);
+    summary[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  auto snap = table->Append(*files, summary);
+  if (!snap.ok()) {
+    if (snap.status().code() != StatusCode::kCommitStateUnknown) writer->Abort();
+    return snap.status();
+  }
+  std::printf("appended %lld rows in %zu files: snapshot %lld\n", static_cast<long long>(rows),
+              files->size(), static_cast<long long>(*snap));
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterTableWriteCommands(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<AppendArgs>();
+  auto* append =
+      app.add_subcommand("append", "Append JSON lines (or Parquet files) to a table in one commit");
+  append->add_option("NAME", a->name, "NAMESPACE.TABLE")->required();
+  append->add_option("INPUT", a->inputs, "JSON lines files (- for stdin) or .parquet files")
+      ->required();
+  append->add_option("--summary", a->summary, "KEY=VALUE added to the snapshot summary");
+  append->callback([a, exit_code] {
+    Status st = RunAppend(*a);
+    *exit_code = st.ok() ? 0 : ReportError("append", st);
+  });
+
+  CLI::App* table = app.get_subcommand("table");
+  auto name = std::make_shared<std::string>();
+  auto where = std::make_shared<std::string>();
+  auto* del = table->add_subcommand("delete", "Delete the rows matching --where");
+  del->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
+  del->add_option("--where", *where, "Row filter, e.g. \"kind = 'test'\"")->required();
+  del->callback([name, where, exit_code] {
+    Status st = [&]() -> Status {
+      ASSIGN_OR_RETURN(auto t, OpenTable(*name));
+      ASSIGN_OR_RETURN(auto r, catalog::DeleteWhere(*t, *where));
+      std::printf("deleted %lld rows (%lld files removed, %lld delete files added)%s\n",
+                  static_cast<long long>(r.rows_deleted), static_cast<long long>(r.files_removed),
+                  static_cast<long long>(r.delete_files_added),
+                  r.snapshot_id ? fmt::format(": snapshot {}", *r.snapshot_id).c_str() : "");
+      return Status::OK();
+    }();
+    *exit_code = st.ok() ? 0 : ReportError("table delete", st);
+  });
+  auto* rewrite =
+      table->add_subcommand("rewrite", "Rewrite all data files (compaction; deletes applied)");
+  rewrite->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
+  rewrite->callback([name, exit_code] {
+    Status st = [&]() -> Status {
+      ASSIGN_OR_RETURN(auto t, OpenTable(*name));
+      ASSIGN_OR_RETURN(auto r, catalog::RewriteDataFiles(*t));
+      std::printf("rewrote %lld files into %lld (%lld rows)\n",
+                  static_cast<long long>(r.files_removed), static_cast<long long>(r.files_added),
+                  static_cast<long long>(r.rows));
+      return Status::OK();
+    }();
+    *exit_code = st.ok() ? 0 : ReportError("table rewrite", st);
+  });
+}
+
+}  // namespace sluice::cli
