@@ -222,8 +222,8 @@ class TableDataTest : public TableTest {
     Batch b = Batch::Make(schema);
     for (int64_t id = from; id < to; ++id) {
       b.columns[0].Append<int64_t>(id);
-      b.columns[1].AppendBytes(id % 2 ? "odd" : "even");
-      b.columns[2].Append<int64_t>(1704067200000000LL + (id % 3) * 86400000000LL);
+      b.columns[1].Append<int64_t>(1704067200000000LL + (id % 3) * 86400000000LL);  // ts
+      b.columns[2].AppendBytes(id % 2 ? "odd" : "even");                            // kind
     }
     auto w = iceberg::DataWriter::Make(*io_, t.metadata());
     ASSERT_OK(w);
@@ -258,19 +258,20 @@ TEST_F(TableDataTest, DeleteWhereAndRewrite) {
   ASSERT_NE(t, nullptr);
   AppendIds(*t, 0, 100);
   AppendIds(*t, 100, 200);
-  ASSERT_OK_AND_ASSIGN(auto r, DeleteWhere(*t, "kind = 'odd' AND id < 150"));
-  EXPECT_EQ(r.rows_deleted, 75);
+  // A delete matching whole files removes them instead of adding deletes.
+  ASSERT_OK_AND_ASSIGN(auto r, DeleteWhere(*t, "id >= 100"));
+  EXPECT_EQ(r.rows_deleted, 100);
+  EXPECT_EQ(r.files_removed, 3);  // the second append's three day partitions
+  EXPECT_EQ(r.delete_files_added, 0);
+  ASSERT_OK_AND_ASSIGN(r, DeleteWhere(*t, "kind = 'odd' AND id < 50"));
+  EXPECT_EQ(r.rows_deleted, 25);
+  EXPECT_GT(r.delete_files_added, 0);
   std::set<int64_t> want;
-  for (int64_t id = 0; id < 200; ++id) {
-    if (!(id % 2 == 1 && id < 150)) want.insert(id);
+  for (int64_t id = 0; id < 100; ++id) {
+    if (!(id % 2 == 1 && id < 50)) want.insert(id);
   }
   EXPECT_EQ(Ids(*t), want);
   EXPECT_EQ(t->metadata().current_snapshot()->operation(), "delete");
-  // A delete that matches a whole file removes it instead of adding deletes.
-  ASSERT_OK_AND_ASSIGN(r, DeleteWhere(*t, "id >= 100"));
-  EXPECT_GT(r.files_removed, 0);
-  for (int64_t id = 100; id < 200; ++id) want.erase(id);
-  EXPECT_EQ(Ids(*t), want);
 
   ASSERT_OK_AND_ASSIGN(auto rw, RewriteDataFiles(*t));
   EXPECT_EQ(rw.rows, static_cast<int64_t>(want.size()));

@@ -208,6 +208,13 @@ Status DataWriter::Write(const Batch& batch) {
     return Status::Invalid("batch has {} columns, the table {}", batch.columns.size(),
                            im.schema->fields.size());
   }
+  for (size_t i = 0; i < batch.columns.size(); ++i) {
+    const Field& f = im.schema->fields[i];
+    if (!batch.columns[i].type()->Equals(*f.type)) {
+      return Status::Invalid("column {} is {}, the table has {}", f.name,
+                             batch.columns[i].type()->ToString(), f.type->ToString());
+    }
+  }
   auto fail = [&](const Status& st) {
     im.failed = true;
     return st;
