@@ -1,7 +1,8 @@
 // Checks of the row-group statistics sluice writes, through DuckDB:
 // - parquet_metadata(): per row group, null counts of every top-level primitive
-//   column and exact min/max of int/long/double columns (NaN ignored; a zero
-//   min is -0.0 and a zero max +0.0, as parquet-format asks);
+//   column, exact min/max of int/long/double columns (NaN ignored; a zero
+//   min is -0.0 and a zero max +0.0, as parquet-format asks), and string
+//   bounds that really bound the values (after truncation);
 // - filter pushdown: DuckDB skips row groups by their min/max/null counts, so
 //   a wrong (too narrow) statistic shows up as a wrong count(*) for a
 //   predicate. Sequential columns make row groups prunable.
@@ -15,14 +16,24 @@ export function SequentialFields() {
     {name: 'seq_ts', type: {kind: 'timestamptz'}, required: true},
     {name: 'seq_str', type: {kind: 'string'}, required: false},
     {name: 'seq_dec', type: {kind: 'decimal', p: 18, s: 4}, required: false},
+    {name: 'seq_ustr', type: {kind: 'string'}, required: true},
   ];
 }
+
+// Long common prefixes whose 16-character truncation needs care: ASCII to
+// round up, 2-, 3- and 4-byte characters, U+FFFF (rounds up to a 4-byte
+// character) and U+10FFFF (cannot be rounded up).
+const kPrefixes = ['zzzzzzzzzzzzzzzzzzzz', 'é'.repeat(20), '中'.repeat(18), '\uFFFF'.repeat(17),
+                   '\u{10FFFF}'.repeat(17), 'a\u{10FFFF}'.repeat(9), '\u007F'.repeat(18)];
+const SeqUstr = (i) => `${kPrefixes[Math.floor(i / 90000) % kPrefixes.length]}${String(i).padStart(8, '0')}`;
+const Utf8Compare = (a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 export function SequentialValues(i) {
   return {
     seq_ts: kBaseUs + BigInt(i) * 1000003n,
     seq_str: i % 10 === 3 ? null : `k${String(i).padStart(8, '0')}`,
     seq_dec: i % 7 === 0 ? null : BigInt(i) * 12345n - 5000000000n,
+    seq_ustr: SeqUstr(i),
   };
 }
 
@@ -45,6 +56,16 @@ export function MakePredicates(rng, n) {
     const v = BigInt(rng.int(0, n)) * 12345n - 5000000000n + 7n;
     preds.push({sql: `seq_dec <= ${ToSql(dec, v)}`, test: (r) => r.seq_dec !== null && r.seq_dec <= v});
   }
+  // Equality on the largest values of row groups and prefixes: pruned away if
+  // a truncated max statistic were not rounded up.
+  const sql = (v) => ToSql({kind: 'string'}, v);
+  for (const j of [n - 1, 89999, 179999, 269999, 359999, 449999, 539999, 629999, rng.int(0, n - 1)]) {
+    if (j >= n) continue;
+    const v = SeqUstr(j);
+    preds.push({sql: `seq_ustr = ${sql(v)}`, test: (r) => r.seq_ustr === v});
+  }
+  const u = SeqUstr(rng.int(0, n - 1));
+  preds.push({sql: `seq_ustr >= ${sql(u)}`, test: (r) => Utf8Compare(r.seq_ustr, u) >= 0});
   preds.push({sql: 'seq_str IS NULL', test: (r) => r.seq_str === null});
   preds.push({sql: 'seq_ts IS NULL', test: (r) => r.seq_ts === null});
   return preds;
@@ -74,6 +95,11 @@ export class StatsOracle {
         ++s.nulls;
         continue;
       }
+      if (f.type.kind === 'string') {
+        if (s.min === null || Utf8Compare(v, s.min) < 0) s.min = v;
+        if (s.max === null || Utf8Compare(v, s.max) > 0) s.max = v;
+        continue;
+      }
       if (!kMinMaxKinds.has(f.type.kind) || Number.isNaN(v)) continue;
       if (s.min === null || v < s.min || (Object.is(v, -0) && s.min === 0)) s.min = v;
       if (s.max === null || v > s.max || (v === 0 && Object.is(s.max, -0))) s.max = v;
@@ -101,6 +127,15 @@ export class StatsOracle {
       const where = `${file} row group ${row.g} column ${f.name}`;
       if (row.nulls === null || Number(row.nulls) !== want.nulls) {
         errors.push(`${where}: null_count ${row.nulls}, expected ${want.nulls}`);
+      }
+      if (f.type.kind === 'string') {  // truncated bounds: min <= every value <= max
+        if (row.min !== null && want.min !== null && Utf8Compare(row.min, want.min) > 0) {
+          errors.push(`${where}: min ${JSON.stringify(row.min)} > smallest value ${JSON.stringify(want.min)}`);
+        }
+        if (row.max !== null && want.max !== null && Utf8Compare(row.max, want.max) < 0) {
+          errors.push(`${where}: max ${JSON.stringify(row.max)} < largest value ${JSON.stringify(want.max)}`);
+        }
+        continue;
       }
       if (!kMinMaxKinds.has(f.type.kind)) continue;
       const fix = (v, zero) => (v === 0 && f.type.kind === 'double' ? zero : v);
