@@ -118,6 +118,13 @@ Status ConvertValues(const ValueBuffer& in, const ColumnDescriptor& desc,
         case TypeId::kTimestampNs:
         case TypeId::kTimestampTzNs: {
           bool nanos = target == TypeId::kTimestampNs || target == TypeId::kTimestampTzNs;
+          if (target == TypeId::kTime && element.logical_type &&
+              element.logical_type->unit == TimeUnit::kNanos) {
+            // Iceberg has no nanosecond time: floor to µs.
+            Transform<int64_t, int64_t>(
+                in, out, [](int64_t v) { return v >= 0 ? v / 1000 : -((-(v + 1)) / 1000) - 1; });
+            return Status::OK();
+          }
           int64_t scale = TimeScale(element, nanos);
           if (scale == 1) {
             out->AppendRaw(in.fixed.data(), static_cast<int64_t>(n));

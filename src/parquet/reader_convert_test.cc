@@ -90,6 +90,14 @@ TEST(ReaderConvertTest, TimeUnitsAndUnsigned) {
   ASSERT_OK(Convert(time_ms, Fixed<int32_t>(PhysicalType::kInt32, {86399999}), &col));
   EXPECT_EQ(col->Value<int64_t>(0), 86399999000);
 
+  Converted time_ns = Leaf(PhysicalType::kInt64);
+  time_ns.element.logical_type = LogicalType{};
+  time_ns.element.logical_type->kind = LogicalType::Kind::kTime;
+  time_ns.element.logical_type->unit = TimeUnit::kNanos;
+  ASSERT_OK(Convert(time_ns, Fixed<int64_t>(PhysicalType::kInt64, {3723000004999}), &col));
+  EXPECT_EQ(time_ns.desc.type->id(), TypeId::kTime);
+  EXPECT_EQ(col->Value<int64_t>(0), 3723000004);  // 01:02:03.000004999 → µs
+
   Converted u32 = Leaf(PhysicalType::kInt32);
   u32.element.converted_type = ConvertedType::kUint32;
   ASSERT_OK(Convert(u32, Fixed<int32_t>(PhysicalType::kInt32, {-1}), &col));

@@ -469,12 +469,7 @@ Result<TypePtr> IcebergTypeOf(const SchemaElement& e) {
       if (ct == ConvertedType::kTimestampMillis || ct == ConvertedType::kTimestampMicros) {
         return DataType::TimestampTz();
       }
-      if (kind == K::kTime) {
-        if (lt->unit == TimeUnit::kNanos) {
-          return Status::NotImplemented("column '{}': TIME(NANOS) is not supported", e.name);
-        }
-        return DataType::Time();
-      }
+      if (kind == K::kTime) return DataType::Time();  // TIME(NANOS) is truncated to µs
       if (ct == ConvertedType::kTimeMicros) return DataType::Time();
       if ((kind == K::kInteger && !lt->is_signed) || ct == ConvertedType::kUint64) {
         return DataType::Decimal(20, 0);
