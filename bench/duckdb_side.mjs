@@ -1,7 +1,8 @@
 // The DuckDB side of the Parquet benchmark, single-threaded (SET threads=1).
 //   node bench/duckdb_side.mjs write IN.jsonl OUT.parquet   → JSON lines to zstd Parquet
 //   node bench/duckdb_side.mjs read FILE.parquet            → full scan with every value hashed
-//   node bench/duckdb_side.mjs tojson FILE.parquet          → full scan printed as JSON lines to /dev/null
+//   node bench/duckdb_side.mjs tojson FILE.parquet          → full scan printed as JSON lines to
+//   /dev/null
 // Prints the seconds the statement took (DuckDB start-up excluded) and, for
 // read, the row count.
 import {createRequire} from 'node:module';
@@ -15,16 +16,18 @@ const {DuckDBInstance} = await import(pathToFileURL(require.resolve('@duckdb/nod
 const [mode, a, b] = process.argv.slice(2);
 const conn = await (await DuckDBInstance.create(':memory:')).connect();
 await conn.run('SET threads=1');
-const q = (s) => `'${s.replaceAll("'", "''")}'`;
+const q = (s) => `'${s.replaceAll('\'', '\'\'')}'`;
 const t0 = process.hrtime.bigint();
 let rows = '';
 if (mode === 'write') {
-  await conn.run(`COPY (SELECT * FROM read_json(${q(a)}, format='newline_delimited', columns={id: 'BIGINT', ` +
-                 `user_id: 'BIGINT', kind: 'VARCHAR', url: 'VARCHAR', amount: 'DOUBLE', ts: 'TIMESTAMPTZ', ` +
-                 `note: 'VARCHAR'})) TO ${q(b)} (FORMAT parquet, COMPRESSION zstd)`);
+  await conn.run(
+      `COPY (SELECT * FROM read_json(${q(a)}, format='newline_delimited', columns={id: 'BIGINT', ` +
+      `user_id: 'BIGINT', kind: 'VARCHAR', url: 'VARCHAR', amount: 'DOUBLE', ts: 'TIMESTAMPTZ', ` +
+      `note: 'VARCHAR'})) TO ${q(b)} (FORMAT parquet, COMPRESSION zstd)`);
 } else if (mode === 'read') {
-  const r = await conn.runAndReadAll(`SELECT count(*) AS n, sum(hash(id, user_id, kind, url, amount, ts, note)) AS h ` +
-                                     `FROM read_parquet(${q(a)})`);
+  const r = await conn.runAndReadAll(
+      `SELECT count(*) AS n, sum(hash(id, user_id, kind, url, amount, ts, note)) AS h ` +
+      `FROM read_parquet(${q(a)})`);
   rows = ` ${r.getRowObjects()[0].n}`;
 } else if (mode === 'tojson') {
   await conn.run(`COPY (SELECT * FROM read_parquet(${q(a)})) TO '/dev/null' (FORMAT json)`);

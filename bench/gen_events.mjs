@@ -17,9 +17,13 @@ const u32 = () => {  // mulberry32
   return (t ^ (t >>> 14)) >>> 0;
 };
 const kKinds = ['click', 'view', 'purchase', 'signup', 'login', 'logout', 'search', 'share'];
-const kPaths = ['/', '/home', '/products', '/products/item', '/cart', '/checkout', '/search', '/account/settings'];
-const kNotes = ['first visit', 'returning customer', 'promo code applied', 'mobile app', 'slow page load',
-                'retry after error', 'gift', 'bulk order'];
+const kPaths = [
+  '/', '/home', '/products', '/products/item', '/cart', '/checkout', '/search', '/account/settings'
+];
+const kNotes = [
+  'first visit', 'returning customer', 'promo code applied', 'mobile app', 'slow page load',
+  'retry after error', 'gift', 'bulk order'
+];
 const pad = (v, w) => String(v).padStart(w, '0');
 
 let micros = Date.UTC(2024, 0, 1) * 1000;
@@ -30,11 +34,13 @@ for (let i = 0; i < n; ++i) {
   const d = new Date(Math.floor(micros / 1000));
   const ts = `${d.toISOString().slice(0, 19)}.${pad(micros % 1000000, 6)}+00:00`;
   const kind = kKinds[u32() % 8];
-  const url = `https://shop.example.com${kPaths[u32() % 8]}?id=${u32() % 100000}&ref=${(u32() % 46656).toString(36)}`;
+  const url = `https://shop.example.com${kPaths[u32() % 8]}?id=${u32() % 100000}&ref=${
+      (u32() % 46656).toString(36)}`;
   const amount = (u32() % 1000000) / 100;
   const note = u32() % 2 === 0 ? null : `${kNotes[u32() % 8]} #${u32() % 1000}`;
-  buf += `{"id":${i + 1},"user_id":${u32() % 1000000},"kind":"${kind}","url":"${url}","amount":${amount},` +
-         `"ts":"${ts}","note":${note === null ? 'null' : `"${note}"`}}\n`;
+  buf += `{"id":${i + 1},"user_id":${u32() % 1000000},"kind":"${kind}","url":"${url}","amount":${
+             amount},` +
+      `"ts":"${ts}","note":${note === null ? 'null' : `"${note}"`}}\n`;
   if (buf.length > 1 << 20) {
     fs.writeSync(fd, buf);
     buf = '';

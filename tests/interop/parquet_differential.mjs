@@ -12,17 +12,18 @@
 // Env: SLUICE_INTEROP_SEED (reproduce a run), SLUICE_FAKE=1 (DuckDB stands in
 // for sluice, to check the harness), SLUICE_INTEROP_BIG_ROWS (default 1000000).
 // Prints "N passed, M failed"; exits 1 on any failure.
+import {DuckDBInstance} from '@duckdb/node-api';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {DuckDBInstance} from '@duckdb/node-api';
+
+import {CheckWriteErrors} from './lib/error_cases.mjs';
+import {FromDuck, FromJson, ParseJsonLossless, TruncateTzNs} from './lib/normalize.mjs';
 import {Rng} from './lib/rng.mjs';
+import {FakeSluice, RealSluice} from './lib/sluice_cli.mjs';
+import {MakePredicates, SequentialFields, SequentialValues, StatsOracle} from './lib/stats_checks.mjs';
 import {DuckType, ExpectedParquetElements, ForDuckWriter, kPrimitiveKinds, RandomSchema} from './lib/types.mjs';
 import {Canon, RandomFieldValue, RowToJson, SamePrimitive, ToJson, ToSql} from './lib/values.mjs';
-import {FromDuck, FromJson, ParseJsonLossless, TruncateTzNs} from './lib/normalize.mjs';
-import {FakeSluice, RealSluice} from './lib/sluice_cli.mjs';
-import {CheckWriteErrors} from './lib/error_cases.mjs';
-import {MakePredicates, SequentialFields, SequentialValues, StatsOracle} from './lib/stats_checks.mjs';
 
 const kCodecs = ['uncompressed', 'snappy', 'gzip', 'zstd', 'lz4_raw'];
 const kMaxReported = 10;
@@ -34,7 +35,8 @@ console.log(`seed ${seed} (reproduce with SLUICE_INTEROP_SEED=${seed})`);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-interop-'));
 const conn = await (await DuckDBInstance.create(':memory:', {threads: '2'})).connect();
 const fake = process.env.SLUICE_FAKE === '1';
-const sluice = fake ? new FakeSluice(conn) : new RealSluice(path.resolve(process.argv[2] ?? 'build/sluice'));
+const sluice =
+    fake ? new FakeSluice(conn) : new RealSluice(path.resolve(process.argv[2] ?? 'build/sluice'));
 console.log(`sluice side: ${sluice.name}; temp dir ${tmp}`);
 
 let lossyNoted = false;
@@ -43,11 +45,15 @@ let failed = 0;
 
 // Collects mismatches of one case and prints the first few.
 class Mismatches {
-  constructor(file) { this.file = file; this.count = 0; }
+  constructor(file) {
+    this.file = file;
+    this.count = 0;
+  }
   Add(row, column, expected, actual) {
     if (this.count++ < kMaxReported) {
-      console.log(`  MISMATCH file ${this.file} row ${row} column ${column}:\n` +
-                  `    expected ${expected}\n    actual   ${actual}`);
+      console.log(
+          `  MISMATCH file ${this.file} row ${row} column ${column}:\n` +
+          `    expected ${expected}\n    actual   ${actual}`);
     }
   }
   Check(what) {
@@ -99,14 +105,15 @@ async function DuckRows(sql, visit) {
   const result = await conn.stream(sql);
   const names = result.columnNames();
   let i = 0;
-  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0;
+       chunk = await result.fetchChunk()) {
     for (const row of chunk.getRowObjects(names)) visit(i++, row);
   }
   return i;
 }
 
-const ReadParquetSql = (file) =>
-    `SELECT * EXCLUDE (file_row_number) FROM read_parquet('${file}', file_row_number=true) ORDER BY file_row_number`;
+const ReadParquetSql = (file) => `SELECT * EXCLUDE (file_row_number) FROM read_parquet('${
+    file}', file_row_number=true) ORDER BY file_row_number`;
 
 // Compares DuckDB's reading of `file` with `expectedRow(i)`.
 // `onRow(i, expected)` (optional) sees every expected row in order.
@@ -132,7 +139,8 @@ async function CompareDuckWithExpected(file, fields, expectedRow, n, onRow = nul
       if (actual !== expected) mm.Add(i, f.name, expected, actual);
     }
   });
-  if (lossy.note && !lossyNoted) console.log(`  note: ${lossy.note}; compared those at µs precision`);
+  if (lossy.note && !lossyNoted)
+    console.log(`  note: ${lossy.note}; compared those at µs precision`);
   lossyNoted ||= lossy.note !== null;
   if (count !== n) throw new Error(`DuckDB read ${count} rows from ${file}, expected ${n}`);
   mm.Check(`DuckDB's reading of ${file}`);
@@ -142,31 +150,41 @@ async function CompareDuckWithExpected(file, fields, expectedRow, n, onRow = nul
 // Iceberg spec maps sluice's types.
 async function CheckFieldIds(file, fields) {
   const r = await conn.runAndReadAll(
-      `SELECT name, field_id, repetition_type AS rep, type, type_length FROM parquet_schema('${file}')`);
+      `SELECT name, field_id, repetition_type AS rep, type, type_length FROM parquet_schema('${
+          file}')`);
   const actual = r.getRowObjects().slice(1);
   const expected = ExpectedParquetElements(fields);
   // DuckDB posing as sluice cannot write REQUIRED columns or FIXED: ids only.
-  const fmt = (e) => `${e.name ?? '*'} id=${e.id ?? '-'}` + (fake ? '' : ` ${e.rep} ${e.phys ?? 'group'}`);
+  const fmt = (e) =>
+      `${e.name ?? '*'} id=${e.id ?? '-'}` + (fake ? '' : ` ${e.rep} ${e.phys ?? 'group'}`);
   const problems = [];
   for (let i = 0; i < Math.max(actual.length, expected.length); ++i) {
     const exp = expected[i] ? fmt(expected[i]) : '(none)';
     const a = actual[i];
-    const act = a ? fmt({name: expected[i]?.name === null ? null : a.name,
-                         id: a.field_id === null ? null : Number(a.field_id), rep: a.rep,
-                         phys: a.type === null ? null : a.type === 'FIXED_LEN_BYTE_ARRAY' ? `${a.type}(${a.type_length})` : a.type})
-                  : '(none)';
+    const act = a ? fmt({
+      name: expected[i]?.name === null ? null : a.name,
+      id: a.field_id === null ? null : Number(a.field_id),
+      rep: a.rep,
+      phys: a.type === null                 ? null :
+          a.type === 'FIXED_LEN_BYTE_ARRAY' ? `${a.type}(${a.type_length})` :
+                                              a.type
+    }) :
+                                              '(none)';
     if (exp !== act) problems.push(`element ${i + 1}: expected ${exp}, actual ${act}`);
   }
-  if (problems.length) throw new Error(`parquet schema of ${file}:\n    ${problems.slice(0, 10).join('\n    ')}`);
+  if (problems.length)
+    throw new Error(`parquet schema of ${file}:\n    ${problems.slice(0, 10).join('\n    ')}`);
 }
 
 async function CheckCodec(file, codec) {
   const r = await conn.runAndReadAll(
-      `SELECT DISTINCT compression, count(DISTINCT row_group_id) OVER () AS groups FROM parquet_metadata('${file}')`);
+      `SELECT DISTINCT compression, count(DISTINCT row_group_id) OVER () AS groups FROM parquet_metadata('${
+          file}')`);
   const rows = r.getRowObjects();
   const want = codec.toUpperCase();
   for (const row of rows) {
-    if (row.compression !== want) throw new Error(`${file}: column chunk compressed with ${row.compression}, expected ${want}`);
+    if (row.compression !== want)
+      throw new Error(`${file}: column chunk compressed with ${row.compression}, expected ${want}`);
   }
   return rows.length ? Number(rows[0].groups) : 0;
 }
@@ -183,7 +201,9 @@ async function SluiceToDuck(index, codec, n, allow) {
   await AllOf([
     () => CompareDuckWithExpected(file, fields, (i) => rows[i], n),
     () => CheckFieldIds(file, fields),
-    async () => { if (n > 0) await CheckCodec(file, codec); },
+    async () => {
+      if (n > 0) await CheckCodec(file, codec);
+    },
     () => CompareCatWithExpected(file, fields, rows),  // sluice reads its own file
     () => sluice.Inspect(fields, file),
   ]);
@@ -224,7 +244,8 @@ async function SluiceToDuckBig(codec, n, rowGroupSize) {
       const groups = await CheckCodec(file, codec);
       const wantGroups = Math.ceil(n / rowGroupSize);
       if (groups !== wantGroups) {
-        throw new Error(`${file}: ${groups} row groups, expected ${wantGroups} (--row-group-size ${rowGroupSize})`);
+        throw new Error(`${file}: ${groups} row groups, expected ${wantGroups} (--row-group-size ${
+            rowGroupSize})`);
       }
     },
   ]);
@@ -235,7 +256,8 @@ async function SluiceToDuckBig(codec, n, rowGroupSize) {
 async function CompareCatWithExpected(file, fields, expected) {
   const n = expected.length;
   const lines = await sluice.Cat(fields, file);
-  if (lines.length !== n) throw new Error(`sluice parquet cat ${file} printed ${lines.length} rows, expected ${n}`);
+  if (lines.length !== n)
+    throw new Error(`sluice parquet cat ${file} printed ${lines.length} rows, expected ${n}`);
   const mm = new Mismatches(file);
   lines.forEach((line, i) => {
     let j;
@@ -267,18 +289,24 @@ async function CompareCatWithExpected(file, fields, expected) {
 // (b) DuckDB writes, sluice reads; sluice must print what DuckDB reads.
 async function DuckToSluice(index, codec, n, rowGroupSize, version = 'V1') {
   const rng = new Rng(seed + 1000003 + index * 7919);
-  const fields = RandomSchema(rng, {allow: kPrimitiveKinds.filter((k) => k !== 'timestamptz_ns' && k !== 'fixed')})
-                     .map((f) => ({...f, type: ForDuckWriter(f.type)}));
+  const fields = RandomSchema(rng, {
+                   allow: kPrimitiveKinds.filter((k) => k !== 'timestamptz_ns' && k !== 'fixed')
+                 }).map((f) => ({...f, type: ForDuckWriter(f.type)}));
   const rows = GenerateRows(rng, fields, n);
   const table = `b${index}`;
-  await conn.run(`CREATE TABLE ${table} (${fields.map((f) => `${f.name} ${DuckType(f.type)}${f.required ? ' NOT NULL' : ''}`).join(', ')})`);
+  await conn.run(`CREATE TABLE ${table} (${
+      fields.map((f) => `${f.name} ${DuckType(f.type)}${f.required ? ' NOT NULL' : ''}`)
+          .join(', ')})`);
   for (let i = 0; i < n; i += 200) {
-    const values = rows.slice(i, i + 200).map((r) => `(${fields.map((f) => ToSql(f.type, r[f.name])).join(', ')})`);
+    const values = rows.slice(i, i + 200)
+                       .map((r) => `(${fields.map((f) => ToSql(f.type, r[f.name])).join(', ')})`);
     await conn.run(`INSERT INTO ${table} VALUES ${values.join(', ')}`);
   }
   const file = path.join(tmp, `b${index}_${codec}.parquet`);
-  await conn.run(`COPY (SELECT * FROM ${table} ORDER BY id) TO '${file}' (FORMAT parquet, COMPRESSION ${codec}, ` +
-                 `PARQUET_VERSION ${version}${rowGroupSize ? `, ROW_GROUP_SIZE ${rowGroupSize}` : ''})`);
+  await conn.run(
+      `COPY (SELECT * FROM ${table} ORDER BY id) TO '${file}' (FORMAT parquet, COMPRESSION ${
+          codec}, ` +
+      `PARQUET_VERSION ${version}${rowGroupSize ? `, ROW_GROUP_SIZE ${rowGroupSize}` : ''})`);
   await conn.run(`DROP TABLE ${table}`);
 
   // DuckDB's own reading, checked against the generated rows (harness sanity).
@@ -299,18 +327,27 @@ async function DuckToSluice(index, codec, n, rowGroupSize, version = 'V1') {
   ]);
 
   if (!fake && n >= 5) {  // projection and limit
-    const proj = await sluice.Cat(fields, file, ['--columns', `${fields[2].name},id`, '--limit', '3']);
-    const want = [0, 1, 2].map((i) => `{"${fields[2].name}":${ToJson(fields[2].type, duckRows[i][fields[2].name])},"id":${i}}`);
+    const proj =
+        await sluice.Cat(fields, file, ['--columns', `${fields[2].name},id`, '--limit', '3']);
+    const want = [0, 1, 2].map(
+        (i) => `{"${fields[2].name}":${ToJson(fields[2].type, duckRows[i][fields[2].name])},"id":${
+            i}}`);
     const got = proj.map((l) => {
       try {
         const j = ParseJsonLossless(l);
-        return `{${j.entries.map(([k, v]) => `"${k}":${k === 'id' ? v.text : ToJson(fields[2].type, FromJson(fields[2].type, v))}`).join(',')}}`;
+        return `{${
+            j.entries
+                .map(
+                    ([k, v]) => `"${k}":${
+                        k === 'id' ? v.text : ToJson(fields[2].type, FromJson(fields[2].type, v))}`)
+                .join(',')}}`;
       } catch (e) {
         return `<${e.message}> ${l}`;
       }
     });
     if (got.join('\n') !== want.join('\n')) {
-      throw new Error(`cat --columns ${fields[2].name},id --limit 3:\n    expected ${want.join(' ')}\n    actual   ${got.join(' ')}`);
+      throw new Error(`cat --columns ${fields[2].name},id --limit 3:\n    expected ${
+          want.join(' ')}\n    actual   ${got.join(' ')}`);
     }
   }
 }
@@ -319,34 +356,58 @@ async function DuckToSluice(index, codec, n, rowGroupSize, version = 'V1') {
 // UINT_8/16/32/64, TIMESTAMP(MILLIS), ENUM, HUGEINT as DOUBLE): sluice must read
 // them as the Iceberg types below and print what DuckDB reads.
 async function DuckOtherTypesToSluice(n) {
-  const cols = [  // [name, DuckDB expression over i, sluice type, extremes]
+  const cols = [
+    // [name, DuckDB expression over i, sluice type, extremes]
     ['t', 'TINYINT', {kind: 'int'}, ['-128', '127']],
     ['s', 'SMALLINT', {kind: 'int'}, ['-32768', '32767']],
     ['ut', 'UTINYINT', {kind: 'int'}, ['0', '255']],
     ['us', 'USMALLINT', {kind: 'int'}, ['0', '65535']],
     ['ui', 'UINTEGER', {kind: 'long'}, ['0', '4294967295']],
     ['ub', 'UBIGINT', {kind: 'decimal', p: 20, s: 0}, ['0', '18446744073709551615']],
-    ['tms', 'TIMESTAMP_MS', {kind: 'timestamp'}, ["'0001-01-01 00:00:00'", "'9999-12-31 23:59:59.999'"]],
-    ['tsec', 'TIMESTAMP_S', {kind: 'timestamp'}, ["'1677-09-22 00:00:00'", "'2262-04-10 23:59:59'"]],
-    ['m', 'mood', {kind: 'string'}, ["'sad'", "'happy'"]],
-    ['h', 'HUGEINT', {kind: 'double'}, ['-170141183460469231731687303715884105728', '170141183460469231731687303715884105727']],
+    [
+      'tms', 'TIMESTAMP_MS', {kind: 'timestamp'},
+      ['\'0001-01-01 00:00:00\'', '\'9999-12-31 23:59:59.999\'']
+    ],
+    [
+      'tsec', 'TIMESTAMP_S', {kind: 'timestamp'},
+      ['\'1677-09-22 00:00:00\'', '\'2262-04-10 23:59:59\'']
+    ],
+    ['m', 'mood', {kind: 'string'}, ['\'sad\'', '\'happy\'']],
+    [
+      'h', 'HUGEINT', {kind: 'double'},
+      ['-170141183460469231731687303715884105728', '170141183460469231731687303715884105727']
+    ],
   ];
-  const fields = [{name: 'id', type: {kind: 'long'}, required: true},
-                  ...cols.map(([name, , type]) => ({name, type, required: false}))];
+  const fields = [
+    {name: 'id', type: {kind: 'long'}, required: true},
+    ...cols.map(([name, , type]) => ({name, type, required: false}))
+  ];
   const random = {
-    TINYINT: 'H % 256 - 128', SMALLINT: 'H % 65536 - 32768', UTINYINT: 'H % 256', USMALLINT: 'H % 65536',
-    UINTEGER: 'H % 4294967296', UBIGINT: 'hash(i, $k)',
-    TIMESTAMP_MS: "TIMESTAMP '1970-01-01' + to_milliseconds(H % 400000000000000 - 200000000000000)",
-    TIMESTAMP_S: "TIMESTAMP '1970-01-01' + to_seconds(H % 8000000000 - 4000000000)",
-    mood: "(['sad', 'ok', 'happy'])[1 + H % 3]", HUGEINT: '(hash(i, $k)::HUGEINT - 9223372036854775808) * 12345',
+    TINYINT: 'H % 256 - 128',
+    SMALLINT: 'H % 65536 - 32768',
+    UTINYINT: 'H % 256',
+    USMALLINT: 'H % 65536',
+    UINTEGER: 'H % 4294967296',
+    UBIGINT: 'hash(i, $k)',
+    TIMESTAMP_MS:
+        'TIMESTAMP \'1970-01-01\' + to_milliseconds(H % 400000000000000 - 200000000000000)',
+    TIMESTAMP_S: 'TIMESTAMP \'1970-01-01\' + to_seconds(H % 8000000000 - 4000000000)',
+    mood: '([\'sad\', \'ok\', \'happy\'])[1 + H % 3]',
+    HUGEINT: '(hash(i, $k)::HUGEINT - 9223372036854775808) * 12345',
   };
-  const exprs = cols.map(([name, type, , [lo, hi]], k) =>
-      `CASE WHEN i = 0 THEN ${lo} WHEN i = 1 THEN ${hi} WHEN hash(i, ${k + 100}) % 10 = 0 THEN NULL ` +
-      `ELSE ${random[type].replaceAll(/\bH\b/g, '(hash(i, $k) >> 1)::BIGINT').replaceAll('$k', String(k))} ` +
-      `END::${type} AS ${name}`);
+  const exprs = cols.map(
+      ([name, type, , [lo, hi]], k) => `CASE WHEN i = 0 THEN ${lo} WHEN i = 1 THEN ${
+                                           hi} WHEN hash(i, ${k + 100}) % 10 = 0 THEN NULL ` +
+          `ELSE ${
+                                           random[type]
+                                               .replaceAll(/\bH\b/g, '(hash(i, $k) >> 1)::BIGINT')
+                                               .replaceAll('$k', String(k))} ` +
+          `END::${type} AS ${name}`);
   const file = path.join(tmp, 'other_types.parquet');
-  await conn.run("CREATE TYPE IF NOT EXISTS mood AS ENUM ('sad', 'ok', 'happy')").catch(() => {});
-  await conn.run(`COPY (SELECT i::BIGINT AS id, ${exprs.join(', ')} FROM range(${n}) t(i)) TO '${file}' (FORMAT parquet)`);
+  await conn.run('CREATE TYPE IF NOT EXISTS mood AS ENUM (\'sad\', \'ok\', \'happy\')')
+      .catch(() => {});
+  await conn.run(`COPY (SELECT i::BIGINT AS id, ${exprs.join(', ')} FROM range(${n}) t(i)) TO '${
+      file}' (FORMAT parquet)`);
   const duckRows = [];
   await DuckRows(ReadParquetSql(file), (i, row) => {
     duckRows.push(Object.fromEntries(fields.map((f) => [f.name, FromDuck(f.type, row[f.name])])));
@@ -368,26 +429,36 @@ let index = 0;
 for (const codec of kCodecs) {
   for (const n of sizes) {
     const i = index++;
-    await Case(`sluice->duckdb ${codec} ${n} rows (case ${i})`, () => SluiceToDuck(i, codec, n, allowA));
+    await Case(
+        `sluice->duckdb ${codec} ${n} rows (case ${i})`, () => SluiceToDuck(i, codec, n, allowA));
   }
 }
 if (bigRows > 0) {
   const rowGroupSize = Math.ceil(bigRows / 7);
-  await Case(`sluice->duckdb zstd ${bigRows} rows, --row-group-size ${rowGroupSize}`,
-             () => SluiceToDuckBig('zstd', bigRows, rowGroupSize));
+  await Case(
+      `sluice->duckdb zstd ${bigRows} rows, --row-group-size ${rowGroupSize}`,
+      () => SluiceToDuckBig('zstd', bigRows, rowGroupSize));
 }
-const bSizes = {uncompressed: 0, snappy: 1, gzip: 3000, zstd: 3000, lz4_raw: 700};
+const bSizes = {
+  uncompressed: 0,
+  snappy: 1,
+  gzip: 3000,
+  zstd: 3000,
+  lz4_raw: 700
+};
 index = 0;
 for (const codec of kCodecs) {
   const i = index++;
-  await Case(`duckdb->sluice ${codec} ${bSizes[codec]} rows (case ${i})`,
-             () => DuckToSluice(i, codec, bSizes[codec], codec === 'zstd' ? 1000 : 0));
+  await Case(
+      `duckdb->sluice ${codec} ${bSizes[codec]} rows (case ${i})`,
+      () => DuckToSluice(i, codec, bSizes[codec], codec === 'zstd' ? 1000 : 0));
 }
 // DuckDB's PARQUET_VERSION V2: DATA_PAGE_V2 and DELTA_* / BYTE_STREAM_SPLIT encodings.
 for (const codec of ['snappy', 'zstd', 'uncompressed']) {
   const i = index++;
-  await Case(`duckdb->sluice ${codec} V2 pages 2000 rows (case ${i})`,
-             () => DuckToSluice(i, codec, 2000, codec === 'zstd' ? 700 : 0, 'V2'));
+  await Case(
+      `duckdb->sluice ${codec} V2 pages 2000 rows (case ${i})`,
+      () => DuckToSluice(i, codec, 2000, codec === 'zstd' ? 700 : 0, 'V2'));
 }
 
 if (!fake) {
@@ -396,6 +467,8 @@ if (!fake) {
 }
 
 console.log(`${passed} passed, ${failed} failed`);
-if (failed === 0 && process.env.SLUICE_INTEROP_KEEP !== "1") fs.rmSync(tmp, {recursive: true, force: true});
-else console.log(`files kept in ${tmp}`);
+if (failed === 0 && process.env.SLUICE_INTEROP_KEEP !== '1')
+  fs.rmSync(tmp, {recursive: true, force: true});
+else
+  console.log(`files kept in ${tmp}`);
 process.exit(failed === 0 ? 0 : 1);

@@ -29,9 +29,12 @@ export async function CheckWriteErrors(sluice, tmp) {
     const r = sluice.WriteRaw(kSchema, lines.join('\n') + '\n', out);
     const problems = [];
     if (r.code === 0) problems.push('exit code 0');
-    if (!new RegExp(`line ${lineNo}\\b`).test(r.stderr)) problems.push(`message does not say "line ${lineNo}"`);
+    if (!new RegExp(`line ${lineNo}\\b`).test(r.stderr))
+      problems.push(`message does not say "line ${lineNo}"`);
     if (fs.existsSync(out)) problems.push('output file left behind');
-    if (problems.length) errors.push(`${what} on line ${lineNo}: ${problems.join(', ')} (stderr: ${r.stderr.trim()})`);
+    if (problems.length)
+      errors.push(`${what} on line ${lineNo}: ${problems.join(', ')} (stderr: ${r.stderr.trim()})`);
   }
-  if (errors.length) throw new Error(`bad input to sluice parquet write:\n    ${errors.join('\n    ')}`);
+  if (errors.length)
+    throw new Error(`bad input to sluice parquet write:\n    ${errors.join('\n    ')}`);
 }

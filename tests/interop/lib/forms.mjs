@@ -16,8 +16,8 @@ export function CivilFromDays(z) {
   z += 719468;
   const era = Math.floor(z / 146097);
   const doe = z - era * 146097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) -
-                          Math.floor(doe / 146096)) / 365);
+  const yoe = Math.floor(
+      (doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
   const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
   const mp = Math.floor((5 * doy + 2) / 153);
   const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
@@ -102,7 +102,8 @@ export function ParseTimestamp(s, nanos, utc) {
 }
 
 export function ParseDecimal(s, scale) {
-  const m = scale === 0 ? /^(-?)(\d+)$/.exec(s) : new RegExp(`^(-?)(\\d+)\\.(\\d{${scale}})$`).exec(s);
+  const m =
+      scale === 0 ? /^(-?)(\d+)$/.exec(s) : new RegExp(`^(-?)(\\d+)\\.(\\d{${scale}})$`).exec(s);
   if (!m) return undefined;
   const v = BigInt(m[2] + (m[3] ?? ''));
   return m[1] ? -v : v;

@@ -2,8 +2,9 @@
 // DuckDB so the harness itself can be checked without sluice.
 import {spawnSync} from 'node:child_process';
 import fs from 'node:fs';
+
+import {FromDuck, FromJson, ParseJsonLossless} from './normalize.mjs';
 import {AssignFieldIds, DuckType, SqlColumnList} from './types.mjs';
-import {FromJson, FromDuck, ParseJsonLossless} from './normalize.mjs';
 import {RowToJson, ToSql} from './values.mjs';
 
 // Retries a few times when the binary is being relinked (shared checkout).
@@ -19,7 +20,10 @@ function Run(bin, args, input = undefined) {
 }
 
 export class RealSluice {
-  constructor(bin) { this.bin = bin; this.name = `sluice (${bin})`; }
+  constructor(bin) {
+    this.bin = bin;
+    this.name = `sluice (${bin})`;
+  }
 
   // Returns null when the Parquet commands are present, else a reason.
   Missing() {
@@ -35,9 +39,11 @@ export class RealSluice {
   async Write(fields, {codec, rowGroupSize, stdin = false}, jsonl, out) {
     const args = ['parquet', 'write', '--schema', SqlColumnList(fields), '--codec', codec];
     if (rowGroupSize) args.push('--row-group-size', String(rowGroupSize));
-    const r = stdin ? Run(this.bin, [...args, '-', out], fs.readFileSync(jsonl))
-                    : Run(this.bin, [...args, jsonl, out]);
-    if (r.code !== 0) throw new Error(`sluice parquet write failed (exit ${r.code}): ${r.stderr.trim()}\n  command: ${r.cmd}`);
+    const r = stdin ? Run(this.bin, [...args, '-', out], fs.readFileSync(jsonl)) :
+                      Run(this.bin, [...args, jsonl, out]);
+    if (r.code !== 0)
+      throw new Error(
+          `sluice parquet write failed (exit ${r.code}): ${r.stderr.trim()}\n  command: ${r.cmd}`);
   }
 
   // Runs `sluice parquet write` on `text`, returns {code, stderr}.
@@ -49,16 +55,22 @@ export class RealSluice {
   async Inspect(fields, file) {
     for (const sub of ['schema', 'meta']) {
       const r = Run(this.bin, ['parquet', sub, file]);
-      if (r.code !== 0) throw new Error(`sluice parquet ${sub} ${file} failed (exit ${r.code}): ${r.stderr.trim()}`);
-      const missing = sub === 'schema' ? fields.filter((f) => !r.stdout.includes(f.name)).map((f) => f.name) : [];
-      if (missing.length) throw new Error(`sluice parquet schema ${file} does not mention ${missing}`);
+      if (r.code !== 0)
+        throw new Error(
+            `sluice parquet ${sub} ${file} failed (exit ${r.code}): ${r.stderr.trim()}`);
+      const missing = sub === 'schema' ?
+          fields.filter((f) => !r.stdout.includes(f.name)).map((f) => f.name) :
+          [];
+      if (missing.length)
+        throw new Error(`sluice parquet schema ${file} does not mention ${missing}`);
     }
   }
 
   // Returns the JSON lines printed by `sluice parquet cat`.
   async Cat(fields, file, extra = []) {
     const r = Run(this.bin, ['parquet', 'cat', file, ...extra]);
-    if (r.code !== 0) throw new Error(`sluice parquet cat ${file} failed (exit ${r.code}): ${r.stderr.trim()}`);
+    if (r.code !== 0)
+      throw new Error(`sluice parquet cat ${file} failed (exit ${r.code}): ${r.stderr.trim()}`);
     return r.stdout.split('\n').filter((l) => l !== '');
   }
 }
@@ -74,15 +86,22 @@ function DuckFieldIds(fields, ids) {
     const nested = forType(f.type);
     return nested ? {__duckdb_field_id: ids.get(f), ...nested} : ids.get(f);
   };
-  return Object.fromEntries(fields.map((f) => [f.name, forField(f)]));  // names: plain or quoted by DuckLiteral
+  return Object.fromEntries(
+      fields.map((f) => [f.name, forField(f)]));  // names: plain or quoted by DuckLiteral
 }
 
-const DuckLiteral = (o) => typeof o === 'number' ? String(o)
-    : `{${Object.entries(o).map(([k, v]) => `'${k}': ${DuckLiteral(v)}`).join(', ')}}`;
+const DuckLiteral = (o) => typeof o === 'number' ?
+    String(o) :
+    `{${Object.entries(o).map(([k, v]) => `'${k}': ${DuckLiteral(v)}`).join(', ')}}`;
 
 export class FakeSluice {
-  constructor(conn) { this.conn = conn; this.name = 'DuckDB posing as sluice (SLUICE_FAKE=1)'; }
-  Missing() { return null; }
+  constructor(conn) {
+    this.conn = conn;
+    this.name = 'DuckDB posing as sluice (SLUICE_FAKE=1)';
+  }
+  Missing() {
+    return null;
+  }
   async Inspect() {}
 
   async Write(fields, {codec, rowGroupSize}, jsonl, out) {
@@ -91,19 +110,25 @@ export class FakeSluice {
       return Object.fromEntries(fields.map((f, i) => [f.name, FromJson(f.type, j.entries[i][1])]));
     });
     await this.conn.run('DROP TABLE IF EXISTS fake_w');
-    await this.conn.run(`CREATE TABLE fake_w (${fields.map((f) => `"${f.name}" ${DuckType(f.type)}`).join(', ')})`);
+    await this.conn.run(
+        `CREATE TABLE fake_w (${fields.map((f) => `"${f.name}" ${DuckType(f.type)}`).join(', ')})`);
     for (let i = 0; i < rows.length; i += 500) {
       const chunk = rows.slice(i, i + 500);
-      await this.conn.run(`INSERT INTO fake_w VALUES ${chunk.map((r) => `(${fields.map((f) => ToSql(f.type, r[f.name])).join(', ')})`).join(', ')}`);
+      await this.conn.run(`INSERT INTO fake_w VALUES ${
+          chunk.map((r) => `(${fields.map((f) => ToSql(f.type, r[f.name])).join(', ')})`)
+              .join(', ')}`);
     }
     const ids = DuckLiteral(DuckFieldIds(fields, AssignFieldIds(fields)));
-    await this.conn.run(`COPY fake_w TO '${out}' (FORMAT parquet, COMPRESSION ${codec}, FIELD_IDS ${ids}` +
-                        `${rowGroupSize ? `, ROW_GROUP_SIZE ${rowGroupSize}` : ''})`);
+    await this.conn.run(
+        `COPY fake_w TO '${out}' (FORMAT parquet, COMPRESSION ${codec}, FIELD_IDS ${ids}` +
+        `${rowGroupSize ? `, ROW_GROUP_SIZE ${rowGroupSize}` : ''})`);
   }
 
   async Cat(fields, file, extra = []) {
     const r = await this.conn.runAndReadAll(`SELECT * FROM read_parquet('${file}')`);
-    return r.getRowObjects().map((row) => RowToJson(fields, Object.fromEntries(
-        fields.map((f) => [f.name, FromDuck(f.type, row[f.name])]))));
+    return r.getRowObjects().map(
+        (row) => RowToJson(
+            fields,
+            Object.fromEntries(fields.map((f) => [f.name, FromDuck(f.type, row[f.name])]))));
   }
 }

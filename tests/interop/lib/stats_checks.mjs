@@ -23,9 +23,12 @@ export function SequentialFields() {
 // Long common prefixes whose 16-character truncation needs care: ASCII to
 // round up, 2-, 3- and 4-byte characters, U+FFFF (rounds up to a 4-byte
 // character) and U+10FFFF (cannot be rounded up).
-const kPrefixes = ['zzzzzzzzzzzzzzzzzzzz', 'é'.repeat(20), '中'.repeat(18), '\uFFFF'.repeat(17),
-                   '\u{10FFFF}'.repeat(17), 'a\u{10FFFF}'.repeat(9), '\u007F'.repeat(18)];
-const SeqUstr = (i) => `${kPrefixes[Math.floor(i / 90000) % kPrefixes.length]}${String(i).padStart(8, '0')}`;
+const kPrefixes = [
+  'zzzzzzzzzzzzzzzzzzzz', 'é'.repeat(20), '中'.repeat(18), '\uFFFF'.repeat(17),
+  '\u{10FFFF}'.repeat(17), 'a\u{10FFFF}'.repeat(9), '\u007F'.repeat(18)
+];
+const SeqUstr = (i) =>
+    `${kPrefixes[Math.floor(i / 90000) % kPrefixes.length]}${String(i).padStart(8, '0')}`;
 const Utf8Compare = (a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 export function SequentialValues(i) {
@@ -44,22 +47,27 @@ export function MakePredicates(rng, n) {
   const seq = SequentialValues;
   for (let k = 0; k < 3; ++k) {
     const [a, b] = range(0, n - 1);
-    preds.push({sql: `id BETWEEN ${a} AND ${b}`, test: (r) => r.id >= BigInt(a) && r.id <= BigInt(b)});
+    preds.push(
+        {sql: `id BETWEEN ${a} AND ${b}`, test: (r) => r.id >= BigInt(a) && r.id <= BigInt(b)});
     const [c, d] = range(0, n - 1);
     const lo = seq(c).seq_ts, hi = seq(d).seq_ts;
     const ts = {kind: 'timestamptz'};
-    preds.push({sql: `seq_ts >= ${ToSql(ts, lo)} AND seq_ts < ${ToSql(ts, hi)}`,
-                test: (r) => r.seq_ts >= lo && r.seq_ts < hi});
+    preds.push({
+      sql: `seq_ts >= ${ToSql(ts, lo)} AND seq_ts < ${ToSql(ts, hi)}`,
+      test: (r) => r.seq_ts >= lo && r.seq_ts < hi
+    });
     const s = `k${String(rng.int(0, n)).padStart(8, '0')}`;
     preds.push({sql: `seq_str > '${s}'`, test: (r) => r.seq_str !== null && r.seq_str > s});
     const dec = {kind: 'decimal', p: 18, s: 4};
     const v = BigInt(rng.int(0, n)) * 12345n - 5000000000n + 7n;
-    preds.push({sql: `seq_dec <= ${ToSql(dec, v)}`, test: (r) => r.seq_dec !== null && r.seq_dec <= v});
+    preds.push(
+        {sql: `seq_dec <= ${ToSql(dec, v)}`, test: (r) => r.seq_dec !== null && r.seq_dec <= v});
   }
   // Equality on the largest values of row groups and prefixes: pruned away if
   // a truncated max statistic were not rounded up.
   const sql = (v) => ToSql({kind: 'string'}, v);
-  for (const j of [n - 1, 89999, 179999, 269999, 359999, 449999, 539999, 629999, rng.int(0, n - 1)]) {
+  for (const j
+           of [n - 1, 89999, 179999, 269999, 359999, 449999, 539999, 629999, rng.int(0, n - 1)]) {
     if (j >= n) continue;
     const v = SeqUstr(j);
     preds.push({sql: `seq_ustr = ${sql(v)}`, test: (r) => r.seq_ustr === v});
@@ -85,9 +93,13 @@ export class StatsOracle {
 
   // Feeds expected row i (rows must come in order).
   Visit(i, row) {
-    this.predicates.forEach((p, k) => { if (p.test(row)) ++this.counts[k]; });
+    this.predicates.forEach((p, k) => {
+      if (p.test(row)) ++this.counts[k];
+    });
     const g = Math.floor(i / this.rowGroupSize);
-    if (!this.groups[g]) this.groups[g] = Object.fromEntries(this.fields.map((f) => [f.name, {nulls: 0, min: null, max: null}]));
+    if (!this.groups[g])
+      this.groups[g] =
+          Object.fromEntries(this.fields.map((f) => [f.name, {nulls: 0, min: null, max: null}]));
     for (const f of this.fields) {
       const s = this.groups[g][f.name];
       const v = row[f.name];
@@ -130,10 +142,12 @@ export class StatsOracle {
       }
       if (f.type.kind === 'string') {  // truncated bounds: min <= every value <= max
         if (row.min !== null && want.min !== null && Utf8Compare(row.min, want.min) > 0) {
-          errors.push(`${where}: min ${JSON.stringify(row.min)} > smallest value ${JSON.stringify(want.min)}`);
+          errors.push(`${where}: min ${JSON.stringify(row.min)} > smallest value ${
+              JSON.stringify(want.min)}`);
         }
         if (row.max !== null && want.max !== null && Utf8Compare(row.max, want.max) < 0) {
-          errors.push(`${where}: max ${JSON.stringify(row.max)} < largest value ${JSON.stringify(want.max)}`);
+          errors.push(`${where}: max ${JSON.stringify(row.max)} < largest value ${
+              JSON.stringify(want.max)}`);
         }
         continue;
       }
@@ -147,17 +161,23 @@ export class StatsOracle {
           f.type.kind === 'double') {
         continue;
       }
-      if (Canon(f.type, amin) !== Canon(f.type, wmin) || Canon(f.type, amax) !== Canon(f.type, wmax)) {
-        errors.push(`${where}: min/max ${row.min}/${row.max}, expected ${Canon(f.type, wmin)}/${Canon(f.type, wmax)}`);
+      if (Canon(f.type, amin) !== Canon(f.type, wmin) ||
+          Canon(f.type, amax) !== Canon(f.type, wmax)) {
+        errors.push(`${where}: min/max ${row.min}/${row.max}, expected ${Canon(f.type, wmin)}/${
+            Canon(f.type, wmax)}`);
       }
     }
     for (const [k, p] of this.predicates.entries()) {
-      const c = await conn.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${file}') WHERE ${p.sql}`);
+      const c = await conn.runAndReadAll(
+          `SELECT count(*) AS n FROM read_parquet('${file}') WHERE ${p.sql}`);
       const got = Number(c.getRowObjects()[0].n);
-      if (got !== this.counts[k]) errors.push(`${file}: count(*) WHERE ${p.sql} = ${got}, expected ${this.counts[k]}`);
+      if (got !== this.counts[k])
+        errors.push(`${file}: count(*) WHERE ${p.sql} = ${got}, expected ${this.counts[k]}`);
     }
     if (errors.length) throw new Error(`statistics:\n    ${errors.slice(0, 12).join('\n    ')}`);
-    console.log(`  statistics of ${this.groups.length} row groups and ${this.predicates.length} pushed-down ` +
-                `predicates agree (counts ${this.counts.join(' ')})`);
+    console.log(
+        `  statistics of ${this.groups.length} row groups and ${
+            this.predicates.length} pushed-down ` +
+        `predicates agree (counts ${this.counts.join(' ')})`);
   }
 }

@@ -8,36 +8,74 @@
 // A Field is {name, type, required}.
 
 export const kPrimitiveKinds = [
-  'boolean', 'int', 'long', 'float', 'double', 'decimal', 'date', 'time', 'timestamp',
-  'timestamptz', 'timestamp_ns', 'timestamptz_ns', 'string', 'binary', 'uuid', 'fixed',
+  'boolean',
+  'int',
+  'long',
+  'float',
+  'double',
+  'decimal',
+  'date',
+  'time',
+  'timestamp',
+  'timestamptz',
+  'timestamp_ns',
+  'timestamptz_ns',
+  'string',
+  'binary',
+  'uuid',
+  'fixed',
 ];
 
 const kSqlNames = {
-  boolean: 'BOOLEAN', int: 'INT', long: 'BIGINT', float: 'FLOAT', double: 'DOUBLE',
-  date: 'DATE', time: 'TIME', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ',
-  timestamp_ns: 'TIMESTAMP_NS', timestamptz_ns: 'TIMESTAMPTZ_NS', string: 'STRING',
-  binary: 'BINARY', uuid: 'UUID',
+  boolean: 'BOOLEAN',
+  int: 'INT',
+  long: 'BIGINT',
+  float: 'FLOAT',
+  double: 'DOUBLE',
+  date: 'DATE',
+  time: 'TIME',
+  timestamp: 'TIMESTAMP',
+  timestamptz: 'TIMESTAMPTZ',
+  timestamp_ns: 'TIMESTAMP_NS',
+  timestamptz_ns: 'TIMESTAMPTZ_NS',
+  string: 'STRING',
+  binary: 'BINARY',
+  uuid: 'UUID',
 };
 
 const kDuckNames = {
-  boolean: 'BOOLEAN', int: 'INTEGER', long: 'BIGINT', float: 'FLOAT', double: 'DOUBLE',
-  date: 'DATE', time: 'TIME', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ',
-  timestamp_ns: 'TIMESTAMP_NS', string: 'VARCHAR', binary: 'BLOB', uuid: 'UUID',
+  boolean: 'BOOLEAN',
+  int: 'INTEGER',
+  long: 'BIGINT',
+  float: 'FLOAT',
+  double: 'DOUBLE',
+  date: 'DATE',
+  time: 'TIME',
+  timestamp: 'TIMESTAMP',
+  timestamptz: 'TIMESTAMPTZ',
+  timestamp_ns: 'TIMESTAMP_NS',
+  string: 'VARCHAR',
+  binary: 'BLOB',
+  uuid: 'UUID',
   fixed: 'BLOB',
 };
 
 // sluice's SQL type spelling, e.g. "STRUCT<a: INT NOT NULL, b: ARRAY<STRING>>".
 export function SqlType(t) {
   switch (t.kind) {
-    case 'decimal': return `DECIMAL(${t.p},${t.s})`;
-    case 'fixed': return `FIXED(${t.n})`;
-    case 'list': return `ARRAY<${SqlType(t.elem.type)}${t.elem.required ? ' NOT NULL' : ''}>`;
+    case 'decimal':
+      return `DECIMAL(${t.p},${t.s})`;
+    case 'fixed':
+      return `FIXED(${t.n})`;
+    case 'list':
+      return `ARRAY<${SqlType(t.elem.type)}${t.elem.required ? ' NOT NULL' : ''}>`;
     case 'map':
       return `MAP<${SqlType(t.key.type)}, ${SqlType(t.value.type)}` +
           `${t.value.required ? ' NOT NULL' : ''}>`;
     case 'struct':
       return `STRUCT<${t.fields.map((f) => `${f.name}: ${SqlField(f)}`).join(', ')}>`;
-    default: return kSqlNames[t.kind];
+    default:
+      return kSqlNames[t.kind];
   }
 }
 
@@ -57,12 +95,18 @@ export function SqlColumnList(fields) {
 // DuckDB's spelling. FIXED has no DuckDB type (BLOB); TIMESTAMPTZ_NS has none.
 export function DuckType(t) {
   switch (t.kind) {
-    case 'decimal': return `DECIMAL(${t.p},${t.s})`;
-    case 'list': return `${DuckType(t.elem.type)}[]`;
-    case 'map': return `MAP(${DuckType(t.key.type)}, ${DuckType(t.value.type)})`;
-    case 'struct': return `STRUCT(${t.fields.map((f) => `${f.name} ${DuckType(f.type)}`).join(', ')})`;
-    case 'timestamptz_ns': throw new Error('DuckDB has no TIMESTAMPTZ_NS type');
-    default: return kDuckNames[t.kind];
+    case 'decimal':
+      return `DECIMAL(${t.p},${t.s})`;
+    case 'list':
+      return `${DuckType(t.elem.type)}[]`;
+    case 'map':
+      return `MAP(${DuckType(t.key.type)}, ${DuckType(t.value.type)})`;
+    case 'struct':
+      return `STRUCT(${t.fields.map((f) => `${f.name} ${DuckType(f.type)}`).join(', ')})`;
+    case 'timestamptz_ns':
+      throw new Error('DuckDB has no TIMESTAMPTZ_NS type');
+    default:
+      return kDuckNames[t.kind];
   }
 }
 
@@ -70,15 +114,22 @@ export function DuckType(t) {
 // and drops TIMESTAMPTZ_NS (returns null for a field that must be dropped).
 export function ForDuckWriter(t) {
   switch (t.kind) {
-    case 'fixed': return {kind: 'binary'};
-    case 'timestamptz_ns': return {kind: 'timestamp_ns'};
-    case 'list': return {kind: 'list', elem: {...t.elem, type: ForDuckWriter(t.elem.type)}};
+    case 'fixed':
+      return {kind: 'binary'};
+    case 'timestamptz_ns':
+      return {kind: 'timestamp_ns'};
+    case 'list':
+      return {kind: 'list', elem: {...t.elem, type: ForDuckWriter(t.elem.type)}};
     case 'map':
-      return {kind: 'map', key: {...t.key, type: ForDuckWriter(t.key.type)},
-              value: {...t.value, type: ForDuckWriter(t.value.type)}};
+      return {
+        kind: 'map',
+        key: {...t.key, type: ForDuckWriter(t.key.type)},
+        value: {...t.value, type: ForDuckWriter(t.value.type)}
+      };
     case 'struct':
       return {kind: 'struct', fields: t.fields.map((f) => ({...f, type: ForDuckWriter(f.type)}))};
-    default: return t;
+    default:
+      return t;
   }
 }
 
@@ -90,7 +141,8 @@ export function AssignFieldIds(fields) {
   const ids = new Map();
   let next = 1;
   const visitType = (t) => {
-    if (t.kind === 'struct') visitStruct(t.fields);
+    if (t.kind === 'struct')
+      visitStruct(t.fields);
     else if (t.kind === 'list') {
       ids.set(t.elem, next++);
       visitType(t.elem.type);
@@ -119,16 +171,33 @@ export function DecimalBytes(p) {
 // Physical type (and width) the Iceberg spec maps a primitive type to.
 export function PhysicalType(t) {
   switch (t.kind) {
-    case 'boolean': return 'BOOLEAN';
-    case 'int': case 'date': return 'INT32';
-    case 'long': case 'time': case 'timestamp': case 'timestamptz': case 'timestamp_ns':
-    case 'timestamptz_ns': return 'INT64';
-    case 'float': return 'FLOAT';
-    case 'double': return 'DOUBLE';
-    case 'decimal': return t.p <= 9 ? 'INT32' : t.p <= 18 ? 'INT64' : `FIXED_LEN_BYTE_ARRAY(${DecimalBytes(t.p)})`;
-    case 'string': case 'binary': return 'BYTE_ARRAY';
-    case 'uuid': return 'FIXED_LEN_BYTE_ARRAY(16)';
-    case 'fixed': return `FIXED_LEN_BYTE_ARRAY(${t.n})`;
+    case 'boolean':
+      return 'BOOLEAN';
+    case 'int':
+    case 'date':
+      return 'INT32';
+    case 'long':
+    case 'time':
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
+      return 'INT64';
+    case 'float':
+      return 'FLOAT';
+    case 'double':
+      return 'DOUBLE';
+    case 'decimal':
+      return t.p <= 9 ? 'INT32' :
+          t.p <= 18   ? 'INT64' :
+                        `FIXED_LEN_BYTE_ARRAY(${DecimalBytes(t.p)})`;
+    case 'string':
+    case 'binary':
+      return 'BYTE_ARRAY';
+    case 'uuid':
+      return 'FIXED_LEN_BYTE_ARRAY(16)';
+    case 'fixed':
+      return `FIXED_LEN_BYTE_ARRAY(${t.n})`;
   }
   return null;  // a group
 }
@@ -141,8 +210,10 @@ export function ExpectedParquetElements(fields) {
   const out = [];
   const visit = (f, name) => {
     const t = f.type;
-    out.push({name, id: ids.get(f), rep: f.required ? 'REQUIRED' : 'OPTIONAL', phys: PhysicalType(t)});
-    if (t.kind === 'struct') for (const c of t.fields) visit(c, c.name);
+    out.push(
+        {name, id: ids.get(f), rep: f.required ? 'REQUIRED' : 'OPTIONAL', phys: PhysicalType(t)});
+    if (t.kind === 'struct')
+      for (const c of t.fields) visit(c, c.name);
     if (t.kind === 'list') {
       out.push({name: null, id: null, rep: 'REPEATED', phys: null});
       visit(t.elem, 'element');
@@ -173,11 +244,18 @@ export function RandomPrimitive(rng, kind) {
 export function RandomType(rng, depth, allow = kPrimitiveKinds) {
   const r = rng.next();
   if (depth <= 0 || r < 0.4) return RandomPrimitive(rng, rng.pick(allow));
-  if (r < 0.6) return {kind: 'list', elem: {name: 'element', type: RandomType(rng, depth - 1, allow), required: rng.bool(0.3)}};
+  if (r < 0.6)
+    return {
+      kind: 'list',
+      elem: {name: 'element', type: RandomType(rng, depth - 1, allow), required: rng.bool(0.3)}
+    };
   if (r < 0.8) {
     const keyKinds = kMapKeyKinds.filter((k) => allow.includes(k));
-    return {kind: 'map', key: {name: 'key', type: RandomPrimitive(rng, rng.pick(keyKinds)), required: true},
-            value: {name: 'value', type: RandomType(rng, depth - 1, allow), required: rng.bool(0.3)}};
+    return {
+      kind: 'map',
+      key: {name: 'key', type: RandomPrimitive(rng, rng.pick(keyKinds)), required: true},
+      value: {name: 'value', type: RandomType(rng, depth - 1, allow), required: rng.bool(0.3)}
+    };
   }
   const n = rng.int(1, 4);
   const fields = [];
@@ -195,10 +273,12 @@ export function RandomSchema(rng, {allow = kPrimitiveKinds, nested = 3, oddName 
   for (const kind of allow) {
     fields.push({name: `c_${kind}`, type: RandomPrimitive(rng, kind), required: rng.bool(0.3)});
   }
-  if (oddName) fields.push({name: 'Odd name é/中', type: RandomPrimitive(rng, 'string'), required: false});
+  if (oddName)
+    fields.push({name: 'Odd name é/中', type: RandomPrimitive(rng, 'string'), required: false});
   for (let i = 0; i < nested; ++i) {
     let t;
-    do t = RandomType(rng, 3, allow); while (!['list', 'map', 'struct'].includes(t.kind));
+    do t = RandomType(rng, 3, allow);
+    while (!['list', 'map', 'struct'].includes(t.kind));
     fields.push({name: `n${i}`, type: t, required: rng.bool(0.3)});
   }
   return fields;
