@@ -115,6 +115,8 @@ Result<std::unique_ptr<SqlConnection>> OpenPostgres(const std::string& uri) {
     return Status(StatusCode::kIOError,
                   fmt::format("catalog {}: cannot connect: {}", Redact(uri), msg), true);
   }
+  // Server NOTICEs ("relation already exists, skipping") are not for users.
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<SqlConnection>(new PostgresConnection(conn, Redact(uri)));
 }
 
