@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -34,17 +35,33 @@ struct Node {
   // Names free of quotes, backslashes and control characters compare equal to
   // a key's raw (still escaped) JSON text.
   std::vector<uint8_t> simple;
+  std::vector<uint64_t> prefix_word, prefix_mask;  // first (up to 8) bytes of each name
 
   // The member whose name is the raw key text, or -1 (then the key may still be
   // an escaped spelling of a name: see Find).
   int FindRaw(od::raw_json_string key, int hint) const {
+    const char* p = key.raw();
     const int n = static_cast<int>(names.size());
-    if (hint < n && simple[hint] && key.unsafe_is_equal(names[hint])) return hint;
+    if (hint < n && RawEquals(p, hint)) return hint;
     if (n > 8) return -1;
     for (int i = 0; i < n; ++i) {
-      if (simple[i] && key.unsafe_is_equal(names[i])) return i;
+      if (RawEquals(p, i)) return i;
     }
     return -1;
+  }
+
+  // Whether the raw key text at `p` (after its opening quote) is exactly the
+  // simple name `i`. Reading 8 bytes is safe: the input is padded.
+  bool RawEquals(const char* p, int i) const {
+    if (!simple[i]) return false;
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if ((w & prefix_mask[i]) != prefix_word[i]) return false;
+    const std::string_view name = names[i];
+    if (name.size() > 8 && std::memcmp(p + 8, name.data() + 8, name.size() - 8) != 0) {
+      return false;
+    }
+    return p[name.size()] == '"';
   }
 
   int Find(std::string_view key, int hint) const {
@@ -87,6 +104,12 @@ std::unique_ptr<Node> Compile(const std::vector<Field>& members, const Field* se
     bool simple = true;
     for (unsigned char c : members[i].name) simple = simple && c >= 0x20 && c != '"' && c != '\\';
     n->simple.push_back(simple ? 1 : 0);
+    uint64_t word = 0, mask = 0;
+    size_t len = std::min<size_t>(members[i].name.size(), 8);
+    std::memcpy(&word, members[i].name.data(), len);
+    std::memset(&mask, 0xff, len);
+    n->prefix_word.push_back(word);
+    n->prefix_mask.push_back(mask);
   }
   n->seen.resize(members.size());
   return n;

@@ -97,6 +97,23 @@ TEST(JsonDecoder, DecodesScalars) {
   EXPECT_EQ(static_cast<uint8_t>(batch.columns[14].GetBytes(0)[0]), 0xf7);
 }
 
+TEST(JsonDecoder, MatchesKeysExactlyIncludingEscapedSpellings) {
+  auto schema = MakeSchema(
+      "id INT, idx INT, a_rather_long_field_name INT, a_rather_long_field_namf INT, "
+      "`q\"uote` INT");
+  ASSERT_OK_AND_ASSIGN(auto dec, JsonDecoder::Make(schema));
+  Batch batch = Batch::Make(schema);
+  ASSERT_OK(dec->DecodeLine(
+      R"({"idx":2,"\u0069d":1,"a_rather_long_field_namf":4,"a_rather_long_field_name":3,)"
+      R"("q\"uote":5,"i":9,"idxx":9})",
+      1, &batch));
+  ASSERT_EQ(batch.num_rows(), 1);
+  for (int c = 0; c < 5; ++c) {
+    ASSERT_TRUE(batch.columns[c].IsValid(0)) << c;
+    EXPECT_EQ(batch.columns[c].Value<int32_t>(0), c + 1) << schema->fields[c].name;
+  }
+}
+
 TEST(JsonDecoder, MissingAndNullOptionalFieldsAreNull) {
   auto schema = MakeSchema("id BIGINT NOT NULL, note STRING, tags ARRAY<STRING>");
   ASSERT_OK_AND_ASSIGN(auto dec, JsonDecoder::Make(schema));
