@@ -633,14 +633,39 @@ std::optional<Expr> Project(const Expr& e, const PartitionField& pf, const Schem
     return p;
   }
   if (e.kind == Kind::kCompare && e.op != Op::kEq && !monotonic) return std::nullopt;
+  // x < v becomes t(x) <= t(v - 1) for integer-like sources (Java's
+  // ProjectionUtil does the same), else t(x) <= t(v); x > v likewise.
+  int64_t adjust = 0;
   if (e.kind == Kind::kCompare && t.kind != TK::kIdentity) {
-    if (e.op == Op::kLt) p.op = Op::kLe;
-    if (e.op == Op::kGt) p.op = Op::kGe;
+    TypeId sid = source->type->id();
+    bool integral = sid == TypeId::kInt || sid == TypeId::kLong || sid == TypeId::kDate ||
+                    sid == TypeId::kTime || sid == TypeId::kTimestamp ||
+                    sid == TypeId::kTimestampTz || sid == TypeId::kTimestampNs ||
+                    sid == TypeId::kTimestampTzNs;
+    if (e.op == Op::kLt) {
+      p.op = Op::kLe;
+      adjust = integral ? -1 : 0;
+    }
+    if (e.op == Op::kGt) {
+      p.op = Op::kGe;
+      adjust = integral ? 1 : 0;
+    }
   }
   p.values.clear();
   for (const auto& v : e.values) {
     Column lit(source->type);
     if (!AppendFromSingleValue(v, &lit).ok()) return std::nullopt;
+    if (adjust != 0) {
+      if (lit.type()->value_width() == 4) {
+        int64_t x = int64_t{lit.Value<int32_t>(0)} + adjust;
+        if (x < INT32_MIN || x > INT32_MAX) return std::nullopt;
+        lit.mutable_data<int32_t>()[0] = static_cast<int32_t>(x);
+      } else {
+        int64_t x = lit.Value<int64_t>(0);
+        if ((adjust < 0 && x == INT64_MIN) || (adjust > 0 && x == INT64_MAX)) return std::nullopt;
+        lit.mutable_data<int64_t>()[0] = x + adjust;
+      }
+    }
     auto out = t.Apply(lit);
     if (!out.ok() || out->IsNull(0)) return std::nullopt;
     std::string pv;
