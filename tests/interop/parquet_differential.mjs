@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import {CheckWriteErrors} from './lib/error_cases.mjs';
+import {CheckReadErrors, CheckWriteErrors} from './lib/error_cases.mjs';
 import {FromDuck, FromJson, ParseJsonLossless, TruncateTzNs} from './lib/normalize.mjs';
 import {Rng} from './lib/rng.mjs';
 import {FakeSluice, RealSluice} from './lib/sluice_cli.mjs';
@@ -464,6 +464,9 @@ for (const codec of ['snappy', 'zstd', 'uncompressed']) {
 if (!fake) {
   await Case('duckdb->sluice other DuckDB types 2000 rows', () => DuckOtherTypesToSluice(2000));
   await Case('sluice parquet write rejects bad input', () => CheckWriteErrors(sluice, tmp));
+  await Case(
+      'sluice parquet cat fails cleanly on damaged files',
+      () => CheckReadErrors(sluice, conn, tmp, new Rng(seed + 77)));
 }
 
 console.log(`${passed} passed, ${failed} failed`);

@@ -38,3 +38,59 @@ export async function CheckWriteErrors(sluice, tmp) {
   if (errors.length)
     throw new Error(`bad input to sluice parquet write:\n    ${errors.join('\n    ')}`);
 }
+
+// Files sluice cannot or must not read: `sluice parquet cat` has to fail
+// cleanly (exit 1, the file named in the message), never crash; with bytes
+// flipped it may also succeed (the damage can hit unchecked data) but must not
+// crash either.
+export async function CheckReadErrors(sluice, conn, tmp, rng) {
+  const errors = [];
+  const good = path.join(tmp, 'rd_good.parquet');
+  await conn.run(
+      `COPY (SELECT i::BIGINT AS a, 'x' || i AS s, [i, i + 1] AS l FROM range(2000) t(i)) ` +
+      `TO '${good}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 500)`);
+  const brotli = path.join(tmp, 'rd_brotli.parquet');
+  await conn.run(
+      `COPY (SELECT i::BIGINT AS a FROM range(10) t(i)) TO '${brotli}' ` +
+      `(FORMAT parquet, COMPRESSION brotli)`);
+  const bytes = fs.readFileSync(good);
+  const variants = [
+    ['BROTLI pages', brotli, /BROTLI/i],
+    ['truncated to half', bytes.subarray(0, bytes.length >> 1), null],
+    [
+      'footer length too large', Buffer.concat([
+        bytes.subarray(0, bytes.length - 8), Buffer.from([0xff, 0xff, 0xff, 0x7f]),
+        Buffer.from('PAR1')
+      ]),
+      null
+    ],
+    ['no magic', Buffer.from('not a parquet file at all, just text\n'), null],
+    ['empty file', Buffer.alloc(0), null],
+  ];
+  for (const [what, content, pattern] of variants) {
+    let file = content;
+    if (typeof content !== 'string') {
+      file = path.join(tmp, `rd_${what.replaceAll(' ', '_')}.parquet`);
+      fs.writeFileSync(file, content);
+    }
+    const r = sluice.CatRaw(file);
+    if (r.code !== 1 || !r.stderr.includes(file) || (pattern && !pattern.test(r.stderr))) {
+      errors.push(`${what}: exit ${r.code ?? r.signal}, stderr: ${r.stderr.trim().slice(0, 300)}`);
+    }
+  }
+  for (let k = 0; k < 30; ++k) {  // flipped bytes: exit 0 or 1, never a crash
+    const damaged = Buffer.from(bytes);
+    const at = rng.int(4, damaged.length - 9);
+    damaged[at] ^= 1 << rng.int(0, 7);
+    const file = path.join(tmp, `rd_flip${k}.parquet`);
+    fs.writeFileSync(file, damaged);
+    const r = sluice.CatRaw(file);
+    if (r.code !== 0 && r.code !== 1) {
+      errors.push(`byte ${at} flipped: exit ${r.code ?? r.signal} (${file} kept)`);
+    } else {
+      fs.rmSync(file);
+    }
+  }
+  if (errors.length)
+    throw new Error(`damaged input to sluice parquet cat:\n    ${errors.join('\n    ')}`);
+}

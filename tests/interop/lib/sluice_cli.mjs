@@ -16,7 +16,13 @@ function Run(bin, args, input = undefined) {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
   }
   if (r.error) throw r.error;
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr, cmd: [bin, ...args].join(' ')};
+  return {
+    code: r.status,
+    signal: r.signal,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    cmd: [bin, ...args].join(' ')
+  };
 }
 
 export class RealSluice {
@@ -44,6 +50,11 @@ export class RealSluice {
     if (r.code !== 0)
       throw new Error(
           `sluice parquet write failed (exit ${r.code}): ${r.stderr.trim()}\n  command: ${r.cmd}`);
+  }
+
+  // Runs `sluice parquet cat FILE`, returns {code, signal, stderr}.
+  CatRaw(file) {
+    return Run(this.bin, ['parquet', 'cat', file]);
   }
 
   // Runs `sluice parquet write` on `text`, returns {code, stderr}.
