@@ -2,6 +2,8 @@
 
 #include <zstd.h>
 
+#include <algorithm>
+
 #include "parquet/compression.h"
 
 namespace sluice::parquet {
@@ -14,14 +16,16 @@ PageCompressor::~PageCompressor() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_)
 
 Status PageCompressor::Compress(std::string_view input, std::string* out) {
   if (zstd_ == nullptr) return parquet::Compress(codec_, level_, input, out);
-  size_t pos = out->size();
   size_t bound = ZSTD_compressBound(input.size());
-  out->resize(pos + bound);
+  if (scratch_size_ < bound) {
+    scratch_size_ = std::max(bound, scratch_size_ * 2);
+    scratch_.reset(new char[scratch_size_]);
+  }
   size_t n =
-      ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), out->data() + pos, bound, input.data(),
+      ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), scratch_.get(), scratch_size_, input.data(),
                         input.size(), level_ == 0 ? ZSTD_CLEVEL_DEFAULT : level_);
   if (ZSTD_isError(n)) return Status::Internal("zstd: {}", ZSTD_getErrorName(n));
-  out->resize(pos + n);
+  out->append(scratch_.get(), n);
   return Status::OK();
 }
 

@@ -4,6 +4,7 @@
 // One per ParquetWriter; one thread at a time.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,10 @@ class PageCompressor {
   CompressionCodec codec_;
   int level_;
   void* zstd_ = nullptr;  // ZSTD_CCtx*
+  // zstd output goes here first, so `out` grows by the compressed size only
+  // (not zero-filled to the compression bound).
+  std::unique_ptr<char[]> scratch_;
+  size_t scratch_size_ = 0;
 };
 
 }  // namespace sluice::parquet
