@@ -87,11 +87,29 @@ std::string LogicalName(const parquet::SchemaElement& e) {
   return s;
 }
 
+// Iceberg's type string, with the ids of list elements and map keys/values too.
+std::string TypeWithIds(const DataType& t) {
+  auto field = [](const Field& f) {
+    return fmt::format("{}: {}: {}{}", f.id, f.name, f.required ? "" : "optional ",
+                       TypeWithIds(*f.type));
+  };
+  switch (t.id()) {
+    case TypeId::kList: return "list<" + field(t.fields()[0]) + ">";
+    case TypeId::kMap: return "map<" + field(t.fields()[0]) + ", " + field(t.fields()[1]) + ">";
+    case TypeId::kStruct: {
+      std::string s = "struct<";
+      for (size_t i = 0; i < t.fields().size(); ++i) s += (i ? ", " : "") + field(t.fields()[i]);
+      return s + ">";
+    }
+    default: return t.ToString();
+  }
+}
+
 std::string FieldLine(const Field& f, bool last) {
   std::string s = fmt::format("{} {}{}{}", f.name, ToSqlType(*f.type),
                               f.required ? " NOT NULL" : "", last ? "" : ",");
   s += fmt::format("  -- id {}", f.id);
-  if (f.type->is_nested()) s += fmt::format(", iceberg {}", f.type->ToString());
+  if (f.type->is_nested()) s += ", iceberg " + TypeWithIds(*f.type);
   return s;
 }
 
