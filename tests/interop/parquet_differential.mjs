@@ -408,12 +408,85 @@ async function DuckOtherTypesToSluice(n) {
       .catch(() => {});
   await conn.run(`COPY (SELECT i::BIGINT AS id, ${exprs.join(', ')} FROM range(${n}) t(i)) TO '${
       file}' (FORMAT parquet)`);
+  await CompareCatWithDuck(file, fields, n);
+}
+
+// `sluice parquet cat file` must print what DuckDB reads from `file` (n rows).
+async function CompareCatWithDuck(file, fields, n) {
   const duckRows = [];
   await DuckRows(ReadParquetSql(file), (i, row) => {
     duckRows.push(Object.fromEntries(fields.map((f) => [f.name, FromDuck(f.type, row[f.name])])));
   });
   if (duckRows.length !== n) throw new Error(`DuckDB read ${duckRows.length} rows, expected ${n}`);
   await CompareCatWithExpected(file, fields, duckRows);
+}
+
+// sluice writes rows far larger than a data page (long lists, nested lists).
+async function SluiceLongListsToDuck(codec) {
+  const listOf = (type, required = false) =>
+      ({kind: 'list', elem: {name: 'element', type, required}});
+  const fields = [
+    {name: 'id', type: {kind: 'long'}, required: true},
+    {name: 'l', type: listOf({kind: 'int'}, true), required: false},
+    {
+      name: 'ls',
+      required: false,
+      type: listOf({
+        kind: 'struct',
+        fields: [
+          {name: 'a', type: {kind: 'string'}, required: false},
+          {name: 'b', type: listOf({kind: 'double'}), required: true},
+        ]
+      })
+    },
+  ];
+  const rows = Array.from(
+      {length: 5}, (_, i) => ({
+                     id: BigInt(i),
+                     l: i === 3 ? null : Array.from({length: i * 120000}, (_, j) => (j * 7919) | 0),
+                     ls: Array.from(
+                         {length: i * 15000},
+                         (_, j) => ({a: j % 4 ? `s${j}` : null, b: j % 3 ? [j / 7, -j] : []})),
+                   }));
+  const jsonl = path.join(tmp, `long_lists_${codec}.jsonl`);
+  const file = path.join(tmp, `long_lists_${codec}.parquet`);
+  WriteJsonl(jsonl, fields, rows);
+  await sluice.Write(fields, {codec}, jsonl, file);
+  await AllOf([
+    () => CompareDuckWithExpected(file, fields, (i) => rows[i], rows.length),
+    () => CompareCatWithExpected(file, fields, rows),
+  ]);
+}
+
+// Rows far larger than a page: long lists and lists of structs whose levels
+// continue across page boundaries.
+async function DuckLongListsToSluice(codec, version) {
+  const long = {kind: 'long'};
+  const listOf = (type, required = false) =>
+      ({kind: 'list', elem: {name: 'element', type, required}});
+  const fields = [
+    {name: 'id', type: long, required: false},
+    {name: 'l', type: listOf(long), required: false},
+    {
+      name: 'ls',
+      required: false,
+      type: listOf({
+        kind: 'struct',
+        fields: [
+          {name: 'a', type: {kind: 'string'}, required: false},
+          {name: 'b', type: listOf(long), required: false},
+        ]
+      })
+    },
+  ];
+  const file = path.join(tmp, `long_lists_${codec}_${version}.parquet`);
+  await conn.run(
+      `COPY (SELECT i::BIGINT AS id, CASE WHEN i = 4 THEN NULL ELSE ` +
+      `range(i * 100000, i * 100000 + (i % 3) * 150000)::BIGINT[] END AS l, ` +
+      `[{'a': CASE WHEN j % 5 = 0 THEN NULL ELSE 'v' || j END, 'b': [j, NULL]} ` +
+      `FOR j IN range(i * 9000)] AS ls FROM range(6) t(i)) TO '${file}' ` +
+      `(FORMAT parquet, COMPRESSION ${codec}, PARQUET_VERSION ${version})`);
+  await CompareCatWithDuck(file, fields, 6);
 }
 
 const missing = sluice.Missing();
@@ -463,6 +536,11 @@ for (const codec of ['snappy', 'zstd', 'uncompressed']) {
 
 if (!fake) {
   await Case('duckdb->sluice other DuckDB types 2000 rows', () => DuckOtherTypesToSluice(2000));
+  await Case('sluice->duckdb rows larger than pages', () => SluiceLongListsToDuck('gzip'));
+  await Case(
+      'duckdb->sluice rows larger than pages (V1)', () => DuckLongListsToSluice('snappy', 'V1'));
+  await Case(
+      'duckdb->sluice rows larger than pages (V2)', () => DuckLongListsToSluice('zstd', 'V2'));
   await Case('sluice parquet write rejects bad input', () => CheckWriteErrors(sluice, tmp));
   await Case(
       'sluice parquet cat fails cleanly on damaged files',
