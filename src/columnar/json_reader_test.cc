@@ -221,6 +221,23 @@ TEST(JsonDecoder, DecodeLinesDeadLettersBadLines) {
   EXPECT_EQ(rows, 1);
 }
 
+TEST(JsonDecoder, DecodeLinesInPlaceReportsTheNextLine) {
+  auto schema = MakeSchema("id INT NOT NULL, s STRING");
+  ASSERT_OK_AND_ASSIGN(auto dec, JsonDecoder::Make(schema));
+  Batch batch = Batch::Make(schema);
+  // Lines parsed in place; what follows them (a partial next line) is ignored.
+  std::string buf = "{\"id\":1,\"s\":\"a\"}\n\n{\"id\":2}\n{\"id\":3,\"s\":\"par";
+  size_t end = buf.rfind('\n') + 1;
+  buf.resize(buf.size() + JsonDecoder::kPadding, 'x');
+  int64_t rows = 0, next = 0;
+  ASSERT_OK(dec->DecodeLines(std::string_view(buf.data(), end), 5, &batch, nullptr, &rows,
+                             /*padded=*/true, &next));
+  EXPECT_EQ(rows, 2);
+  EXPECT_EQ(next, 8);  // lines 5, 6 (blank) and 7 were read
+  EXPECT_EQ(batch.columns[1].GetBytes(0), "a");
+  EXPECT_TRUE(batch.columns[1].IsNull(1));
+}
+
 TEST(JsonDecoder, MapsFromObjectsAndKeyValueArrays) {
   auto schema = MakeSchema("m MAP<INT, STRING>, n MAP<STRING, DOUBLE>");
   ASSERT_OK_AND_ASSIGN(auto dec, JsonDecoder::Make(schema));
