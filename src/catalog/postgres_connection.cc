@@ -116,7 +116,8 @@ Result<std::unique_ptr<SqlConnection>> OpenPostgres(const std::string& uri) {
                   fmt::format("catalog {}: cannot connect: {}", Redact(uri), msg), true);
   }
   // Server NOTICEs ("relation already exists, skipping") are not for users.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<SqlConnection>(new PostgresConnection(conn, Redact(uri)));
 }
 

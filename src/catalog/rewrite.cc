@@ -47,6 +47,7 @@ Result<RewriteResult> RewriteDataFiles(Table& table, const CommitOptions& option
     for (const auto* list : {&t.position_deletes, &t.equality_deletes}) {
       for (const auto& d : *list) deletes.insert(d.file_path);
     }
+    // A deletion vector is removed with its data file; it is not named here.
   }
   u.remove_paths.insert(u.remove_paths.end(), deletes.begin(), deletes.end());
   u.fail_on_new_deletes = true;

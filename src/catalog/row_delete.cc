@@ -4,7 +4,9 @@
 #include <set>
 
 #include "columnar/column_ops.h"
+#include "common/uuid.h"
 #include "iceberg/delete_writer.h"
+#include "iceberg/deletion_vector.h"
 #include "iceberg/scan.h"
 
 namespace sluice::catalog {
@@ -14,11 +16,7 @@ namespace {
 Result<DeleteResult> DeleteOnce(Table& table, const std::string& filter,
                                 const CommitOptions& options) {
   const auto& md = table.metadata();
-  if (md.format_version >= 3) {
-    return Status::NotImplemented(
-        "table {}: row-level deletes on format v3 need deletion vectors, not supported yet",
-        table.ident().ToString());
-  }
+  const bool use_dvs = md.format_version >= 3;
   DeleteResult result;
   if (!md.current_snapshot_id) return result;
   iceberg::ScanOptions o;
@@ -29,12 +27,10 @@ Result<DeleteResult> DeleteOnce(Table& table, const std::string& filter,
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), shared, o));
   ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
   std::map<std::string, iceberg::DataFile> files;
-  std::map<std::string, int64_t> already_deleted;  // rows deleted before, per file
+  std::map<std::string, const iceberg::FileScanTask*> task_of;
   for (const auto& t : tasks) {
     files[t.file.file_path] = t.file;
-    if (!t.position_deletes.empty() || !t.equality_deletes.empty()) {
-      already_deleted[t.file.file_path] = -1;  // unknown: never remove such a file whole
-    }
+    task_of[t.file.file_path] = &t;
   }
   std::map<std::string, std::set<int64_t>> positions;
   Batch b;
@@ -52,23 +48,43 @@ Result<DeleteResult> DeleteOnce(Table& table, const std::string& filter,
   SnapshotUpdate u;
   u.operation = "delete";
   std::map<std::string, std::set<int64_t>> partial;
+  std::vector<std::pair<iceberg::DataFile, std::set<int64_t>>> vectors;
   for (auto& [path, pos] : positions) {
     result.rows_deleted += static_cast<int64_t>(pos.size());
-    const auto& f = files.at(path);
-    if (static_cast<int64_t>(pos.size()) == f.record_count && !already_deleted.count(path)) {
-      u.remove_paths.push_back(path);
+    const iceberg::FileScanTask& t = *task_of.at(path);
+    // Rows deleted before (DV or position deletes): a DV must hold them all.
+    ASSIGN_OR_RETURN(auto before, iceberg::ReadDeletedPositions(table.io(), t));
+    bool unknown_deletes = !t.equality_deletes.empty();
+    if (!unknown_deletes &&
+        static_cast<int64_t>(pos.size() + before.size()) == t.file.record_count) {
+      u.remove_paths.push_back(path);  // every row is gone: drop the file (and its DV)
+      continue;
+    }
+    u.require_paths.push_back(path);
+    if (use_dvs) {
+      pos.insert(before.begin(), before.end());
+      if (t.deletion_vector) u.remove_dvs.emplace_back(t.deletion_vector->file_path, path);
+      vectors.emplace_back(t.file, std::move(pos));
     } else {
       partial[path] = std::move(pos);
-      u.require_paths.push_back(path);
     }
   }
-  ASSIGN_OR_RETURN(u.add_deletes, iceberg::WritePositionDeletes(table.io(), md, partial, files));
+  if (use_dvs) {
+    if (!vectors.empty()) {
+      std::string puffin = fmt::format("{}/data/{}-dv.puffin", md.location, NewUuid());
+      ASSIGN_OR_RETURN(u.add_deletes, iceberg::WriteDeletionVectors(table.io(), puffin, vectors));
+    }
+  } else {
+    ASSIGN_OR_RETURN(u.add_deletes, iceberg::WritePositionDeletes(table.io(), md, partial, files));
+  }
   result.files_removed = static_cast<int64_t>(u.remove_paths.size());
   result.delete_files_added = static_cast<int64_t>(u.add_deletes.size());
   auto snap = table.Commit(u, options);
   if (!snap.ok()) {
     if (snap.status().code() != StatusCode::kCommitStateUnknown) {
-      for (const auto& d : u.add_deletes) (void)table.io().Delete(d.file_path);
+      std::set<std::string> written;
+      for (const auto& d : u.add_deletes) written.insert(d.file_path);
+      for (const auto& p : written) (void)table.io().Delete(p);
     }
     return snap.status();
   }

@@ -2,7 +2,9 @@
 //
 // The matching rows are found by a scan of the current snapshot (with row
 // positions); a data file whose rows all match is removed whole, the others
-// get position delete files (format v2). The commit requires the data files
+// get position delete files (format v2) or deletion vectors (v3: one Puffin
+// file per delete, each DV merged with the file's earlier deletes, the old DV
+// removed). The commit requires the data files
 // to still be live, so a concurrent rewrite cannot lose the delete: on such a
 // conflict the delete is planned again on the new snapshot.
 #pragma once

@@ -46,6 +46,9 @@ struct SnapshotUpdate {
   std::vector<iceberg::DataFile> add_data;
   std::vector<iceberg::DataFile> add_deletes;
   std::vector<std::string> remove_paths;
+  // Deletion vectors to remove: (Puffin path, referenced data file); they
+  // must still be live. DVs of removed data files are removed implicitly.
+  std::vector<std::pair<std::string, std::string>> remove_dvs;
   // Data files that must still be live (delete files added refer to them).
   std::vector<std::string> require_paths;
   std::map<std::string, std::string> summary;  // extra keys (e.g. sluice.offsets)

@@ -124,6 +124,11 @@ Result<std::vector<ManifestFile>> MergeManifests(FileIO& io, const TableMetadata
   return out;
 }
 
+// Identifies one DV entry: its Puffin file and the data file it covers.
+std::string DvKey(const DataFile& f) {
+  return f.file_path + "\n" + f.referenced_data_file.value_or("");
+}
+
 bool DeleteApplies(const ManifestEntry& del, const DataFile& data) {
   const DataFile& d = del.file;
   if (d.referenced_data_file) return *d.referenced_data_file == data.file_path;
@@ -183,6 +188,10 @@ Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& opti
     }
   }
   const std::set<std::string> to_remove(u.remove_paths.begin(), u.remove_paths.end());
+  std::set<std::string> dvs_to_remove;
+  for (const auto& [puffin, data] : u.remove_dvs) dvs_to_remove.insert(puffin + "\n" + data);
+  bool adds_dvs = false;
+  for (const DataFile& d : u.add_deletes) adds_dvs |= d.content_offset.has_value();
 
   std::mt19937 rng(static_cast<uint32_t>(snapshot_id));
   Status last;
@@ -213,21 +222,34 @@ Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& opti
       kept = std::move(*prev);
     }
 
-    // Removals: rewrite the manifests holding removed files, marking them DELETED.
+    // Removals: rewrite the manifests holding removed files, marking them
+    // DELETED. A DV goes with its data file; DVs named in remove_dvs go alone.
     Tally removed;
-    if (!to_remove.empty()) {
-      std::set<std::string> found;
+    std::vector<ManifestEntry> live_deletes;  // delete entries that stay live
+    std::vector<ManifestEntry> all_deletes;   // every live delete entry of the base
+    if (!to_remove.empty() || !dvs_to_remove.empty() || adds_dvs) {
+      std::set<std::string> found, found_dvs;
       std::vector<DataFile> removed_data;
       std::vector<ManifestFile> next;
-      std::vector<ManifestEntry> live_deletes;
+      auto removes = [&](const DataFile& f) {
+        if (f.content_offset) {
+          return dvs_to_remove.count(DvKey(f)) > 0 ||
+                 (f.referenced_data_file && to_remove.count(*f.referenced_data_file) > 0);
+        }
+        return to_remove.count(f.file_path) > 0;
+      };
       for (const ManifestFile& m : kept) {
         auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
         if (!entries.ok()) return fail(entries.status());
         bool touched = false;
         for (const auto& e : *entries) {
           if (e.status == EntryStatus::kDeleted) continue;
-          if (to_remove.count(e.file.file_path)) touched = true;
-          if (m.content == ManifestContent::kDeletes) live_deletes.push_back(e);
+          if (m.content == ManifestContent::kDeletes) all_deletes.push_back(e);
+          if (removes(e.file)) {
+            touched = true;
+          } else if (m.content == ManifestContent::kDeletes) {
+            live_deletes.push_back(e);
+          }
         }
         if (!touched) {
           next.push_back(m);
@@ -236,8 +258,12 @@ Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& opti
         std::vector<ManifestEntry> rewritten;
         for (auto e : *entries) {
           if (e.status == EntryStatus::kDeleted) continue;
-          if (to_remove.count(e.file.file_path)) {
-            found.insert(e.file.file_path);
+          if (removes(e.file)) {
+            if (e.file.content_offset) {
+              found_dvs.insert(DvKey(e.file));
+            } else {
+              found.insert(e.file.file_path);
+            }
             removed.Add(e.file);
             if (e.file.content == FileContent::kData) removed_data.push_back(e.file);
             e.status = EntryStatus::kDeleted;
@@ -252,17 +278,31 @@ Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& opti
         if (!mf.ok()) return fail(mf.status());
         next.push_back(*mf);
       }
-      if (found.size() != to_remove.size()) {
-        for (const auto& p : to_remove) {
-          if (!found.count(p)) {
-            return fail(Status::Conflict("{} is no longer in the table (removed concurrently)", p));
+      for (const auto& p : to_remove) {
+        if (!found.count(p)) {
+          return fail(Status::Conflict("{} is no longer in the table (removed concurrently)", p));
+        }
+      }
+      for (const auto& k : dvs_to_remove) {
+        if (!found_dvs.count(k)) {
+          return fail(Status::Conflict("the deletion vector {} was replaced concurrently", k));
+        }
+      }
+      // At most one DV per data file: another writer's DV for a file we add
+      // one for means our merge missed its deletes.
+      for (const DataFile& d : u.add_deletes) {
+        if (!d.content_offset) continue;
+        for (const auto& e : live_deletes) {
+          if (e.file.content_offset && e.file.referenced_data_file == d.referenced_data_file) {
+            return fail(Status::Conflict("data file {} got a deletion vector concurrently",
+                                         d.referenced_data_file.value_or("?")));
           }
         }
       }
       if (u.fail_on_new_deletes && u.base_snapshot_id) {
         const Snapshot* start = base.snapshot_by_id(*u.base_snapshot_id);
         int64_t start_seq = start ? start->sequence_number : 0;
-        for (const auto& d : live_deletes) {
+        for (const auto& d : all_deletes) {
           if (d.sequence_number.value_or(0) <= start_seq) continue;
           for (const DataFile& f : removed_data) {
             if (DeleteApplies(d, f)) {

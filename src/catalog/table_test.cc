@@ -314,3 +314,46 @@ TEST_F(TableDataTest, RewriteNeverResurrectsConcurrentDeletes) {
 
 }  // namespace
 }  // namespace sluice::catalog
+
+namespace sluice::catalog {
+namespace {
+
+// Format v3: deletes become deletion vectors; a second delete on the same
+// file merges into one new DV and removes the old one.
+TEST_F(TableDataTest, V3DeletionVectorsMergeAndRewrite) {
+  auto t = MakeTable("", 3);
+  ASSERT_NE(t, nullptr);
+  AppendIds(*t, 0, 100);
+  ASSERT_OK(DeleteWhere(*t, "id < 10"));
+  ASSERT_OK(DeleteWhere(*t, "id >= 90"));
+  std::set<int64_t> want;
+  for (int64_t id = 10; id < 90; ++id) want.insert(id);
+  EXPECT_EQ(Ids(*t), want);
+  ASSERT_OK_AND_ASSIGN(auto live, t->LiveFiles(*t->metadata().current_snapshot_id));
+  int dvs = 0;
+  for (const auto& e : live) {
+    if (e.file.content_offset) {
+      ++dvs;
+      EXPECT_EQ(e.file.record_count, 20);  // both deletes, merged
+      EXPECT_EQ(e.file.file_format, "puffin");
+    }
+  }
+  EXPECT_EQ(dvs, 1);
+  // Deleting the rest removes the data file, and its DV with it.
+  ASSERT_OK_AND_ASSIGN(auto r, DeleteWhere(*t, "id >= 10"));
+  EXPECT_EQ(r.files_removed, 1);
+  ASSERT_OK_AND_ASSIGN(live, t->LiveFiles(*t->metadata().current_snapshot_id));
+  EXPECT_TRUE(live.empty());
+  AppendIds(*t, 200, 210);
+  ASSERT_OK(DeleteWhere(*t, "id = 205"));
+  ASSERT_OK(RewriteDataFiles(*t));
+  want.clear();
+  for (int64_t id = 200; id < 210; ++id) want.insert(id);
+  want.erase(205);
+  EXPECT_EQ(Ids(*t), want);
+  ASSERT_OK_AND_ASSIGN(live, t->LiveFiles(*t->metadata().current_snapshot_id));
+  for (const auto& e : live) EXPECT_EQ(e.file.content, iceberg::FileContent::kData);
+}
+
+}  // namespace
+}  // namespace sluice::catalog

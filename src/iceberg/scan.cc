@@ -7,6 +7,7 @@
 #include "columnar/single_value.h"
 #include "common/endian.h"
 #include "iceberg/delete_writer.h"
+#include "iceberg/deletion_vector.h"
 #include "parquet/reader.h"
 
 namespace sluice::iceberg {
@@ -116,6 +117,37 @@ std::string KeyOf(const std::vector<const Column*>& cols, int64_t row) {
 
 }  // namespace
 
+Result<std::set<int64_t>> ReadDeletedPositions(
+    FileIO& io, const FileScanTask& t,
+    const std::vector<std::pair<std::string, std::string>>& remaps) {
+  std::set<int64_t> deleted;
+  if (t.deletion_vector) {
+    // A DV holds every deleted position of the file; position delete files may be ignored.
+    return ReadDeletionVector(io, RemapLocation(t.deletion_vector->file_path, remaps),
+                              *t.deletion_vector);
+  }
+  for (const DataFile& d : t.position_deletes) {
+    ASSIGN_OR_RETURN(auto in, io.OpenInput(RemapLocation(d.file_path, remaps)));
+    parquet::ReaderOptions ro;
+    ro.field_ids = {kDeleteFilePathFieldId, kDeletePosFieldId};
+    ASSIGN_OR_RETURN(auto r, parquet::ParquetReader::Open(std::move(in), ro));
+    Batch b;
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, r->Next(&b));
+      if (!more) break;
+      const Column* paths = FindColumnById(b, kDeleteFilePathFieldId);
+      const Column* pos = FindColumnById(b, kDeletePosFieldId);
+      if (!paths || !pos) {
+        return Status::Corruption("position delete file {} lacks file_path/pos", d.file_path);
+      }
+      for (int64_t i = 0; i < b.num_rows(); ++i) {
+        if (paths->GetBytes(i) == t.file.file_path) deleted.insert(pos->Value<int64_t>(i));
+      }
+    }
+  }
+  return deleted;
+}
+
 std::string RemapLocation(const std::string& location,
                           const std::vector<std::pair<std::string, std::string>>& remaps) {
   for (const auto& [from, to] : remaps) {
@@ -195,11 +227,15 @@ Status TableScan::Impl::Plan() {
     for (const auto& d : deletes) {
       const DataFile& df = d.file;
       if (df.content == FileContent::kPositionDeletes) {
-        if (df.content_offset || (df.file_format == "puffin" || df.file_format == "PUFFIN")) {
-          return Status::NotImplemented("table has deletion vectors ({}); not supported yet",
-                                        df.file_path);
-        }
         if (*d.sequence_number < t.data_sequence_number) continue;
+        if (df.content_offset) {  // a deletion vector
+          if (df.referenced_data_file != e.file.file_path) continue;
+          if (t.deletion_vector) {
+            return Status::Corruption("data file {} has two deletion vectors", e.file.file_path);
+          }
+          t.deletion_vector = df;
+          continue;
+        }
         if (df.referenced_data_file) {
           if (*df.referenced_data_file != e.file.file_path) continue;
         } else if (!SamePartition(df, e.file)) {
@@ -227,25 +263,7 @@ Status TableScan::Impl::OpenTask(const FileScanTask& t) {
   eq_ids.clear();
   eq_keys.clear();
   std::string data_path = t.file.file_path;
-  for (const DataFile& d : t.position_deletes) {
-    ASSIGN_OR_RETURN(auto in, io->OpenInput(Path(d.file_path)));
-    parquet::ReaderOptions ro;
-    ro.field_ids = {kDeleteFilePathFieldId, kDeletePosFieldId};
-    ASSIGN_OR_RETURN(auto r, parquet::ParquetReader::Open(std::move(in), ro));
-    Batch b;
-    while (true) {
-      ASSIGN_OR_RETURN(bool more, r->Next(&b));
-      if (!more) break;
-      const Column* paths = FindColumnById(b, kDeleteFilePathFieldId);
-      const Column* pos = FindColumnById(b, kDeletePosFieldId);
-      if (!paths || !pos) {
-        return Status::Corruption("position delete file {} lacks file_path/pos", d.file_path);
-      }
-      for (int64_t i = 0; i < b.num_rows(); ++i) {
-        if (paths->GetBytes(i) == data_path) deleted_positions.insert(pos->Value<int64_t>(i));
-      }
-    }
-  }
+  ASSIGN_OR_RETURN(deleted_positions, ReadDeletedPositions(*io, t, options.remaps));
   for (const DataFile& d : t.equality_deletes) {
     ASSIGN_OR_RETURN(auto in, io->OpenInput(Path(d.file_path)));
     parquet::ReaderOptions ro;

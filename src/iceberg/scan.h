@@ -13,11 +13,11 @@
 // Time travel: a snapshot id, or the snapshot current at a time (snapshot
 // log); the snapshot's own schema is used. Location remapping rewrites path
 // prefixes so tables written elsewhere (s3://bucket/...) read from a copy.
-// Not supported yet: deletion vectors (v3 Puffin) are detected and refused.
 #pragma once
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +48,7 @@ struct FileScanTask {
   DataFile file;
   int64_t data_sequence_number = 0;
   std::vector<DataFile> position_deletes;
+  std::optional<DataFile> deletion_vector;  // v3: replaces position deletes
   std::vector<DataFile> equality_deletes;
 };
 
@@ -79,6 +80,12 @@ class TableScan {
   explicit TableScan(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The positions deleted from a task's data file by its deletion vector or
+// position delete files (equality deletes not included).
+Result<std::set<int64_t>> ReadDeletedPositions(
+    FileIO& io, const FileScanTask& task,
+    const std::vector<std::pair<std::string, std::string>>& remaps = {});
 
 // Applies the first matching FROM→TO prefix rewrite.
 std::string RemapLocation(const std::string& location,
