@@ -22,19 +22,26 @@ uint64_t HashWord(uint64_t v) {
 }
 
 uint64_t HashBytes(std::string_view v) {
+  // Whole 8-byte words, then the last 8 bytes (overlapping) or, for short
+  // strings, overlapping 4-byte / single-byte loads: no per-byte loop or
+  // variable-length memcpy.
   const char* p = v.data();
-  size_t n = v.size();
-  uint64_t h = n * kMul;
-  while (n >= 8) {
-    h = (h ^ LoadLE<uint64_t>(p)) * kMul;
-    h ^= h >> 29;
-    p += 8;
-    n -= 8;
-  }
-  if (n > 0) {
-    uint64_t tail = 0;
-    std::memcpy(&tail, p, n);
-    h = (h ^ tail) * kMul;
+  const size_t n = v.size();
+  uint64_t h = (n + 1) * kMul;
+  auto mix = [](uint64_t x) {
+    x *= kMul;
+    return x ^ (x >> 29);
+  };
+  if (n >= 8) {
+    const char* last = p + n - 8;
+    for (; p < last; p += 8) h = mix(h ^ LoadLE<uint64_t>(p));
+    h = mix(h ^ LoadLE<uint64_t>(last));
+  } else if (n >= 4) {
+    h = mix(h ^ (static_cast<uint64_t>(LoadLE<uint32_t>(p)) << 32 | LoadLE<uint32_t>(p + n - 4)));
+  } else if (n > 0) {
+    h = mix(h ^ (static_cast<uint64_t>(static_cast<uint8_t>(p[0])) << 16 |
+                 static_cast<uint64_t>(static_cast<uint8_t>(p[n / 2])) << 8 |
+                 static_cast<uint8_t>(p[n - 1])));
   }
   return HashWord(h);
 }
