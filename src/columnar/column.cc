@@ -105,12 +105,21 @@ void Column::Clear() {
 }
 
 void Column::Truncate(int64_t n) {
-  if (n >= size_) return;
-  if (!validity_.empty()) {
-    for (int64_t i = n; i < size_; ++i) null_count_ -= IsNull(i) ? 1 : 0;
+  if (n > size_) return;
+  if (n < size_) {
+    if (!validity_.empty()) {
+      for (int64_t i = n; i < size_; ++i) null_count_ -= IsNull(i) ? 1 : 0;
+    }
+    int w = type_->value_width();
+    if (w > 0) values_.resize(static_cast<size_t>(n * w));
+    if (!offsets_.empty()) {
+      if (type_->is_binary_like()) heap_.resize(offsets_[n]);
+      offsets_.resize(static_cast<size_t>(n + 1));
+    }
+    size_ = n;
   }
-  int w = type_->value_width();
-  if (w > 0) values_.resize(static_cast<size_t>(n * w));
+  // Children may hold elements of a row whose parent was never finished, even
+  // when this column itself has no extra rows.
   switch (type_->id()) {
     case TypeId::kStruct:
       for (auto& c : children_) c->Truncate(n);
@@ -118,15 +127,9 @@ void Column::Truncate(int64_t n) {
     case TypeId::kList:
     case TypeId::kMap:
       for (auto& c : children_) c->Truncate(offsets_[n]);
-      offsets_.resize(static_cast<size_t>(n + 1));
       break;
-    default:
-      if (type_->is_binary_like()) {
-        heap_.resize(offsets_[n]);
-        offsets_.resize(static_cast<size_t>(n + 1));
-      }
+    default: break;
   }
-  size_ = n;
 }
 
 int64_t Column::MemoryUsage() const {

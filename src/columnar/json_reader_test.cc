@@ -305,6 +305,56 @@ TEST(JsonDecoder, FastTimestampAgreesWithParseTimestamp) {
   }
 }
 
+// Mutated lines either decode to one row or fail leaving every column (and
+// nested child) exactly as it was.
+TEST(JsonDecoder, MutatedInputNeverCorruptsTheBatch) {
+  auto schema = MakeSchema(
+      "id BIGINT NOT NULL, s STRING, d DECIMAL(9,2), tags ARRAY<STRING>, "
+      "m MAP<STRING, INT>, st STRUCT<a INT NOT NULL, b ARRAY<DOUBLE>>");
+  ASSERT_OK_AND_ASSIGN(auto dec, JsonDecoder::Make(schema));
+  Batch batch = Batch::Make(schema);
+  const std::string seed =
+      R"({"id":12,"s":"h\u00e9","d":"1.25","tags":["a",null],"m":{"k":1},"st":{"a":3,"b":[1.5]}})";
+  std::mt19937_64 rng(11);
+  const char kBytes[] = "{}[]\",:0123456789.-e\\nulltrueabc \x80\xff";
+  int ok = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string line = seed;
+    for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k) {
+      size_t pos = rng() % line.size();
+      switch (rng() % 3) {
+        case 0: line[pos] = kBytes[rng() % (sizeof(kBytes) - 1)]; break;
+        case 1: line.erase(pos, 1 + rng() % 4); break;
+        default: line.insert(pos, 1, kBytes[rng() % (sizeof(kBytes) - 1)]);
+      }
+      if (line.empty()) line = "{";
+    }
+    std::string before;
+    for (int64_t r = 0; r < batch.num_rows(); ++r) AppendJsonRow(batch, r, &before);
+    int64_t rows = batch.num_rows();
+    int64_t children = batch.columns[3].child(0).size() + batch.columns[4].child(1).size() +
+                       batch.columns[5].child(1).child(0).size();
+    Status st = dec->DecodeLine(line, i + 1, &batch);
+    if (st.ok()) {
+      ++ok;
+      ASSERT_EQ(batch.num_rows(), rows + 1) << line;
+      continue;
+    }
+    ASSERT_EQ(batch.num_rows(), rows) << line;
+    ASSERT_EQ(batch.columns[3].child(0).size() + batch.columns[4].child(1).size() +
+                  batch.columns[5].child(1).child(0).size(),
+              children)
+        << line;
+    ASSERT_NE(st.message().find(fmt::format("line {}", i + 1)), std::string::npos) << st.message();
+    if (i % 500 == 0) {
+      std::string after;
+      for (int64_t r = 0; r < batch.num_rows(); ++r) AppendJsonRow(batch, r, &after);
+      ASSERT_EQ(before, after) << line;
+    }
+  }
+  EXPECT_GT(ok, 100);
+}
+
 // Random rows of every type, written by AppendJsonRow, must decode to the
 // identical values.
 class RandomRows {
