@@ -6,7 +6,7 @@ import fs from 'node:fs';
 
 import {FromDuck, FromJson, ParseJsonLossless, TruncateTzNs} from './normalize.mjs';
 import {ExpectedParquetElements} from './types.mjs';
-import {Canon, RandomFieldValue, RowToJson, SamePrimitive} from './values.mjs';
+import {Canon, RandomFieldValue, RowToJson, SameValue} from './values.mjs';
 
 const kMaxReported = 10;
 
@@ -100,7 +100,7 @@ export async function CompareDuckWithExpected(file, fields, expectedRow, n, onRo
         actual = `<${e.message}>`;
       }
       const ev = lossy.note ? TruncateTzNs(f.type, exp[f.name]) : exp[f.name];  // after FromDuck
-      if (actual === null && SamePrimitive(av, ev)) continue;
+      if (actual === null && SameValue(av, ev)) continue;
       actual ??= Canon(f.type, av);
       const expected = Canon(f.type, ev);
       if (actual !== expected) mm.Add(i, f.name, expected, actual);

@@ -29,7 +29,15 @@ const kPrefixes = [
 ];
 const SeqUstr = (i) =>
     `${kPrefixes[Math.floor(i / 90000) % kPrefixes.length]}${String(i).padStart(8, '0')}`;
-const Utf8Compare = (a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+// UTF-8 byte order = code point order; compares without encoding.
+function Utf8Compare(a, b) {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) ++i;
+  if (i === n) return a.length - b.length;
+  return a.codePointAt(i) - b.codePointAt(i);
+}
 
 export function SequentialValues(i) {
   return {

@@ -267,8 +267,24 @@ export function Canon(t, v) {
   return ToJson(t, v);
 }
 
-// Fast path of Canon(t, a) === Canon(t, b) for primitive values; false for
-// nested values (then compare Canon texts).
-export function SamePrimitive(a, b) {
-  return typeof a !== 'object' || a === null ? Object.is(a, b) : false;
+// Fast path of Canon(t, a) === Canon(t, b): deep equality of internal values
+// (Object.is on leaves, so NaN equals NaN and -0 differs from 0).
+export function SameValue(a, b) {
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) {
+    return Object.is(a, b);
+  }
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; ++i) {
+      if (!SameValue(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; ++i) {
+    if (ka[i] !== kb[i] || !SameValue(a[ka[i]], b[ka[i]])) return false;
+  }
+  return true;
 }
