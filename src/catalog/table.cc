@@ -1,6 +1,8 @@
 #include "catalog/table.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "common/uuid.h"
 #include "iceberg/table_builder.h"
@@ -16,7 +18,8 @@ using iceberg::Snapshot;
 using iceberg::TableMetadata;
 
 std::string DefaultTableLocation(const std::string& warehouse, const TableIdent& ident) {
-  std::string loc = warehouse;
+  // Local tables get file:// URIs, the fully qualified form other engines expect.
+  std::string loc = warehouse.starts_with("/") ? "file://" + warehouse : warehouse;
   while (loc.size() > 1 && loc.back() == '/') loc.pop_back();
   for (const auto& level : ident.ns) loc += "/" + level;
   return loc + "/" + ident.name;
@@ -103,6 +106,37 @@ Result<std::vector<ManifestEntry>> Table::LiveFiles(int64_t snapshot_id) const {
     }
   }
   return out;
+}
+
+Status Table::UpdateMetadata(
+    const std::function<Result<TableMetadata>(const TableMetadata&)>& change,
+    const CommitOptions& options) {
+  if (catalog_ == nullptr) return Status::Invalid("table {} is read-only", ident_.ToString());
+  Status last;
+  for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
+    if (attempt > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(options.min_backoff_ms * attempt));
+      RETURN_IF_ERROR(Refresh());
+    }
+    const TableMetadata& base = *metadata_;
+    ASSIGN_OR_RETURN(TableMetadata next, change(base));
+    next.last_updated_ms = std::max(iceberg::NowMillis(), base.last_updated_ms);
+    next.metadata_log.push_back({metadata_location_, base.last_updated_ms});
+    std::string path = NewMetadataPath(base);
+    RETURN_IF_ERROR(io_->WriteFile(path, iceberg::TableMetadataToJson(next)));
+    Status st = catalog_->CommitTable({ident_, metadata_location_, path});
+    if (st.ok()) {
+      metadata_ = std::make_shared<const TableMetadata>(std::move(next));
+      metadata_location_ = path;
+      return Status::OK();
+    }
+    if (st.code() == StatusCode::kCommitStateUnknown) return st;
+    (void)io_->Delete(path);
+    if (st.code() != StatusCode::kConflict) return st;
+    last = st;
+  }
+  return last.WithContextF("table {}: gave up after {} attempts", ident_.ToString(),
+                           options.max_attempts);
 }
 
 Result<int64_t> Table::Append(const std::vector<DataFile>& files,

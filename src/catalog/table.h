@@ -81,6 +81,13 @@ class Table {
   // Commits `update` as one new snapshot on main; returns its id.
   Result<int64_t> Commit(const SnapshotUpdate& update, const CommitOptions& options = {});
 
+  // A metadata-only change (schema, partition spec, properties): `change`
+  // maps the current metadata to the new one; on a conflict it is applied
+  // again to the refreshed table (so it re-checks its own preconditions).
+  Status UpdateMetadata(
+      const std::function<Result<iceberg::TableMetadata>(const iceberg::TableMetadata&)>& change,
+      const CommitOptions& options = {});
+
   // Manifest entries of the live files (ADDED/EXISTING) of a snapshot.
   Result<std::vector<iceberg::ManifestEntry>> LiveFiles(int64_t snapshot_id) const;
 
@@ -100,7 +107,8 @@ class Table {
   std::shared_ptr<const iceberg::TableMetadata> metadata_;
 };
 
-// The default location of a table in a warehouse: <warehouse>/<ns...>/<name>.
+// The default location of a table in a warehouse: <warehouse>/<ns...>/<name>,
+// as a file:// URI when the warehouse is a local absolute path.
 std::string DefaultTableLocation(const std::string& warehouse, const TableIdent& ident);
 
 }  // namespace sluice::catalog

@@ -224,6 +224,7 @@ class TableDataTest : public TableTest {
       b.columns[0].Append<int64_t>(id);
       b.columns[1].Append<int64_t>(1704067200000000LL + (id % 3) * 86400000000LL);  // ts
       b.columns[2].AppendBytes(id % 2 ? "odd" : "even");                            // kind
+      for (size_t c = 3; c < b.columns.size(); ++c) b.columns[c].AppendNull();      // added later
     }
     auto w = iceberg::DataWriter::Make(*io_, t.metadata());
     ASSERT_OK(w);
@@ -353,6 +354,72 @@ TEST_F(TableDataTest, V3DeletionVectorsMergeAndRewrite) {
   EXPECT_EQ(Ids(*t), want);
   ASSERT_OK_AND_ASSIGN(live, t->LiveFiles(*t->metadata().current_snapshot_id));
   for (const auto& e : live) EXPECT_EQ(e.file.content, iceberg::FileContent::kData);
+}
+
+}  // namespace
+}  // namespace sluice::catalog
+
+#include "iceberg/schema_update.h"
+
+namespace sluice::catalog {
+namespace {
+
+// Schema evolution by field id: old files read under the new schema.
+TEST_F(TableDataTest, SchemaAndPartitionEvolution) {
+  auto t = MakeTable("day(ts)");
+  ASSERT_NE(t, nullptr);
+  AppendIds(*t, 0, 10);
+  ASSERT_OK(t->UpdateMetadata([](const iceberg::TableMetadata& m) {
+    return iceberg::RenameColumn(m, "kind", "category");
+  }));
+  ASSERT_OK(t->UpdateMetadata([](const iceberg::TableMetadata& m) {
+    return iceberg::AddColumn(m, Field{0, "score", DataType::Int(), false, ""});
+  }));
+  ASSERT_OK(t->UpdateMetadata(
+      [](const iceberg::TableMetadata& m) { return iceberg::MakeOptional(m, "id"); }));
+  ASSERT_OK(t->UpdateMetadata([](const iceberg::TableMetadata& m) {
+    return iceberg::WidenColumn(m, "score", DataType::Long());
+  }));
+  ASSERT_OK(t->UpdateMetadata([](const iceberg::TableMetadata& m) {
+    return iceberg::SetPartitionSpec(m, "day(ts), bucket(4, id)");
+  }));
+  const auto& md = t->metadata();
+  EXPECT_EQ(md.current_schema()->fields[2].name, "category");
+  EXPECT_EQ(md.current_schema()->fields[2].id, 3);  // same id as "kind"
+  EXPECT_EQ(md.current_schema()->fields[3].id, 4);  // fresh id
+  EXPECT_EQ(md.last_column_id, 4);
+  EXPECT_EQ(md.default_spec_id, 1);
+  EXPECT_EQ(md.spec_by_id(1)->fields[0].field_id, 1000);  // day(ts) keeps its id
+  EXPECT_EQ(md.spec_by_id(1)->fields[1].field_id, 1001);
+
+  ASSERT_ERROR(t->UpdateMetadata([](const iceberg::TableMetadata& m) {
+    return iceberg::WidenColumn(m, "score", DataType::Int());
+  }),
+               StatusCode::kInvalidArgument, "cannot change from long to int");
+  ASSERT_ERROR(t->UpdateMetadata(
+                   [](const iceberg::TableMetadata& m) { return iceberg::DropColumn(m, "ts"); }),
+               StatusCode::kInvalidArgument, "partition field");
+
+  // Old files (written under spec 0, before the rename and the new column) read by id.
+  auto shared = std::make_shared<const iceberg::TableMetadata>(md);
+  iceberg::ScanOptions o;
+  o.filter = "category = 'odd' AND score IS NULL";
+  ASSERT_OK_AND_ASSIGN(auto scan, iceberg::TableScan::Make(*io_, shared, o));
+  Batch b;
+  int64_t rows = 0;
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(bool more, scan->Next(&b));
+    if (!more) break;
+    rows += b.num_rows();
+    EXPECT_EQ(b.schema->fields[2].name, "category");
+  }
+  EXPECT_EQ(rows, 5);
+  // New data goes to the new spec.
+  AppendIds(*t, 10, 20);
+  ASSERT_OK_AND_ASSIGN(auto live, t->LiveFiles(*t->metadata().current_snapshot_id));
+  std::set<int32_t> specs;
+  for (const auto& e : live) specs.insert(e.file.spec_id);
+  EXPECT_EQ(specs, (std::set<int32_t>{0, 1}));
 }
 
 }  // namespace

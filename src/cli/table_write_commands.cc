@@ -8,7 +8,9 @@
 #include "cli/context.h"
 #include "cli/json_input.h"
 #include "columnar/column_ops.h"
+#include "columnar/sql_schema.h"
 #include "iceberg/data_writer.h"
+#include "iceberg/schema_update.h"
 #include "parquet/reader.h"
 
 namespace sluice::cli {
@@ -111,6 +113,73 @@ Status RunAppend(const AppendArgs& a) {
   return Status::OK();
 }
 
+struct AlterArgs {
+  std::string name;
+  std::vector<std::string> add, rename, widen, drop_not_null, drop, properties;
+  std::string partition;
+  bool set_partition = false;
+};
+
+Status RunAlter(const AlterArgs& a) {
+  ASSIGN_OR_RETURN(auto table, OpenTable(a.name));
+  using iceberg::TableMetadata;
+  std::vector<std::function<Result<TableMetadata>(const TableMetadata&)>> steps;
+  auto split = [](const std::string& kv,
+                  const char* what) -> Result<std::pair<std::string, std::string>> {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
+      return Status::Invalid("{} '{}' is not A=B", what, kv);
+    }
+    return std::make_pair(kv.substr(0, eq), kv.substr(eq + 1));
+  };
+  for (const auto& col : a.add) {
+    ASSIGN_OR_RETURN(Schema s, ParseColumnList(col));
+    for (const Field& f : s.fields) {
+      steps.push_back([f](const TableMetadata& m) { return iceberg::AddColumn(m, f); });
+    }
+  }
+  for (const auto& r : a.rename) {
+    ASSIGN_OR_RETURN(auto p, split(r, "--rename-column"));
+    steps.push_back(
+        [p](const TableMetadata& m) { return iceberg::RenameColumn(m, p.first, p.second); });
+  }
+  for (const auto& w : a.widen) {
+    ASSIGN_OR_RETURN(auto p, split(w, "--widen-column"));
+    ASSIGN_OR_RETURN(TypePtr type, ParseSqlType(p.second));
+    steps.push_back(
+        [p, type](const TableMetadata& m) { return iceberg::WidenColumn(m, p.first, type); });
+  }
+  for (const auto& n : a.drop_not_null) {
+    steps.push_back([n](const TableMetadata& m) { return iceberg::MakeOptional(m, n); });
+  }
+  for (const auto& n : a.drop) {
+    steps.push_back([n](const TableMetadata& m) { return iceberg::DropColumn(m, n); });
+  }
+  if (a.set_partition) {
+    std::string spec = a.partition;
+    steps.push_back([spec](const TableMetadata& m) { return iceberg::SetPartitionSpec(m, spec); });
+  }
+  for (const auto& kv : a.properties) {
+    ASSIGN_OR_RETURN(auto p, split(kv, "--property"));
+    steps.push_back([p](const TableMetadata& m) -> Result<TableMetadata> {
+      TableMetadata next = m;
+      next.properties[p.first] = p.second;
+      return next;
+    });
+  }
+  if (steps.empty()) return Status::Invalid("nothing to change (see --help)");
+  // All changes in one commit: applied in order to the (refreshed) metadata.
+  RETURN_IF_ERROR(table->UpdateMetadata([&](const TableMetadata& base) -> Result<TableMetadata> {
+    TableMetadata m = base;
+    for (const auto& step : steps) {
+      ASSIGN_OR_RETURN(m, step(m));
+    }
+    return m;
+  }));
+  std::printf("altered %s\n", table->ident().ToString().c_str());
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterTableWriteCommands(CLI::App& app, int* exit_code) {
@@ -144,6 +213,26 @@ void RegisterTableWriteCommands(CLI::App& app, int* exit_code) {
     }();
     *exit_code = st.ok() ? 0 : ReportError("table delete", st);
   });
+  auto alter_args = std::make_shared<AlterArgs>();
+  auto* alter = table->add_subcommand("alter", "Evolve the schema, partitioning or properties");
+  alter->add_option("NAME", alter_args->name, "NAMESPACE.TABLE")->required();
+  alter->add_option("--add-column", alter_args->add,
+                    "\"name TYPE\" (optional columns; repeatable)");
+  alter->add_option("--rename-column", alter_args->rename, "OLD=NEW (repeatable)");
+  alter->add_option("--widen-column", alter_args->widen,
+                    "NAME=TYPE: INT to BIGINT, FLOAT to DOUBLE, DECIMAL(P,S) to DECIMAL(P2,S)");
+  alter->add_option("--drop-not-null", alter_args->drop_not_null, "NAME: make a column optional");
+  alter->add_option("--drop-column", alter_args->drop, "NAME (repeatable)");
+  alter
+      ->add_option("--partition", alter_args->partition,
+                   "New partition spec for new data, e.g. \"day(ts), bucket(8, id)\" (\"\" = none)")
+      ->each([alter_args](const std::string&) { alter_args->set_partition = true; });
+  alter->add_option("--property", alter_args->properties, "KEY=VALUE (repeatable)");
+  alter->callback([alter_args, exit_code] {
+    Status st = RunAlter(*alter_args);
+    *exit_code = st.ok() ? 0 : ReportError("table alter", st);
+  });
+
   auto* rewrite =
       table->add_subcommand("rewrite", "Rewrite all data files (compaction; deletes applied)");
   rewrite->add_option("NAME", *name, "NAMESPACE.TABLE")->required();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,10 @@ struct Schema {
   std::vector<Field> fields;
   int32_t schema_id = 0;
   std::vector<int32_t> identifier_field_ids;
+  // v3 field defaults by field id, in Iceberg's JSON single-value form (JSON
+  // text): the value of rows written before the field existed, and of rows
+  // written without it.
+  std::map<int32_t, std::string> initial_defaults, write_defaults;
 
   // Field with this id at any depth, or null.
   const Field* FindById(int32_t id) const;

@@ -4,10 +4,12 @@
 #include <unordered_set>
 
 #include "columnar/column_ops.h"
+#include "columnar/json_reader.h"
 #include "columnar/single_value.h"
 #include "common/endian.h"
 #include "iceberg/delete_writer.h"
 #include "iceberg/deletion_vector.h"
+#include "iceberg/schema_json.h"
 #include "parquet/reader.h"
 
 namespace sluice::iceberg {
@@ -91,6 +93,19 @@ Result<Column> Reconcile(const Column* file_col, const Field& field, int64_t row
   return cast;
 }
 
+// A default in JSON single-value form as single-value bytes, through the JSON decoder.
+Result<std::string> DefaultValue(const Field& f, const std::string& json) {
+  auto schema = std::make_shared<Schema>();
+  schema->fields = {Field{1, "v", f.type, false, ""}};
+  ASSIGN_OR_RETURN(auto decoder, JsonDecoder::Make(schema));
+  Batch b = Batch::Make(schema);
+  RETURN_IF_ERROR(decoder->DecodeLine("{\"v\":" + json + "}", 1, &b));
+  if (b.num_rows() != 1 || b.columns[0].IsNull(0)) return Status::Invalid("not a value: {}", json);
+  std::string out;
+  AppendSingleValue(b.columns[0], 0, &out);
+  return out;
+}
+
 bool FieldContains(const Field& f, int32_t id) {
   if (f.id == id) return true;
   for (const Field& c : f.type->fields()) {
@@ -166,6 +181,8 @@ struct TableScan::Impl {
   std::shared_ptr<const Schema> read_schema;  // projected + filter columns
   ExprPtr filter;                             // bound
   std::vector<int32_t> read_ids;
+  std::vector<parquet::MappedField> name_mapping;   // schema.name-mapping.default
+  std::map<int32_t, std::string> initial_defaults;  // single-value bytes, top-level fields
   ScanStats stats;
 
   bool planned = false;
@@ -283,6 +300,7 @@ Status TableScan::Impl::OpenTask(const FileScanTask& t) {
   ASSIGN_OR_RETURN(auto in, io->OpenInput(Path(data_path)));
   parquet::ReaderOptions ro;
   ro.field_ids = read_ids;
+  ro.name_mapping = name_mapping;
   for (const auto& ids : eq_ids) ro.field_ids.insert(ro.field_ids.end(), ids.begin(), ids.end());
   ASSIGN_OR_RETURN(reader, parquet::ParquetReader::Open(std::move(in), ro));
   next_row_group = 0;
@@ -316,6 +334,8 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
     const PartitionSpec* spec = table->spec_by_id(task->file.spec_id);
     for (const Field& f : read_schema->fields) {
       std::optional<std::string> constant;
+      if (auto it = initial_defaults.find(f.id); it != initial_defaults.end())
+        constant = it->second;
       if (spec != nullptr) {
         for (size_t i = 0; i < spec->fields.size() && i < task->file.partition.size(); ++i) {
           if (spec->fields[i].source_id == f.id &&
@@ -413,6 +433,22 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(FileIO& io,
     if (const Schema* s = md.schema_by_id(*impl->snapshot->schema_id)) schema = s;
   }
   impl->table_schema = *schema;
+  for (const auto& [id, json] : schema->initial_defaults) {
+    const Field* f = nullptr;
+    for (const Field& top : schema->fields) {
+      if (top.id == id) f = &top;
+    }
+    if (f == nullptr || f->type->is_nested()) continue;  // nested defaults: not yet
+    auto v = DefaultValue(*f, json);
+    if (!v.ok()) return v.status().WithContextF("initial-default of column {}", f->name);
+    impl->initial_defaults[id] = std::move(*v);
+  }
+  if (auto it = md.properties.find("schema.name-mapping.default"); it != md.properties.end()) {
+    auto mapping = NameMappingFromJson(it->second);
+    if (!mapping.ok())
+      return mapping.status().WithContext("table property schema.name-mapping.default");
+    impl->name_mapping = std::move(*mapping);
+  }
 
   auto out = std::make_shared<Schema>();
   if (o.columns.empty()) {

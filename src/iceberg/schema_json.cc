@@ -78,6 +78,21 @@ Result<TypePtr> ParseType(const json& j, std::string_view where) {
 
 json TypeJson(const DataType& t);
 
+// Visits every field object of a type's JSON (struct members at any depth).
+template <typename J, typename Fn>
+void ForEachFieldJson(J& type_json, Fn&& fn) {
+  if (!type_json.is_object()) return;
+  if (auto fs = type_json.find("fields"); fs != type_json.end() && fs->is_array()) {
+    for (auto& f : *fs) {
+      fn(f);
+      if (auto t = f.find("type"); t != f.end()) ForEachFieldJson(*t, fn);
+    }
+  }
+  for (const char* k : {"element", "key", "value"}) {
+    if (auto t = type_json.find(k); t != type_json.end()) ForEachFieldJson(*t, fn);
+  }
+}
+
 json FieldJson(const Field& f) {
   json j = {{"id", f.id}, {"name", f.name}, {"required", f.required}, {"type", TypeJson(*f.type)}};
   if (!f.doc.empty()) j["doc"] = f.doc;
@@ -149,6 +164,34 @@ Result<TypePtr> PrimitiveFromString(std::string_view s) {
   return Status::NotImplemented("unknown Iceberg type \"{}\"", s);
 }
 
+namespace {
+Result<std::vector<parquet::MappedField>> ParseMapping(const json& j) {
+  // Some writers wrap the list as {"type": "struct", "fields": [...]}.
+  if (j.is_object() && j.contains("fields")) return ParseMapping(j["fields"]);
+  if (!j.is_array()) return Status::Invalid("name mapping: expected a JSON array");
+  std::vector<parquet::MappedField> out;
+  for (const json& e : j) {
+    parquet::MappedField m;
+    if (auto id = e.find("field-id"); id != e.end() && id->is_number_integer()) {
+      m.field_id = id->get<int32_t>();
+    }
+    for (const json& n : e.at("names")) m.names.push_back(n.get<std::string>());
+    if (auto f = e.find("fields"); f != e.end() && !f->is_null()) {
+      ASSIGN_OR_RETURN(m.fields, ParseMapping(*f));
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+}  // namespace
+
+Result<std::vector<parquet::MappedField>> NameMappingFromJson(std::string_view text) {
+  return internal::Guard("name mapping", [&]() -> Result<std::vector<parquet::MappedField>> {
+    ASSIGN_OR_RETURN(json j, internal::ParseJson(text, "name mapping"));
+    return ParseMapping(j);
+  });
+}
+
 Result<TypePtr> TypeFromJson(std::string_view text) {
   return internal::Guard("type", [&]() -> Result<TypePtr> {
     ASSIGN_OR_RETURN(json j, internal::ParseJson(text, "type"));
@@ -175,6 +218,13 @@ Result<Json> ParseJson(std::string_view text, std::string_view what) {
 
 Result<Schema> SchemaFromJsonValue(const Json& j) {
   ASSIGN_OR_RETURN(TypePtr t, ParseType(j, "schema"));
+  std::map<int32_t, std::string> initial, write;
+  ForEachFieldJson(j, [&](const Json& f) {
+    if (!f.contains("id") || !f["id"].is_number_integer()) return;
+    int32_t id = f["id"].get<int32_t>();
+    if (auto d = f.find("initial-default"); d != f.end() && !d->is_null()) initial[id] = d->dump();
+    if (auto d = f.find("write-default"); d != f.end() && !d->is_null()) write[id] = d->dump();
+  });
   if (t->id() != TypeId::kStruct) return Status::Invalid("schema: top level must be a struct");
   Schema s;
   s.fields = t->fields();
@@ -182,6 +232,8 @@ Result<Schema> SchemaFromJsonValue(const Json& j) {
   if (auto ids = j.find("identifier-field-ids"); ids != j.end() && ids->is_array()) {
     for (const json& id : *ids) s.identifier_field_ids.push_back(id.get<int32_t>());
   }
+  s.initial_defaults = std::move(initial);
+  s.write_defaults = std::move(write);
   return s;
 }
 
@@ -191,6 +243,17 @@ Json SchemaToJsonValue(const Schema& schema) {
   if (!schema.identifier_field_ids.empty())
     out["identifier-field-ids"] = schema.identifier_field_ids;
   out["fields"] = std::move(j["fields"]);
+  if (!schema.initial_defaults.empty() || !schema.write_defaults.empty()) {
+    ForEachFieldJson(out, [&](Json& f) {
+      int32_t id = f["id"].get<int32_t>();
+      if (auto it = schema.initial_defaults.find(id); it != schema.initial_defaults.end()) {
+        f["initial-default"] = Json::parse(it->second);
+      }
+      if (auto it = schema.write_defaults.find(id); it != schema.write_defaults.end()) {
+        f["write-default"] = Json::parse(it->second);
+      }
+    });
+  }
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "columnar/types.h"
 #include "common/status.h"
+#include "parquet/schema.h"
 
 namespace sluice::iceberg {
 
@@ -22,6 +23,10 @@ std::string SchemaToJson(const Schema& schema);
 // A type string or object ("long", "decimal(10,2)", {"type":"list",...}).
 Result<TypePtr> TypeFromJson(std::string_view json);
 std::string TypeToJson(const DataType& type);
+
+// `schema.name-mapping.default`: [{"field-id": 1, "names": ["id"]},
+// {"field-id": 2, "names": ["loc"], "fields": [...]}, ...].
+Result<std::vector<parquet::MappedField>> NameMappingFromJson(std::string_view json);
 
 // The primitive type for an Iceberg type string ("timestamptz", "fixed[16]").
 Result<TypePtr> PrimitiveFromString(std::string_view name);

@@ -1,6 +1,7 @@
 // FileIO: the one interface through which sluice touches storage.
 //
-// Implementations: LocalFileIO (POSIX files; writes go to a temporary name and
+// Implementations: LocalFileIO (POSIX files, named by path or file:// URI;
+// writes go to a temporary name and
 // are renamed into place on Close, so a reader never sees a half-written file
 // and a crash leaves none behind), MemoryFileIO (tests). S3 and fault-injecting
 // versions come later behind the same interface.

@@ -69,6 +69,22 @@ TEST_P(FileIOTest, MissingFileIsNotFound) {
   ASSERT_ERROR(io_->Delete(P("nope")), StatusCode::kNotFound, "nope");
 }
 
+TEST(LocalFileIOTest, FileUris) {
+  auto io = MakeLocalFileIO();
+  auto dir = std::filesystem::temp_directory_path() / ("sluice_uri_" + std::to_string(::getpid()));
+  std::string path = (dir / "x.txt").string();
+  ASSERT_OK(io->WriteFile("file://" + path, "via uri"));
+  ASSERT_OK_AND_ASSIGN(std::string s, io->ReadFile(path));
+  EXPECT_EQ(s, "via uri");
+  ASSERT_OK_AND_ASSIGN(s, io->ReadFile("file:" + path));
+  EXPECT_EQ(s, "via uri");
+  ASSERT_OK_AND_ASSIGN(auto files, io->List("file://" + dir.string() + "/"));
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0], "file://" + path);
+  ASSERT_OK(io->Delete("file://" + path));
+  std::filesystem::remove_all(dir);
+}
+
 INSTANTIATE_TEST_SUITE_P(LocalAndMemory, FileIOTest, ::testing::Bool());
 
 }  // namespace

@@ -149,9 +149,18 @@ class LocalOutputFile final : public OutputFile {
   std::string buffer_;
 };
 
+// "file:///a/b" and "file:/a/b" (the URI forms other Iceberg writers use)
+// name the local path "/a/b".
+std::string LocalPath(const std::string& p) {
+  if (p.compare(0, 7, "file://") == 0) return p.substr(7);
+  if (p.compare(0, 6, "file:/") == 0) return p.substr(5);
+  return p;
+}
+
 class LocalFileIO final : public FileIO {
  public:
-  Result<std::unique_ptr<InputFile>> OpenInput(const std::string& path) override {
+  Result<std::unique_ptr<InputFile>> OpenInput(const std::string& uri) override {
+    const std::string path = LocalPath(uri);
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Errno("open", path);
     struct stat st;
@@ -167,7 +176,8 @@ class LocalFileIO final : public FileIO {
     return std::unique_ptr<InputFile>(new LocalInputFile(path, fd, st.st_size));
   }
 
-  Result<std::unique_ptr<OutputFile>> OpenOutput(const std::string& path, bool overwrite) override {
+  Result<std::unique_ptr<OutputFile>> OpenOutput(const std::string& uri, bool overwrite) override {
+    const std::string path = LocalPath(uri);
     if (!overwrite && ::access(path.c_str(), F_OK) == 0) {
       return Status::AlreadyExists("file {} already exists", path);
     }
@@ -180,16 +190,20 @@ class LocalFileIO final : public FileIO {
     return std::unique_ptr<OutputFile>(new LocalOutputFile(path, tmp, fd, overwrite));
   }
 
-  Result<bool> Exists(const std::string& path) override {
+  Result<bool> Exists(const std::string& uri) override {
+    const std::string path = LocalPath(uri);
     return ::access(path.c_str(), F_OK) == 0;
   }
 
-  Status Delete(const std::string& path) override {
+  Status Delete(const std::string& uri) override {
+    const std::string path = LocalPath(uri);
     if (::unlink(path.c_str()) != 0) return Errno("delete", path);
     return Status::OK();
   }
 
-  Result<std::vector<std::string>> List(const std::string& prefix) override {
+  Result<std::vector<std::string>> List(const std::string& uri_prefix) override {
+    const std::string prefix = LocalPath(uri_prefix);
+    const std::string scheme = uri_prefix.substr(0, uri_prefix.size() - prefix.size());
     std::vector<std::string> out;
     fs::path p(prefix);
     fs::path dir = fs::is_directory(p) ? p : p.parent_path();
@@ -200,7 +214,7 @@ class LocalFileIO final : public FileIO {
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (!it->is_regular_file()) continue;
       std::string s = it->path().string();
-      if (s.compare(0, prefix.size(), prefix) == 0) out.push_back(std::move(s));
+      if (s.compare(0, prefix.size(), prefix) == 0) out.push_back(scheme + s);
     }
     if (ec) return Status::IOError("list {}: {}", prefix, ec.message());
     return out;

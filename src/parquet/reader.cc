@@ -103,7 +103,10 @@ Status ParquetReader::Init() {
   auto md = DeserializeFileMetaData(footer);
   if (!md.ok()) return md.status().WithContext("footer");
   metadata_ = std::move(*md);
-  RETURN_IF_ERROR_CTX(FromParquetSchema(metadata_.schema, &schema_, &leaves_), "schema");
+  RETURN_IF_ERROR_CTX(
+      FromParquetSchema(metadata_.schema, &schema_, &leaves_,
+                        options_.name_mapping.empty() ? nullptr : &options_.name_mapping),
+      "schema");
   for (size_t i = 0; i < metadata_.row_groups.size(); ++i) {
     const RowGroup& rg = metadata_.row_groups[i];
     if (rg.columns.size() != leaves_.size()) {

@@ -52,6 +52,8 @@ struct ReaderOptions {
   std::vector<IntRangePredicate> int_ranges;
   // A general hook for other layers: return false to skip row group `index`.
   std::function<bool(int index, const RowGroup& row_group)> row_group_filter;
+  // Field ids for files written without them (see FromParquetSchema); empty = none.
+  std::vector<MappedField> name_mapping;
 };
 
 // Min/max of one column chunk decoded to integers in Column units, when its

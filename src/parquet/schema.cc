@@ -396,8 +396,32 @@ bool AnyIdSet(const std::vector<Field>& fields) {
 
 }  // namespace
 
+namespace {
+
+Field ApplyMapping(const Field& f, const std::vector<MappedField>* level, int32_t* unmapped) {
+  const MappedField* m = nullptr;
+  for (const MappedField& c : level ? *level : std::vector<MappedField>{}) {
+    if (std::find(c.names.begin(), c.names.end(), f.name) != c.names.end()) m = &c;
+  }
+  Field out = f;
+  out.id = (m && m->field_id) ? *m->field_id : (*unmapped)++;
+  const std::vector<MappedField>* children = m ? &m->fields : nullptr;
+  std::vector<Field> kids;
+  for (const Field& k : f.type->fields()) kids.push_back(ApplyMapping(k, children, unmapped));
+  switch (f.type->id()) {
+    case TypeId::kStruct: out.type = DataType::Struct(std::move(kids)); break;
+    case TypeId::kList: out.type = DataType::List(std::move(kids[0])); break;
+    case TypeId::kMap: out.type = DataType::Map(std::move(kids[0]), std::move(kids[1])); break;
+    default: break;
+  }
+  return out;
+}
+
+}  // namespace
+
 Status FromParquetSchema(const std::vector<SchemaElement>& elements, Schema* schema,
-                         std::vector<ColumnDescriptor>* leaves) {
+                         std::vector<ColumnDescriptor>* leaves,
+                         const std::vector<MappedField>* name_mapping) {
   leaves->clear();
   schema->fields.clear();
   if (elements.empty()) return Status::Corruption("parquet schema: no elements");
@@ -416,7 +440,10 @@ Status FromParquetSchema(const std::vector<SchemaElement>& elements, Schema* sch
     return Status::Corruption("parquet schema: {} elements are not reachable from the root",
                               elements.size() - parser.consumed());
   }
-  if (!AllIdsSet(schema->fields)) {
+  if (!AnyIdSet(schema->fields) && name_mapping != nullptr) {
+    int32_t unmapped = int32_t{1} << 30;
+    for (Field& f : schema->fields) f = ApplyMapping(f, name_mapping, &unmapped);
+  } else if (!AllIdsSet(schema->fields)) {
     if (AnyIdSet(schema->fields)) {
       int32_t next = schema->HighestFieldId() + 1;
       FillMissingIds(&schema->fields, &next);

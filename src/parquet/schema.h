@@ -14,6 +14,7 @@
 // byte arrays) and files without field ids (ids then assigned in order).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,10 +40,22 @@ struct ColumnDescriptor {
 Status ToParquetSchema(const Schema& schema, std::vector<SchemaElement>* elements,
                        std::vector<ColumnDescriptor>* leaves);
 
-// Parquet schema elements → Iceberg schema and leaf descriptors. Files without
-// field ids get ids assigned in order (AssignFreshIds).
+// Iceberg's name mapping (`schema.name-mapping.default`): field ids for the
+// columns of files written without ids, by name at each level (list elements
+// are "element", map keys/values "key"/"value").
+struct MappedField {
+  std::vector<std::string> names;
+  std::optional<int32_t> field_id;
+  std::vector<MappedField> fields;
+};
+
+// Parquet schema elements → Iceberg schema and leaf descriptors. A file
+// without field ids takes them from `name_mapping` when one is given (fields
+// it does not name get ids from 2^30 up, matching no table field); otherwise
+// ids are assigned in order (AssignFreshIds).
 Status FromParquetSchema(const std::vector<SchemaElement>& elements, Schema* schema,
-                         std::vector<ColumnDescriptor>* leaves);
+                         std::vector<ColumnDescriptor>* leaves,
+                         const std::vector<MappedField>* name_mapping = nullptr);
 
 // The Iceberg type of one primitive schema element, from its physical type and
 // LogicalType / ConvertedType annotations (INT96 → timestamptz, unsigned 32-bit
