@@ -1,0 +1,165 @@
+// Tables written by sluice, read by icebird (an independent Iceberg reader in
+// JavaScript on hyparquet): partitioned, with schema evolution, with position
+// deletes. icebird must return exactly the rows `sluice scan` returns.
+//
+//   node tests/interop/iceberg_icebird.mjs path/to/sluice
+//
+// icebird reads through global fetch(); a shim answers file:// URLs from disk
+// (HEAD with content-length, GET with Range), as the warehouse is local.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DuckDBInstance } from '@duckdb/node-api'
+import { icebergRead, icebergMetadata } from 'icebird'
+
+const sluice = process.argv[2]
+if (!sluice) throw new Error('usage: iceberg_icebird.mjs SLUICE_BINARY')
+
+globalThis.fetch = async (url, init = {}) => {
+  if (!String(url).startsWith('file://')) throw new Error(`unexpected URL ${url}`)
+  const path = decodeURIComponent(String(url).slice('file://'.length))
+  let size
+  try {
+    size = statSync(path).size
+  } catch {
+    return new Response(null, { status: 404, statusText: 'Not Found' })
+  }
+  if ((init.method ?? 'GET') === 'HEAD') {
+    return new Response(null, { status: 200, headers: { 'content-length': String(size) } })
+  }
+  const data = readFileSync(path)
+  const range = new Headers(init.headers ?? {}).get('range')
+  if (range) {
+    const m = /bytes=(\d+)-(\d*)/.exec(range)
+    const start = Number(m[1])
+    const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
+    return new Response(data.subarray(start, end + 1), {
+      status: 206, headers: { 'content-length': String(end - start + 1) },
+    })
+  }
+  return new Response(data, { status: 200, headers: { 'content-length': String(size) } })
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'sluice-icebird-'))
+const wh = join(dir, 'wh')
+const run = (...args) => execFileSync(sluice, ['--warehouse', wh, ...args], { encoding: 'utf8' })
+
+// Normalizes a value to text both readers agree on: integers and bigints as
+// decimal text, timestamps and dates as epoch milliseconds / days.
+function norm(v) {
+  if (v === null || v === undefined) return 'null'
+  if (typeof v === 'bigint') return v.toString()
+  if (v instanceof Date) return `t${v.getTime()}`
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toPrecision(15)
+  return JSON.stringify(v)
+}
+function normSluice(type, v) {
+  if (v === null) return 'null'
+  if (type === 'ts') return `t${Date.parse(v.replace(/(\.\d{3})\d*/, '$1'))}`
+  if (type === 'date') return `t${Date.parse(v + 'T00:00:00Z')}`
+  return norm(v)
+}
+
+let passed = 0
+let failed = 0
+async function check(name, table, types) {
+  const rows = run('scan', table).trim().split('\n').filter(Boolean).map(l => JSON.parse(l))
+  const tableDir = join(wh, ...table.split('.'))
+  const metaFiles = readdirSync(join(tableDir, 'metadata')).filter(f => f.endsWith('.metadata.json')).sort()
+  const metadataFileName = metaFiles[metaFiles.length - 1]
+  const tableUrl = `file://${tableDir}`
+  const metadata = await icebergMetadata({ tableUrl, metadataFileName })
+  const theirs = await icebergRead({ tableUrl, metadata })
+  const cols = Object.keys(types)
+  const key = r => cols.map(c => c in r ? (types[c] ? normSluice(types[c], r[c]) : norm(r[c])) : 'null').join('|')
+  const keyTheirs = r => cols.map(c => norm(r[c])).join('|')
+  const a = rows.map(key).sort()
+  const b = theirs.map(keyTheirs).sort()
+  const same = a.length === b.length && a.every((x, i) => x === b[i])
+  if (same && a.length > 0) {
+    passed++
+    console.log(`ok   ${name}: ${a.length} rows identical`)
+  } else {
+    failed++
+    console.log(`FAIL ${name}: sluice ${a.length} rows, icebird ${b.length} rows`)
+    for (let i = 0; i < Math.max(a.length, b.length) && i < 1000; i++) {
+      if (a[i] !== b[i]) {
+        console.log(`  first difference at sorted row ${i}:\n    sluice:  ${a[i]}\n    icebird: ${b[i]}`)
+        break
+      }
+    }
+  }
+}
+
+try {
+  run('namespace', 'create', 'lake')
+  // 1. Partitioned table, several types, several commits.
+  run('table', 'create', 'lake.events', '--schema',
+    'id BIGINT NOT NULL, kind STRING, ts TIMESTAMPTZ, amount DOUBLE, flag BOOLEAN, d DATE, qty INT',
+    '--partition', 'day(ts), bucket(4, id)')
+  const kinds = ['click', 'view', 'buy', 'é ü 漢字']
+  for (let c = 0; c < 3; c++) {
+    const lines = []
+    for (let i = 0; i < 500; i++) {
+      const id = c * 1000 + i
+      lines.push(JSON.stringify({
+        id, kind: i % 11 === 0 ? null : kinds[id % 4],
+        ts: new Date(Date.UTC(2024, 0, 1 + (id % 5), id % 24, id % 60, id % 60, id % 1000)).toISOString(),
+        amount: id % 7 === 0 ? null : id * 0.25, flag: id % 3 === 0, d: `2024-02-${String(1 + (id % 28)).padStart(2, '0')}`,
+        qty: id % 13 === 0 ? null : id - 700,
+      }))
+    }
+    writeFileSync(join(dir, `in${c}.jsonl`), lines.join('\n') + '\n')
+    run('append', 'lake.events', join(dir, `in${c}.jsonl`))
+  }
+  const types = { id: null, kind: null, ts: 'ts', amount: null, flag: null, d: 'date', qty: null }
+  await check('partitioned, 3 commits', 'lake.events', types)
+
+  // The table's data files, read by DuckDB directly, hold the same rows.
+  {
+    const files = JSON.parse(run('table', 'files', 'lake.events', '--json')).map(f => f.file_path.replace('file://', ''))
+    const db = await (await DuckDBInstance.create(':memory:')).connect()
+    const list = files.map(f => `'${f}'`).join(',')
+    const res = (await db.runAndReadAll(
+      `SELECT count(*)::BIGINT AS n, sum(id)::BIGINT AS s, count(kind)::BIGINT AS k, sum(qty)::BIGINT AS q,
+              min(ts)::VARCHAR AS t0, max(d)::VARCHAR AS d1 FROM read_parquet([${list}])`)).getRowObjectsJson()[0]
+    const rows = run('scan', 'lake.events').trim().split('\n').map(l => JSON.parse(l))
+    const mine = {
+      n: String(rows.length), s: String(rows.reduce((a, r) => a + r.id, 0)),
+      k: String(rows.filter(r => r.kind !== null).length), q: String(rows.reduce((a, r) => a + (r.qty ?? 0), 0)),
+    }
+    const same = ['n', 's', 'k', 'q'].every(c => String(res[c]) === mine[c])
+    if (same) {
+      passed++
+      console.log(`ok   DuckDB read_parquet over the ${files.length} data files: ${mine.n} rows, same sums`)
+    } else {
+      failed++
+      console.log(`FAIL DuckDB read_parquet: ${JSON.stringify(res)} vs sluice ${JSON.stringify(mine)}`)
+    }
+  }
+
+  // 2. Row-level deletes (position delete files).
+  run('table', 'delete', 'lake.events', '--where', "kind = 'buy' OR id < 40")
+  await check('after position deletes', 'lake.events', types)
+
+  // 3. Schema evolution: add a column, widen one; then more data.
+  run('table', 'alter', 'lake.events', '--add-column', 'note STRING', '--widen-column', 'qty=BIGINT')
+  writeFileSync(join(dir, 'evolved.jsonl'),
+    [5000, 5001, 5002].map(id => JSON.stringify({ id, kind: 'new', ts: '2024-01-02T00:00:00Z', note: `n${id}`, qty: id })).join('\n') + '\n')
+  run('append', 'lake.events', join(dir, 'evolved.jsonl'))
+  const evolved = { ...types, note: null }
+  await check('after add column/widen + append', 'lake.events', evolved)
+
+  // 4. A rename, then compaction. icebird matches columns by name, not by
+  // field id, so it can only follow a rename once the files are rewritten
+  // (sluice reads renamed columns by id either way).
+  run('table', 'alter', 'lake.events', '--rename-column', 'kind=category')
+  run('table', 'rewrite', 'lake.events')
+  const renamed = { id: null, category: null, ts: 'ts', amount: null, flag: null, d: 'date', qty: null, note: null }
+  await check('after rename + rewrite', 'lake.events', renamed)
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
+console.log(`${passed} passed, ${failed} failed`)
+process.exit(failed === 0 ? 0 : 1)
