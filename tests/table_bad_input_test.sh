@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Bad input gives a clear error naming what and where, and leaves the table
+# untouched: corrupt manifest, missing data file, unknown format version,
+# unknown transform, unsafe names, bad records, bad filters.
+# Usage: table_bad_input_test.sh SLUICE_BINARY
+set -uo pipefail
+SLUICE=$1
+W=$(mktemp -d /tmp/sluice-bad.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
+passed=0; failed=0
+# expect_error NAME SUBSTRING COMMAND...: the command fails and stderr names SUBSTRING.
+expect_error() {
+  local name=$1 want=$2; shift 2
+  local err
+  if err=$("$@" 2>&1 >/dev/null); then
+    echo "FAIL $name: succeeded"; failed=$((failed + 1)); return
+  fi
+  if [[ "$err" != *"$want"* ]]; then
+    echo "FAIL $name: error '$err' lacks '$want'"; failed=$((failed + 1)); return
+  fi
+  echo "ok   $name: $err"; passed=$((passed + 1))
+}
+expect_same() {  # expect_same NAME A B
+  if [ "$2" = "$3" ]; then passed=$((passed + 1)); else echo "FAIL $1: '$2' != '$3'"; failed=$((failed + 1)); fi
+}
+
+S namespace create db >/dev/null
+S table create db.t --schema "id BIGINT NOT NULL, v STRING" --partition "bucket(2, id)" >/dev/null
+printf '{"id":1,"v":"a"}\n{"id":2,"v":"b"}\n' | S append db.t - >/dev/null
+T="$W/wh/db/t"
+before=$(S table snapshots db.t --json)
+files_before=$(find "$T" -type f | sort)
+
+expect_error "bad record" "line 2: field id" S append db.t <(printf '{"id":3}\n{"id":"x"}\n')
+expect_error "missing required field" "field id" S append db.t <(printf '{"v":"no id"}\n')
+expect_same "bad records commit nothing" "$before" "$(S table snapshots db.t --json)"
+expect_same "bad records leave no files" "$files_before" "$(find "$T" -type f | sort)"
+expect_error "bad filter column" "no column named 'nope'" S scan db.t --where "nope = 1"
+expect_error "bad filter literal" "is not an integer" S scan db.t --where "id = 1.5x"
+expect_error "table name with .." "contains '..'" S table create "db..x" --schema "id INT"
+expect_error "table name with /" "'/'" S table create "db.a/b" --schema "id INT"
+expect_error "unknown transform" "unknown transform 'zorder'" S table create db.z --schema "id INT" --partition "zorder(id)"
+expect_error "transform on wrong type" "cannot apply" S table create db.z --schema "id INT" --partition "hour(id)"
+
+# A metadata file of an unknown format version.
+m=$(ls "$T"/metadata/*.metadata.json | sort | tail -1)
+sed 's/"format-version": *2/"format-version": 4/' "$m" > "$W/v4.metadata.json"
+expect_error "format version 4" "format version 4" S table describe "$W/v4.metadata.json"
+
+# A corrupt manifest: the scan names it; the catalog pointer is unchanged.
+manifest=$(ls "$T"/metadata/*-m*.avro | head -1)
+cp "$manifest" "$W/manifest.bak"
+printf 'garbage' | dd of="$manifest" bs=1 seek=40 conv=notrunc 2>/dev/null
+expect_error "corrupt manifest" "$(basename "$manifest")" S scan db.t
+cp "$W/manifest.bak" "$manifest"
+# A missing data file: the scan names it.
+data=$(find "$T/data" -name '*.parquet' | head -1)
+mv "$data" "$W/data.bak"
+expect_error "missing data file" "$(basename "$data")" S scan db.t
+mv "$W/data.bak" "$data"
+expect_same "table untouched" "$before" "$(S table snapshots db.t --json)"
+expect_same "rows intact" "2" "$(S scan db.t | wc -l | tr -d ' ')"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
