@@ -16,7 +16,8 @@ namespace {
 
 struct ScanArgs {
   std::string name, columns, where, as_of, format = "jsonl";
-  int64_t snapshot = 0;
+  std::string snapshot;
+  bool snapshot_given = false;
   int64_t limit = -1;
   std::vector<std::string> remaps;
   bool stats = false;
@@ -72,7 +73,14 @@ Status RunScan(const ScanArgs& a) {
   o.columns = SplitComma(a.columns);
   o.filter = a.where;
   o.limit = a.limit;
-  if (a.snapshot != 0) o.snapshot_id = a.snapshot;
+  if (a.snapshot_given) {
+    char* end = nullptr;
+    long long id = std::strtoll(a.snapshot.c_str(), &end, 10);
+    if (a.snapshot.empty() || *end != '\0') {
+      return Status::Invalid("--snapshot '{}' is not a snapshot id", a.snapshot);
+    }
+    o.snapshot_id = id;
+  }
   if (!a.as_of.empty()) {
     auto us = ParseTimestamp(a.as_of, false);
     if (!us.ok()) return us.status().WithContext("--as-of");
@@ -160,7 +168,8 @@ void RegisterScanCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--columns", a->columns, "Columns to print, e.g. id,ts (default all)");
   cmd->add_option("--where", a->where,
                   "Row filter, e.g. \"ts >= '2024-01-01' AND kind = 'click'\"");
-  cmd->add_option("--snapshot", a->snapshot, "Read this snapshot id (time travel)");
+  cmd->add_option("--snapshot", a->snapshot, "Read this snapshot id (time travel)")
+      ->each([a](const std::string&) { a->snapshot_given = true; });
   cmd->add_option("--as-of", a->as_of, "Read the snapshot current at this time (UTC unless zoned)");
   cmd->add_option("--format", a->format, "jsonl, csv or table")->capture_default_str();
   cmd->add_option("--limit", a->limit, "At most N rows");
