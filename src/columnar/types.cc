@@ -190,6 +190,23 @@ const Field* Schema::FindByName(const std::string& name) const {
   return nullptr;
 }
 
+const Field* Schema::FindByPath(const std::string& path) const {
+  const std::vector<Field>* level = &fields;
+  size_t start = 0;
+  while (true) {
+    size_t dot = path.find('.', start);
+    std::string part = path.substr(start, dot == std::string::npos ? dot : dot - start);
+    const Field* found = nullptr;
+    for (const Field& f : *level) {
+      if (f.name == part) found = &f;
+    }
+    if (found == nullptr || dot == std::string::npos) return found;
+    if (found->type->id() != TypeId::kStruct) return nullptr;
+    level = &found->type->fields();
+    start = dot + 1;
+  }
+}
+
 int32_t Schema::HighestFieldId() const { return MaxId(fields); }
 
 std::string Schema::ToString() const { return AsStruct()->ToString(); }

@@ -110,6 +110,8 @@ struct Schema {
   const Field* FindById(int32_t id) const;
   // Top-level field by name (case-sensitive), or null.
   const Field* FindByName(const std::string& name) const;
+  // Field by dotted path through structs ("loc.lat"), or null.
+  const Field* FindByPath(const std::string& path) const;
   int32_t HighestFieldId() const;
   TypePtr AsStruct() const { return DataType::Struct(fields); }
   std::string ToString() const;

@@ -39,25 +39,6 @@ std::vector<std::string> SplitTopLevel(std::string_view text) {
   return out;
 }
 
-// Resolves "a" or "a.b" (through structs) to a field.
-const Field* FindColumn(const Schema& schema, const std::string& path) {
-  const std::vector<Field>* fields = &schema.fields;
-  const Field* found = nullptr;
-  size_t start = 0;
-  while (true) {
-    size_t dot = path.find('.', start);
-    std::string part = path.substr(start, dot == std::string::npos ? dot : dot - start);
-    found = nullptr;
-    for (const Field& f : *fields) {
-      if (f.name == part) found = &f;
-    }
-    if (found == nullptr || dot == std::string::npos) return found;
-    if (found->type->id() != TypeId::kStruct) return nullptr;
-    fields = &found->type->fields();
-    start = dot + 1;
-  }
-}
-
 }  // namespace
 
 int64_t NowMillis() {
@@ -94,7 +75,7 @@ Result<PartitionSpec> ParsePartitionSpec(std::string_view text, const Schema& sc
       }
     }
     if (column.empty()) return bad("no column");
-    const Field* source = FindColumn(schema, column);
+    const Field* source = schema.FindByPath(column);
     if (source == nullptr) return bad(fmt::format("no column named '{}'", column));
     std::string transform_text = fn;
     std::string suffix;
@@ -138,7 +119,7 @@ Result<SortOrder> ParseSortOrder(std::string_view text, const Schema& schema, in
       start = end + 1;
     }
     if (words.empty()) return Status::Invalid("sort order \"{}\": empty item", text);
-    const Field* source = FindColumn(schema, words[0]);
+    const Field* source = schema.FindByPath(words[0]);
     if (source == nullptr) {
       return Status::Invalid("sort order \"{}\": no column named '{}'", item, words[0]);
     }
