@@ -97,12 +97,14 @@ Result<TableMetadata> DropColumn(const TableMetadata& base, const std::string& n
   Schema s = *base.current_schema();
   ASSIGN_OR_RETURN(size_t i, FindTop(s, name));
   const Field& f = s.fields[i];
-  const PartitionSpec* spec = base.spec_by_id(base.default_spec_id);
-  for (const auto& pf : spec ? spec->fields : std::vector<PartitionField>{}) {
-    Schema one;
-    one.fields = {f};
-    if (one.FindById(pf.source_id) != nullptr) {
-      return Status::Invalid("column '{}' is used by partition field {}", name, pf.name);
+  for (const PartitionSpec& spec : base.partition_specs) {
+    if (spec.spec_id != base.default_spec_id) continue;
+    for (const auto& pf : spec.fields) {
+      Schema one;
+      one.fields = {f};
+      if (one.FindById(pf.source_id) != nullptr) {
+        return Status::Invalid("column '{}' is used by partition field {}", name, pf.name);
+      }
     }
   }
   auto& ids = s.identifier_field_ids;

@@ -399,8 +399,9 @@ bool AnyIdSet(const std::vector<Field>& fields) {
 namespace {
 
 Field ApplyMapping(const Field& f, const std::vector<MappedField>* level, int32_t* unmapped) {
+  static const std::vector<MappedField> kNone;
   const MappedField* m = nullptr;
-  for (const MappedField& c : level ? *level : std::vector<MappedField>{}) {
+  for (const MappedField& c : level ? *level : kNone) {  // both lvalues: no copy
     if (std::find(c.names.begin(), c.names.end(), f.name) != c.names.end()) m = &c;
   }
   Field out = f;
