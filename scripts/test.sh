@@ -45,9 +45,13 @@ if [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then
   for fuzzer in $(find build-fuzz -maxdepth 3 -type f -name '*_fuzz' -perm -u+x | sort); do
     name=$(basename "$fuzzer")
     corpus=$(mktemp -d)
-    seeds="tests/fuzz/${name%_fuzz}"
+    # Seed with the small files of that format among the fixtures (copied into
+    # the temporary corpus, which libFuzzer extends).
+    ext=${name%_fuzz}
+    find ../shared/fixtures -name "*.$ext" -size -64k 2>/dev/null | head -100 | \
+      while read -r f; do cp "$f" "$corpus/$(echo "$f" | md5sum | cut -c1-16)"; done
     run_step "fuzz $name" "$fuzzer" -max_total_time="${SLUICE_FUZZ_SECONDS:-30}" \
-      -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$corpus" $( [ -d "$seeds" ] && echo "$seeds" )
+      -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$corpus"
     rm -rf "$corpus"
   done
 fi
