@@ -60,6 +60,13 @@ read -r t_sr c_sr <<< "$(best_of sluice_cat "$tmp/sluice.parquet")"
 t_dr=$(best_inner duck read "$tmp/sluice.parquet")
 t_dj=$(best_inner duck tojson "$tmp/sluice.parquet")
 read -r t_sr_d _ <<< "$(best_of sluice_cat "$tmp/duckdb.parquet")"
+# Decode-only full scan (all columns into column batches), when built.
+scan_bench="$(dirname "$sluice")/bench/parquet_scan_bench"
+t_sd=""
+if [ -x "$scan_bench" ]; then
+  read -r n_sd t_sd <<< "$("$scan_bench" "$tmp/sluice.parquet" "$runs")"
+  [ "$n_sd" = "$rows" ] || { echo "parquet_scan_bench read $n_sd rows, expected $rows" >&2; exit 1; }
+fi
 s_s=$(size "$tmp/sluice.parquet")
 s_d=$(size "$tmp/duckdb.parquet")
 
@@ -70,8 +77,10 @@ printf '%-48s %12.3f %14s\n' "scan sluice file: sluice parquet cat" "$t_sr" "$(r
 printf '%-48s %12.3f %14s\n' "scan sluice file: DuckDB hash all (thr=1)" "$t_dr" "$(rate "$t_dr")"
 printf '%-48s %12.3f %14s\n' "scan sluice file: DuckDB to JSON lines (thr=1)" "$t_dj" "$(rate "$t_dj")"
 printf '%-48s %12.3f %14s\n' "scan DuckDB file: sluice parquet cat" "$t_sr_d" "$(rate "$t_sr_d")"
+[ -n "$t_sd" ] && printf '%-48s %12.3f %14s\n' "scan sluice file: sluice decode only" "$t_sd" "$(rate "$t_sd")"
 echo
 echo "sluice CPU time (user+sys): write ${c_sw}s, cat ${c_sr}s (DuckDB runs with threads=1)"
 echo "write throughput sluice/DuckDB: $(ratio "$t_dw" "$t_sw")x   (target >= 1.2)"
 echo "file size: sluice $s_s bytes, DuckDB $s_d bytes, sluice/DuckDB: $(ratio "$s_s" "$s_d")   (target <= 1.05)"
 echo "scan throughput sluice/DuckDB: $(ratio "$t_dr" "$t_sr")x vs hashing, $(ratio "$t_dj" "$t_sr")x vs DuckDB printing JSON lines"
+[ -n "$t_sd" ] && echo "full-scan decode sluice/DuckDB hash-all: $(ratio "$t_dr" "$t_sd")x"
