@@ -325,7 +325,13 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
     row_group_base += reader->metadata().row_groups[rg].num_rows;
     Batch file_batch;
     RETURN_IF_ERROR_CTX(reader->ReadRowGroup(rg, &file_batch), "scan of {}", task->file.file_path);
-    const int64_t n = file_batch.num_rows();
+    // The footer's row count: a projection of columns the file lacks reads no
+    // column at all, yet the rows are there.
+    const int64_t n = reader->metadata().row_groups[rg].num_rows;
+    if (!file_batch.columns.empty() && file_batch.num_rows() != n) {
+      return Status::Corruption("scan of {}: row group {} has {} rows, its footer says {}",
+                                task->file.file_path, rg, file_batch.num_rows(), n);
+    }
     stats.rows_read += n;
 
     // Table-schema columns (projection + filter columns).
