@@ -172,8 +172,7 @@ Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& opti
         e.status = EntryStatus::kAdded;
         e.file = f;
         int content = f.content == FileContent::kData ? 0 : 1;
-        groups[{list == &u.add_data ? metadata_->default_spec_id : f.spec_id, content}].push_back(
-            std::move(e));
+        groups[{f.spec_id, content}].push_back(std::move(e));
         added.Add(f);
       }
     }
