@@ -24,8 +24,22 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # The tests start their own throwaway PostgreSQL servers: the package must
+  # neither create nor start its default cluster, and no service may be
+  # started during the install (there may be no init system).
+  mkdir -p /etc/postgresql-common
+  grep -qs '^create_main_cluster' /etc/postgresql-common/createcluster.conf ||
+    echo 'create_main_cluster = false' >> /etc/postgresql-common/createcluster.conf
+  policy_rc=/usr/sbin/policy-rc.d
+  added_policy=0
+  if [ ! -e "$policy_rc" ]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy_rc" && chmod +x "$policy_rc" && added_policy=1
+  fi
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  status=0
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" || status=$?
+  [ "$added_policy" = 1 ] && rm -f "$policy_rc"
+  [ "$status" = 0 ] || exit "$status"
 fi
 
 # Node tools for the interop tests (DuckDB, Avro reader). Node itself may come
