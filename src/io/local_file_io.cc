@@ -8,19 +8,12 @@
 #include <filesystem>
 
 #include "io/file_io.h"
+#include "io/posix.h"
 
 namespace sluice {
 namespace {
 
 namespace fs = std::filesystem;
-
-Status Errno(std::string_view what, const std::string& path) {
-  int e = errno;
-  std::string msg = fmt::format("{} {}: {}", what, path, std::strerror(e));
-  if (e == ENOENT) return Status(StatusCode::kNotFound, msg);
-  bool retryable = (e == EINTR || e == EAGAIN || e == EIO);
-  return Status(StatusCode::kIOError, msg, retryable);
-}
 
 class LocalInputFile final : public InputFile {
  public:
@@ -35,19 +28,7 @@ class LocalInputFile final : public InputFile {
       return Status::Corruption("file {}: read of {} bytes at offset {} is past its end ({} bytes)",
                                 path_, length, offset, size_);
     }
-    out->resize(static_cast<size_t>(length));
-    int64_t done = 0;
-    while (done < length) {
-      ssize_t n = ::pread(fd_, out->data() + done, static_cast<size_t>(length - done),
-                          static_cast<off_t>(offset + done));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Errno("read", path_);
-      }
-      if (n == 0) return Status::Corruption("file {}: unexpected end at {}", path_, offset + done);
-      done += n;
-    }
-    return Status::OK();
+    return PreadFully(fd_, path_, offset, length, out);
   }
 
  private:
@@ -85,16 +66,16 @@ class LocalOutputFile final : public OutputFile {
   Status Close(bool sync) override {
     if (fd_ < 0) return Status::Internal("file {}: closed twice", path_);
     RETURN_IF_ERROR(Flush());
-    if (sync && ::fsync(fd_) != 0) return Errno("fsync", tmp_);
+    if (sync && ::fsync(fd_) != 0) return ErrnoStatus("fsync", tmp_);
     ::close(fd_);
     fd_ = -1;
     if (overwrite_) {
-      if (::rename(tmp_.c_str(), path_.c_str()) != 0) return Errno("rename to", path_);
+      if (::rename(tmp_.c_str(), path_.c_str()) != 0) return ErrnoStatus("rename to", path_);
     } else {
       // link() fails if the target exists: a create that never replaces.
       if (::link(tmp_.c_str(), path_.c_str()) != 0) {
         Status st = errno == EEXIST ? Status::AlreadyExists("file {} already exists", path_)
-                                    : Errno("link to", path_);
+                                    : ErrnoStatus("link to", path_);
         ::unlink(tmp_.c_str());
         return st;
       }
@@ -126,7 +107,7 @@ class LocalOutputFile final : public OutputFile {
       ssize_t n = ::write(fd_, data.data(), data.size());
       if (n < 0) {
         if (errno == EINTR) continue;
-        return Errno("write", tmp_);
+        return ErrnoStatus("write", tmp_);
       }
       data.remove_prefix(static_cast<size_t>(n));
     }
@@ -162,10 +143,10 @@ class LocalFileIO final : public FileIO {
   Result<std::unique_ptr<InputFile>> OpenInput(const std::string& uri) override {
     const std::string path = LocalPath(uri);
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Errno("open", path);
+    if (fd < 0) return ErrnoStatus("open", path);
     struct stat st;
     if (::fstat(fd, &st) != 0) {
-      Status s = Errno("stat", path);
+      Status s = ErrnoStatus("stat", path);
       ::close(fd);
       return s;
     }
@@ -186,7 +167,7 @@ class LocalFileIO final : public FileIO {
     if (!parent.empty()) fs::create_directories(parent, ec);
     std::string tmp = TempName(path);
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return Errno("create", tmp);
+    if (fd < 0) return ErrnoStatus("create", tmp);
     return std::unique_ptr<OutputFile>(new LocalOutputFile(path, tmp, fd, overwrite));
   }
 
@@ -197,7 +178,7 @@ class LocalFileIO final : public FileIO {
 
   Status Delete(const std::string& uri) override {
     const std::string path = LocalPath(uri);
-    if (::unlink(path.c_str()) != 0) return Errno("delete", path);
+    if (::unlink(path.c_str()) != 0) return ErrnoStatus("delete", path);
     return Status::OK();
   }
 

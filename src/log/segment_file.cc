@@ -10,15 +10,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include "io/posix.h"
+
 namespace sluice::log {
 namespace {
-
-Status Errno(std::string_view what, const std::string& path) {
-  int e = errno;
-  std::string msg = fmt::format("{} {}: {}", what, path, std::strerror(e));
-  if (e == ENOENT) return Status(StatusCode::kNotFound, msg);
-  return Status(StatusCode::kIOError, msg, e == EINTR || e == EAGAIN);
-}
 
 class PosixSegmentFile final : public SegmentFile {
  public:
@@ -37,7 +32,7 @@ class PosixSegmentFile final : public SegmentFile {
                            static_cast<off_t>(pos + static_cast<int64_t>(done)));
       if (n < 0) {
         if (errno == EINTR) continue;
-        return Errno("write", path_);
+        return ErrnoStatus("write", path_);
       }
       done += static_cast<size_t>(n);
     }
@@ -46,7 +41,7 @@ class PosixSegmentFile final : public SegmentFile {
   }
 
   Status Sync() override {
-    if (::fdatasync(fd_) != 0) return Errno("fdatasync", path_);
+    if (::fdatasync(fd_) != 0) return ErrnoStatus("fdatasync", path_);
     return Status::OK();
   }
 
@@ -56,24 +51,12 @@ class PosixSegmentFile final : public SegmentFile {
       return Status::Corruption("file {}: read of {} bytes at offset {} is past its end ({} bytes)",
                                 path_, length, offset, size);
     }
-    out->resize(static_cast<size_t>(length));
-    int64_t done = 0;
-    while (done < length) {
-      ssize_t n = ::pread(fd_, out->data() + done, static_cast<size_t>(length - done),
-                          static_cast<off_t>(offset + done));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Errno("read", path_);
-      }
-      if (n == 0) return Status::Corruption("file {}: unexpected end at {}", path_, offset + done);
-      done += n;
-    }
-    return Status::OK();
+    return PreadFully(fd_, path_, offset, length, out);
   }
 
   Status Truncate(int64_t size) override {
-    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return Errno("truncate", path_);
-    if (::fsync(fd_) != 0) return Errno("fsync", path_);
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return ErrnoStatus("truncate", path_);
+    if (::fsync(fd_) != 0) return ErrnoStatus("fsync", path_);
     size_.store(size, std::memory_order_release);
     return Status::OK();
   }
@@ -96,10 +79,10 @@ class LocalLogStorage final : public LogStorage {
   Result<std::unique_ptr<SegmentFile>> Open(const std::string& path, bool create) override {
     int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0);
     int fd = ::open(path.c_str(), flags, 0644);
-    if (fd < 0) return Errno("open", path);
+    if (fd < 0) return ErrnoStatus("open", path);
     struct stat st;
     if (::fstat(fd, &st) != 0) {
-      Status s = Errno("stat", path);
+      Status s = ErrnoStatus("stat", path);
       ::close(fd);
       return s;
     }
@@ -108,7 +91,7 @@ class LocalLogStorage final : public LogStorage {
 
   Result<std::vector<std::string>> ListNames(const std::string& dir) override {
     DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return Errno("list", dir);
+    if (d == nullptr) return ErrnoStatus("list", dir);
     std::vector<std::string> names;
     while (struct dirent* e = ::readdir(d)) {
       std::string name = e->d_name;
@@ -119,15 +102,15 @@ class LocalLogStorage final : public LogStorage {
   }
 
   Status Remove(const std::string& path) override {
-    if (::unlink(path.c_str()) != 0) return Errno("remove", path);
+    if (::unlink(path.c_str()) != 0) return ErrnoStatus("remove", path);
     return Status::OK();
   }
 
   Status SyncDir(const std::string& dir) override {
     int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return Errno("open directory", dir);
+    if (fd < 0) return ErrnoStatus("open directory", dir);
     int rc = ::fsync(fd);
-    Status s = rc == 0 ? Status::OK() : Errno("fsync directory", dir);
+    Status s = rc == 0 ? Status::OK() : ErrnoStatus("fsync directory", dir);
     ::close(fd);
     return s;
   }

@@ -110,112 +110,112 @@ struct LogicalType {
     kFloat16 = 15,
   };
   Kind kind = Kind::kNone;
-  int32_t precision = 0, scale = 0;      // kDecimal
-  bool is_adjusted_to_utc = false;       // kTime, kTimestamp
-  TimeUnit unit = TimeUnit::kMicros;     // kTime, kTimestamp
-  int8_t bit_width = 0;                  // kInteger
-  bool is_signed = true;                 // kInteger
+  int32_t precision = 0, scale = 0;   // kDecimal
+  bool is_adjusted_to_utc = false;    // kTime, kTimestamp
+  TimeUnit unit = TimeUnit::kMicros;  // kTime, kTimestamp
+  int8_t bit_width = 0;               // kInteger
+  bool is_signed = true;              // kInteger
 };
 
 struct SchemaElement {
-  std::optional<PhysicalType> type;          // 1; absent for groups
-  std::optional<int32_t> type_length;        // 2
-  std::optional<Repetition> repetition_type; // 3; absent for the root
-  std::string name;                          // 4
-  std::optional<int32_t> num_children;       // 5
+  std::optional<PhysicalType> type;             // 1; absent for groups
+  std::optional<int32_t> type_length;           // 2
+  std::optional<Repetition> repetition_type;    // 3; absent for the root
+  std::string name;                             // 4
+  std::optional<int32_t> num_children;          // 5
   std::optional<ConvertedType> converted_type;  // 6
-  std::optional<int32_t> scale;              // 7
-  std::optional<int32_t> precision;          // 8
-  std::optional<int32_t> field_id;           // 9
-  std::optional<LogicalType> logical_type;   // 10
+  std::optional<int32_t> scale;                 // 7
+  std::optional<int32_t> precision;             // 8
+  std::optional<int32_t> field_id;              // 9
+  std::optional<LogicalType> logical_type;      // 10
 };
 
 struct Statistics {
-  std::optional<std::string> max;            // 1 (deprecated, signed order)
-  std::optional<std::string> min;            // 2 (deprecated, signed order)
-  std::optional<int64_t> null_count;         // 3
-  std::optional<int64_t> distinct_count;     // 4
-  std::optional<std::string> max_value;      // 5 (column order)
-  std::optional<std::string> min_value;      // 6 (column order)
-  std::optional<bool> is_max_value_exact;    // 7
-  std::optional<bool> is_min_value_exact;    // 8
+  std::optional<std::string> max;          // 1 (deprecated, signed order)
+  std::optional<std::string> min;          // 2 (deprecated, signed order)
+  std::optional<int64_t> null_count;       // 3
+  std::optional<int64_t> distinct_count;   // 4
+  std::optional<std::string> max_value;    // 5 (column order)
+  std::optional<std::string> min_value;    // 6 (column order)
+  std::optional<bool> is_max_value_exact;  // 7
+  std::optional<bool> is_min_value_exact;  // 8
 };
 
 struct DataPageHeader {
-  int32_t num_values = 0;                    // 1
-  Encoding encoding = Encoding::kPlain;      // 2
+  int32_t num_values = 0;                               // 1
+  Encoding encoding = Encoding::kPlain;                 // 2
   Encoding definition_level_encoding = Encoding::kRle;  // 3
   Encoding repetition_level_encoding = Encoding::kRle;  // 4
-  std::optional<Statistics> statistics;      // 5
+  std::optional<Statistics> statistics;                 // 5
 };
 
 struct DictionaryPageHeader {
-  int32_t num_values = 0;                    // 1
-  Encoding encoding = Encoding::kPlain;      // 2
-  std::optional<bool> is_sorted;             // 3
+  int32_t num_values = 0;                // 1
+  Encoding encoding = Encoding::kPlain;  // 2
+  std::optional<bool> is_sorted;         // 3
 };
 
 struct DataPageHeaderV2 {
-  int32_t num_values = 0;                    // 1
-  int32_t num_nulls = 0;                     // 2
-  int32_t num_rows = 0;                      // 3
-  Encoding encoding = Encoding::kPlain;      // 4
-  int32_t definition_levels_byte_length = 0; // 5
-  int32_t repetition_levels_byte_length = 0; // 6
-  bool is_compressed = true;                 // 7 (default true)
-  std::optional<Statistics> statistics;      // 8
+  int32_t num_values = 0;                     // 1
+  int32_t num_nulls = 0;                      // 2
+  int32_t num_rows = 0;                       // 3
+  Encoding encoding = Encoding::kPlain;       // 4
+  int32_t definition_levels_byte_length = 0;  // 5
+  int32_t repetition_levels_byte_length = 0;  // 6
+  bool is_compressed = true;                  // 7 (default true)
+  std::optional<Statistics> statistics;       // 8
 };
 
 struct PageHeader {
-  PageType type = PageType::kDataPage;       // 1
-  int32_t uncompressed_page_size = 0;        // 2
-  int32_t compressed_page_size = 0;          // 3
-  std::optional<int32_t> crc;                // 4
+  PageType type = PageType::kDataPage;                         // 1
+  int32_t uncompressed_page_size = 0;                          // 2
+  int32_t compressed_page_size = 0;                            // 3
+  std::optional<int32_t> crc;                                  // 4
   std::optional<DataPageHeader> data_page_header;              // 5
   std::optional<DictionaryPageHeader> dictionary_page_header;  // 7
   std::optional<DataPageHeaderV2> data_page_header_v2;         // 8
 };
 
 struct KeyValue {
-  std::string key;                           // 1
-  std::optional<std::string> value;          // 2
+  std::string key;                   // 1
+  std::optional<std::string> value;  // 2
 };
 
 struct ColumnMetaData {
-  PhysicalType type = PhysicalType::kInt32;  // 1
-  std::vector<Encoding> encodings;           // 2
-  std::vector<std::string> path_in_schema;   // 3
+  PhysicalType type = PhysicalType::kInt32;                  // 1
+  std::vector<Encoding> encodings;                           // 2
+  std::vector<std::string> path_in_schema;                   // 3
   CompressionCodec codec = CompressionCodec::kUncompressed;  // 4
-  int64_t num_values = 0;                    // 5
-  int64_t total_uncompressed_size = 0;       // 6
-  int64_t total_compressed_size = 0;         // 7
-  std::vector<KeyValue> key_value_metadata;  // 8
-  int64_t data_page_offset = 0;              // 9
-  std::optional<int64_t> index_page_offset;  // 10
-  std::optional<int64_t> dictionary_page_offset;  // 11
-  std::optional<Statistics> statistics;      // 12
+  int64_t num_values = 0;                                    // 5
+  int64_t total_uncompressed_size = 0;                       // 6
+  int64_t total_compressed_size = 0;                         // 7
+  std::vector<KeyValue> key_value_metadata;                  // 8
+  int64_t data_page_offset = 0;                              // 9
+  std::optional<int64_t> index_page_offset;                  // 10
+  std::optional<int64_t> dictionary_page_offset;             // 11
+  std::optional<Statistics> statistics;                      // 12
 };
 
 struct ColumnChunk {
-  std::optional<std::string> file_path;      // 1
-  int64_t file_offset = 0;                   // 2
-  std::optional<ColumnMetaData> meta_data;   // 3
+  std::optional<std::string> file_path;     // 1
+  int64_t file_offset = 0;                  // 2
+  std::optional<ColumnMetaData> meta_data;  // 3
 };
 
 struct SortingColumn {
-  int32_t column_idx = 0;                    // 1
-  bool descending = false;                   // 2
-  bool nulls_first = false;                  // 3
+  int32_t column_idx = 0;    // 1
+  bool descending = false;   // 2
+  bool nulls_first = false;  // 3
 };
 
 struct RowGroup {
-  std::vector<ColumnChunk> columns;          // 1
-  int64_t total_byte_size = 0;               // 2
-  int64_t num_rows = 0;                      // 3
-  std::vector<SortingColumn> sorting_columns;  // 4
-  std::optional<int64_t> file_offset;        // 5
+  std::vector<ColumnChunk> columns;              // 1
+  int64_t total_byte_size = 0;                   // 2
+  int64_t num_rows = 0;                          // 3
+  std::vector<SortingColumn> sorting_columns;    // 4
+  std::optional<int64_t> file_offset;            // 5
   std::optional<int64_t> total_compressed_size;  // 6
-  std::optional<int16_t> ordinal;            // 7
+  std::optional<int16_t> ordinal;                // 7
 };
 
 // ColumnOrder is a union whose only member is TYPE_ORDER (an empty struct);
