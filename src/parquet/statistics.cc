@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "columnar/single_value.h"
 #include "common/endian.h"
 
 namespace sluice::parquet {
@@ -140,22 +141,6 @@ Statistics ToParquetStatistics(const EncodedStats& stats, PhysicalType physical,
   return s;
 }
 
-std::string DecimalToMinimalBytes(int128_t v) {
-  char buf[16];
-  DecimalToFixedBytes(v, 16, buf);
-  int start = 0;
-  while (start < 15) {
-    uint8_t b = static_cast<uint8_t>(buf[start]);
-    uint8_t next_high = static_cast<uint8_t>(buf[start + 1]) & 0x80;
-    if ((b == 0x00 && next_high == 0) || (b == 0xFF && next_high != 0)) {
-      ++start;
-    } else {
-      break;
-    }
-  }
-  return std::string(buf + start, 16 - start);
-}
-
 void DecimalToFixedBytes(int128_t v, int width, char* out) {
   auto u = static_cast<unsigned __int128>(v);
   for (int i = width - 1; i >= 0; --i) {
@@ -166,18 +151,11 @@ void DecimalToFixedBytes(int128_t v, int width, char* out) {
 
 namespace {
 
-int128_t DecimalFromBigEndian(std::string_view b) {
-  unsigned __int128 u =
-      (!b.empty() && (static_cast<uint8_t>(b[0]) & 0x80)) ? ~static_cast<unsigned __int128>(0) : 0;
-  for (char c : b) u = (u << 8) | static_cast<uint8_t>(c);
-  return static_cast<int128_t>(u);
-}
-
 std::string DecimalBound(std::string_view plain, PhysicalType physical) {
   switch (physical) {
-    case PhysicalType::kInt32: return DecimalToMinimalBytes(LoadLE<int32_t>(plain.data()));
-    case PhysicalType::kInt64: return DecimalToMinimalBytes(LoadLE<int64_t>(plain.data()));
-    default: return DecimalToMinimalBytes(DecimalFromBigEndian(plain));
+    case PhysicalType::kInt32: return DecimalToBigEndian(LoadLE<int32_t>(plain.data()));
+    case PhysicalType::kInt64: return DecimalToBigEndian(LoadLE<int64_t>(plain.data()));
+    default: return DecimalToBigEndian(DecimalFromBigEndian(plain));
   }
 }
 

@@ -115,8 +115,6 @@ void ToIcebergBounds(const EncodedStats& stats, PhysicalType physical, const Dat
                      int truncate_length, std::optional<std::string>* lower,
                      std::optional<std::string>* upper);
 
-// Minimal big-endian two's complement bytes of an unscaled decimal value.
-std::string DecimalToMinimalBytes(int128_t v);
 // Big-endian two's complement of `v` in exactly `width` bytes (1..16).
 void DecimalToFixedBytes(int128_t v, int width, char* out);
 

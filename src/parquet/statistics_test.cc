@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "columnar/single_value.h"
 #include "common/testing.h"
 
 namespace sluice::parquet {
@@ -70,13 +71,13 @@ TEST(Statistics, DecimalBytesCompareSigned) {
 }
 
 TEST(Statistics, DecimalMinimalBytes) {
-  EXPECT_EQ(DecimalToMinimalBytes(0), std::string("\x00", 1));
-  EXPECT_EQ(DecimalToMinimalBytes(127), "\x7f");
-  EXPECT_EQ(DecimalToMinimalBytes(128), std::string("\x00\x80", 2));
-  EXPECT_EQ(DecimalToMinimalBytes(-1), "\xff");
-  EXPECT_EQ(DecimalToMinimalBytes(-128), "\x80");
-  EXPECT_EQ(DecimalToMinimalBytes(-129), "\xff\x7f");
-  EXPECT_EQ(DecimalToMinimalBytes(1234), "\x04\xd2");
+  EXPECT_EQ(DecimalToBigEndian(0), std::string("\x00", 1));
+  EXPECT_EQ(DecimalToBigEndian(127), "\x7f");
+  EXPECT_EQ(DecimalToBigEndian(128), std::string("\x00\x80", 2));
+  EXPECT_EQ(DecimalToBigEndian(-1), "\xff");
+  EXPECT_EQ(DecimalToBigEndian(-128), "\x80");
+  EXPECT_EQ(DecimalToBigEndian(-129), "\xff\x7f");
+  EXPECT_EQ(DecimalToBigEndian(1234), "\x04\xd2");
 }
 
 TEST(Statistics, FloatMinMaxIgnoresNaN) {
