@@ -34,6 +34,10 @@ struct TableIdent {
   bool operator==(const TableIdent& o) const { return ns == o.ns && name == o.name; }
 };
 
+// Namespace levels <-> their dotted form as stored in the SQL catalog ("db.sub").
+std::string JoinNamespace(const std::vector<std::string>& ns);
+std::vector<std::string> SplitNamespace(const std::string& dotted);
+
 // Rejects namespace levels or names that are unsafe as path components.
 Status ValidateNamePart(std::string_view part, std::string_view what);
 

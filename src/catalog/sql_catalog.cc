@@ -7,29 +7,28 @@ namespace sluice::catalog {
 
 namespace {
 
-std::string JoinNs(const std::vector<std::string>& ns) {
+constexpr const char* kExistsProperty = "exists";
+
+}  // namespace
+
+std::string JoinNamespace(const std::vector<std::string>& ns) {
   std::string out;
   for (size_t i = 0; i < ns.size(); ++i) out += (i ? "." : "") + ns[i];
   return out;
 }
 
-std::vector<std::string> SplitNs(const std::string& s) {
+std::vector<std::string> SplitNamespace(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
     size_t dot = s.find('.', start);
     out.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
+    if (dot == std::string::npos) return out;
     start = dot + 1;
   }
-  return out;
 }
 
-constexpr const char* kExistsProperty = "exists";
-
-}  // namespace
-
-std::string TableIdent::NamespaceString() const { return JoinNs(ns); }
+std::string TableIdent::NamespaceString() const { return JoinNamespace(ns); }
 std::string TableIdent::ToString() const {
   return ns.empty() ? name : NamespaceString() + "." + name;
 }
@@ -56,7 +55,7 @@ Result<TableIdent> TableIdent::Parse(std::string_view text) {
     return Status::Invalid("table name '{}' needs a namespace: NAMESPACE.TABLE", text);
   }
   TableIdent id;
-  id.ns = SplitNs(std::string(text.substr(0, dot)));
+  id.ns = SplitNamespace(std::string(text.substr(0, dot)));
   id.name = std::string(text.substr(dot + 1));
   for (const auto& level : id.ns) RETURN_IF_ERROR(ValidateNamePart(level, "namespace"));
   RETURN_IF_ERROR(ValidateNamePart(id.name, "table"));
@@ -119,7 +118,7 @@ Status SqlCatalog::CreateNamespace(const std::vector<std::string>& ns,
   for (const auto& level : ns) RETURN_IF_ERROR(ValidateNamePart(level, "namespace"));
   if (ns.empty()) return Status::Invalid("namespace name is empty");
   std::lock_guard<std::mutex> lock(mu_);
-  std::string n = JoinNs(ns);
+  std::string n = JoinNamespace(ns);
   return InTransaction([&]() -> Status {
     std::vector<SqlRow> rows;
     RETURN_IF_ERROR(conn_->Execute(
@@ -149,7 +148,7 @@ Result<std::vector<std::vector<std::string>>> SqlCatalog::ListNamespaces() {
       {catalog_name_, catalog_name_}, &rows));
   std::vector<std::vector<std::string>> out;
   for (const auto& r : rows) {
-    if (r[0]) out.push_back(SplitNs(*r[0]));
+    if (r[0]) out.push_back(SplitNamespace(*r[0]));
   }
   return out;
 }
@@ -162,13 +161,13 @@ Result<bool> SqlCatalog::NamespaceExists(const std::vector<std::string>& ns) {
 Result<std::map<std::string, std::string>> SqlCatalog::NamespaceProperties(
     const std::vector<std::string>& ns) {
   ASSIGN_OR_RETURN(bool exists, NamespaceExists(ns));
-  if (!exists) return Status::NotFound("namespace {} does not exist", JoinNs(ns));
+  if (!exists) return Status::NotFound("namespace {} does not exist", JoinNamespace(ns));
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<SqlRow> rows;
   RETURN_IF_ERROR(
       conn_->Execute("SELECT property_key, property_value FROM iceberg_namespace_properties "
                      "WHERE catalog_name = ? AND namespace = ?",
-                     {catalog_name_, JoinNs(ns)}, &rows));
+                     {catalog_name_, JoinNamespace(ns)}, &rows));
   std::map<std::string, std::string> out;
   for (const auto& r : rows) {
     if (r[0] && *r[0] != kExistsProperty) out[*r[0]] = r[1].value_or("");
@@ -179,13 +178,14 @@ Result<std::map<std::string, std::string>> SqlCatalog::NamespaceProperties(
 Status SqlCatalog::DropNamespace(const std::vector<std::string>& ns) {
   ASSIGN_OR_RETURN(auto tables, ListTables(ns));
   if (!tables.empty()) {
-    return Status::Invalid("namespace {} is not empty ({} tables)", JoinNs(ns), tables.size());
+    return Status::Invalid("namespace {} is not empty ({} tables)", JoinNamespace(ns),
+                           tables.size());
   }
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(int64_t n, conn_->Execute("DELETE FROM iceberg_namespace_properties WHERE "
                                              "catalog_name = ? AND namespace = ?",
-                                             {catalog_name_, JoinNs(ns)}));
-  if (n == 0) return Status::NotFound("namespace {} does not exist", JoinNs(ns));
+                                             {catalog_name_, JoinNamespace(ns)}));
+  if (n == 0) return Status::NotFound("namespace {} does not exist", JoinNamespace(ns));
   return Status::OK();
 }
 
@@ -226,7 +226,7 @@ Result<std::vector<TableIdent>> SqlCatalog::ListTables(const std::vector<std::st
       conn_->Execute("SELECT table_name FROM iceberg_tables WHERE catalog_name = ? "
                      "AND table_namespace = ?" +
                          TableTypeFilter() + " ORDER BY table_name",
-                     {catalog_name_, JoinNs(ns)}, &rows));
+                     {catalog_name_, JoinNamespace(ns)}, &rows));
   std::vector<TableIdent> out;
   for (const auto& r : rows) out.push_back(TableIdent{ns, r[0].value_or("")});
   return out;

@@ -18,23 +18,6 @@ namespace {
 
 using catalog::TableIdent;
 
-std::vector<std::string> SplitNs(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string::npos ? dot : dot - start));
-    if (dot == std::string::npos) return out;
-    start = dot + 1;
-  }
-}
-
-std::string JoinNs(const std::vector<std::string>& ns) {
-  std::string s;
-  for (size_t i = 0; i < ns.size(); ++i) s += (i ? "." : "") + ns[i];
-  return s;
-}
-
 std::string FormatMillis(int64_t ms) {
   std::string s;
   AppendTimestamp(ms * 1000, false, false, &s);
@@ -208,7 +191,7 @@ void RegisterCatalogCommands(CLI::App& app, int* exit_code) {
           [=]() -> Status {
             ASSIGN_OR_RETURN(auto props, ParseProperties(*ns_props));
             ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
-            return cat->CreateNamespace(SplitNs(*ns_name), props);
+            return cat->CreateNamespace(catalog::SplitNamespace(*ns_name), props);
           })
       ->add_option("NAME", *ns_name, "Namespace, e.g. lake or lake.raw")
       ->required();
@@ -217,14 +200,14 @@ void RegisterCatalogCommands(CLI::App& app, int* exit_code) {
     ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
     ASSIGN_OR_RETURN(auto all, cat->ListNamespaces());
     TablePrinter t({"namespace"});
-    for (const auto& n : all) t.AddRow({JoinNs(n)});
+    for (const auto& n : all) t.AddRow({catalog::JoinNamespace(n)});
     t.Print(*ns_json);
     return Status::OK();
   })->add_flag("--json", *ns_json, "Print JSON");
   Command(*ns, "drop", "Drop an empty namespace", exit_code, "namespace drop",
           [=]() -> Status {
             ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
-            return cat->DropNamespace(SplitNs(*ns_name));
+            return cat->DropNamespace(catalog::SplitNamespace(*ns_name));
           })
       ->add_option("NAME", *ns_name, "Namespace")
       ->required();
@@ -251,7 +234,7 @@ void RegisterCatalogCommands(CLI::App& app, int* exit_code) {
   Command(*table, "list", "List the tables of a namespace", exit_code, "table list",
           [a]() -> Status {
             ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
-            ASSIGN_OR_RETURN(auto tables, cat->ListTables(SplitNs(a->name)));
+            ASSIGN_OR_RETURN(auto tables, cat->ListTables(catalog::SplitNamespace(a->name)));
             TablePrinter t({"table"});
             for (const auto& id : tables) t.AddRow({id.ToString()});
             t.Print(a->json);
