@@ -26,7 +26,7 @@ export SLUICE_INTEROP_SEED=${SLUICE_INTEROP_SEED:-20261130}
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j "$JOBS"
-run_step "tests" ctest --test-dir build --output-on-failure -j "$JOBS"
+run_step "tests" ctest --test-dir build --output-on-failure --timeout 900 -j "$JOBS"
 
 if [ "${SLUICE_SKIP_ASAN:-0}" != 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON \
@@ -35,7 +35,7 @@ if [ "${SLUICE_SKIP_ASAN:-0}" != 1 ]; then
   # Interop suites drive the binary with large inputs; under ASan the big case is smaller.
   run_step "tests under ASan+UBSan" env SLUICE_INTEROP_BIG_ROWS=100000 \
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$JOBS"
+    ctest --test-dir build-asan --output-on-failure --timeout 1200 -j "$JOBS"
 fi
 
 if [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then

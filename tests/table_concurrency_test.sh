@@ -11,7 +11,16 @@ SLUICE=$1
 WRITERS=${2:-4}
 COMMITS=${3:-50}
 W=$(mktemp -d /tmp/sluice-conc.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+# On any exit (a failed check included) stop the background writers and the
+# compactor first: a loop left running would keep the test from ever ending.
+cleanup() {
+  local kids
+  kids=$(jobs -p)
+  [ -z "$kids" ] || kill $kids 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$W"
+}
+trap cleanup EXIT
 CATALOG=()
 if [ -n "${SLUICE_TEST_POSTGRES_URI:-}" ]; then
   CATALOG=(--catalog "$SLUICE_TEST_POSTGRES_URI")
@@ -70,8 +79,8 @@ race_writer() {
   done
 }
 compactor() {  # rewrites until the writers are done; conflicts are expected and retried
-  local ok=0
-  while [ ! -f "$W/writers-done" ]; do
+  local ok=0 deadline=$((SECONDS + 600))
+  while [ ! -f "$W/writers-done" ] && [ "$SECONDS" -lt "$deadline" ]; do
     if S table rewrite conc.race >/dev/null 2>&1; then ok=$((ok + 1)); fi
   done
   S table rewrite conc.race >/dev/null && ok=$((ok + 1))

@@ -97,14 +97,21 @@ Result<DeleteResult> DeleteOnce(Table& table, const std::string& filter,
 Result<DeleteResult> DeleteWhere(Table& table, const std::string& filter,
                                  const CommitOptions& options) {
   if (filter.empty()) return Status::Invalid("a delete needs a filter (--where)");
+  // A compaction that replaced the planned files makes the commit fail with
+  // kConflict; plan again on the new snapshot, with the same budget and
+  // jittered backoff as a commit, so a busy compactor cannot starve a delete.
   Status last;
-  for (int attempt = 0; attempt < 5; ++attempt) {
+  for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
+    if (attempt > 0) {
+      options.BackOff(attempt);
+      RETURN_IF_ERROR(table.Refresh());  // plan again against the new snapshot
+    }
     auto r = DeleteOnce(table, filter, options);
     if (r.ok() || r.status().code() != StatusCode::kConflict) return r;
     last = r.status();
-    RETURN_IF_ERROR(table.Refresh());  // plan again against the new snapshot
   }
-  return last;
+  return last.WithContextF("delete from {}: re-planned {} times", table.ident().ToString(),
+                           options.max_attempts);
 }
 
 }  // namespace sluice::catalog

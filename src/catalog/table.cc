@@ -2,12 +2,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "common/uuid.h"
 #include "iceberg/table_builder.h"
 
 namespace sluice::catalog {
+
+void CommitOptions::BackOff(int attempt) const {
+  thread_local std::mt19937 rng(std::random_device{}());
+  int cap = std::min(max_backoff_ms, min_backoff_ms << std::min(attempt, 10));
+  std::uniform_int_distribution<int> wait(std::min(min_backoff_ms, std::max(cap, 1)),
+                                          std::max(cap, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait(rng)));
+}
 
 using iceberg::DataFile;
 using iceberg::EntryStatus;
@@ -115,7 +124,7 @@ Status Table::UpdateMetadata(
   Status last;
   for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
     if (attempt > 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(options.min_backoff_ms * attempt));
+      options.BackOff(attempt);
       RETURN_IF_ERROR(Refresh());
     }
     const TableMetadata& base = *metadata_;

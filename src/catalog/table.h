@@ -33,6 +33,11 @@ struct CommitOptions {
   int max_backoff_ms = 2000;
   int manifest_merge_min_count = 100;                // commit.manifest.min-count-to-merge
   int64_t manifest_target_bytes = int64_t{8} << 20;  // commit.manifest.target-size-bytes
+
+  // Sleeps before retry number `attempt` (>= 1): a random wait between
+  // min_backoff_ms and an exponentially growing cap (at most max_backoff_ms),
+  // so that writers that lost the same race do not collide again.
+  void BackOff(int attempt) const;
 };
 
 // One snapshot's worth of changes. Files to remove are named by path; on a

@@ -1,9 +1,6 @@
 // Table::Commit: the optimistic commit loop (see table.h).
 #include <algorithm>
-#include <chrono>
-#include <random>
 #include <set>
-#include <thread>
 
 #include "catalog/table.h"
 #include "common/uuid.h"
@@ -192,13 +189,10 @@ Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& opti
   bool adds_dvs = false;
   for (const DataFile& d : u.add_deletes) adds_dvs |= d.content_offset.has_value();
 
-  std::mt19937 rng(static_cast<uint32_t>(snapshot_id));
   Status last;
   for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
     if (attempt > 0) {
-      int cap = std::min(options.max_backoff_ms, options.min_backoff_ms << std::min(attempt, 10));
-      std::this_thread::sleep_for(std::chrono::milliseconds(
-          std::uniform_int_distribution<int>(options.min_backoff_ms, std::max(cap, 1))(rng)));
+      options.BackOff(attempt);
       Status st = Refresh();
       if (!st.ok()) {
         manifests_written.DeleteAll();
