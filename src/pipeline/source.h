@@ -1,0 +1,64 @@
+// Source: where a pipeline's records come from (the stream log that HTTP
+// ingest appends to, a Kafka topic, a folder of JSON lines files).
+//
+// A source is a set of partitions, each an ordered sequence of records with
+// increasing offsets. The pipeline owns the positions: it seeks every
+// partition to the next offsets stored in the newest committed snapshot of the
+// pipeline (exactly-once lives in the table, never in the source, so a source
+// must not commit positions anywhere itself), polls records, and after a
+// checkpoint commits the positions returned by Positions().
+//
+// Contract:
+// - Seek(positions): the next Poll returns, per partition, the record at the
+//   given next offset; partitions missing from `positions` start at their
+//   earliest retained offset. A position that is no longer retained is
+//   kOutOfRange (data was lost to retention: the pipeline stops rather than
+//   silently skipping).
+// - Poll delivers records in offset order per partition, each exactly once
+//   after a Seek, and returns the number of records delivered (0 when nothing
+//   arrived within `timeout_ms`).
+// - Positions(): per partition, one past the last offset delivered (or the
+//   seeked position): the offsets a checkpoint records.
+// - Lag(): per partition, records available but not yet delivered (best effort,
+//   for metrics and backpressure).
+//
+// Thread-safety: a source is used by its pipeline's thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace sluice::pipeline {
+
+struct SourceRecord {
+  const std::string& partition;  // stable partition name: "0", "1", or a file name
+  int64_t offset = 0;
+  int64_t timestamp_ms = 0;  // when the record entered the system (log append, Kafka timestamp)
+  std::string_view value;    // the raw payload (one JSON document for FORMAT JSON)
+};
+
+// partition -> next offset
+using Positions = std::map<std::string, int64_t>;
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // A short description for errors and dead letters, e.g. "http:events_in",
+  // "kafka:events@broker:9092".
+  virtual std::string Describe() const = 0;
+  virtual Status Seek(const Positions& positions) = 0;
+  // Delivers up to about `max_bytes` of record values to `sink`, waiting at
+  // most `timeout_ms` for the first record. The record (and its value) is
+  // valid only during the call.
+  virtual Result<int64_t> Poll(int64_t max_bytes, int timeout_ms,
+                               const std::function<void(const SourceRecord&)>& sink) = 0;
+  virtual Positions CurrentPositions() const = 0;
+  virtual Positions Lag() const = 0;
+};
+
+}  // namespace sluice::pipeline
