@@ -6,7 +6,7 @@
 // partition to the next offsets stored in the newest committed snapshot of the
 // pipeline (exactly-once lives in the table, never in the source, so a source
 // must not commit positions anywhere itself), polls records, and after a
-// checkpoint commits the positions returned by Positions().
+// checkpoint commits the positions returned by CurrentPositions().
 //
 // Contract:
 // - Seek(positions): the next Poll returns, per partition, the record at the
@@ -17,7 +17,7 @@
 // - Poll delivers records in offset order per partition, each exactly once
 //   after a Seek, and returns the number of records delivered (0 when nothing
 //   arrived within `timeout_ms`).
-// - Positions(): per partition, one past the last offset delivered (or the
+// - CurrentPositions(): per partition, one past the last offset delivered (or the
 //   seeked position): the offsets a checkpoint records.
 // - Lag(): per partition, records available but not yet delivered (best effort,
 //   for metrics and backpressure).
