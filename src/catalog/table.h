@@ -61,6 +61,15 @@ struct SnapshotUpdate {
   std::optional<int64_t> base_snapshot_id;  // what the change was planned against
 };
 
+class Table;
+struct PendingCommit;  // a snapshot on its way into a table (table_commit.cc)
+
+// One table's part of a multi-table commit.
+struct TableUpdate {
+  Table* table = nullptr;
+  SnapshotUpdate update;
+};
+
 class Table {
  public:
   static Result<std::unique_ptr<Table>> Create(Catalog& catalog, FileIO& io,
@@ -86,6 +95,20 @@ class Table {
   // Commits `update` as one new snapshot on main; returns its id.
   Result<int64_t> Commit(const SnapshotUpdate& update, const CommitOptions& options = {});
 
+  // Commits one snapshot to each table in one catalog transaction
+  // (Catalog::CommitTables): every table's snapshot lands, or none does. On a
+  // conflict every table is refreshed and every snapshot staged again (an
+  // append always applies; removals re-check their files as in Commit).
+  // `check`, when set, runs before every attempt (after the refresh) and stops
+  // the commit with its error: a pipeline verifies there that no newer writer
+  // has taken over. If the catalog cannot tell whether the swap happened the
+  // result is kCommitStateUnknown and no file is deleted. The tables must come
+  // from `catalog`; returns the new snapshot ids in the order of `updates`.
+  static Result<std::vector<int64_t>> CommitAll(Catalog& catalog,
+                                                const std::vector<TableUpdate>& updates,
+                                                const CommitOptions& options = {},
+                                                const std::function<Status()>& check = nullptr);
+
   // A metadata-only change (schema, partition spec, properties): `change`
   // maps the current metadata to the new one; on a conflict it is applied
   // again to the refreshed table (so it re-checks its own preconditions).
@@ -103,6 +126,11 @@ class Table {
   Table(Catalog* catalog, FileIO* io, TableIdent ident)
       : catalog_(catalog), io_(io), ident_(std::move(ident)) {}
   Status LoadMetadata(const std::string& location);
+  // CommitAll's steps: write the added files' manifests once; per attempt,
+  // stage the snapshot against the current metadata (manifests, list and
+  // metadata file written, nothing swapped).
+  Result<std::unique_ptr<PendingCommit>> Prepare(const SnapshotUpdate& update);
+  Status Stage(PendingCommit& pending, int attempt, const CommitOptions& options);
   std::string NewMetadataPath(const iceberg::TableMetadata& base) const;
 
   Catalog* catalog_;  // null for read-only tables

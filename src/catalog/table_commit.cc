@@ -134,9 +134,45 @@ bool DeleteApplies(const ManifestEntry& del, const DataFile& data) {
 
 }  // namespace
 
-Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& options) {
+// A snapshot on its way into one table: the manifests of its added files
+// (written once, reused by every attempt) and, per attempt, the rewritten
+// manifests, manifest list and metadata file staged against the table's
+// current metadata.
+struct PendingCommit {
+  Table* table = nullptr;
+  const SnapshotUpdate* update = nullptr;
+  std::string where;
+  int64_t snapshot_id = 0;
+  std::string commit_uuid;
+  WrittenFiles manifests_written;
+  std::vector<ManifestFile> new_manifests;
+  Tally added;
+  std::set<std::string> to_remove;
+  std::set<std::string> dvs_to_remove;
+  bool adds_dvs = false;
+  // The current attempt.
+  WrittenFiles attempt_files;
+  TableMetadata next;
+  std::string path;
+
+  void Abandon() {  // this attempt lost: its files are unreferenced
+    attempt_files.DeleteAll();
+  }
+  void AbandonAll() {
+    attempt_files.DeleteAll();
+    manifests_written.DeleteAll();
+  }
+};
+
+Result<std::unique_ptr<PendingCommit>> Table::Prepare(const SnapshotUpdate& u) {
   if (catalog_ == nullptr) return Status::Invalid("table {} is read-only", ident_.ToString());
-  const std::string where = fmt::format("table {}", ident_.ToString());
+  auto p = std::make_unique<PendingCommit>();
+  p->table = this;
+  p->update = &u;
+  p->where = fmt::format("table {}", ident_.ToString());
+  p->manifests_written.io = io_;
+  p->attempt_files.io = io_;
+  const std::string& where = p->where;
   for (const DataFile& f : u.add_data) {
     if (f.content != FileContent::kData) {
       return Status::Invalid("{}: {} is not a data file", where, f.file_path);
@@ -154,272 +190,333 @@ Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& opti
           where);
     }
   }
-  const int64_t snapshot_id = NewSnapshotId();
-  const std::string commit_uuid = NewUuid();
+  p->snapshot_id = NewSnapshotId();
+  p->commit_uuid = NewUuid();
+  const int64_t snapshot_id = p->snapshot_id;
 
   // New manifests are written once and reused by every attempt.
-  WrittenFiles manifests_written{io_, {}};
-  std::vector<ManifestFile> new_manifests;
-  Tally added;
-  {
-    std::map<std::pair<int32_t, int>, std::vector<ManifestEntry>> groups;
-    for (const auto* list : {&u.add_data, &u.add_deletes}) {
-      for (const DataFile& f : *list) {
-        ManifestEntry e;
-        e.status = EntryStatus::kAdded;
-        e.file = f;
-        int content = f.content == FileContent::kData ? 0 : 1;
-        groups[{f.spec_id, content}].push_back(std::move(e));
-        added.Add(f);
-      }
-    }
-    for (const auto& [key, entries] : groups) {
-      auto mf = WriteManifest(*io_, *metadata_, key.first, static_cast<ManifestContent>(key.second),
-                              snapshot_id, entries, &manifests_written);
-      if (!mf.ok()) {
-        manifests_written.DeleteAll();
-        return mf.status().WithContext(where);
-      }
-      new_manifests.push_back(*mf);
+  std::map<std::pair<int32_t, int>, std::vector<ManifestEntry>> groups;
+  for (const auto* list : {&u.add_data, &u.add_deletes}) {
+    for (const DataFile& f : *list) {
+      ManifestEntry e;
+      e.status = EntryStatus::kAdded;
+      e.file = f;
+      int content = f.content == FileContent::kData ? 0 : 1;
+      groups[{f.spec_id, content}].push_back(std::move(e));
+      p->added.Add(f);
     }
   }
-  const std::set<std::string> to_remove(u.remove_paths.begin(), u.remove_paths.end());
-  std::set<std::string> dvs_to_remove;
-  for (const auto& [puffin, data] : u.remove_dvs) dvs_to_remove.insert(puffin + "\n" + data);
-  bool adds_dvs = false;
-  for (const DataFile& d : u.add_deletes) adds_dvs |= d.content_offset.has_value();
+  for (const auto& [key, entries] : groups) {
+    auto mf = WriteManifest(*io_, *metadata_, key.first, static_cast<ManifestContent>(key.second),
+                            snapshot_id, entries, &p->manifests_written);
+    if (!mf.ok()) {
+      p->manifests_written.DeleteAll();
+      return mf.status().WithContext(where);
+    }
+    p->new_manifests.push_back(*mf);
+  }
+  p->to_remove.insert(u.remove_paths.begin(), u.remove_paths.end());
+  for (const auto& [puffin, data] : u.remove_dvs) p->dvs_to_remove.insert(puffin + "\n" + data);
+  for (const DataFile& d : u.add_deletes) p->adds_dvs |= d.content_offset.has_value();
+  return p;
+}
 
+Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options) {
+  const SnapshotUpdate& u = *pc.update;
+  const std::string& where = pc.where;
+  const int64_t snapshot_id = pc.snapshot_id;
+  const std::string& commit_uuid = pc.commit_uuid;
+  const Tally& added = pc.added;
+  const std::set<std::string>& to_remove = pc.to_remove;
+  const std::set<std::string>& dvs_to_remove = pc.dvs_to_remove;
+  const bool adds_dvs = pc.adds_dvs;
+  const std::vector<ManifestFile>& new_manifests = pc.new_manifests;
+  WrittenFiles& attempt_files = pc.attempt_files;
+  auto fail = [&](const Status& st) {
+    attempt_files.DeleteAll();
+    return st.WithContextF("{}: commit", where);
+  };
+  const TableMetadata& base = *metadata_;
+  const Snapshot* parent = base.current_snapshot();
+
+  std::vector<ManifestFile> kept;
+  if (parent != nullptr) {
+    auto prev = iceberg::ReadManifestList(*io_, parent->manifest_list, base.format_version);
+    if (!prev.ok()) return fail(prev.status());
+    kept = std::move(*prev);
+  }
+
+  // Removals: rewrite the manifests holding removed files, marking them
+  // DELETED. A DV goes with its data file; DVs named in remove_dvs go alone.
+  Tally removed;
+  std::vector<ManifestEntry> live_deletes;  // delete entries that stay live
+  std::vector<ManifestEntry> all_deletes;   // every live delete entry of the base
+  if (!to_remove.empty() || !dvs_to_remove.empty() || adds_dvs) {
+    std::set<std::string> found, found_dvs;
+    std::vector<DataFile> removed_data;
+    std::vector<ManifestFile> next;
+    auto removes = [&](const DataFile& f) {
+      if (f.content_offset) {
+        return dvs_to_remove.count(DvKey(f)) > 0 ||
+               (f.referenced_data_file && to_remove.count(*f.referenced_data_file) > 0);
+      }
+      return to_remove.count(f.file_path) > 0;
+    };
+    for (const ManifestFile& m : kept) {
+      auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
+      if (!entries.ok()) return fail(entries.status());
+      bool touched = false;
+      for (const auto& e : *entries) {
+        if (e.status == EntryStatus::kDeleted) continue;
+        if (m.content == ManifestContent::kDeletes) all_deletes.push_back(e);
+        if (removes(e.file)) {
+          touched = true;
+        } else if (m.content == ManifestContent::kDeletes) {
+          live_deletes.push_back(e);
+        }
+      }
+      if (!touched) {
+        next.push_back(m);
+        continue;
+      }
+      std::vector<ManifestEntry> rewritten;
+      for (auto e : *entries) {
+        if (e.status == EntryStatus::kDeleted) continue;
+        if (removes(e.file)) {
+          if (e.file.content_offset) {
+            found_dvs.insert(DvKey(e.file));
+          } else {
+            found.insert(e.file.file_path);
+          }
+          removed.Add(e.file);
+          if (e.file.content == FileContent::kData) removed_data.push_back(e.file);
+          e.status = EntryStatus::kDeleted;
+          e.snapshot_id = snapshot_id;
+        } else {
+          e.status = EntryStatus::kExisting;
+        }
+        rewritten.push_back(std::move(e));
+      }
+      auto mf = WriteManifest(*io_, base, m.partition_spec_id, m.content, snapshot_id, rewritten,
+                              &attempt_files);
+      if (!mf.ok()) return fail(mf.status());
+      next.push_back(*mf);
+    }
+    for (const auto& p : to_remove) {
+      if (!found.count(p)) {
+        return fail(Status::Conflict("{} is no longer in the table (removed concurrently)", p));
+      }
+    }
+    for (const auto& k : dvs_to_remove) {
+      if (!found_dvs.count(k)) {
+        return fail(Status::Conflict("the deletion vector {} was replaced concurrently", k));
+      }
+    }
+    // At most one DV per data file: another writer's DV for a file we add
+    // one for means our merge missed its deletes.
+    for (const DataFile& d : u.add_deletes) {
+      if (!d.content_offset) continue;
+      for (const auto& e : live_deletes) {
+        if (e.file.content_offset && e.file.referenced_data_file == d.referenced_data_file) {
+          return fail(Status::Conflict("data file {} got a deletion vector concurrently",
+                                       d.referenced_data_file.value_or("?")));
+        }
+      }
+    }
+    if (u.fail_on_new_deletes && u.base_snapshot_id) {
+      const Snapshot* start = base.snapshot_by_id(*u.base_snapshot_id);
+      int64_t start_seq = start ? start->sequence_number : 0;
+      for (const auto& d : all_deletes) {
+        if (d.sequence_number.value_or(0) <= start_seq) continue;
+        for (const DataFile& f : removed_data) {
+          if (DeleteApplies(d, f)) {
+            return fail(Status::Conflict("delete file {} was added for {} after snapshot {}",
+                                         d.file.file_path, f.file_path, *u.base_snapshot_id));
+          }
+        }
+      }
+    }
+    kept = std::move(next);
+  }
+
+  if (!u.require_paths.empty()) {
+    std::set<std::string> missing(u.require_paths.begin(), u.require_paths.end());
+    for (const ManifestFile& m : kept) {
+      if (m.content != ManifestContent::kData) continue;
+      auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
+      if (!entries.ok()) return fail(entries.status());
+      for (const auto& e : *entries) {
+        if (e.status != EntryStatus::kDeleted) missing.erase(e.file.file_path);
+      }
+    }
+    if (!missing.empty()) {
+      return fail(
+          Status::Conflict("{} is no longer in the table (rewritten or removed "
+                           "concurrently)",
+                           *missing.begin()));
+    }
+  }
+
+  std::vector<ManifestFile> manifests = new_manifests;
+  manifests.insert(manifests.end(), kept.begin(), kept.end());
+  auto merged =
+      MergeManifests(*io_, base, std::move(manifests), snapshot_id, options, &attempt_files);
+  if (!merged.ok()) return fail(merged.status());
+
+  Snapshot snap;
+  snap.snapshot_id = snapshot_id;
+  if (parent) snap.parent_snapshot_id = parent->snapshot_id;
+  snap.sequence_number = base.last_sequence_number + 1;
+  snap.timestamp_ms = std::max(iceberg::NowMillis(), base.last_updated_ms);
+  snap.schema_id = base.current_schema_id;
+  snap.manifest_list = fmt::format("{}/metadata/snap-{}-{}-{}.avro", base.location, snapshot_id,
+                                   attempt, commit_uuid);
+  iceberg::ManifestListOptions lo;
+  lo.format_version = base.format_version;
+  lo.snapshot_id = snapshot_id;
+  lo.parent_snapshot_id = snap.parent_snapshot_id;
+  lo.sequence_number = snap.sequence_number;
+  if (base.format_version >= 3) lo.first_row_id = base.next_row_id.value_or(0);
+  attempt_files.paths.push_back(snap.manifest_list);
+  auto added_rows = iceberg::WriteManifestList(*io_, snap.manifest_list, *merged, lo);
+  if (!added_rows.ok()) return fail(added_rows.status());
+
+  auto& sm = snap.summary;
+  sm = u.summary;
+  sm["operation"] = u.operation;
+  auto put = [&](const char* key, int64_t v) {
+    if (v != 0) sm[key] = std::to_string(v);
+  };
+  put("added-data-files", added.data_files);
+  put("added-records", added.records);
+  put("added-files-size", added.size);
+  put("added-delete-files", added.delete_files);
+  put("added-position-delete-files", added.pos_delete_files);
+  put("added-equality-delete-files", added.eq_delete_files);
+  put("added-position-deletes", added.pos_deletes);
+  put("added-equality-deletes", added.eq_deletes);
+  put("deleted-data-files", removed.data_files);
+  put("deleted-records", removed.records);
+  put("removed-files-size", removed.size);
+  put("removed-delete-files", removed.delete_files);
+  put("removed-position-deletes", removed.pos_deletes);
+  put("removed-equality-deletes", removed.eq_deletes);
+  auto total = [&](const char* key, int64_t plus, int64_t minus) {
+    sm[key] = std::to_string(SummaryValue(parent, key) + plus - minus);
+  };
+  total("total-data-files", added.data_files, removed.data_files);
+  total("total-records", added.records, removed.records);
+  total("total-files-size", added.size, removed.size);
+  total("total-delete-files", added.delete_files, removed.delete_files);
+  total("total-position-deletes", added.pos_deletes, removed.pos_deletes);
+  total("total-equality-deletes", added.eq_deletes, removed.eq_deletes);
+  if (base.format_version >= 3) {
+    snap.first_row_id = lo.first_row_id;
+    snap.added_rows = *added_rows;
+  }
+
+  TableMetadata next = base;
+  next.last_sequence_number = snap.sequence_number;
+  next.last_updated_ms = snap.timestamp_ms;
+  next.current_snapshot_id = snapshot_id;
+  next.refs["main"] = iceberg::SnapshotRef{snapshot_id, true, {}, {}, {}};
+  next.snapshot_log.push_back({snapshot_id, snap.timestamp_ms});
+  next.metadata_log.push_back({metadata_location_, base.last_updated_ms});
+  const size_t kMaxLog = 100;  // write.metadata.previous-versions-max
+  if (next.metadata_log.size() > kMaxLog) {
+    next.metadata_log.erase(next.metadata_log.begin(),
+                            next.metadata_log.end() - static_cast<long>(kMaxLog));
+  }
+  if (snap.added_rows) next.next_row_id = base.next_row_id.value_or(0) + *snap.added_rows;
+  next.snapshots.push_back(snap);
+
+  pc.path = NewMetadataPath(base);
+  attempt_files.paths.push_back(pc.path);
+  Status st = io_->WriteFile(pc.path, iceberg::TableMetadataToJson(next));
+  if (!st.ok()) return fail(st);
+  pc.next = std::move(next);
+  return Status::OK();
+}
+
+Result<std::vector<int64_t>> Table::CommitAll(Catalog& catalog,
+                                              const std::vector<TableUpdate>& updates,
+                                              const CommitOptions& options,
+                                              const std::function<Status()>& check) {
+  std::vector<std::unique_ptr<PendingCommit>> pending;
+  auto abandon_all = [&] {
+    for (auto& p : pending) p->AbandonAll();
+  };
+  for (const TableUpdate& tu : updates) {
+    if (tu.table->catalog_ != &catalog) {
+      abandon_all();
+      return Status::Invalid("table {} belongs to another catalog", tu.table->ident_.ToString());
+    }
+    auto p = tu.table->Prepare(tu.update);
+    if (!p.ok()) {
+      abandon_all();
+      return p.status();
+    }
+    pending.push_back(std::move(*p));
+  }
+  std::string what = pending.size() == 1 ? pending[0]->where : "transaction";
   Status last;
   for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
     if (attempt > 0) {
       options.BackOff(attempt);
-      Status st = Refresh();
+      for (auto& p : pending) {
+        Status st = p->table->Refresh();
+        if (!st.ok()) {
+          abandon_all();
+          return st;
+        }
+      }
+    }
+    if (check) {
+      Status st = check();
       if (!st.ok()) {
-        manifests_written.DeleteAll();
+        abandon_all();
         return st;
       }
     }
-    const TableMetadata& base = *metadata_;
-    const Snapshot* parent = base.current_snapshot();
-    WrittenFiles attempt_files{io_, {}};
-    auto fail = [&](const Status& st) {
-      attempt_files.DeleteAll();
-      manifests_written.DeleteAll();
-      return st.WithContextF("{}: commit", where);
-    };
-
-    std::vector<ManifestFile> kept;
-    if (parent != nullptr) {
-      auto prev = iceberg::ReadManifestList(*io_, parent->manifest_list, base.format_version);
-      if (!prev.ok()) return fail(prev.status());
-      kept = std::move(*prev);
+    std::vector<TableCommit> commits;
+    for (auto& p : pending) {
+      Status st = p->table->Stage(*p, attempt, options);
+      if (!st.ok()) {
+        abandon_all();
+        return st;
+      }
+      commits.push_back({p->table->ident_, p->table->metadata_location_, p->path});
     }
-
-    // Removals: rewrite the manifests holding removed files, marking them
-    // DELETED. A DV goes with its data file; DVs named in remove_dvs go alone.
-    Tally removed;
-    std::vector<ManifestEntry> live_deletes;  // delete entries that stay live
-    std::vector<ManifestEntry> all_deletes;   // every live delete entry of the base
-    if (!to_remove.empty() || !dvs_to_remove.empty() || adds_dvs) {
-      std::set<std::string> found, found_dvs;
-      std::vector<DataFile> removed_data;
-      std::vector<ManifestFile> next;
-      auto removes = [&](const DataFile& f) {
-        if (f.content_offset) {
-          return dvs_to_remove.count(DvKey(f)) > 0 ||
-                 (f.referenced_data_file && to_remove.count(*f.referenced_data_file) > 0);
-        }
-        return to_remove.count(f.file_path) > 0;
-      };
-      for (const ManifestFile& m : kept) {
-        auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
-        if (!entries.ok()) return fail(entries.status());
-        bool touched = false;
-        for (const auto& e : *entries) {
-          if (e.status == EntryStatus::kDeleted) continue;
-          if (m.content == ManifestContent::kDeletes) all_deletes.push_back(e);
-          if (removes(e.file)) {
-            touched = true;
-          } else if (m.content == ManifestContent::kDeletes) {
-            live_deletes.push_back(e);
-          }
-        }
-        if (!touched) {
-          next.push_back(m);
-          continue;
-        }
-        std::vector<ManifestEntry> rewritten;
-        for (auto e : *entries) {
-          if (e.status == EntryStatus::kDeleted) continue;
-          if (removes(e.file)) {
-            if (e.file.content_offset) {
-              found_dvs.insert(DvKey(e.file));
-            } else {
-              found.insert(e.file.file_path);
-            }
-            removed.Add(e.file);
-            if (e.file.content == FileContent::kData) removed_data.push_back(e.file);
-            e.status = EntryStatus::kDeleted;
-            e.snapshot_id = snapshot_id;
-          } else {
-            e.status = EntryStatus::kExisting;
-          }
-          rewritten.push_back(std::move(e));
-        }
-        auto mf = WriteManifest(*io_, base, m.partition_spec_id, m.content, snapshot_id, rewritten,
-                                &attempt_files);
-        if (!mf.ok()) return fail(mf.status());
-        next.push_back(*mf);
-      }
-      for (const auto& p : to_remove) {
-        if (!found.count(p)) {
-          return fail(Status::Conflict("{} is no longer in the table (removed concurrently)", p));
-        }
-      }
-      for (const auto& k : dvs_to_remove) {
-        if (!found_dvs.count(k)) {
-          return fail(Status::Conflict("the deletion vector {} was replaced concurrently", k));
-        }
-      }
-      // At most one DV per data file: another writer's DV for a file we add
-      // one for means our merge missed its deletes.
-      for (const DataFile& d : u.add_deletes) {
-        if (!d.content_offset) continue;
-        for (const auto& e : live_deletes) {
-          if (e.file.content_offset && e.file.referenced_data_file == d.referenced_data_file) {
-            return fail(Status::Conflict("data file {} got a deletion vector concurrently",
-                                         d.referenced_data_file.value_or("?")));
-          }
-        }
-      }
-      if (u.fail_on_new_deletes && u.base_snapshot_id) {
-        const Snapshot* start = base.snapshot_by_id(*u.base_snapshot_id);
-        int64_t start_seq = start ? start->sequence_number : 0;
-        for (const auto& d : all_deletes) {
-          if (d.sequence_number.value_or(0) <= start_seq) continue;
-          for (const DataFile& f : removed_data) {
-            if (DeleteApplies(d, f)) {
-              return fail(Status::Conflict("delete file {} was added for {} after snapshot {}",
-                                           d.file.file_path, f.file_path, *u.base_snapshot_id));
-            }
-          }
-        }
-      }
-      kept = std::move(next);
-    }
-
-    if (!u.require_paths.empty()) {
-      std::set<std::string> missing(u.require_paths.begin(), u.require_paths.end());
-      for (const ManifestFile& m : kept) {
-        if (m.content != ManifestContent::kData) continue;
-        auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
-        if (!entries.ok()) return fail(entries.status());
-        for (const auto& e : *entries) {
-          if (e.status != EntryStatus::kDeleted) missing.erase(e.file.file_path);
-        }
-      }
-      if (!missing.empty()) {
-        return fail(
-            Status::Conflict("{} is no longer in the table (rewritten or removed "
-                             "concurrently)",
-                             *missing.begin()));
-      }
-    }
-
-    std::vector<ManifestFile> manifests = new_manifests;
-    manifests.insert(manifests.end(), kept.begin(), kept.end());
-    auto merged =
-        MergeManifests(*io_, base, std::move(manifests), snapshot_id, options, &attempt_files);
-    if (!merged.ok()) return fail(merged.status());
-
-    Snapshot snap;
-    snap.snapshot_id = snapshot_id;
-    if (parent) snap.parent_snapshot_id = parent->snapshot_id;
-    snap.sequence_number = base.last_sequence_number + 1;
-    snap.timestamp_ms = std::max(iceberg::NowMillis(), base.last_updated_ms);
-    snap.schema_id = base.current_schema_id;
-    snap.manifest_list = fmt::format("{}/metadata/snap-{}-{}-{}.avro", base.location, snapshot_id,
-                                     attempt, commit_uuid);
-    iceberg::ManifestListOptions lo;
-    lo.format_version = base.format_version;
-    lo.snapshot_id = snapshot_id;
-    lo.parent_snapshot_id = snap.parent_snapshot_id;
-    lo.sequence_number = snap.sequence_number;
-    if (base.format_version >= 3) lo.first_row_id = base.next_row_id.value_or(0);
-    attempt_files.paths.push_back(snap.manifest_list);
-    auto added_rows = iceberg::WriteManifestList(*io_, snap.manifest_list, *merged, lo);
-    if (!added_rows.ok()) return fail(added_rows.status());
-
-    auto& sm = snap.summary;
-    sm = u.summary;
-    sm["operation"] = u.operation;
-    auto put = [&](const char* key, int64_t v) {
-      if (v != 0) sm[key] = std::to_string(v);
-    };
-    put("added-data-files", added.data_files);
-    put("added-records", added.records);
-    put("added-files-size", added.size);
-    put("added-delete-files", added.delete_files);
-    put("added-position-delete-files", added.pos_delete_files);
-    put("added-equality-delete-files", added.eq_delete_files);
-    put("added-position-deletes", added.pos_deletes);
-    put("added-equality-deletes", added.eq_deletes);
-    put("deleted-data-files", removed.data_files);
-    put("deleted-records", removed.records);
-    put("removed-files-size", removed.size);
-    put("removed-delete-files", removed.delete_files);
-    put("removed-position-deletes", removed.pos_deletes);
-    put("removed-equality-deletes", removed.eq_deletes);
-    auto total = [&](const char* key, int64_t plus, int64_t minus) {
-      sm[key] = std::to_string(SummaryValue(parent, key) + plus - minus);
-    };
-    total("total-data-files", added.data_files, removed.data_files);
-    total("total-records", added.records, removed.records);
-    total("total-files-size", added.size, removed.size);
-    total("total-delete-files", added.delete_files, removed.delete_files);
-    total("total-position-deletes", added.pos_deletes, removed.pos_deletes);
-    total("total-equality-deletes", added.eq_deletes, removed.eq_deletes);
-    if (base.format_version >= 3) {
-      snap.first_row_id = lo.first_row_id;
-      snap.added_rows = *added_rows;
-    }
-
-    TableMetadata next = base;
-    next.last_sequence_number = snap.sequence_number;
-    next.last_updated_ms = snap.timestamp_ms;
-    next.current_snapshot_id = snapshot_id;
-    next.refs["main"] = iceberg::SnapshotRef{snapshot_id, true, {}, {}, {}};
-    next.snapshot_log.push_back({snapshot_id, snap.timestamp_ms});
-    next.metadata_log.push_back({metadata_location_, base.last_updated_ms});
-    const size_t kMaxLog = 100;  // write.metadata.previous-versions-max
-    if (next.metadata_log.size() > kMaxLog) {
-      next.metadata_log.erase(next.metadata_log.begin(),
-                              next.metadata_log.end() - static_cast<long>(kMaxLog));
-    }
-    if (snap.added_rows) next.next_row_id = base.next_row_id.value_or(0) + *snap.added_rows;
-    next.snapshots.push_back(snap);
-
-    std::string path = NewMetadataPath(base);
-    attempt_files.paths.push_back(path);
-    Status st = io_->WriteFile(path, iceberg::TableMetadataToJson(next));
-    if (!st.ok()) return fail(st);
-
-    st = catalog_->CommitTable({ident_, metadata_location_, path});
+    Status st = catalog.CommitTables(commits);
     if (st.ok()) {
-      metadata_ = std::make_shared<const TableMetadata>(std::move(next));
-      metadata_location_ = path;
-      return snapshot_id;
+      std::vector<int64_t> ids;
+      for (auto& p : pending) {
+        Table& t = *p->table;
+        t.metadata_ = std::make_shared<const TableMetadata>(std::move(p->next));
+        t.metadata_location_ = p->path;
+        ids.push_back(p->snapshot_id);
+      }
+      return ids;
     }
     if (st.code() == StatusCode::kCommitStateUnknown) {
       // The swap may have happened: keep every file it could reference.
-      return st.WithContextF("{}: commit of snapshot {}", where, snapshot_id);
+      return st.WithContextF("{}: commit of snapshot {}", what, pending[0]->snapshot_id);
     }
-    if (st.code() != StatusCode::kConflict && !st.retryable()) return fail(st);
-    attempt_files.DeleteAll();  // this attempt lost; its list and metadata are unreferenced
+    if (st.code() != StatusCode::kConflict && !st.retryable()) {
+      abandon_all();
+      return st.WithContextF("{}: commit", what);
+    }
+    for (auto& p : pending) p->Abandon();  // this attempt lost; its files are unreferenced
     last = st;
   }
-  manifests_written.DeleteAll();
-  return last.WithContextF("{}: gave up after {} attempts", where, options.max_attempts);
+  abandon_all();
+  return last.WithContextF("{}: gave up after {} attempts", what, options.max_attempts);
+}
+
+Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& options) {
+  if (catalog_ == nullptr) return Status::Invalid("table {} is read-only", ident_.ToString());
+  ASSIGN_OR_RETURN(auto ids, CommitAll(*catalog_, {TableUpdate{this, u}}, options));
+  return ids[0];
 }
 
 }  // namespace sluice::catalog

@@ -31,14 +31,15 @@ class TableTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  std::unique_ptr<Table> MakeTable(const std::string& partition, int format_version = 2) {
+  std::unique_ptr<Table> MakeTable(const std::string& partition, int format_version = 2,
+                                   const std::string& name = "events") {
     auto schema = ParseColumnList("id BIGINT NOT NULL, ts TIMESTAMPTZ, kind STRING");
     EXPECT_TRUE(schema.ok());
     auto spec = iceberg::ParsePartitionSpec(partition, *schema);
     EXPECT_TRUE(spec.ok()) << spec.status().ToString();
     iceberg::NewTableOptions o;
     o.format_version = format_version;
-    TableIdent id{{"db"}, "events"};
+    TableIdent id{{"db"}, name};
     auto md = iceberg::NewTableMetadata(*schema, *spec, iceberg::SortOrder{},
                                         DefaultTableLocation(dir_.string(), id), o);
     EXPECT_TRUE(md.ok());
@@ -176,6 +177,58 @@ TEST_F(TableTest, ConcurrentAppendsLoseNothing) {
   // The whole ancestry chain is intact and every metadata file parses.
   EXPECT_EQ(t->metadata().Ancestry(*t->metadata().current_snapshot_id).size(),
             static_cast<size_t>(kWriters * kCommits));
+}
+
+size_t FilesIn(const fs::path& dir) {
+  size_t n = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) n += e.is_regular_file();
+  return n;
+}
+
+// CommitAll swaps both tables in one transaction, re-stages both after a
+// conflict on one of them, and runs `check` before every attempt.
+TEST_F(TableTest, CommitAllLandsOnEveryTableOrNone) {
+  auto a = MakeTable("");
+  auto b = MakeTable("", 2, "events__dlq");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  // Another writer commits to b: our handle of b is stale, the first attempt conflicts.
+  ASSERT_OK_AND_ASSIGN(auto other, Table::Load(*catalog_, *io_, TableIdent{{"db"}, "events__dlq"}));
+  ASSERT_OK(other->Append({File("other", 1)}).status());
+  int checks = 0;
+  std::vector<TableUpdate> updates(2);
+  updates[0].table = a.get();
+  updates[0].update.add_data = {File("a1", 3)};
+  updates[0].update.summary = {{"sluice.checkpoint", "7"}};
+  updates[1].table = b.get();
+  updates[1].update.add_data = {File("b1", 1)};
+  updates[1].update.summary = {{"sluice.checkpoint", "7"}};
+  ASSERT_OK_AND_ASSIGN(auto ids, Table::CommitAll(*catalog_, updates, {}, [&] {
+                         ++checks;
+                         return Status::OK();
+                       }));
+  EXPECT_EQ(checks, 2);  // the first attempt lost on b
+  ASSERT_EQ(ids.size(), 2u);
+  for (const char* name : {"events", "events__dlq"}) {
+    ASSERT_OK_AND_ASSIGN(auto t, Table::Load(*catalog_, *io_, TableIdent{{"db"}, name}));
+    const auto* snap = t->metadata().current_snapshot();
+    ASSERT_NE(snap, nullptr) << name;
+    EXPECT_EQ(snap->snapshot_id, ids[std::string(name) == "events" ? 0 : 1]);
+    EXPECT_EQ(snap->summary.at("sluice.checkpoint"), "7");
+  }
+  ASSERT_OK_AND_ASSIGN(auto bl, Table::Load(*catalog_, *io_, TableIdent{{"db"}, "events__dlq"}));
+  EXPECT_EQ(bl->metadata().snapshots.size(), 2u);  // the other writer's append survived
+
+  // A failing check stops the commit: nothing lands, nothing it wrote remains.
+  size_t files_before = FilesIn(dir_ / "db");
+  updates[0].update.add_data = {File("a2", 3)};
+  updates[1].update.add_data = {File("b2", 3)};
+  ASSERT_ERROR(
+      Table::CommitAll(*catalog_, updates, {}, [] { return Status::Fenced("fenced by epoch 9"); }),
+      StatusCode::kFenced, "fenced");
+  EXPECT_EQ(FilesIn(dir_ / "db"), files_before);
+  ASSERT_OK_AND_ASSIGN(auto al, Table::Load(*catalog_, *io_, TableIdent{{"db"}, "events"}));
+  EXPECT_EQ(al->metadata().snapshots.size(), 1u);
 }
 
 TEST_F(TableTest, BadInput) {

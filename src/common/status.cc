@@ -15,6 +15,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kNotImplemented: return "Not implemented";
     case StatusCode::kOutOfRange: return "Out of range";
     case StatusCode::kInternal: return "Internal error";
+    case StatusCode::kFenced: return "Fenced";
   }
   return "Unknown";
 }

@@ -31,6 +31,7 @@ enum class StatusCode : int {
   kNotImplemented,      // valid input using a feature sluice does not support
   kOutOfRange,          // value does not fit the target type
   kInternal,            // a bug in sluice
+  kFenced,              // a newer writer (epoch) took over: this one must stop, never commit
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -72,6 +73,10 @@ class [[nodiscard]] Status {
   template <typename... Args>
   static Status OutOfRange(fmt::format_string<Args...> f, Args&&... args) {
     return Status(StatusCode::kOutOfRange, fmt::format(f, std::forward<Args>(args)...));
+  }
+  template <typename... Args>
+  static Status Fenced(fmt::format_string<Args...> f, Args&&... args) {
+    return Status(StatusCode::kFenced, fmt::format(f, std::forward<Args>(args)...));
   }
   template <typename... Args>
   static Status Internal(fmt::format_string<Args...> f, Args&&... args) {
