@@ -132,11 +132,14 @@ struct DataWriter::Impl {
     PartitionValues partition;
     std::string path;
     std::unique_ptr<parquet::ParquetWriter> writer;
+    int64_t last_used = 0;  // write_clock at the last write (LRU closing)
   };
   std::unordered_map<std::string, OpenFile> open;  // by partition key
   std::vector<DataFile> done;
   std::vector<std::string> all_paths;
   int64_t file_counter = 0;
+  int64_t write_clock = 0;
+  int64_t files_closed_for_memory = 0;
   std::string write_uuid = NewUuid();
 
   Result<OpenFile*> FileFor(const std::string& key, const PartitionValues& values) {
@@ -147,11 +150,30 @@ struct DataWriter::Impl {
     std::string dir = options.data_location;
     if (!spec.fields.empty()) dir += "/" + PartitionPath(spec, partition_type, values);
     f.path = fmt::format("{}/{:05d}-{}.parquet", dir, file_counter++, write_uuid);
+    if (options.before_create) RETURN_IF_ERROR(options.before_create(f.path));
     ASSIGN_OR_RETURN(auto out, io->OpenOutput(f.path));
     ASSIGN_OR_RETURN(f.writer,
                      parquet::ParquetWriter::Open(std::move(out), *schema, options.parquet));
     all_paths.push_back(f.path);
     return &open.emplace(key, std::move(f)).first->second;
+  }
+
+  // Closes the least recently written files while the open files hold more
+  // than the memory budget.
+  Status EnforceBudget() {
+    int64_t total = 0;
+    for (const auto& [k, f] : open) total += f.writer->buffered_bytes();
+    while (total > options.memory_budget_bytes && !open.empty()) {
+      auto lru = open.begin();
+      for (auto it = open.begin(); it != open.end(); ++it) {
+        if (it->second.last_used < lru->second.last_used) lru = it;
+      }
+      total -= lru->second.writer->buffered_bytes();
+      RETURN_IF_ERROR(CloseFile(lru->second));
+      open.erase(lru);
+      ++files_closed_for_memory;
+    }
+    return Status::OK();
   }
 
   Status CloseFile(OpenFile& f) {
@@ -221,6 +243,7 @@ Status DataWriter::Write(const Batch& batch) {
   };
   if (im.spec.fields.empty()) {
     ASSIGN_OR_RETURN(Impl::OpenFile * f, im.FileFor("", {}));
+    f->last_used = ++im.write_clock;
     Status st = f->writer->Write(batch);
     if (!st.ok()) return fail(st);
     if (f->writer->bytes_written() >= im.options.target_file_bytes) {
@@ -276,6 +299,7 @@ Status DataWriter::Write(const Batch& batch) {
   for (auto& [k, rows] : groups) {
     auto f = im.FileFor(k, group_values[k]);
     if (!f.ok()) return fail(f.status());
+    (*f)->last_used = ++im.write_clock;
     Status st = groups.size() == 1 ? (*f)->writer->Write(batch)
                                    : (*f)->writer->Write(TakeRows(batch, rows));
     if (!st.ok()) return fail(st);
@@ -285,6 +309,8 @@ Status DataWriter::Write(const Batch& batch) {
       if (!st.ok()) return fail(st);
     }
   }
+  Status st = im.EnforceBudget();
+  if (!st.ok()) return fail(st);
   return Status::OK();
 }
 
@@ -311,5 +337,6 @@ void DataWriter::Abort() {
 }
 
 std::vector<std::string> DataWriter::FilePaths() const { return impl_->all_paths; }
+int64_t DataWriter::files_closed_for_memory() const { return impl_->files_closed_for_memory; }
 
 }  // namespace sluice::iceberg

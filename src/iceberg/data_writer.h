@@ -9,6 +9,7 @@
 // Not thread-safe.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +27,13 @@ struct DataWriterOptions {
   int64_t target_file_bytes = int64_t{512} << 20;  // write.target-file-size-bytes
   // Where files go; empty = <table location>/data.
   std::string data_location;
+  // Memory held by open files (row groups being built) across partitions: past
+  // this budget the least recently written files are closed early (smaller
+  // files, never an out-of-memory with many partitions).
+  int64_t memory_budget_bytes = int64_t{256} << 20;
+  // Called with a file's path before the file is created; an error stops the
+  // write. Pipelines record staged files in their journal here.
+  std::function<Status(const std::string& path)> before_create;
 };
 
 class DataWriter {
@@ -43,6 +51,8 @@ class DataWriter {
 
   // Paths of files closed or still open (for journals and cleanup).
   std::vector<std::string> FilePaths() const;
+  // Files closed early because open files passed the memory budget.
+  int64_t files_closed_for_memory() const;
 
  private:
   struct Impl;

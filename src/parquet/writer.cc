@@ -122,6 +122,11 @@ class ParquetWriter::Impl {
 
   int64_t rows() const { return rows_; }
   int64_t bytes() const { return file_->position(); }
+  int64_t buffered() const {
+    int64_t n = 0;
+    for (const auto& w : writers_) n += w->BufferedSize();
+    return n;
+  }
 
  private:
   // Records the first error: the writer stays failed and the file is dropped.
@@ -212,5 +217,6 @@ Status ParquetWriter::Write(const Batch& batch) { return impl_->Write(batch); }
 Result<FileMetrics> ParquetWriter::Close() { return impl_->Close(); }
 int64_t ParquetWriter::rows_written() const { return impl_->rows(); }
 int64_t ParquetWriter::bytes_written() const { return impl_->bytes(); }
+int64_t ParquetWriter::buffered_bytes() const { return impl_->buffered(); }
 
 }  // namespace sluice::parquet

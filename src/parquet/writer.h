@@ -63,6 +63,8 @@ class ParquetWriter {
   int64_t rows_written() const;
   // Bytes written to the file so far (row groups not yet flushed excluded).
   int64_t bytes_written() const;
+  // Bytes held in memory for the row group being built (encoded pages).
+  int64_t buffered_bytes() const;
 
  private:
   class Impl;
