@@ -1,0 +1,138 @@
+// The syntax tree of a sluice SQL script, as produced by ParseScript (parser.h).
+//
+// A Script is a list of Statements; each node that a later stage may report an
+// error about carries its SourcePos (1-based line and column of its first
+// token, columns counted in bytes). Names keep their spelling; `quoted` tells
+// whether an identifier was written "quoted" (match it exactly) or bare (match
+// it case-insensitively). Column lists are already typed: they are sluice
+// Schemas with fresh Iceberg field ids (1..n, as columnar::ParseColumnList
+// assigns them). The tree owns all its data (no views into the script text);
+// expressions are move-only.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "columnar/types.h"
+
+namespace sluice::sql {
+
+struct SourcePos {
+  int line = 0;
+  int column = 0;
+  bool operator==(const SourcePos&) const = default;
+};
+
+struct Identifier {
+  std::string name;     // as written, without quotes
+  bool quoted = false;  // "Name" (exact) rather than Name (case-insensitive)
+  SourcePos pos;
+};
+
+// A possibly qualified name: lake.events, catalog.db.events.
+struct QualifiedName {
+  std::vector<Identifier> parts;
+  SourcePos pos() const { return parts.empty() ? SourcePos{} : parts.front().pos; }
+  // The parts joined with '.': "lake.events".
+  std::string ToString() const;
+};
+
+// WITH (key = value, ...). Bare-word keys are lowercased ("Connector" →
+// "connector"); 'quoted' keys are kept as written. Values keep their text:
+// 'strings' unescaped, numbers and bare words as written.
+struct Option {
+  enum class ValueKind { kString, kNumber, kIdentifier };
+  std::string key;
+  std::string value;
+  ValueKind kind = ValueKind::kString;
+  SourcePos pos;  // of the key
+};
+
+struct Options {
+  std::vector<Option> items;  // in script order; keys are unique
+  const Option* Find(std::string_view key) const;
+  std::map<std::string, std::string> ToMap() const;
+};
+
+struct Literal {
+  enum class Kind { kNull, kBoolean, kNumber, kString };
+  Kind kind = Kind::kNull;
+  // kNumber: the number as written ("-12", "1.5e3"); kString: the unescaped
+  // value; kBoolean: "true" or "false"; kNull: empty.
+  std::string text;
+};
+
+// An expression. Today: *, a column reference, a literal, or CAST(expr AS type).
+struct Expr {
+  enum class Kind { kStar, kColumn, kLiteral, kCast };
+  Kind kind = Kind::kLiteral;
+  SourcePos pos;
+  QualifiedName column;           // kColumn: col or source.col
+  Literal literal;                // kLiteral
+  std::unique_ptr<Expr> operand;  // kCast
+  TypePtr cast_type;              // kCast (nested field ids are 0)
+  std::string cast_type_text;     // kCast: the type as written, for messages
+};
+
+struct SelectItem {
+  Expr expr;
+  std::string alias;  // empty when there is no AS alias
+  SourcePos pos;      // of the item's first token
+};
+
+// INSERT INTO target [(col, ...)] SELECT items FROM source
+struct InsertSelect {
+  QualifiedName target;
+  std::vector<Identifier> columns;  // the explicit INSERT column list, or empty
+  std::vector<SelectItem> items;
+  QualifiedName source;
+  SourcePos pos;         // of INSERT
+  SourcePos select_pos;  // of SELECT
+};
+
+struct CreateTable {
+  QualifiedName name;
+  bool if_not_exists = false;
+  Schema schema;
+  // PARTITIONED BY terms, each normalized to the form iceberg::ParsePartitionSpec
+  // accepts: "day(ts)", "bucket(16, id)", "kind". Bare column names are spelled
+  // as in the column list.
+  struct PartitionTerm {
+    std::string text;
+    SourcePos pos;
+  };
+  std::vector<PartitionTerm> partition_by;
+  Options options;
+  // The terms joined with ", ": the text for iceberg::ParsePartitionSpec ("" when
+  // unpartitioned).
+  std::string PartitionSpecText() const;
+};
+
+struct CreateSource {
+  QualifiedName name;
+  bool if_not_exists = false;
+  Schema schema;
+  Options options;     // connector = 'http' | 'kafka', brokers, topic, ...
+  std::string format;  // lowercased FORMAT name; today always "json"
+};
+
+struct CreatePipeline {
+  QualifiedName name;
+  bool if_not_exists = false;
+  Options options;  // commit_interval = '1s', ...
+  InsertSelect insert;
+};
+
+struct Statement {
+  SourcePos pos;  // of the statement's first token
+  std::variant<CreateTable, CreateSource, CreatePipeline> body;
+};
+
+struct Script {
+  std::vector<Statement> statements;
+};
+
+}  // namespace sluice::sql

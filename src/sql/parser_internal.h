@@ -1,0 +1,85 @@
+// The recursive-descent parser behind ParseScript (parser.h). Private to src/sql.
+// parser.cc holds the statements, parser_select.cc the INSERT ... SELECT part,
+// column lists and types.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "sql/ast.h"
+#include "sql/lexer.h"
+
+namespace sluice::sql::internal {
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::vector<Token> tokens)
+      : text_(text), tokens_(std::move(tokens)) {}
+
+  Result<Script> ParseAll();
+
+ private:
+  // parser.cc
+  Result<Statement> ParseStatement();
+  Result<CreateTable> ParseCreateTable();
+  Result<CreateSource> ParseCreateSource();
+  Result<CreatePipeline> ParseCreatePipeline();
+  Result<bool> ParseIfNotExists();
+  Result<Options> ParseOptions();  // after WITH: '(' key = value, ... ')'
+  Result<CreateTable::PartitionTerm> ParsePartitionTerm(const Schema& schema);
+  Result<std::string> ResolvePartitionColumn(const QualifiedName& name, const Schema& schema);
+
+  // parser_select.cc
+  Result<InsertSelect> ParseInsert();
+  Result<SelectItem> ParseSelectItem();
+  Result<Expr> ParseExpr();
+  Result<Schema> ParseColumnList();  // '(' name type [NOT NULL] [COMMENT '...'], ... ')'
+  // A type name as columnar::ParseSqlType reads it; `text` gets it as written.
+  Result<TypePtr> ParseType(std::string* text);
+
+  // Token helpers.
+  const Token& Peek(size_t ahead = 0) const {
+    size_t i = std::min(pos_ + ahead, tokens_.size() - 1);
+    return tokens_[i];
+  }
+  const Token& Next() {
+    const Token& t = tokens_[pos_];
+    if (pos_ + 1 < tokens_.size()) ++pos_;
+    return t;
+  }
+  bool AcceptKeyword(std::string_view kw) {
+    if (!Peek().IsKeyword(kw)) return false;
+    Next();
+    return true;
+  }
+  bool AcceptSymbol(std::string_view s) {
+    if (!Peek().IsSymbol(s)) return false;
+    Next();
+    return true;
+  }
+  // "line L, column C: expected <what>, got '<token>'" at the next token.
+  Status Expected(std::string_view what) const {
+    return ErrorAt(Peek().pos, "expected {}, got {}", what, Peek().Describe());
+  }
+  Status ExpectKeyword(std::string_view kw, std::string_view where) {
+    if (AcceptKeyword(kw)) return Status::OK();
+    return Expected(fmt::format("{} {}", kw, where));
+  }
+  Status ExpectSymbol(std::string_view s, std::string_view where) {
+    if (AcceptSymbol(s)) return Status::OK();
+    return Expected(fmt::format("'{}' {}", s, where));
+  }
+  // A bare or quoted identifier; `what` names it in the error.
+  Result<Identifier> ParseIdentifier(std::string_view what);
+  Result<QualifiedName> ParseQualifiedName(std::string_view what);
+
+  std::string_view text_;
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+};
+
+// Words that end a select item or list rather than name a column.
+bool IsReservedWord(const Token& t);
+
+}  // namespace sluice::sql::internal

@@ -1,0 +1,194 @@
+// INSERT ... SELECT, select items and expressions, column lists and types.
+#include <algorithm>
+#include <cctype>
+
+#include "columnar/sql_schema.h"
+#include "sql/parser_internal.h"
+
+namespace sluice::sql::internal {
+namespace {
+
+bool SameNameIgnoringCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Clauses of a SELECT that a later issue brings; named when they appear.
+struct Clause {
+  std::string_view keyword, name;
+};
+constexpr Clause kUnsupportedClauses[] = {
+    {"WHERE", "WHERE"},  {"GROUP", "GROUP BY"}, {"HAVING", "HAVING"}, {"ORDER", "ORDER BY"},
+    {"LIMIT", "LIMIT"},  {"JOIN", "JOIN"},      {"LEFT", "JOIN"},     {"RIGHT", "JOIN"},
+    {"INNER", "JOIN"},   {"FULL", "JOIN"},      {"CROSS", "JOIN"},    {"UNION", "UNION"},
+    {"WINDOW", "WINDOW"}};
+
+}  // namespace
+
+bool IsReservedWord(const Token& t) {
+  static constexpr std::string_view kReserved[] = {
+      "SELECT", "FROM",   "AS",    "INSERT", "INTO", "CREATE", "WITH", "ON",   "BY",    "WHERE",
+      "GROUP",  "HAVING", "ORDER", "LIMIT",  "JOIN", "UNION",  "NULL", "TRUE", "FALSE", "CAST"};
+  if (t.kind != TokenKind::kIdentifier) return false;
+  return std::any_of(std::begin(kReserved), std::end(kReserved),
+                     [&](std::string_view kw) { return t.IsKeyword(kw); });
+}
+
+Result<InsertSelect> Parser::ParseInsert() {
+  InsertSelect insert;
+  insert.pos = Peek().pos;
+  RETURN_IF_ERROR(ExpectKeyword("INSERT", "after AS"));
+  RETURN_IF_ERROR(ExpectKeyword("INTO", "after INSERT"));
+  ASSIGN_OR_RETURN(insert.target, ParseQualifiedName("a table name after INSERT INTO"));
+  if (AcceptSymbol("(")) {
+    do {
+      ASSIGN_OR_RETURN(Identifier column, ParseIdentifier("a column name"));
+      for (const Identifier& other : insert.columns) {
+        if (SameNameIgnoringCase(other.name, column.name) &&
+            (!(other.quoted && column.quoted) || other.name == column.name)) {
+          return ErrorAt(column.pos, "column '{}' is listed twice", column.name);
+        }
+      }
+      insert.columns.push_back(std::move(column));
+    } while (AcceptSymbol(","));
+    RETURN_IF_ERROR(ExpectSymbol(")", "after the INSERT column list"));
+  }
+  insert.select_pos = Peek().pos;
+  RETURN_IF_ERROR(ExpectKeyword("SELECT", "after the INSERT target"));
+  while (true) {
+    ASSIGN_OR_RETURN(SelectItem item, ParseSelectItem());
+    insert.items.push_back(std::move(item));
+    if (AcceptSymbol(",")) continue;
+    if (AcceptKeyword("FROM")) break;
+    return Expected("',' or FROM after a select item");
+  }
+  ASSIGN_OR_RETURN(insert.source, ParseQualifiedName("a source name after FROM"));
+  for (const Clause& clause : kUnsupportedClauses) {
+    if (Peek().IsKeyword(clause.keyword)) return NotSupportedAt(Peek().pos, "{}", clause.name);
+  }
+  return insert;
+}
+
+Result<SelectItem> Parser::ParseSelectItem() {
+  SelectItem item;
+  item.pos = Peek().pos;
+  if (AcceptSymbol("*")) {
+    item.expr.kind = Expr::Kind::kStar;
+    item.expr.pos = item.pos;
+    return item;
+  }
+  ASSIGN_OR_RETURN(item.expr, ParseExpr());
+  if (AcceptKeyword("AS")) {
+    ASSIGN_OR_RETURN(Identifier alias, ParseIdentifier("an alias after AS"));
+    item.alias = std::move(alias.name);
+  } else if ((Peek().kind == TokenKind::kIdentifier && !IsReservedWord(Peek())) ||
+             Peek().kind == TokenKind::kQuotedIdentifier) {
+    item.alias = Next().text;
+  }
+  return item;
+}
+
+Result<Expr> Parser::ParseExpr() {
+  Expr expr;
+  const Token& t = Peek();
+  expr.pos = t.pos;
+  if (t.kind == TokenKind::kNumber || (t.IsSymbol("-") && Peek(1).kind == TokenKind::kNumber)) {
+    bool negative = AcceptSymbol("-");
+    expr.literal = Literal{Literal::Kind::kNumber, (negative ? "-" : "") + Next().text};
+    return expr;
+  }
+  if (t.kind == TokenKind::kString) {
+    expr.literal = Literal{Literal::Kind::kString, Next().text};
+    return expr;
+  }
+  if (AcceptKeyword("NULL")) return expr;
+  if (t.IsKeyword("TRUE") || t.IsKeyword("FALSE")) {
+    expr.literal = Literal{Literal::Kind::kBoolean, t.IsKeyword("TRUE") ? "true" : "false"};
+    Next();
+    return expr;
+  }
+  if (t.IsKeyword("CAST") && Peek(1).IsSymbol("(")) {
+    Next();
+    Next();
+    expr.kind = Expr::Kind::kCast;
+    ASSIGN_OR_RETURN(Expr operand, ParseExpr());
+    expr.operand = std::make_unique<Expr>(std::move(operand));
+    RETURN_IF_ERROR(ExpectKeyword("AS", "after the CAST operand"));
+    ASSIGN_OR_RETURN(expr.cast_type, ParseType(&expr.cast_type_text));
+    RETURN_IF_ERROR(ExpectSymbol(")", "after the CAST type"));
+    return expr;
+  }
+  if ((t.kind == TokenKind::kIdentifier && !IsReservedWord(t)) ||
+      t.kind == TokenKind::kQuotedIdentifier) {
+    if (Peek(1).IsSymbol("(")) return NotSupportedAt(t.pos, "function {}()", t.text);
+    expr.kind = Expr::Kind::kColumn;
+    ASSIGN_OR_RETURN(expr.column, ParseQualifiedName("a column name"));
+    return expr;
+  }
+  return Expected("a column, a literal or CAST(...)");
+}
+
+Result<Schema> Parser::ParseColumnList() {
+  RETURN_IF_ERROR(ExpectSymbol("(", "before the column list"));
+  Schema schema;
+  while (true) {
+    ASSIGN_OR_RETURN(Identifier name, ParseIdentifier("a column name"));
+    for (const Field& other : schema.fields) {
+      if (SameNameIgnoringCase(other.name, name.name)) {
+        return ErrorAt(name.pos, "duplicate column name '{}'", name.name);
+      }
+    }
+    Field field;
+    field.name = name.name;
+    std::string type_text;
+    ASSIGN_OR_RETURN(field.type, ParseType(&type_text));
+    if (AcceptKeyword("NOT")) {
+      RETURN_IF_ERROR(ExpectKeyword("NULL", "after NOT"));
+      field.required = true;
+    } else {
+      (void)AcceptKeyword("NULL");
+    }
+    if (AcceptKeyword("COMMENT")) {
+      if (Peek().kind != TokenKind::kString) return Expected("a 'string' after COMMENT");
+      field.doc = Next().text;
+    }
+    schema.fields.push_back(std::move(field));
+    if (AcceptSymbol(",")) continue;
+    if (AcceptSymbol(")")) break;
+    return Expected(fmt::format("',' or ')' after column '{}'", name.name));
+  }
+  int32_t next_id = 1;
+  AssignFreshIds(&schema.fields, &next_id);
+  return schema;
+}
+
+Result<TypePtr> Parser::ParseType(std::string* text) {
+  // name [PRECISION] [(...) | <...>]: the bracketed part is matched by depth so
+  // that ParseSqlType sees the whole of DECIMAL(10, 2) or MAP<STRING, ARRAY<INT>>.
+  const Token& first = Peek();
+  if (first.kind != TokenKind::kIdentifier) return Expected("a type name");
+  const Token* last = &Next();
+  if (Peek().IsKeyword("PRECISION")) last = &Next();
+  if (Peek().IsSymbol("(") || Peek().IsSymbol("<")) {
+    int depth = 0;
+    do {
+      const Token& t = Peek();
+      if (t.kind == TokenKind::kEnd || t.IsSymbol(";")) {
+        return Expected(fmt::format("the end of type '{}'", first.text));
+      }
+      if (t.IsSymbol("(") || t.IsSymbol("<")) ++depth;
+      if (t.IsSymbol(")") || t.IsSymbol(">")) --depth;
+      last = &Next();
+    } while (depth > 0);
+  }
+  *text = std::string(text_.substr(first.offset, last->end - first.offset));
+  Result<TypePtr> type = ParseSqlType(*text);
+  if (!type.ok()) {
+    return ErrorAt(first.pos, "invalid type '{}': {}", *text, type.status().message());
+  }
+  return type;
+}
+
+}  // namespace sluice::sql::internal
