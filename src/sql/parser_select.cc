@@ -46,8 +46,9 @@ Result<InsertSelect> Parser::ParseInsert() {
     do {
       ASSIGN_OR_RETURN(Identifier column, ParseIdentifier("a column name"));
       for (const Identifier& other : insert.columns) {
-        if (SameNameIgnoringCase(other.name, column.name) &&
-            (!(other.quoted && column.quoted) || other.name == column.name)) {
+        bool same = other.quoted || column.quoted ? other.name == column.name
+                                                  : SameNameIgnoringCase(other.name, column.name);
+        if (same) {
           return ErrorAt(column.pos, "column '{}' is listed twice", column.name);
         }
       }

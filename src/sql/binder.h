@@ -1,0 +1,68 @@
+// The binder: turns a pipeline's INSERT ... SELECT into a projection plan from
+// the source's schema to the target table's schema, and applies the plan to
+// batches.
+//
+// Target columns are fed by position: the i-th select item (after * expands to
+// every source column) feeds the i-th target column, or the i-th column of the
+// explicit INSERT column list; target columns left out of that list get NULL
+// and must be optional. Names resolve case-insensitively when written bare and
+// exactly when "quoted"; a column may be qualified by the source's name
+// (events_in.id).
+//
+// Type rules (a value of type S may feed a target column of type T):
+//   - S and T are the same type (nested types: the same shape, names and
+//     nullability; field ids may differ);
+//   - or S widens to T: INT → BIGINT, FLOAT → DOUBLE, DECIMAL(p,s) → DECIMAL(p',s)
+//     with p' >= p.
+//   TIMESTAMP and TIMESTAMPTZ (and their _NS forms) need an explicit CAST.
+//   CAST(x AS T) allows the same conversions plus TIMESTAMP <-> TIMESTAMPTZ
+//   (same unit; the stored instant is kept); other casts are kNotImplemented.
+//   Literals are converted when binding: 'strings' to any primitive type from
+//   its text form ('2024-01-31', '2024-01-31T10:00:00+01:00', '12.50', a uuid),
+//   numbers to numeric types (range and scale checked), TRUE/FALSE to BOOLEAN,
+//   NULL to any optional column.
+// Errors are kInvalidArgument "line L, column C: ..." naming the select item,
+// the columns and the types ("column kind is STRING, target column user_id is
+// BIGINT"). BindInsert and ApplyPlan are pure functions; a plan is immutable
+// and may be shared between threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "columnar/column.h"
+#include "common/status.h"
+#include "sql/ast.h"
+
+namespace sluice::sql {
+
+// How one target column gets its values.
+struct ProjectionColumn {
+  enum class Kind { kSource, kLiteral, kNull };
+  Kind kind = Kind::kNull;
+  int source_index = -1;  // kSource: top-level field index in the source schema
+  // kLiteral: the value in Iceberg's single-value binary form
+  // (columnar/single_value.h), already of the target column's type.
+  std::string literal;
+  SourcePos pos;  // of the select item; unset for columns left out of the INSERT list
+};
+
+struct ProjectionPlan {
+  std::shared_ptr<const Schema> source_schema;
+  std::shared_ptr<const Schema> target_schema;
+  std::vector<ProjectionColumn> columns;  // one per target field, in target order
+};
+
+// Binds `insert` (its source and target names are not looked up here: the
+// caller passes their schemas).
+Result<ProjectionPlan> BindInsert(const InsertSelect& insert, const Schema& source,
+                                  const Schema& target);
+
+// Projects a batch of the plan's source schema onto the target schema. Columns
+// that keep their type are moved, not copied (pass the batch with std::move);
+// widened and re-zoned columns are converted. A null in a column feeding a
+// required target column is kInvalidArgument naming both columns and the row.
+Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source);
+
+}  // namespace sluice::sql
