@@ -3,6 +3,7 @@
 #include <set>
 
 #include "catalog/table.h"
+#include "common/kill_point.h"
 #include "common/uuid.h"
 #include "iceberg/table_builder.h"
 
@@ -485,9 +486,12 @@ Result<std::vector<int64_t>> Table::CommitAll(Catalog& catalog,
         abandon_all();
         return st;
       }
+      KillPoint("catalog.after_metadata");
       commits.push_back({p->table->ident_, p->table->metadata_location_, p->path});
     }
+    KillPoint("catalog.before_swap");
     Status st = catalog.CommitTables(commits);
+    if (st.ok()) KillPoint("catalog.after_swap");
     if (st.ok()) {
       std::vector<int64_t> ids;
       for (auto& p : pending) {

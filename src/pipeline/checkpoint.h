@@ -1,0 +1,57 @@
+// What a pipeline records in the table with each checkpoint, and how it finds
+// it again (DESIGN.md §4).
+//
+// Every snapshot a pipeline commits carries, in its summary:
+//   sluice.pipeline    the pipeline's name
+//   sluice.epoch       the writer epoch of the run that committed it
+//   sluice.checkpoint  the checkpoint number (increasing per pipeline)
+//   sluice.offsets     JSON {"<source>": {"<partition>": next_offset, ...}}
+// Recovery reads the newest such snapshot of the pipeline in the ancestry of
+// main: its offsets are where to resume (snapshots of other writers, e.g. a
+// compaction, may sit on top of it).
+//
+// Epochs fence zombies: each run of a pipeline raises the table property
+// `sluice.epoch.<pipeline>` by compare-and-swap when it starts; a commit is
+// only made while that property still holds the run's own epoch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "iceberg/table_metadata.h"
+#include "pipeline/source.h"
+
+namespace sluice::pipeline {
+
+inline constexpr char kSummaryPipeline[] = "sluice.pipeline";
+inline constexpr char kSummaryEpoch[] = "sluice.epoch";
+inline constexpr char kSummaryCheckpoint[] = "sluice.checkpoint";
+inline constexpr char kSummaryOffsets[] = "sluice.offsets";
+
+// source name -> partition -> next offset
+using SourceOffsets = std::map<std::string, Positions>;
+
+struct CommittedCheckpoint {
+  int64_t snapshot_id = 0;
+  int64_t epoch = 0;
+  int64_t checkpoint = 0;
+  SourceOffsets offsets;
+};
+
+std::string EncodeOffsets(const SourceOffsets& offsets);
+Result<SourceOffsets> DecodeOffsets(const std::string& json);
+
+// The newest checkpoint of `pipeline` in the ancestry of main (none if it
+// never committed). A malformed sluice.* key is kCorruption naming the snapshot.
+Result<std::optional<CommittedCheckpoint>> FindCheckpoint(const iceberg::TableMetadata& table,
+                                                          const std::string& pipeline);
+
+// The table property holding the pipeline's current writer epoch.
+std::string EpochProperty(const std::string& pipeline);
+// The epoch recorded in `table` for `pipeline` (0 if none).
+Result<int64_t> CurrentEpoch(const iceberg::TableMetadata& table, const std::string& pipeline);
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,84 @@
+#include "pipeline/journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <filesystem>
+
+#include "io/posix.h"
+
+namespace sluice::pipeline {
+
+Result<std::unique_ptr<StagedJournal>> StagedJournal::Open(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  if (ec) return Status::IOError("create folder of journal {}: {}", path, ec.message());
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("open journal", path);
+  std::unique_ptr<StagedJournal> j(new StagedJournal(path, fd));
+  RETURN_IF_ERROR(j->ReadAll());
+  return j;
+}
+
+StagedJournal::~StagedJournal() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status StagedJournal::ReadAll() {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return ErrnoStatus("stat journal", path_);
+  std::string text;
+  RETURN_IF_ERROR(PreadFully(fd_, path_, 0, st.st_size, &text));
+  size_t pos = 0;
+  int line = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;  // torn last line: its file was never created
+    ++line;
+    std::string_view l(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    size_t sp = l.find(' ');
+    Entry e;
+    auto [end, err] = std::from_chars(l.data(), l.data() + std::min(sp, l.size()), e.checkpoint);
+    if (sp == std::string_view::npos || err != std::errc() || end != l.data() + sp ||
+        sp + 1 >= l.size()) {
+      return Status::Corruption("journal {} line {}: expected '<checkpoint> <path>', got '{}'",
+                                path_, line, l);
+    }
+    e.path = std::string(l.substr(sp + 1));
+    entries_.push_back(std::move(e));
+  }
+  return Status::OK();
+}
+
+Status StagedJournal::Record(int64_t checkpoint, const std::string& path) {
+  if (path.find('\n') != std::string::npos) {
+    return Status::Invalid("journal {}: path with a newline: {}", path_, path);
+  }
+  std::string line = std::to_string(checkpoint) + " " + path + "\n";
+  // O_APPEND: each record lands at the end; a short write leaves a torn line
+  // that ReadAll ignores.
+  size_t done = 0;
+  while (done < line.size()) {
+    ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("append to journal", path_);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fdatasync(fd_) != 0) return ErrnoStatus("sync journal", path_);
+  entries_.push_back({checkpoint, path});
+  return Status::OK();
+}
+
+Status StagedJournal::Clear() {
+  if (::ftruncate(fd_, 0) != 0) return ErrnoStatus("truncate journal", path_);
+  if (::fsync(fd_) != 0) return ErrnoStatus("sync journal", path_);
+  entries_.clear();
+  return Status::OK();
+}
+
+}  // namespace sluice::pipeline

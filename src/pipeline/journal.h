@@ -1,0 +1,54 @@
+// StagedJournal: the local, durable list of data files a pipeline has created
+// but not yet committed ("staged": durable, referenced by no snapshot).
+//
+// A file is recorded (and the record fsynced) before the file is created, so
+// after a crash recovery knows every file that may exist without listing the
+// table's folder or guessing by age. Each entry carries the checkpoint the
+// file belongs to: files of a checkpoint that the table shows as committed
+// stay, the others are deleted. The journal is cleared after each commit.
+//
+// Format: one line per entry, "<checkpoint> <path>\n". A torn last line (a
+// crash while recording) is ignored: its file was not created yet.
+//
+// Not thread-safe; one journal per pipeline, used by its thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace sluice::pipeline {
+
+class StagedJournal {
+ public:
+  struct Entry {
+    int64_t checkpoint = 0;
+    std::string path;
+  };
+
+  // Opens (creating the file and its folder if needed) and reads the journal.
+  static Result<std::unique_ptr<StagedJournal>> Open(const std::string& path);
+  ~StagedJournal();
+  StagedJournal(const StagedJournal&) = delete;
+  StagedJournal& operator=(const StagedJournal&) = delete;
+
+  // The entries read at Open plus those recorded since.
+  const std::vector<Entry>& entries() const { return entries_; }
+  // Appends one entry and syncs it before returning.
+  Status Record(int64_t checkpoint, const std::string& path);
+  // Removes every entry, durably.
+  Status Clear();
+
+ private:
+  StagedJournal(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  Status ReadAll();
+
+  std::string path_;
+  int fd_ = -1;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace sluice::pipeline

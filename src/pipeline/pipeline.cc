@@ -1,0 +1,310 @@
+#include "pipeline/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "columnar/json_reader.h"
+#include "columnar/sql_schema.h"
+#include "common/kill_point.h"
+#include "iceberg/data_writer.h"
+#include "iceberg/table_builder.h"
+
+namespace sluice::pipeline {
+
+using catalog::Table;
+using catalog::TableIdent;
+
+namespace {
+
+int64_t NowMs() { return iceberg::NowMillis(); }
+
+int64_t MonoMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The decoder names the line it was given; a dead letter has its offset in
+// its own column, so the "line N: " prefix is dropped from its error.
+std::string DeadLetterError(const Status& st) {
+  std::string m = st.message();
+  if (m.rfind("line ", 0) == 0) {
+    size_t colon = m.find(": ");
+    if (colon != std::string::npos) m = m.substr(colon + 2);
+  }
+  return m;
+}
+
+}  // namespace
+
+TableIdent DeadLetterTable(const TableIdent& table) {
+  return TableIdent{table.ns, table.name + "__dlq"};
+}
+
+Schema DeadLetterSchema() {
+  auto s = ParseColumnList(
+      "payload STRING, error STRING NOT NULL, source STRING NOT NULL, "
+      "`partition` STRING NOT NULL, `offset` BIGINT NOT NULL, ingested_at TIMESTAMPTZ, "
+      "failed_at TIMESTAMPTZ NOT NULL, pipeline STRING NOT NULL");
+  return std::move(*s);  // a constant column list: parsing cannot fail (tested)
+}
+
+Status EnsureDeadLetterTable(catalog::Catalog& catalog, FileIO& io, const std::string& warehouse,
+                             const TableIdent& table) {
+  TableIdent dlq = DeadLetterTable(table);
+  auto loc = catalog.LoadTable(dlq);
+  if (loc.ok()) return Status::OK();
+  if (loc.status().code() != StatusCode::kNotFound) return loc.status();
+  Schema schema = DeadLetterSchema();
+  ASSIGN_OR_RETURN(iceberg::PartitionSpec spec,
+                   iceberg::ParsePartitionSpec("day(failed_at)", schema));
+  ASSIGN_OR_RETURN(iceberg::TableMetadata md,
+                   iceberg::NewTableMetadata(schema, spec, iceberg::SortOrder{},
+                                             catalog::DefaultTableLocation(warehouse, dlq),
+                                             iceberg::NewTableOptions{}));
+  auto created = Table::Create(catalog, io, dlq, md);
+  if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+    return created.status().WithContextF("dead-letter table {}", dlq.ToString());
+  }
+  return Status::OK();
+}
+
+Pipeline::Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions options,
+                   std::unique_ptr<Source> source)
+    : catalog_(catalog), io_(io), options_(std::move(options)), source_(std::move(source)) {}
+
+Pipeline::~Pipeline() {
+  // Unclosed files stay on disk, recorded in the journal: the next run's
+  // recovery deletes them (a destructor must not guess whether a commit ran).
+}
+
+Result<std::unique_ptr<Pipeline>> Pipeline::Open(catalog::Catalog& catalog, FileIO& io,
+                                                 PipelineOptions options,
+                                                 std::unique_ptr<Source> source) {
+  if (options.name.empty()) return Status::Invalid("a pipeline needs a name");
+  if (options.commit_interval_ms <= 0) {
+    return Status::Invalid("pipeline {}: commit_interval must be positive", options.name);
+  }
+  if (options.state_dir.empty())
+    return Status::Invalid("pipeline {}: no state folder", options.name);
+  std::unique_ptr<Pipeline> p(new Pipeline(catalog, io, std::move(options), std::move(source)));
+  RETURN_IF_ERROR_CTX(p->Recover(), "pipeline {}", p->options_.name);
+  return p;
+}
+
+Status Pipeline::Recover() {
+  const std::string& name = options_.name;
+  ASSIGN_OR_RETURN(table_, Table::Load(catalog_, io_, options_.target));
+  ASSIGN_OR_RETURN(dlq_table_, Table::Load(catalog_, io_, DeadLetterTable(options_.target)));
+
+  // 1. A new epoch fences every older run of this pipeline: their commits
+  //    check the property and find a newer value.
+  int64_t epoch = 0;
+  RETURN_IF_ERROR(table_->UpdateMetadata(
+      [&](const iceberg::TableMetadata& base) -> Result<iceberg::TableMetadata> {
+        ASSIGN_OR_RETURN(int64_t current, CurrentEpoch(base, name));
+        epoch = current + 1;
+        iceberg::TableMetadata next = base;
+        next.properties[EpochProperty(name)] = std::to_string(epoch);
+        return next;
+      },
+      options_.commit));
+  epoch_ = epoch;
+  stats_.epoch = epoch;
+
+  // 2. Where the last committed checkpoint left the source.
+  ASSIGN_OR_RETURN(auto committed, FindCheckpoint(table_->metadata(), name));
+  int64_t last = committed ? committed->checkpoint : 0;
+  next_checkpoint_ = last + 1;
+  stats_.checkpoint = last;
+  Positions resume;
+  if (committed) {
+    auto it = committed->offsets.find(options_.source_name);
+    if (it != committed->offsets.end()) resume = it->second;
+  }
+
+  // 3. Staged files of checkpoints that never committed are deleted; those of
+  //    committed checkpoints are referenced by the table and stay.
+  ASSIGN_OR_RETURN(journal_, StagedJournal::Open(options_.state_dir + "/staged.journal"));
+  //    A file being written when the process died exists only under its
+  //    temporary name (<path>.tmp-...): those go too.
+  int deleted = 0;
+  for (const auto& e : journal_->entries()) {
+    if (e.checkpoint <= last) continue;
+    auto listed = io_.List(e.path);
+    if (!listed.ok() && listed.status().code() != StatusCode::kNotFound) {
+      return listed.status().WithContextF("listing staged file {}", e.path);
+    }
+    for (const std::string& f : listed.ValueOr({})) {
+      if (f != e.path && f.rfind(e.path + ".tmp-", 0) != 0) continue;
+      Status st = io_.Delete(f);
+      if (!st.ok() && st.code() != StatusCode::kNotFound) {
+        return st.WithContextF("deleting staged file {} of checkpoint {}", f, e.checkpoint);
+      }
+      if (++deleted == 1) KillPoint("pipeline.mid_recovery");
+    }
+  }
+  RETURN_IF_ERROR(journal_->Clear());
+
+  // 4. Resume the source.
+  RETURN_IF_ERROR(source_->Seek(resume));
+  committed_ = source_->CurrentPositions();
+  int64_t sum = 0;
+  for (const auto& [p, o] : committed_) sum += o;
+  stats_.committed_offset_sum = sum;
+
+  ASSIGN_OR_RETURN(decoder_, JsonDecoder::Make(options_.source_schema));
+  last_checkpoint_ms_ = NowMs();
+  return StartWriters();
+}
+
+Status Pipeline::StartWriters() {
+  auto make = [&](const Table& t) -> Result<std::unique_ptr<iceberg::DataWriter>> {
+    ASSIGN_OR_RETURN(iceberg::DataWriterOptions o,
+                     iceberg::DataWriterOptionsFromProperties(t.metadata().properties));
+    o.before_create = [this](const std::string& path) {
+      return journal_->Record(next_checkpoint_, path);
+    };
+    return iceberg::DataWriter::Make(io_, t.metadata(), std::move(o));
+  };
+  ASSIGN_OR_RETURN(writer_, make(*table_));
+  ASSIGN_OR_RETURN(dlq_writer_, make(*dlq_table_));
+  rows_ = Batch::Make(options_.source_schema);
+  dead_rows_ = Batch::Make(std::make_shared<Schema>(*dlq_table_->metadata().current_schema()));
+  return Status::OK();
+}
+
+void Pipeline::OnRecord(const SourceRecord& r) {
+  stats_.records_in.fetch_add(1, std::memory_order_relaxed);
+  stats_.bytes_in.fetch_add(static_cast<int64_t>(r.value.size()), std::memory_order_relaxed);
+  dirty_ = true;
+  newest_ingest_ms_ = std::max(newest_ingest_ms_, r.timestamp_ms);
+  Status st = decoder_->DecodeLine(r.value, r.offset, &rows_);
+  if (st.ok()) return;
+  // The decoder left rows_ unchanged: the record becomes a dead letter.
+  auto& c = dead_rows_.columns;
+  c[0].AppendBytes(r.value);
+  c[1].AppendBytes(DeadLetterError(st));
+  c[2].AppendBytes(source_->Describe());
+  c[3].AppendBytes(r.partition);
+  c[4].Append<int64_t>(r.offset);
+  c[5].Append<int64_t>(r.timestamp_ms * 1000);
+  c[6].Append<int64_t>(NowMs() * 1000);
+  c[7].AppendBytes(options_.name);
+}
+
+Status Pipeline::FlushRows() {
+  if (rows_.num_rows() > 0) {
+    Batch b = std::move(rows_);
+    rows_ = Batch::Make(options_.source_schema);
+    int64_t n = b.num_rows();
+    if (options_.projection) {
+      ASSIGN_OR_RETURN(b, options_.projection(std::move(b)));
+    }
+    RETURN_IF_ERROR_CTX(writer_->Write(b), "writing to {}", options_.target.ToString());
+    rows_pending_ += n;
+  }
+  if (dead_rows_.num_rows() > 0) {
+    RETURN_IF_ERROR_CTX(dlq_writer_->Write(dead_rows_), "writing dead letters of {}",
+                        options_.target.ToString());
+    dead_pending_ += dead_rows_.num_rows();
+    dead_rows_ = Batch::Make(dead_rows_.schema);
+  }
+  return Status::OK();
+}
+
+Result<int64_t> Pipeline::Step(int timeout_ms) {
+  int64_t until_checkpoint = last_checkpoint_ms_ + options_.commit_interval_ms - NowMs();
+  int wait = static_cast<int>(std::clamp<int64_t>(until_checkpoint, 0, timeout_ms));
+  ASSIGN_OR_RETURN(int64_t n, source_->Poll(options_.poll_bytes, wait,
+                                            [this](const SourceRecord& r) { OnRecord(r); }));
+  if (rows_.num_rows() + dead_rows_.num_rows() >= options_.batch_rows) RETURN_IF_ERROR(FlushRows());
+  if (NowMs() - last_checkpoint_ms_ >= options_.commit_interval_ms) RETURN_IF_ERROR(Checkpoint());
+  return n;
+}
+
+Status Pipeline::CheckEpoch() {
+  ASSIGN_OR_RETURN(int64_t current, CurrentEpoch(table_->metadata(), options_.name));
+  if (current != epoch_) {
+    return Status::Fenced(
+        "pipeline {}: epoch {} has taken over table {} (this run is epoch {}); stopping without "
+        "committing",
+        options_.name, current, options_.target.ToString(), epoch_);
+  }
+  return Status::OK();
+}
+
+Status Pipeline::Checkpoint() {
+  last_checkpoint_ms_ = NowMs();
+  if (!dirty_) return Status::OK();
+  int64_t started = MonoMicros();
+  RETURN_IF_ERROR(FlushRows());
+  ASSIGN_OR_RETURN(auto files, writer_->Close());
+  ASSIGN_OR_RETURN(auto dead_files, dlq_writer_->Close());
+  KillPoint("pipeline.after_data_files");
+
+  Positions positions = source_->CurrentPositions();
+  std::map<std::string, std::string> summary = {
+      {kSummaryPipeline, options_.name},
+      {kSummaryEpoch, std::to_string(epoch_)},
+      {kSummaryCheckpoint, std::to_string(next_checkpoint_)},
+      {kSummaryOffsets, EncodeOffsets({{options_.source_name, positions}})},
+  };
+  // The target table always gets the snapshot (it holds the offsets that
+  // recovery reads); the dead-letter table only when there are dead letters.
+  std::vector<catalog::TableUpdate> updates(1);
+  updates[0].table = table_.get();
+  updates[0].update.add_data = std::move(files);
+  updates[0].update.summary = summary;
+  if (!dead_files.empty()) {
+    catalog::TableUpdate u;
+    u.table = dlq_table_.get();
+    u.update.add_data = std::move(dead_files);
+    u.update.summary = summary;
+    updates.push_back(std::move(u));
+  }
+  int64_t commit_started = MonoMicros();
+  auto committed =
+      Table::CommitAll(catalog_, updates, options_.commit, [this] { return CheckEpoch(); });
+  if (!committed.ok()) {
+    stats_.commit_failures.fetch_add(1);
+    // The staged files stay in the journal: a restart's recovery commits
+    // nothing twice and deletes them unless the table shows this checkpoint.
+    return committed.status().WithContextF("pipeline {}: checkpoint {}", options_.name,
+                                           next_checkpoint_);
+  }
+  int64_t commit_micros = MonoMicros() - commit_started;
+  KillPoint("pipeline.after_commit");
+  RETURN_IF_ERROR(journal_->Clear());
+
+  int64_t files_added = 0;
+  for (const auto& u : updates) files_added += static_cast<int64_t>(u.update.add_data.size());
+  stats_.files_committed += files_added;
+  stats_.records_committed += rows_pending_;
+  stats_.dead_letters_committed += dead_pending_;
+  stats_.commits += 1;
+  stats_.last_commit_micros = commit_micros;
+  stats_.commit_micros_total += commit_micros;
+  stats_.checkpoint = next_checkpoint_;
+  stats_.newest_committed_ingest_ms = newest_ingest_ms_;
+  int64_t sum = 0;
+  for (const auto& [p, o] : positions) sum += o;
+  stats_.committed_offset_sum = sum;
+  committed_ = std::move(positions);
+  rows_pending_ = dead_pending_ = 0;
+  dirty_ = false;
+  ++next_checkpoint_;
+  RETURN_IF_ERROR(StartWriters());
+  stats_.last_checkpoint_micros = MonoMicros() - started;
+  return Status::OK();
+}
+
+Status Pipeline::Run() {
+  while (!stop_.load()) {
+    auto n = Step(100);
+    if (!n.ok()) return n.status();
+  }
+  return Checkpoint();
+}
+
+}  // namespace sluice::pipeline

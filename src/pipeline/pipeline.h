@@ -1,0 +1,151 @@
+// Pipeline: one continuous INSERT INTO <table> SELECT ... FROM <source>, run
+// with exactly-once checkpoints (DESIGN.md §4, docs/pipelines.md).
+//
+// Loop: poll records from the source, decode them (FORMAT JSON) into column
+// batches, project them onto the target table's schema, and write them with
+// a partitioned DataWriter. Records that cannot be decoded become rows of the
+// dead-letter table `<table>__dlq`. Every commit interval (and on Stop) a
+// checkpoint:
+//   1. closes the open data files (staged: each was recorded in the journal
+//      before it was created),
+//   2. commits one snapshot to the target table (and one to the dead-letter
+//      table when there are dead letters) in one catalog transaction, whose
+//      summaries carry sluice.pipeline/epoch/checkpoint/offsets,
+//   3. clears the journal.
+// Open() recovers: it takes a new writer epoch (fencing older runs), resumes
+// the source from the offsets of the newest checkpoint in the table, and
+// deletes staged files of checkpoints that never committed.
+//
+// There is no at-least-once mode: offsets are only ever committed with the
+// data they produced.
+//
+// Thread-safety: Run/Step/Checkpoint from one thread; stats() and
+// RequestStop() from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "catalog/table.h"
+#include "columnar/column.h"
+#include "pipeline/checkpoint.h"
+#include "pipeline/journal.h"
+#include "pipeline/source.h"
+
+namespace sluice {
+class JsonDecoder;
+namespace iceberg {
+class DataWriter;
+}
+}  // namespace sluice
+
+namespace sluice::pipeline {
+
+// Maps a batch of the source schema onto the target table's schema (the SQL
+// SELECT list, bound). Null: the source schema is the table's.
+using Projection = std::function<Result<Batch>(Batch&& source_rows)>;
+
+struct PipelineOptions {
+  std::string name;  // the pipeline's id, stored in every snapshot it commits
+  catalog::TableIdent target;
+  std::string source_name;  // the SQL source, the key in sluice.offsets
+  std::shared_ptr<const Schema> source_schema;
+  Projection projection;
+  int64_t commit_interval_ms = 1000;
+  // Local state (the staged-file journal) lives here.
+  std::string state_dir;
+  // Rows buffered before a batch is projected and written.
+  int64_t batch_rows = 16 * 1024;
+  int64_t poll_bytes = 4 << 20;
+  catalog::CommitOptions commit;
+};
+
+// Counters for /metrics and /v1/status (all monotonic except the gauges).
+struct PipelineStats {
+  std::atomic<int64_t> records_in{0};
+  std::atomic<int64_t> bytes_in{0};
+  std::atomic<int64_t> records_committed{0};
+  std::atomic<int64_t> dead_letters_committed{0};
+  std::atomic<int64_t> commits{0};
+  std::atomic<int64_t> commit_failures{0};
+  std::atomic<int64_t> files_committed{0};
+  std::atomic<int64_t> last_commit_micros{0};      // duration of the last catalog commit
+  std::atomic<int64_t> last_checkpoint_micros{0};  // duration of the last whole checkpoint
+  std::atomic<int64_t> commit_micros_total{0};
+  std::atomic<int64_t> checkpoint{0};  // last committed checkpoint number
+  std::atomic<int64_t> epoch{0};
+  std::atomic<int64_t> newest_committed_ingest_ms{0};  // freshness = now - this
+  std::atomic<int64_t> committed_offset_sum{0};        // sum over partitions of committed offsets
+};
+
+// The dead-letter table of `table`: <name>__dlq in the same namespace.
+catalog::TableIdent DeadLetterTable(const catalog::TableIdent& table);
+// Its schema: payload, error, source, partition, offset, ingested_at,
+// failed_at, pipeline.
+Schema DeadLetterSchema();
+// Creates the dead-letter table of `table` unless it exists.
+Status EnsureDeadLetterTable(catalog::Catalog& catalog, FileIO& io, const std::string& warehouse,
+                             const catalog::TableIdent& table);
+
+class Pipeline {
+ public:
+  // Loads the target and dead-letter tables (both must exist), takes a new
+  // epoch, recovers (see above) and seeks `source`.
+  static Result<std::unique_ptr<Pipeline>> Open(catalog::Catalog& catalog, FileIO& io,
+                                                PipelineOptions options,
+                                                std::unique_ptr<Source> source);
+  ~Pipeline();
+
+  // Polls once (waiting at most `timeout_ms`), and checkpoints if the commit
+  // interval has passed. Returns the records polled.
+  Result<int64_t> Step(int timeout_ms);
+  // Takes a checkpoint now (a no-op when nothing was read since the last).
+  Status Checkpoint();
+  // Steps until RequestStop(), then takes a final checkpoint.
+  Status Run();
+  void RequestStop() { stop_.store(true); }
+
+  const PipelineStats& stats() const { return stats_; }
+  const PipelineOptions& options() const { return options_; }
+  Source& source() { return *source_; }
+  // Offsets of the last committed checkpoint.
+  const Positions& committed_positions() const { return committed_; }
+
+ private:
+  Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions options,
+           std::unique_ptr<Source> source);
+  Status Recover();
+  Status StartWriters();
+  Status FlushRows();
+  void OnRecord(const SourceRecord& r);
+  Status CheckEpoch();
+
+  catalog::Catalog& catalog_;
+  FileIO& io_;
+  PipelineOptions options_;
+  std::unique_ptr<Source> source_;
+  std::unique_ptr<catalog::Table> table_;
+  std::unique_ptr<catalog::Table> dlq_table_;
+  std::unique_ptr<StagedJournal> journal_;
+  std::unique_ptr<JsonDecoder> decoder_;
+  std::unique_ptr<iceberg::DataWriter> writer_;
+  std::unique_ptr<iceberg::DataWriter> dlq_writer_;
+  Batch rows_;       // decoded, not yet written (source schema)
+  Batch dead_rows_;  // dead letters not yet written
+  Status record_error_;
+  int64_t epoch_ = 0;
+  int64_t next_checkpoint_ = 1;
+  Positions committed_;
+  bool dirty_ = false;  // records read since the last checkpoint
+  int64_t newest_ingest_ms_ = 0;
+  int64_t rows_pending_ = 0;  // rows written to the open files
+  int64_t dead_pending_ = 0;
+  int64_t last_checkpoint_ms_ = 0;
+  std::atomic<bool> stop_{false};
+  PipelineStats stats_;
+};
+
+}  // namespace sluice::pipeline
