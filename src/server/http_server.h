@@ -1,0 +1,102 @@
+// HttpServer: sluice's HTTP ingest endpoint. Producers POST JSON records to a stream;
+// the server validates them, appends them to the stream's durable log and answers
+// once the log has acknowledged them. It also serves /metrics, /v1/status and
+// /healthz. The wire contract (routes, status codes, headers, idempotency window) is
+// docs/http_api.md.
+//
+// The server knows nothing of pipelines: it reaches the rest of sluice only through
+// IngestTarget, implemented by whoever runs it (`sluice run`) and by tests.
+//
+// Threads: Start() serves on background threads (one acceptor plus
+// `worker_threads` request workers). IngestTarget methods are called concurrently
+// from the workers and must be thread-safe. Stop() (also run by the destructor)
+// stops accepting, lets in-flight requests finish and joins every thread; the target
+// must outlive Stop().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "log/stream_log.h"
+
+namespace sluice::server {
+
+class Registry;
+
+// A refusal of new records for a stream, sent with `Retry-After: <retry_after_s>`.
+struct Backpressure {
+  enum class Kind {
+    kBehind,       // 429 Too Many Requests: the stream's consumers are too far behind
+    kUnavailable,  // 503 Service Unavailable: shutting down or not ready
+  };
+  Kind kind = Kind::kBehind;
+  int retry_after_s = 1;  // >= 1
+  std::string reason;     // put in the JSON error body
+};
+
+// What the server needs from the rest of sluice. Every method may be called from
+// several worker threads at once.
+class IngestTarget {
+ public:
+  virtual ~IngestTarget() = default;
+  // The log of stream `name`, or null when there is no such stream (404). The log
+  // must stay valid until the server is stopped.
+  virtual log::StreamLog* FindStream(const std::string& name) = 0;
+  // Asked before each append to an existing stream: nullopt accepts the request.
+  virtual std::optional<Backpressure> CheckBackpressure(const std::string& stream) = 0;
+  // Called after records were durably appended (not for duplicates), for metrics.
+  virtual void OnAppended(const std::string& stream, int64_t records, int64_t bytes) = 0;
+  // GET /metrics body (Prometheus text format 0.0.4) and GET /v1/status body (JSON).
+  virtual std::string MetricsText() = 0;
+  virtual std::string StatusJson() = 0;
+};
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;                       // 0: any free port; see HttpServer::port()
+  std::string bearer_token;           // empty: no authentication
+  int64_t max_body_bytes = 16 << 20;  // larger bodies are refused with 413
+  int worker_threads = 4;             // concurrent requests being served
+  int keep_alive_timeout_s = 5;       // idle keep-alive connections are closed after this
+                                      // (Stop() may wait for it on an idle connection)
+  int read_timeout_s = 30;            // per socket read while receiving a request
+  // Optional: when set, the server counts its own requests here
+  // (sluice_http_requests_total{route,code}, sluice_http_request_duration_seconds{route}).
+  // Must outlive the server.
+  Registry* registry = nullptr;
+};
+
+class HttpServer {
+ public:
+  // Checks the options and registers the server's metrics; does not bind yet.
+  static Result<std::unique_ptr<HttpServer>> Make(HttpServerOptions options, IngestTarget* target);
+  ~HttpServer();  // Stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds host:port and starts serving in the background. kIOError if the address
+  // cannot be bound (port taken, bad host); kInvalidArgument if already started.
+  Status Start();
+  // Stops accepting, finishes in-flight requests, joins the threads. Idempotent.
+  void Stop();
+
+  // The bound port (useful with port 0); 0 before Start().
+  int port() const { return port_; }
+
+ private:
+  class Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+// The log producer id an Idempotency-Key header maps to: the FNV-1a 64-bit hash of
+// the key's bytes with the top bit cleared. Persisted in the log, so it never changes.
+int64_t IdempotencyProducerId(std::string_view key);
+
+}  // namespace sluice::server

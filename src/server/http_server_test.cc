@@ -1,0 +1,456 @@
+// End-to-end tests of the ingest server: a real server on a free port, real stream
+// logs in a scratch directory, and a real HTTP client.
+#include "server/http_server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/testing.h"
+#include "log/test_util.h"
+#include "server/metrics.h"
+
+namespace sluice::server {
+namespace {
+
+using log::testing::ReadAll;
+using log::testing::ScratchDir;
+using nlohmann::json;
+
+// A LogStorage whose segment syncs fail once `fail` is set (to provoke append errors).
+class FailingStorage : public log::LogStorage {
+ public:
+  std::atomic<bool> fail{false};
+
+  Status CreateDir(const std::string& dir) override { return base_->CreateDir(dir); }
+  Result<std::unique_ptr<log::SegmentFile>> Open(const std::string& path, bool create) override {
+    ASSIGN_OR_RETURN(auto file, base_->Open(path, create));
+    return std::unique_ptr<log::SegmentFile>(new File(std::move(file), &fail));
+  }
+  Result<std::vector<std::string>> ListNames(const std::string& dir) override {
+    return base_->ListNames(dir);
+  }
+  Status Remove(const std::string& path) override { return base_->Remove(path); }
+  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
+
+ private:
+  class File : public log::SegmentFile {
+   public:
+    File(std::unique_ptr<log::SegmentFile> base, std::atomic<bool>* fail)
+        : base_(std::move(base)), fail_(fail) {}
+    const std::string& path() const override { return base_->path(); }
+    int64_t size() const override { return base_->size(); }
+    Status Append(std::string_view data) override { return base_->Append(data); }
+    Status Sync() override {
+      if (*fail_) return Status::IOError("injected sync failure on {}", path());
+      return base_->Sync();
+    }
+    Status ReadAt(int64_t offset, int64_t length, std::string* out) const override {
+      return base_->ReadAt(offset, length, out);
+    }
+    Status Truncate(int64_t size) override { return base_->Truncate(size); }
+
+   private:
+    std::unique_ptr<log::SegmentFile> base_;
+    std::atomic<bool>* fail_;
+  };
+  log::LogStorage* base_ = log::PosixLogStorage();
+};
+
+class TestTarget : public IngestTarget {
+ public:
+  log::StreamLog* FindStream(const std::string& name) override {
+    auto it = logs.find(name);
+    return it == logs.end() ? nullptr : it->second.get();
+  }
+  std::optional<Backpressure> CheckBackpressure(const std::string& stream) override {
+    if (check_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(check_delay_ms));
+    std::lock_guard<std::mutex> lock(mu);
+    return backpressure;
+  }
+  void OnAppended(const std::string& stream, int64_t records, int64_t bytes) override {
+    std::lock_guard<std::mutex> lock(mu);
+    appended_records[stream] += records;
+    appended_bytes[stream] += bytes;
+  }
+  std::string MetricsText() override { return registry.Render(); }
+  std::string StatusJson() override { return "{\"streams\":[\"events_in\"]}"; }
+
+  std::map<std::string, std::unique_ptr<log::StreamLog>> logs;  // set before the server starts
+  Registry registry;
+  std::mutex mu;
+  std::optional<Backpressure> backpressure;                         // guarded by mu
+  std::map<std::string, int64_t> appended_records, appended_bytes;  // guarded by mu
+  std::atomic<int> check_delay_ms{0};
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(target_.logs["events_in"], log::StreamLog::Open(dir_.Sub("events_in")));
+    log::LogOptions failing;
+    failing.storage = &storage_;
+    ASSERT_OK_AND_ASSIGN(target_.logs["fragile"],
+                         log::StreamLog::Open(dir_.Sub("fragile"), failing));
+  }
+
+  void StartServer(HttpServerOptions options = {}) {
+    options.registry = &target_.registry;
+    ASSERT_OK_AND_ASSIGN(server_, HttpServer::Make(options, &target_));
+    ASSERT_OK(server_->Start());
+    ASSERT_GT(server_->port(), 0);
+  }
+
+  httplib::Client Client() {
+    httplib::Client cli("127.0.0.1", server_->port());
+    cli.set_read_timeout(10);
+    return cli;
+  }
+
+  httplib::Result Post(const std::string& body, const std::string& content_type,
+                       const httplib::Headers& headers = {},
+                       const std::string& stream = "events_in") {
+    return Client().Post("/v1/streams/" + stream + "/records", headers, body, content_type);
+  }
+
+  std::vector<std::string> Payloads(const std::string& stream) {
+    auto all = ReadAll(*target_.logs[stream]);
+    EXPECT_TRUE(all.ok()) << all.status().ToString();
+    std::vector<std::string> out;
+    if (all.ok()) {
+      for (const auto& r : *all) out.push_back(r.value);
+    }
+    return out;
+  }
+
+  ScratchDir dir_;
+  FailingStorage storage_;
+  TestTarget target_;
+  std::unique_ptr<HttpServer> server_;  // destroyed (stopped) before the target
+};
+
+json Body(const httplib::Result& r) { return json::parse(r->body); }
+
+TEST_F(HttpServerTest, NdjsonRecordsAreAppendedAndAcknowledgedWithTheirOffsets) {
+  StartServer();
+  auto r = Post("{\"id\":1}\n\n{\"id\":2, \"s\":\"a b\"}\r\n[3]\n", "application/x-ndjson");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(Body(r), json::parse(R"({"stream":"events_in","first_offset":0,"last_offset":2,
+                                    "records":3,"duplicate":false})"));
+  auto r2 = Post("\"x\"", "text/plain");  // any content type is NDJSON
+  ASSERT_EQ(r2->status, 200) << r2->body;
+  EXPECT_EQ(Body(r2)["first_offset"], 3);
+  EXPECT_EQ(Body(r2)["last_offset"], 3);
+  EXPECT_EQ(Payloads("events_in"),
+            (std::vector<std::string>{"{\"id\":1}", "{\"id\":2, \"s\":\"a b\"}", "[3]", "\"x\""}));
+  std::lock_guard<std::mutex> lock(target_.mu);
+  EXPECT_EQ(target_.appended_records["events_in"], 4);
+  EXPECT_EQ(target_.appended_bytes["events_in"], 8 + 19 + 3 + 3);
+}
+
+TEST_F(HttpServerTest, JsonArrayElementsBecomeMinifiedRecords) {
+  StartServer();
+  auto r = Post("[\n  {\"id\": 1, \"v\": 1.50},\n  {\"id\": 2, \"tags\": [\"a\", \"b c\"]}\n]",
+                "application/json; charset=utf-8");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["records"], 2);
+  EXPECT_EQ(
+      Payloads("events_in"),
+      (std::vector<std::string>{"{\"id\":1,\"v\":1.50}", "{\"id\":2,\"tags\":[\"a\",\"b c\"]}"}));
+  // The same bytes sent as NDJSON are one record per line: the lines are not JSON.
+  auto nd = Post("[\n  {\"id\": 1},\n]", "application/x-ndjson");
+  EXPECT_EQ(nd->status, 400);
+  EXPECT_EQ(Body(nd)["line"], 1);
+}
+
+TEST_F(HttpServerTest, RetryWithTheSameIdempotencyKeyIsNotAppendedTwice) {
+  StartServer();
+  httplib::Headers key = {{"Idempotency-Key", "batch-7f3a"}};
+  auto first = Post("{\"a\":1}\n{\"a\":2}\n", "application/x-ndjson", key);
+  ASSERT_EQ(first->status, 200) << first->body;
+  EXPECT_EQ(Body(first)["duplicate"], false);
+  auto retry = Post("{\"a\":1}\n{\"a\":2}\n", "application/x-ndjson", key);
+  ASSERT_EQ(retry->status, 200) << retry->body;
+  EXPECT_EQ(Body(retry)["duplicate"], true);
+  EXPECT_EQ(Body(retry)["first_offset"], Body(first)["first_offset"]);
+  EXPECT_EQ(Body(retry)["last_offset"], Body(first)["last_offset"]);
+  EXPECT_EQ(Body(retry)["records"], 2);
+  auto other = Post("{\"a\":3}\n", "application/x-ndjson", {{"Idempotency-Key", "batch-7f3b"}});
+  ASSERT_EQ(other->status, 200);
+  EXPECT_EQ(Body(other)["first_offset"], 2);
+  EXPECT_EQ(Payloads("events_in"),
+            (std::vector<std::string>{"{\"a\":1}", "{\"a\":2}", "{\"a\":3}"}));
+  std::lock_guard<std::mutex> lock(target_.mu);
+  EXPECT_EQ(target_.appended_records["events_in"], 3);  // duplicates are not counted
+}
+
+TEST_F(HttpServerTest, NumberedProducersDeduplicateBySequence) {
+  StartServer();
+  auto seq = [&](const std::string& s) {
+    return Post("1\n", "", {{"Sluice-Producer-Id", "12"}, {"Sluice-Sequence", s}});
+  };
+  EXPECT_EQ(Body(seq("0"))["first_offset"], 0);
+  EXPECT_EQ(Body(seq("1"))["first_offset"], 1);
+  auto again = seq("0");
+  EXPECT_EQ(Body(again)["duplicate"], true);
+  EXPECT_EQ(Body(again)["first_offset"], 0);
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 2);
+
+  auto missing = Post("1\n", "", {{"Sluice-Producer-Id", "12"}});
+  EXPECT_EQ(missing->status, 400);
+  auto both = Post(
+      "1\n", "", {{"Idempotency-Key", "k"}, {"Sluice-Producer-Id", "1"}, {"Sluice-Sequence", "1"}});
+  EXPECT_EQ(both->status, 400);
+  auto negative = Post("1\n", "", {{"Sluice-Producer-Id", "-1"}, {"Sluice-Sequence", "1"}});
+  EXPECT_EQ(negative->status, 400);
+  auto long_key = Post("1\n", "", {{"Idempotency-Key", std::string(201, 'k')}});
+  EXPECT_EQ(long_key->status, 400);
+  EXPECT_NE(Body(long_key)["error"].get<std::string>().find("Idempotency-Key"), std::string::npos);
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 2);
+}
+
+TEST_F(HttpServerTest, IdempotencyProducerIdIsStableAndNonNegative) {
+  // FNV-1a 64 reference values ("" is the offset basis; "a" from the published table),
+  // with the top bit cleared.
+  EXPECT_EQ(IdempotencyProducerId(""), 0x4bf29ce484222325LL);
+  EXPECT_EQ(IdempotencyProducerId("a"), 0x2f63dc4c8601ec8cLL);
+  EXPECT_NE(IdempotencyProducerId("batch-1"), IdempotencyProducerId("batch-2"));
+  EXPECT_GE(IdempotencyProducerId("\xff\xff"), 0);
+}
+
+TEST_F(HttpServerTest, BadRecordIsRefusedNamingItsLineAndNothingIsAppended) {
+  StartServer();
+  auto r = Post("{\"a\":1}\n{\"a\":2}\n{\"a\":\n{\"a\":4}\n", "application/x-ndjson");
+  ASSERT_EQ(r->status, 400) << r->body;
+  json body = Body(r);
+  EXPECT_EQ(body["line"], 3);
+  EXPECT_NE(body["error"].get<std::string>().find("line 3"), std::string::npos) << r->body;
+  auto a = Post("[{\"a\":1}, {\"a\":nul}]", "application/json");
+  ASSERT_EQ(a->status, 400) << a->body;
+  EXPECT_EQ(Body(a)["index"], 1);
+  EXPECT_NE(Body(a)["error"].get<std::string>().find("index 1"), std::string::npos) << a->body;
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 0);
+
+  auto empty = Post("\n\n", "application/x-ndjson");
+  EXPECT_EQ(empty->status, 400);
+  EXPECT_NE(Body(empty)["error"].get<std::string>().find("no records"), std::string::npos);
+  auto empty_array = Post("[]", "application/json");
+  EXPECT_EQ(empty_array->status, 400);
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 0);
+}
+
+TEST_F(HttpServerTest, OversizedBodyIs413WithLengthOrChunked) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1000;
+  StartServer(options);
+  std::string big;
+  while (big.size() <= 1000) big += "{\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}\n";
+  auto r = Post(big, "application/x-ndjson");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 413) << r->body;
+
+  // Chunked (no Content-Length): the server counts while reading.
+  auto cli = Client();
+  size_t sent = 0;
+  auto chunked = cli.Post(
+      "/v1/streams/events_in/records",
+      [&](size_t, httplib::DataSink& sink) {
+        if (sent >= big.size() * 3) {
+          sink.done();
+          return true;
+        }
+        sink.write(big.data(), big.size());
+        sent += big.size();
+        return true;
+      },
+      "application/x-ndjson");
+  if (chunked) {  // (or the server hung up while the client was still sending)
+    EXPECT_EQ(chunked->status, 413) << chunked->body;
+  }
+
+  // Just under the limit is accepted.
+  std::string fits = big.substr(0, 999);
+  fits = fits.substr(0, fits.rfind('\n') + 1);
+  auto ok = Post(fits, "application/x-ndjson");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), Body(ok)["records"].get<int64_t>());
+}
+
+TEST_F(HttpServerTest, BearerTokenIsRequiredExceptForHealthz) {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret";
+  StartServer(options);
+  auto none = Post("1\n", "");
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(none->get_header_value("WWW-Authenticate"), "Bearer realm=\"sluice\"");
+  auto wrong = Post("1\n", "", {{"Authorization", "Bearer s3cre"}});
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 0);
+  auto right = Post("1\n", "", {{"Authorization", "Bearer s3cret"}});
+  EXPECT_EQ(right->status, 200) << right->body;
+
+  auto cli = Client();
+  EXPECT_EQ(cli.Get("/metrics")->status, 401);
+  EXPECT_EQ(cli.Get("/v1/status")->status, 401);
+  auto health = cli.Get("/healthz");
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(health->body, "ok");
+  cli.set_bearer_token_auth("s3cret");
+  EXPECT_EQ(cli.Get("/metrics")->status, 200);
+}
+
+TEST_F(HttpServerTest, UnknownStreamIs404) {
+  StartServer();
+  auto r = Post("1\n", "", {}, "nope");
+  EXPECT_EQ(r->status, 404);
+  EXPECT_NE(Body(r)["error"].get<std::string>().find("'nope'"), std::string::npos) << r->body;
+  auto route = Client().Get("/v1/nothing");
+  EXPECT_EQ(route->status, 404);
+  EXPECT_EQ(route->get_header_value("Content-Type"), "application/json");
+}
+
+TEST_F(HttpServerTest, BackpressureAnswers429Or503WithRetryAfter) {
+  StartServer();
+  {
+    std::lock_guard<std::mutex> lock(target_.mu);
+    target_.backpressure = Backpressure{Backpressure::Kind::kBehind, 7, "lag 5000000 records"};
+  }
+  auto behind = Post("1\n", "");
+  EXPECT_EQ(behind->status, 429);
+  EXPECT_EQ(behind->get_header_value("Retry-After"), "7");
+  EXPECT_NE(Body(behind)["error"].get<std::string>().find("lag 5000000"), std::string::npos);
+  {
+    std::lock_guard<std::mutex> lock(target_.mu);
+    target_.backpressure = Backpressure{Backpressure::Kind::kUnavailable, 0, ""};
+  }
+  auto down = Post("1\n", "");
+  EXPECT_EQ(down->status, 503);
+  EXPECT_EQ(down->get_header_value("Retry-After"), "1");  // at least 1
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 0);
+  {
+    std::lock_guard<std::mutex> lock(target_.mu);
+    target_.backpressure.reset();
+  }
+  EXPECT_EQ(Post("1\n", "")->status, 200);
+}
+
+TEST_F(HttpServerTest, AppendErrorIs500WithTheMessage) {
+  StartServer();
+  storage_.fail = true;
+  auto r = Post("1\n", "", {}, "fragile");
+  EXPECT_EQ(r->status, 500);
+  EXPECT_NE(Body(r)["error"].get<std::string>().find("injected sync failure"), std::string::npos)
+      << r->body;
+}
+
+TEST_F(HttpServerTest, ConcurrentClientsGetDisjointOffsets) {
+  HttpServerOptions options;
+  options.worker_threads = 4;
+  StartServer(options);
+  constexpr int kThreads = 6, kRequests = 15, kRecords = 4;
+  std::mutex mu;
+  std::vector<std::pair<int64_t, std::string>> acked;  // first offset, first payload
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto cli = Client();
+      cli.set_keep_alive(t % 2 == 0);  // both fresh and reused connections
+      for (int i = 0; i < kRequests; ++i) {
+        std::string body;
+        for (int k = 0; k < kRecords; ++k)
+          body += fmt::format("{{\"t\":{},\"i\":{},\"k\":{}}}\n", t, i, k);
+        auto r = cli.Post("/v1/streams/events_in/records", body, "application/x-ndjson");
+        if (!r || r->status != 200) {
+          ++failures;
+          continue;
+        }
+        json b = json::parse(r->body);
+        if (b["last_offset"].get<int64_t>() - b["first_offset"].get<int64_t>() != kRecords - 1) {
+          ++failures;
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        acked.emplace_back(b["first_offset"].get<int64_t>(),
+                           fmt::format("{{\"t\":{},\"i\":{},\"k\":0}}", t, i));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_EQ(failures.load(), 0);
+  ASSERT_EQ(acked.size(), static_cast<size_t>(kThreads * kRequests));
+  std::sort(acked.begin(), acked.end());
+  std::vector<std::string> payloads = Payloads("events_in");
+  ASSERT_EQ(payloads.size(), static_cast<size_t>(kThreads * kRequests * kRecords));
+  for (size_t i = 0; i < acked.size(); ++i) {
+    // Batches tile the log: each starts where the previous one ended.
+    EXPECT_EQ(acked[i].first, static_cast<int64_t>(i) * kRecords);
+    // The acknowledged offsets hold this request's records.
+    EXPECT_EQ(payloads[acked[i].first], acked[i].second);
+  }
+}
+
+TEST_F(HttpServerTest, MetricsAndStatusComeFromTheTarget) {
+  StartServer();
+  ASSERT_EQ(Post("1\n", "")->status, 200);
+  auto cli = Client();
+  auto status = cli.Get("/v1/status");
+  ASSERT_EQ(status->status, 200);
+  EXPECT_EQ(status->body, "{\"streams\":[\"events_in\"]}");
+  EXPECT_EQ(status->get_header_value("Content-Type"), "application/json");
+  auto metrics = cli.Get("/metrics");
+  ASSERT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->get_header_value("Content-Type"), "text/plain; version=0.0.4");
+  // The server counted its own requests in the registry the target renders.
+  EXPECT_NE(metrics->body.find("sluice_http_requests_total{route=\"records\",code=\"200\"} 1\n"),
+            std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("sluice_http_request_duration_seconds_count{route=\"records\"} 1\n"),
+            std::string::npos);
+}
+
+TEST_F(HttpServerTest, TakenPortIsAnError) {
+  StartServer();
+  HttpServerOptions options;
+  options.port = server_->port();
+  ASSERT_OK_AND_ASSIGN(auto second, HttpServer::Make(options, &target_));
+  ASSERT_ERROR(second->Start(), StatusCode::kIOError, std::to_string(server_->port()));
+  // The first one still answers.
+  EXPECT_EQ(Client().Get("/healthz")->status, 200);
+}
+
+TEST_F(HttpServerTest, StopLetsInFlightRequestsFinish) {
+  StartServer();
+  target_.check_delay_ms = 300;
+  int status = 0;
+  std::string error;
+  std::thread client([&] {
+    auto r = Post("1\n", "");
+    if (r) {
+      status = r->status;
+    } else {
+      error = httplib::to_string(r.error());
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  server_->Stop();
+  client.join();
+  EXPECT_EQ(status, 200) << error;
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 1);
+  // Stopped: nothing listens any more.
+  httplib::Client cli("127.0.0.1", server_->port());
+  cli.set_connection_timeout(1);
+  EXPECT_FALSE(cli.Get("/healthz"));
+  server_->Stop();  // idempotent
+}
+
+}  // namespace
+}  // namespace sluice::server

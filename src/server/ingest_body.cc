@@ -1,0 +1,150 @@
+#include "server/ingest_body.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <cctype>
+
+namespace sluice::server {
+
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Empty when `text` is exactly one valid JSON value, else the reason.
+std::string CheckJson(simdjson::dom::parser& parser, std::string_view text) {
+  simdjson::dom::element element;
+  auto error = parser.parse(text.data(), text.size()).get(element);
+  if (error == simdjson::SUCCESS) return "";
+  return simdjson::error_message(error);
+}
+
+ParsedBody Fail(std::string message, int64_t line, int64_t index) {
+  ParsedBody out;
+  out.ok = false;
+  out.error = BodyError{std::move(message), line, index};
+  return out;
+}
+
+}  // namespace
+
+bool IsJsonArrayBody(std::string_view content_type, std::string_view body) {
+  std::string_view media = Trim(content_type.substr(0, content_type.find(';')));
+  constexpr std::string_view kJson = "application/json";
+  if (media.size() != kJson.size()) return false;
+  for (size_t i = 0; i < media.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(media[i])) != kJson[i]) return false;
+  }
+  std::string_view trimmed = Trim(body);
+  return !trimmed.empty() && trimmed.front() == '[';
+}
+
+ParsedBody ParseNdjsonBody(std::string_view body) {
+  ParsedBody out;
+  simdjson::dom::parser parser;
+  int64_t line_no = 0;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t end = body.find('\n', pos);
+    if (end == std::string_view::npos) end = body.size();
+    ++line_no;
+    std::string_view line = Trim(body.substr(pos, end - pos));
+    pos = end + 1;
+    if (line.empty()) continue;
+    std::string reason = CheckJson(parser, line);
+    if (!reason.empty()) {
+      return Fail(fmt::format("line {}: invalid JSON: {}", line_no, reason), line_no, -1);
+    }
+    out.record_bytes += static_cast<int64_t>(line.size());
+    out.records.emplace_back(line);
+  }
+  return out;
+}
+
+ParsedBody ParseJsonArrayBody(std::string_view body) {
+  ParsedBody out;
+  simdjson::dom::parser parser;
+  size_t pos = 0;
+  auto skip_space = [&] {
+    while (pos < body.size() && IsSpace(body[pos])) ++pos;
+  };
+  skip_space();
+  if (pos >= body.size() || body[pos] != '[') {
+    return Fail(fmt::format("byte {}: a JSON array body must start with '['", pos), -1, -1);
+  }
+  ++pos;
+  skip_space();
+  bool closed = false;
+  if (pos < body.size() && body[pos] == ']') {
+    ++pos;
+    closed = true;
+  }
+  int64_t index = 0;
+  while (!closed) {
+    // One element: up to a ',' or ']' at depth 0. `element` is its copy without the
+    // whitespace outside strings, stored once the raw text has been validated (in
+    // valid JSON, whitespace never separates two tokens that would merge).
+    size_t start = pos;
+    size_t end = pos;
+    std::string element;
+    int depth = 0;
+    bool in_string = false;
+    bool escaped = false;
+    bool ended = false;
+    for (; pos < body.size(); ++pos) {
+      char c = body[pos];
+      if (in_string) {
+        element += c;
+        if (escaped) {
+          escaped = false;
+        } else if (c == '\\') {
+          escaped = true;
+        } else if (c == '"') {
+          in_string = false;
+        }
+        continue;
+      }
+      if (depth == 0 && (c == ',' || c == ']')) {
+        end = pos;
+        ended = true;
+        closed = c == ']';
+        ++pos;
+        break;
+      }
+      if (IsSpace(c)) continue;
+      if (c == '"') in_string = true;
+      if (c == '[' || c == '{') ++depth;
+      if ((c == ']' || c == '}') && depth > 0) --depth;
+      element += c;
+    }
+    if (!ended) {
+      return Fail(fmt::format("index {}: the array is not closed (missing ']' or unterminated "
+                              "string or object)",
+                              index),
+                  -1, index);
+    }
+    if (element.empty()) {
+      return Fail(fmt::format("index {}: missing value", index), -1, index);
+    }
+    std::string reason = CheckJson(parser, Trim(body.substr(start, end - start)));
+    if (!reason.empty()) {
+      return Fail(fmt::format("index {}: invalid JSON: {}", index, reason), -1, index);
+    }
+    out.record_bytes += static_cast<int64_t>(element.size());
+    out.records.push_back(std::move(element));
+    ++index;
+  }
+  skip_space();
+  if (pos < body.size()) {
+    return Fail(fmt::format("byte {}: unexpected content after the array", pos), -1, -1);
+  }
+  return out;
+}
+
+}  // namespace sluice::server
