@@ -40,8 +40,9 @@ struct QualifiedName {
   std::string ToString() const;
 };
 
-// WITH (key = value, ...). Bare-word keys are lowercased ("Connector" →
-// "connector"); 'quoted' keys are kept as written. Values keep their text:
+// WITH (key = value, ...). Bare-word keys, dotted or not, are lowercased
+// ("Connector" → "connector", write.Format → "write.format"); 'quoted' keys are
+// kept as written. Values keep their text:
 // 'strings' unescaped, numbers and bare words as written.
 struct Option {
   enum class ValueKind { kString, kNumber, kIdentifier };

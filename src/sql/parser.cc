@@ -131,13 +131,16 @@ Result<Options> Parser::ParseOptions() {
     const Token& key = Peek();
     option.pos = key.pos;
     if (key.kind == TokenKind::kIdentifier) {
-      option.key = Lower(key.text);
+      option.key = Lower(Next().text);
+      while (Peek().IsSymbol(".") && Peek(1).kind == TokenKind::kIdentifier) {  // write.format
+        Next();
+        option.key += "." + Lower(Next().text);
+      }
     } else if (key.kind == TokenKind::kString || key.kind == TokenKind::kQuotedIdentifier) {
-      option.key = key.text;
+      option.key = Next().text;
     } else {
       return Expected("an option name");
     }
-    Next();
     if (options.Find(option.key) != nullptr) {
       return ErrorAt(option.pos, "duplicate option '{}'", option.key);
     }

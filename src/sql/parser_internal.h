@@ -33,8 +33,8 @@ class Parser {
   // parser_select.cc
   Result<InsertSelect> ParseInsert();
   Result<SelectItem> ParseSelectItem();
-  Result<Expr> ParseExpr();
-  Result<Schema> ParseColumnList();  // '(' name type [NOT NULL] [COMMENT '...'], ... ')'
+  Result<Expr> ParseExpr(int depth = 0);  // depth bounds recursion on hostile input
+  Result<Schema> ParseColumnList();       // '(' name type [NOT NULL] [COMMENT '...'], ... ')'
   // A type name as columnar::ParseSqlType reads it; `text` gets it as written.
   Result<TypePtr> ParseType(std::string* text);
 
@@ -77,6 +77,7 @@ class Parser {
   std::string_view text_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  static constexpr int kMaxExprDepth = 64;
 };
 
 // Words that end a select item or list rather than name a column.

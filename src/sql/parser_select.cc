@@ -91,10 +91,13 @@ Result<SelectItem> Parser::ParseSelectItem() {
   return item;
 }
 
-Result<Expr> Parser::ParseExpr() {
+Result<Expr> Parser::ParseExpr(int depth) {
   Expr expr;
   const Token& t = Peek();
   expr.pos = t.pos;
+  if (depth > kMaxExprDepth) {
+    return ErrorAt(t.pos, "expression nested more than {} deep", kMaxExprDepth);
+  }
   if (t.kind == TokenKind::kNumber || (t.IsSymbol("-") && Peek(1).kind == TokenKind::kNumber)) {
     bool negative = AcceptSymbol("-");
     expr.literal = Literal{Literal::Kind::kNumber, (negative ? "-" : "") + Next().text};
@@ -114,7 +117,7 @@ Result<Expr> Parser::ParseExpr() {
     Next();
     Next();
     expr.kind = Expr::Kind::kCast;
-    ASSIGN_OR_RETURN(Expr operand, ParseExpr());
+    ASSIGN_OR_RETURN(Expr operand, ParseExpr(depth + 1));
     expr.operand = std::make_unique<Expr>(std::move(operand));
     RETURN_IF_ERROR(ExpectKeyword("AS", "after the CAST operand"));
     ASSIGN_OR_RETURN(expr.cast_type, ParseType(&expr.cast_type_text));

@@ -12,7 +12,7 @@ namespace {
 // The example script of the SQL front end's issue.
 constexpr std::string_view kExample = R"sql(-- comments with -- and /* */
 CREATE TABLE IF NOT EXISTS lake.events (id BIGINT NOT NULL, user_id BIGINT, kind STRING, ts TIMESTAMPTZ)
-  PARTITIONED BY (day(ts), bucket(16, id)) WITH ('format-version' = '2', 'write.target-file-size-bytes' = 1048576);
+  PARTITIONED BY (day(ts), bucket(16, id)) WITH ('format-version' = '2', 'write.target-file-size-bytes' = 1048576, Write.Format.Default = parquet);
 /* a block
    comment */
 CREATE SOURCE events_in (id BIGINT, user_id BIGINT, kind STRING, ts TIMESTAMPTZ)
@@ -34,7 +34,9 @@ TEST(ParserTest, ExampleScript) {
                                        "ts TIMESTAMPTZ"));
   EXPECT_TRUE(table.schema.AsStruct()->Equals(*want.AsStruct())) << table.schema.ToString();
   EXPECT_EQ(table.PartitionSpecText(), "day(ts), bucket(16, id)");
-  ASSERT_EQ(table.options.items.size(), 2u);
+  ASSERT_EQ(table.options.items.size(), 3u);
+  EXPECT_EQ(table.options.items[2].key, "write.format.default");
+  EXPECT_EQ(table.options.items[2].value, "parquet");
   EXPECT_EQ(table.options.Find("format-version")->value, "2");
   EXPECT_EQ(table.options.items[1].key, "write.target-file-size-bytes");
   EXPECT_EQ(table.options.items[1].value, "1048576");
@@ -138,6 +140,18 @@ TEST(ParserTest, SourceAndPipelineForms) {
   ASSERT_EQ(insert.items[5].expr.column.parts.size(), 3u);
   EXPECT_TRUE(insert.items[5].expr.column.parts[2].quoted);
   EXPECT_EQ(insert.source.ToString(), "k.in");
+}
+
+TEST(ParserTest, DeepNestingIsAnErrorNotACrash) {
+  std::string deep = "create pipeline p as insert into t select ";
+  for (int i = 0; i < 100000; ++i) deep += "cast(";
+  ASSERT_ERROR(ParseScript(deep), StatusCode::kInvalidArgument,
+               "line 1, column 368: expression nested more than 64 deep");
+  std::string ok = "create pipeline p as insert into t select ";
+  for (int i = 0; i < 64; ++i) ok += "cast(";
+  ok += "1";
+  for (int i = 0; i < 64; ++i) ok += " as int)";
+  ASSERT_OK(ParseScript(ok + " from s"));
 }
 
 TEST(ParserTest, SemicolonsAndEmptyScripts) {
