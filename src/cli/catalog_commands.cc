@@ -59,14 +59,7 @@ Status CreateTable(const TableArgs& a) {
   ASSIGN_OR_RETURN(auto spec, iceberg::ParsePartitionSpec(a.partition, schema));
   ASSIGN_OR_RETURN(auto order, iceberg::ParseSortOrder(a.sort, schema));
   ASSIGN_OR_RETURN(auto props, ParseProperties(a.properties));
-  iceberg::NewTableOptions o;
-  if (auto it = props.find("format-version"); it != props.end()) {
-    if (it->second != "2" && it->second != "3") {
-      return Status::Invalid("format-version must be 2 or 3, not '{}'", it->second);
-    }
-    o.format_version = std::stoi(it->second);
-  }
-  o.properties = props;
+  ASSIGN_OR_RETURN(iceberg::NewTableOptions o, iceberg::NewTableOptionsFromProperties(props));
   std::string location =
       a.location.empty() ? catalog::DefaultTableLocation(WarehousePath(), ident) : a.location;
   ASSIGN_OR_RETURN(auto md, iceberg::NewTableMetadata(schema, spec, order, location, o));

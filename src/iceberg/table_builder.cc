@@ -185,4 +185,17 @@ Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec
   return m;
 }
 
+Result<NewTableOptions> NewTableOptionsFromProperties(
+    std::map<std::string, std::string> properties) {
+  NewTableOptions o;
+  if (auto it = properties.find("format-version"); it != properties.end()) {
+    if (it->second != "2" && it->second != "3") {
+      return Status::Invalid("format-version must be 2 or 3, not '{}'", it->second);
+    }
+    o.format_version = it->second[0] - '0';
+  }
+  o.properties = std::move(properties);
+  return o;
+}
+
 }  // namespace sluice::iceberg

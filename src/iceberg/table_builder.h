@@ -25,6 +25,11 @@ struct NewTableOptions {
   std::map<std::string, std::string> properties;
 };
 
+// Options from table properties as users write them ('format-version' = '2'
+// or '3' picks the format version; every property is kept).
+Result<NewTableOptions> NewTableOptionsFromProperties(
+    std::map<std::string, std::string> properties);
+
 // Metadata for a new, empty table at `location` (no snapshots yet). The schema's
 // field ids are kept as given (they are already assigned by ParseColumnList).
 Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec& spec,

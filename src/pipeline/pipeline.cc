@@ -218,6 +218,9 @@ Result<int64_t> Pipeline::Step(int timeout_ms) {
   int wait = static_cast<int>(std::clamp<int64_t>(until_checkpoint, 0, timeout_ms));
   ASSIGN_OR_RETURN(int64_t n, source_->Poll(options_.poll_bytes, wait,
                                             [this](const SourceRecord& r) { OnRecord(r); }));
+  int64_t lag = 0;
+  for (const auto& [partition, n] : source_->Lag()) lag += n;
+  stats_.source_lag = lag;
   if (rows_.num_rows() + dead_rows_.num_rows() >= options_.batch_rows) RETURN_IF_ERROR(FlushRows());
   if (NowMs() - last_checkpoint_ms_ >= options_.commit_interval_ms) RETURN_IF_ERROR(Checkpoint());
   return n;
@@ -291,11 +294,15 @@ Status Pipeline::Checkpoint() {
   for (const auto& [p, o] : positions) sum += o;
   stats_.committed_offset_sum = sum;
   committed_ = std::move(positions);
+  CheckpointReport report{next_checkpoint_, rows_pending_,       dead_pending_,
+                          files_added,      commit_micros / 1e6, 0};
   rows_pending_ = dead_pending_ = 0;
   dirty_ = false;
   ++next_checkpoint_;
   RETURN_IF_ERROR(StartWriters());
   stats_.last_checkpoint_micros = MonoMicros() - started;
+  report.checkpoint_seconds = static_cast<double>(stats_.last_checkpoint_micros) / 1e6;
+  if (options_.on_checkpoint) options_.on_checkpoint(report);
   return Status::OK();
 }
 

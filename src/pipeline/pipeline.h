@@ -44,6 +44,16 @@ class DataWriter;
 
 namespace sluice::pipeline {
 
+// What one committed checkpoint did (for metrics).
+struct CheckpointReport {
+  int64_t checkpoint = 0;
+  int64_t records = 0;
+  int64_t dead_letters = 0;
+  int64_t files = 0;
+  double commit_seconds = 0;      // the catalog transaction, retries included
+  double checkpoint_seconds = 0;  // closing files + commit + journal
+};
+
 // Maps a batch of the source schema onto the target table's schema (the SQL
 // SELECT list, bound). Null: the source schema is the table's.
 using Projection = std::function<Result<Batch>(Batch&& source_rows)>;
@@ -61,6 +71,8 @@ struct PipelineOptions {
   int64_t batch_rows = 16 * 1024;
   int64_t poll_bytes = 4 << 20;
   catalog::CommitOptions commit;
+  // Called on the pipeline's thread after each committed checkpoint.
+  std::function<void(const CheckpointReport&)> on_checkpoint;
 };
 
 // Counters for /metrics and /v1/status (all monotonic except the gauges).
@@ -79,6 +91,7 @@ struct PipelineStats {
   std::atomic<int64_t> epoch{0};
   std::atomic<int64_t> newest_committed_ingest_ms{0};  // freshness = now - this
   std::atomic<int64_t> committed_offset_sum{0};        // sum over partitions of committed offsets
+  std::atomic<int64_t> source_lag{0};  // records the source holds beyond what was read
 };
 
 // The dead-letter table of `table`: <name>__dlq in the same namespace.

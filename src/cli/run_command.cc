@@ -1,0 +1,85 @@
+// `sluice run FILE.sql`: creates what the script defines, runs its pipelines
+// and serves HTTP ingest until SIGTERM/SIGINT, then takes a final checkpoint
+// and exits 0 (docs/pipelines.md).
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "pipeline/runtime.h"
+#include "sql/parser.h"
+
+namespace sluice::cli {
+namespace {
+
+std::atomic<int> g_signal{0};
+void OnSignal(int sig) { g_signal.store(sig); }
+
+struct RunArgs {
+  std::string file;
+  std::string listen;
+  std::string token_env = "SLUICE_TOKEN";
+  int64_t max_lag_records = 1'000'000;
+};
+
+Status Run(const RunArgs& a) {
+  ASSIGN_OR_RETURN(std::string text, LocalIO().ReadFile(a.file));
+  auto script = sql::ParseScript(text);
+  if (!script.ok()) return script.status().WithContext(a.file);
+  ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
+  pipeline::RuntimeOptions o;
+  o.warehouse = WarehousePath();
+  o.listen = a.listen;
+  o.max_lag_records = a.max_lag_records;
+  if (const char* token = std::getenv(a.token_env.c_str()); token && *token) o.bearer_token = token;
+
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto rt = pipeline::Runtime::Make(*cat, LocalIO(), o, *script);
+  if (!rt.ok()) return rt.status().WithContext(a.file);
+  RETURN_IF_ERROR((*rt)->Start());
+  if ((*rt)->http_port() != 0) {
+    std::fprintf(stderr, "sluice: listening on http://%s:%d\n",
+                 o.listen.substr(0, o.listen.rfind(':')).c_str(), (*rt)->http_port());
+  }
+  std::fprintf(stderr, "sluice: running %s (SIGTERM or Ctrl-C stops after a final checkpoint)\n",
+               a.file.c_str());
+  while (g_signal.load() == 0 && !(*rt)->stopping()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  (*rt)->RequestStop();
+  Status st = (*rt)->Wait();
+  if (st.ok()) std::fprintf(stderr, "sluice: stopped after a final checkpoint\n");
+  return st;
+}
+
+}  // namespace
+
+void RegisterRunCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand(
+      "run", "Run the pipelines of a SQL file (CREATE TABLE/SOURCE/PIPELINE) until SIGTERM");
+  cmd->add_option("file", args->file, "SQL script")->required();
+  cmd->add_option("--listen", args->listen,
+                  "Serve HTTP ingest, /metrics and /v1/status on HOST:PORT (port 0: any)");
+  cmd->add_option("--token-env", args->token_env,
+                  "Environment variable holding the bearer token HTTP clients must send "
+                  "(unset or empty: no authentication)");
+  cmd->add_option("--max-lag-records", args->max_lag_records,
+                  "Answer 429 to producers while a pipeline is this many records behind");
+  cmd->callback([args, exit_code] {
+    Status st = Run(*args);
+    *exit_code = st.ok() ? 0 : ReportError("run", st);
+  });
+}
+
+}  // namespace sluice::cli

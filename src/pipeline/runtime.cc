@@ -1,0 +1,350 @@
+#include "pipeline/runtime.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "catalog/table.h"
+#include "iceberg/table_builder.h"
+#include "pipeline/kafka_source.h"
+#include "pipeline/log_source.h"
+#include "pipeline/runtime_internal.h"
+#include "sql/binder.h"
+
+namespace sluice::pipeline {
+
+using catalog::TableIdent;
+
+namespace {
+
+std::string Where(const sql::SourcePos& pos) {
+  return fmt::format("line {}, column {}", pos.line, pos.column);
+}
+
+std::string NamePart(const sql::Identifier& id) {
+  if (id.quoted) return id.name;
+  std::string s = id.name;
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Result<TableIdent> TableName(const sql::QualifiedName& q) {
+  if (q.parts.size() < 2) {
+    return Status::Invalid("{}: table {} needs a namespace (e.g. lake.{})", Where(q.pos()),
+                           q.ToString(), q.ToString());
+  }
+  TableIdent t;
+  for (size_t i = 0; i + 1 < q.parts.size(); ++i) t.ns.push_back(NamePart(q.parts[i]));
+  t.name = NamePart(q.parts.back());
+  for (const auto& n : t.ns)
+    RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(n, "namespace"), "{}", Where(q.pos()));
+  RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(t.name, "table name"), "{}", Where(q.pos()));
+  return t;
+}
+
+Result<std::string> SimpleName(const sql::QualifiedName& q, const char* what) {
+  if (q.parts.size() != 1) {
+    return Status::Invalid("{}: a {} name has one part, not {}", Where(q.pos()), what,
+                           q.ToString());
+  }
+  std::string n = NamePart(q.parts[0]);
+  RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(n, what), "{}", Where(q.pos()));
+  return n;
+}
+
+// Options a statement accepts; anything else is a typo the user must hear about.
+Status CheckOptions(const sql::Options& o, std::initializer_list<std::string_view> allowed,
+                    const char* what) {
+  for (const auto& item : o.items) {
+    if (std::find(allowed.begin(), allowed.end(), item.key) != allowed.end()) continue;
+    std::string list;
+    for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    return Status::Invalid("{}: unknown {} option '{}' (known: {})", Where(item.pos), what,
+                           item.key, list);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<int64_t> ParseDurationMs(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+    ++i;
+  }
+  std::string number = text.substr(0, i), unit = text.substr(i);
+  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+  char* end = nullptr;
+  double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
+  double scale = unit == "ms"                   ? 1
+                 : unit == "s"                  ? 1e3
+                 : unit == "m" || unit == "min" ? 60e3
+                 : unit == "h"                  ? 3600e3
+                                                : -1;
+  if (number.empty() || end != number.c_str() + number.size() || scale < 0 || v <= 0 ||
+      !std::isfinite(v)) {
+    return Status::Invalid("'{}' is not a duration (examples: '500ms', '1s', '15m', '1h')", text);
+  }
+  return std::max<int64_t>(1, std::llround(v * scale));
+}
+
+Runtime::Runtime(catalog::Catalog& catalog, FileIO& io, RuntimeOptions options)
+    : catalog_(catalog), io_(io), options_(std::move(options)) {}
+
+Runtime::~Runtime() {
+  RequestStop();
+  (void)Wait();
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::Make(catalog::Catalog& catalog, FileIO& io,
+                                               RuntimeOptions options, const sql::Script& script) {
+  if (options.warehouse.empty()) return Status::Invalid("no warehouse");
+  if (options.state_dir.empty()) options.state_dir = options.warehouse + "/_sluice";
+  std::unique_ptr<Runtime> rt(new Runtime(catalog, io, std::move(options)));
+  RETURN_IF_ERROR(rt->InitMetrics());
+  RETURN_IF_ERROR(rt->Setup(script));
+  return rt;
+}
+
+Status Runtime::Setup(const sql::Script& script) {
+  for (const auto& st : script.statements) {
+    if (const auto* t = std::get_if<sql::CreateTable>(&st.body)) RETURN_IF_ERROR(CreateTable(*t));
+    if (const auto* s = std::get_if<sql::CreateSource>(&st.body)) RETURN_IF_ERROR(AddSource(*s));
+  }
+  for (const auto& st : script.statements) {
+    if (const auto* p = std::get_if<sql::CreatePipeline>(&st.body))
+      RETURN_IF_ERROR(AddPipeline(*p));
+  }
+  if (pipelines_.empty())
+    return Status::Invalid("the script defines no pipeline (CREATE PIPELINE)");
+  return Status::OK();
+}
+
+Status Runtime::CreateTable(const sql::CreateTable& t) {
+  ASSIGN_OR_RETURN(TableIdent ident, TableName(t.name));
+  auto existing = catalog_.LoadTable(ident);
+  if (existing.ok()) return Status::OK();  // use the table as it is
+  if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+  auto where = [&](const Status& st) {
+    return st.WithContextF("{}: table {}", Where(t.name.pos()), ident.ToString());
+  };
+  ASSIGN_OR_RETURN(bool ns_exists, catalog_.NamespaceExists(ident.ns));
+  if (!ns_exists) {
+    Status st = catalog_.CreateNamespace(ident.ns, {});
+    if (!st.ok() && st.code() != StatusCode::kAlreadyExists) return where(st);
+  }
+  auto spec = iceberg::ParsePartitionSpec(t.PartitionSpecText(), t.schema);
+  if (!spec.ok()) return where(spec.status());
+  auto o = iceberg::NewTableOptionsFromProperties(t.options.ToMap());
+  if (!o.ok()) return where(o.status());
+  auto md = iceberg::NewTableMetadata(t.schema, *spec, iceberg::SortOrder{},
+                                      catalog::DefaultTableLocation(options_.warehouse, ident), *o);
+  if (!md.ok()) return where(md.status());
+  auto created = catalog::Table::Create(catalog_, io_, ident, *md);
+  if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+    return where(created.status());
+  }
+  return Status::OK();
+}
+
+Status Runtime::AddSource(const sql::CreateSource& s) {
+  ASSIGN_OR_RETURN(std::string name, SimpleName(s.name, "source"));
+  if (sources_.count(name))
+    return Status::Invalid("{}: source {} is defined twice", Where(s.name.pos()), name);
+  const sql::Option* connector = s.options.Find("connector");
+  if (connector == nullptr) {
+    return Status::Invalid("{}: source {} needs WITH (connector = 'http' | 'kafka')",
+                           Where(s.name.pos()), name);
+  }
+  if (s.format != "json") {
+    return Status::NotImplemented("{}: source {}: FORMAT {} (only JSON today)", Where(s.name.pos()),
+                                  name, s.format);
+  }
+  if (connector->value == "http") {
+    RETURN_IF_ERROR(CheckOptions(s.options, {"connector"}, "http source"));
+    auto stream = std::make_unique<Stream>();
+    stream->name = name;
+    ASSIGN_OR_RETURN(stream->log,
+                     log::StreamLog::Open(options_.state_dir + "/streams/" + name, options_.log));
+    streams_[name] = std::move(stream);
+  } else if (connector->value == "kafka") {
+    RETURN_IF_ERROR(
+        CheckOptions(s.options, {"connector", "brokers", "topic", "client_id"}, "kafka source"));
+    for (const char* required : {"brokers", "topic"}) {
+      if (s.options.Find(required) == nullptr) {
+        return Status::Invalid("{}: kafka source {} needs the option {}", Where(s.name.pos()), name,
+                               required);
+      }
+    }
+  } else {
+    return Status::Invalid("{}: unknown connector '{}' (http or kafka)", Where(connector->pos),
+                           connector->value);
+  }
+  sources_[name] = s;
+  return Status::OK();
+}
+
+Status Runtime::AddPipeline(const sql::CreatePipeline& p) {
+  ASSIGN_OR_RETURN(std::string name, SimpleName(p.name, "pipeline"));
+  for (const auto& r : pipelines_) {
+    if (r->name == name)
+      return Status::Invalid("{}: pipeline {} is defined twice", Where(p.name.pos()), name);
+  }
+  RETURN_IF_ERROR(CheckOptions(p.options, {"commit_interval", "delivery"}, "pipeline"));
+  PipelineOptions o;
+  o.name = name;
+  if (const sql::Option* d = p.options.Find("delivery"); d && d->value != "exactly-once") {
+    return Status::Invalid(
+        "{}: pipeline {}: delivery '{}' is not offered: sluice commits source offsets with the "
+        "data they produced (exactly-once), never apart from it",
+        Where(d->pos), name, d->value);
+  }
+  if (const sql::Option* ci = p.options.Find("commit_interval")) {
+    auto ms = ParseDurationMs(ci->value);
+    if (!ms.ok()) return ms.status().WithContextF("{}: commit_interval", Where(ci->pos));
+    o.commit_interval_ms = *ms;
+  }
+  ASSIGN_OR_RETURN(o.target, TableName(p.insert.target));
+  ASSIGN_OR_RETURN(o.source_name, SimpleName(p.insert.source, "source"));
+  auto src = sources_.find(o.source_name);
+  if (src == sources_.end()) {
+    return Status::Invalid("{}: unknown source {} (define it with CREATE SOURCE)",
+                           Where(p.insert.source.pos()), o.source_name);
+  }
+  auto table_where = [&](const Status& st) {
+    return st.WithContextF("{}: target table {}", Where(p.insert.target.pos()),
+                           o.target.ToString());
+  };
+  auto table = catalog::Table::Load(catalog_, io_, o.target);
+  if (!table.ok()) return table_where(table.status());
+  const Schema* target_schema = (*table)->metadata().current_schema();
+  ASSIGN_OR_RETURN(sql::ProjectionPlan plan,
+                   sql::BindInsert(p.insert, src->second.schema, *target_schema));
+  auto shared_plan = std::make_shared<const sql::ProjectionPlan>(std::move(plan));
+  o.source_schema = std::make_shared<Schema>(DecodeSchema(*shared_plan));
+  o.projection = [shared_plan](Batch&& rows) {
+    return sql::ApplyPlan(*shared_plan, std::move(rows));
+  };
+  o.state_dir = options_.state_dir + "/pipelines/" + name;
+  RETURN_IF_ERROR(table_where(EnsureDeadLetterTable(catalog_, io_, options_.warehouse, o.target)));
+
+  auto running = std::make_unique<Running>();
+  running->name = name;
+  running->stream = o.source_name;
+  RETURN_IF_ERROR(RegisterPipelineMetrics(running.get(), o));
+  std::unique_ptr<Source> source;
+  const sql::CreateSource& def = src->second;
+  if (auto s = streams_.find(o.source_name); s != streams_.end()) {
+    source = std::make_unique<LogSource>(o.source_name, s->second->log.get());
+    s->second->readers.push_back(running.get());
+  } else {
+    KafkaOptions k;
+    k.brokers = def.options.Find("brokers")->value;
+    k.topic = def.options.Find("topic")->value;
+    if (const auto* c = def.options.Find("client_id")) k.client_id = c->value;
+    ASSIGN_OR_RETURN(source, OpenKafkaSource(k));
+  }
+  ASSIGN_OR_RETURN(running->pipeline,
+                   Pipeline::Open(catalog_, io_, std::move(o), std::move(source)));
+  pipelines_.push_back(std::move(running));
+  return Status::OK();
+}
+
+Status Runtime::Start() {
+  started_ms_ = iceberg::NowMillis();
+  for (auto& r : pipelines_) {
+    Running* raw = r.get();
+    r->thread = std::thread([this, raw] { RunPipeline(raw); });
+  }
+  if (!options_.listen.empty()) {
+    server::HttpServerOptions so;
+    auto colon = options_.listen.rfind(':');
+    if (colon == std::string::npos) {
+      return Status::Invalid("--listen '{}' is not host:port", options_.listen);
+    }
+    so.host = options_.listen.substr(0, colon);
+    char* end = nullptr;
+    so.port = static_cast<int>(std::strtol(options_.listen.c_str() + colon + 1, &end, 10));
+    if (*end != '\0' || so.port < 0 || so.port > 65535) {
+      return Status::Invalid("--listen '{}': bad port", options_.listen);
+    }
+    so.bearer_token = options_.bearer_token;
+    so.max_body_bytes = options_.max_body_bytes;
+    so.registry = &registry_;
+    ASSIGN_OR_RETURN(server_, server::HttpServer::Make(so, this));
+    RETURN_IF_ERROR(server_->Start());
+  }
+  return Status::OK();
+}
+
+void Runtime::RunPipeline(Running* r) {
+  Pipeline& p = *r->pipeline;
+  Status st;
+  while (!stopping_.load()) {
+    auto n = p.Step(100);
+    if (!n.ok()) {
+      st = n.status();
+      break;
+    }
+    if (!streams_.empty()) ApplyRetention();
+  }
+  if (st.ok()) st = p.Checkpoint();  // the final checkpoint
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (first_error_.ok()) first_error_ = st;
+    stopping_.store(true);
+  }
+  r->done.store(true);
+}
+
+void Runtime::ApplyRetention() {
+  for (auto& [name, s] : streams_) {
+    if (s->readers.empty()) continue;
+    int64_t min_committed = INT64_MAX;
+    for (const Running* r : s->readers) {
+      min_committed = std::min(min_committed, r->pipeline->stats().committed_offset_sum.load());
+    }
+    if (min_committed > s->retained_below.load()) {
+      // Concurrent calls from several pipeline threads are safe: the log
+      // serializes them, and deleting below a committed offset is idempotent.
+      if (s->log->DeleteSegmentsBefore(min_committed).ok()) s->retained_below = min_committed;
+    }
+  }
+}
+
+void Runtime::RequestStop() { stopping_.store(true); }
+
+Status Runtime::Wait() {
+  for (auto& r : pipelines_) {
+    if (r->thread.joinable()) r->thread.join();
+  }
+  if (server_) server_->Stop();
+  for (auto& [name, s] : streams_) (void)s->log->Sync();
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_error_;
+}
+
+log::StreamLog* Runtime::FindStream(const std::string& name) {
+  auto it = streams_.find(name);
+  return it == streams_.end() ? nullptr : it->second->log.get();
+}
+
+std::optional<server::Backpressure> Runtime::CheckBackpressure(const std::string& stream) {
+  if (stopping_.load()) {
+    return server::Backpressure{server::Backpressure::Kind::kUnavailable, 5, "sluice is stopping"};
+  }
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return std::nullopt;
+  int64_t end = it->second->log->end_offset();
+  for (const Running* r : it->second->readers) {
+    int64_t behind = end - r->pipeline->stats().committed_offset_sum.load();
+    if (behind > options_.max_lag_records) {
+      return server::Backpressure{server::Backpressure::Kind::kBehind, 1,
+                                  fmt::format("pipeline {} is {} records behind (limit {})",
+                                              r->name, behind, options_.max_lag_records)};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,112 @@
+// Runtime: what `sluice run FILE.sql` runs. It turns a parsed script into
+// tables, sources and pipelines, runs every pipeline on its own thread, and
+// serves the HTTP ingest endpoint, /metrics and /v1/status.
+//
+// Setup (Make):
+// - CREATE TABLE creates the table unless it exists (an existing table is
+//   used as it is: its schema is what the pipeline binds against); every
+//   pipeline target also gets its dead-letter table <name>__dlq.
+// - CREATE SOURCE ... WITH (connector = 'http') opens the stream's durable log
+//   under <state>/streams/<source>; connector = 'kafka' (brokers, topic) reads
+//   the topic directly, positions kept in the table.
+// - CREATE PIPELINE binds its INSERT ... SELECT (sql/binder.h) and recovers
+//   (pipeline.h). Options: commit_interval ('250ms', '1s', '15m', '1h').
+//   A delivery guarantee other than exactly-once is refused.
+// Errors name the script's line and column.
+//
+// Running (Start/RequestStop/Wait): a pipeline that fails stops the runtime
+// (the process exits non-zero and a supervisor restarts it: recovery makes that
+// safe). RequestStop makes every pipeline take a final checkpoint.
+// Backpressure: a stream whose slowest pipeline is more than max_lag_records
+// behind answers 429; a stopping runtime answers 503. Log segments that every
+// pipeline reading a stream has committed past are deleted.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "io/file_io.h"
+#include "log/stream_log.h"
+#include "pipeline/pipeline.h"
+#include "server/http_server.h"
+#include "server/metrics.h"
+#include "sql/ast.h"
+
+namespace sluice::pipeline {
+
+struct RuntimeOptions {
+  std::string warehouse;  // where new tables go
+  std::string state_dir;  // stream logs and pipeline journals; default <warehouse>/_sluice
+  std::string listen;     // "host:port" for HTTP; empty: no server
+  std::string bearer_token;
+  int64_t max_lag_records = 1'000'000;
+  int64_t max_body_bytes = 16 << 20;
+  log::LogOptions log;
+};
+
+class Runtime : public server::IngestTarget {
+ public:
+  static Result<std::unique_ptr<Runtime>> Make(catalog::Catalog& catalog, FileIO& io,
+                                               RuntimeOptions options, const sql::Script& script);
+  ~Runtime() override;
+
+  // Starts the pipeline threads and the HTTP server.
+  Status Start();
+  int http_port() const { return server_ ? server_->port() : 0; }
+  // Asks every pipeline to take a final checkpoint and stop; returns at once.
+  void RequestStop();
+  // Waits until every pipeline stopped (after RequestStop, or after one
+  // failed, which stops the others); stops the server. Returns the first error.
+  Status Wait();
+  // True once a pipeline failed or a stop was requested.
+  bool stopping() const { return stopping_.load(); }
+
+  // server::IngestTarget
+  log::StreamLog* FindStream(const std::string& name) override;
+  std::optional<server::Backpressure> CheckBackpressure(const std::string& stream) override;
+  void OnAppended(const std::string& stream, int64_t records, int64_t bytes) override;
+  std::string MetricsText() override;
+  std::string StatusJson() override;
+
+ private:
+  struct Stream;
+  struct Running;
+
+  Runtime(catalog::Catalog& catalog, FileIO& io, RuntimeOptions options);
+  Status Setup(const sql::Script& script);
+  Status CreateTable(const sql::CreateTable& t);
+  Status AddSource(const sql::CreateSource& s);
+  Status AddPipeline(const sql::CreatePipeline& p);
+  Status InitMetrics();
+  Status RegisterPipelineMetrics(Running* r, PipelineOptions& o);
+  void RefreshMetrics();
+  void RunPipeline(Running* r);
+  void ApplyRetention();
+
+  catalog::Catalog& catalog_;
+  FileIO& io_;
+  RuntimeOptions options_;
+  std::map<std::string, sql::CreateSource> sources_;        // by lowercased name
+  std::map<std::string, std::unique_ptr<Stream>> streams_;  // http sources, by name
+  std::vector<std::unique_ptr<Running>> pipelines_;
+  server::Registry registry_;
+  std::unique_ptr<server::HttpServer> server_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;  // guards first_error_
+  Status first_error_;
+  std::mutex metrics_mu_;  // one refresh at a time; guards the partition file counts
+  std::map<std::string, int64_t> partition_files_;  // "<table>\n<partition>" -> data files
+  int64_t partition_files_at_ms_ = 0;
+  int64_t started_ms_ = 0;
+};
+
+// Parses a duration such as "250ms", "1s", "1.5s", "15m", "1h" into milliseconds.
+Result<int64_t> ParseDurationMs(const std::string& text);
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,47 @@
+// Runtime internals shared by runtime.cc (setup, threads) and
+// runtime_status.cc (metrics, status).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipeline/runtime.h"
+#include "sql/binder.h"
+
+namespace sluice::pipeline {
+
+// An HTTP source: its log and the pipelines reading it.
+struct Runtime::Stream {
+  std::string name;
+  std::unique_ptr<log::StreamLog> log;
+  std::vector<const Running*> readers;
+  std::atomic<int64_t> retained_below{0};
+  server::Counter* records_in = nullptr;
+  server::Counter* bytes_in = nullptr;
+  server::Gauge* end_offset = nullptr;
+};
+
+struct Runtime::Running {
+  std::string name;
+  std::string stream;  // the source's name
+  std::string table;   // the target, "ns.name"
+  std::unique_ptr<Pipeline> pipeline;
+  std::thread thread;
+  std::atomic<bool> done{false};
+  // Metrics (handles into the registry).
+  server::Counter *records_read = nullptr, *bytes_read = nullptr, *records_committed = nullptr,
+                  *dead_letters = nullptr, *commits = nullptr, *commit_failures = nullptr;
+  server::Gauge *lag_records = nullptr, *lag_seconds = nullptr, *freshness = nullptr,
+                *checkpoint = nullptr, *epoch = nullptr;
+  server::Histogram *commit_seconds = nullptr, *checkpoint_seconds = nullptr;
+};
+
+// The schema the source's records are decoded with: the source's columns,
+// made required where they feed a required target column, so that a record
+// with a null there is dead-lettered alone instead of failing its batch.
+Schema DecodeSchema(const sql::ProjectionPlan& plan);
+
+}  // namespace sluice::pipeline

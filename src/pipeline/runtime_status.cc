@@ -1,0 +1,247 @@
+// Runtime: metrics (GET /metrics) and status (GET /v1/status).
+#include <nlohmann/json.hpp>
+
+#include "catalog/table.h"
+#include "iceberg/data_writer.h"
+#include "iceberg/table_builder.h"
+#include "pipeline/runtime_internal.h"
+
+namespace sluice::pipeline {
+
+Schema DecodeSchema(const sql::ProjectionPlan& plan) {
+  Schema s = *plan.source_schema;
+  for (size_t i = 0; i < plan.columns.size(); ++i) {
+    const sql::ProjectionColumn& c = plan.columns[i];
+    if (c.kind == sql::ProjectionColumn::Kind::kSource && plan.target_schema->fields[i].required) {
+      s.fields[c.source_index].required = true;
+    }
+  }
+  return s;
+}
+
+namespace {
+
+// Brings a counter up to a monotonic total kept elsewhere.
+void SyncCounter(server::Counter* c, int64_t total) {
+  double delta = static_cast<double>(total) - c->value();
+  if (delta > 0) c->Increment(delta);
+}
+
+template <typename M>
+Result<M*> One(Result<server::Family<M>*> family, const std::vector<std::string>& labels) {
+  if (!family.ok()) return family.status();
+  return (*family)->WithLabels(labels);
+}
+
+}  // namespace
+
+Status Runtime::InitMetrics() {
+  ASSIGN_OR_RETURN(auto* uptime, registry_.AddGauge("sluice_uptime_seconds",
+                                                    "Seconds since this sluice process started."));
+  (void)uptime;
+  return Status::OK();
+}
+
+Status Runtime::RegisterPipelineMetrics(Running* r, PipelineOptions& o) {
+  const std::vector<std::string> l = {r->name};
+  auto& g = registry_;
+  const std::vector<std::string> p = {"pipeline"};
+  ASSIGN_OR_RETURN(r->records_read, One(g.AddCounter("sluice_pipeline_records_read_total",
+                                                     "Records read from the source.", p),
+                                        l));
+  ASSIGN_OR_RETURN(r->bytes_read, One(g.AddCounter("sluice_pipeline_bytes_read_total",
+                                                   "Bytes of records read from the source.", p),
+                                      l));
+  ASSIGN_OR_RETURN(r->records_committed, One(g.AddCounter("sluice_pipeline_records_committed_total",
+                                                          "Rows committed to the target table.", p),
+                                             l));
+  ASSIGN_OR_RETURN(r->dead_letters,
+                   One(g.AddCounter("sluice_pipeline_dead_letters_total",
+                                    "Records committed to the dead-letter table.", p),
+                       l));
+  ASSIGN_OR_RETURN(
+      r->commits,
+      One(g.AddCounter("sluice_pipeline_commits_total", "Checkpoints committed.", p), l));
+  ASSIGN_OR_RETURN(r->commit_failures, One(g.AddCounter("sluice_pipeline_commit_failures_total",
+                                                        "Checkpoint commits that failed.", p),
+                                           l));
+  ASSIGN_OR_RETURN(r->lag_records,
+                   One(g.AddGauge("sluice_pipeline_source_lag_records",
+                                  "Source records not yet committed (unread plus in flight).", p),
+                       l));
+  ASSIGN_OR_RETURN(
+      r->lag_seconds,
+      One(g.AddGauge("sluice_pipeline_source_lag_seconds",
+                     "How long the oldest uncommitted record has waited (0 when caught up).", p),
+          l));
+  ASSIGN_OR_RETURN(r->freshness,
+                   One(g.AddGauge("sluice_pipeline_freshness_seconds",
+                                  "Now minus the ingest time of the newest committed record.", p),
+                       l));
+  ASSIGN_OR_RETURN(r->checkpoint, One(g.AddGauge("sluice_pipeline_checkpoint",
+                                                 "Number of the last committed checkpoint.", p),
+                                      l));
+  ASSIGN_OR_RETURN(r->epoch,
+                   One(g.AddGauge("sluice_pipeline_epoch", "Writer epoch of this run.", p), l));
+  ASSIGN_OR_RETURN(r->commit_seconds,
+                   One(g.AddHistogram("sluice_pipeline_commit_duration_seconds",
+                                      "Duration of the catalog commit of a checkpoint.",
+                                      server::DefaultSecondsBuckets(), p),
+                       l));
+  ASSIGN_OR_RETURN(
+      r->checkpoint_seconds,
+      One(g.AddHistogram("sluice_pipeline_checkpoint_duration_seconds",
+                         "Duration of a whole checkpoint (close files, commit, journal).",
+                         server::DefaultSecondsBuckets(), p),
+          l));
+  r->table = o.target.ToString();
+  server::Histogram* commit = r->commit_seconds;
+  server::Histogram* checkpoint = r->checkpoint_seconds;
+  o.on_checkpoint = [commit, checkpoint](const CheckpointReport& c) {
+    commit->Observe(c.commit_seconds);
+    checkpoint->Observe(c.checkpoint_seconds);
+  };
+  auto s = streams_.find(o.source_name);
+  if (s != streams_.end() && s->second->records_in == nullptr) {
+    const std::vector<std::string> sl = {s->first};
+    const std::vector<std::string> st = {"stream"};
+    ASSIGN_OR_RETURN(s->second->records_in,
+                     One(g.AddCounter("sluice_stream_records_in_total",
+                                      "Records appended to the stream's log over HTTP.", st),
+                         sl));
+    ASSIGN_OR_RETURN(s->second->bytes_in,
+                     One(g.AddCounter("sluice_stream_bytes_in_total",
+                                      "Bytes appended to the stream's log over HTTP.", st),
+                         sl));
+    ASSIGN_OR_RETURN(s->second->end_offset,
+                     One(g.AddGauge("sluice_stream_end_offset",
+                                    "Offset the next record appended to the stream gets.", st),
+                         sl));
+  }
+  return Status::OK();
+}
+
+void Runtime::OnAppended(const std::string& stream, int64_t records, int64_t bytes) {
+  auto it = streams_.find(stream);
+  if (it == streams_.end() || it->second->records_in == nullptr) return;
+  it->second->records_in->Increment(static_cast<double>(records));
+  it->second->bytes_in->Increment(static_cast<double>(bytes));
+}
+
+void Runtime::RefreshMetrics() {
+  const int64_t now = iceberg::NowMillis();
+  for (auto& r : pipelines_) {
+    const PipelineStats& s = r->pipeline->stats();
+    SyncCounter(r->records_read, s.records_in);
+    SyncCounter(r->bytes_read, s.bytes_in);
+    SyncCounter(r->records_committed, s.records_committed);
+    SyncCounter(r->dead_letters, s.dead_letters_committed);
+    SyncCounter(r->commits, s.commits);
+    SyncCounter(r->commit_failures, s.commit_failures);
+    int64_t in_flight = s.records_in - s.records_committed - s.dead_letters_committed;
+    int64_t lag = s.source_lag + std::max<int64_t>(0, in_flight);
+    r->lag_records->Set(static_cast<double>(lag));
+    int64_t newest = s.newest_committed_ingest_ms;
+    int64_t since = newest > 0 ? newest : started_ms_;
+    r->lag_seconds->Set(lag > 0 ? std::max<int64_t>(0, now - since) / 1e3 : 0.0);
+    r->freshness->Set(newest > 0 ? std::max<int64_t>(0, now - newest) / 1e3 : 0.0);
+    r->checkpoint->Set(static_cast<double>(s.checkpoint));
+    r->epoch->Set(static_cast<double>(s.epoch));
+  }
+  for (auto& [name, s] : streams_) {
+    if (s->end_offset) s->end_offset->Set(static_cast<double>(s->log->end_offset()));
+  }
+  if (auto up =
+          registry_.AddGauge("sluice_uptime_seconds", "Seconds since this sluice process started.");
+      up.ok()) {
+    if (auto m = (*up)->WithLabels({}); m.ok()) (*m)->Set((now - started_ms_) / 1e3);
+  }
+  // Data files per partition: read from the tables' manifests at most every 10 s.
+  if (now - partition_files_at_ms_ < 10'000) return;
+  partition_files_at_ms_ = now;
+  auto family = registry_.AddGauge("sluice_table_data_files",
+                                   "Live data files per partition of each target table.",
+                                   {"table", "partition"});
+  if (!family.ok()) return;
+  for (auto& r : pipelines_) {
+    auto t = catalog::Table::Load(catalog_, io_, r->pipeline->options().target);
+    if (!t.ok() || !(*t)->metadata().current_snapshot_id) continue;
+    const auto& md = (*t)->metadata();
+    auto live = (*t)->LiveFiles(*md.current_snapshot_id);
+    if (!live.ok()) continue;
+    std::map<std::string, int64_t> counts;
+    for (const auto& e : *live) {
+      if (e.file.content != iceberg::FileContent::kData) continue;
+      const iceberg::PartitionSpec* spec = md.spec_by_id(e.file.spec_id);
+      std::string part;
+      if (spec != nullptr && !spec->fields.empty()) {
+        auto type = iceberg::PartitionType(*spec, *md.current_schema());
+        if (type.ok()) part = iceberg::PartitionPath(*spec, *type, e.file.partition);
+      }
+      ++counts[part];
+    }
+    // Partitions that lost all their files (compaction, deletes) drop to 0.
+    for (auto& [key, n] : partition_files_) {
+      if (key.rfind(r->table + "\n", 0) == 0) n = 0;
+    }
+    for (const auto& [part, n] : counts) partition_files_[r->table + "\n" + part] = n;
+  }
+  for (const auto& [key, n] : partition_files_) {
+    size_t nl = key.find('\n');
+    if (auto m = (*family)->WithLabels({key.substr(0, nl), key.substr(nl + 1)}); m.ok()) {
+      (*m)->Set(static_cast<double>(n));
+    }
+  }
+}
+
+std::string Runtime::MetricsText() {
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  RefreshMetrics();
+  return registry_.Render();
+}
+
+std::string Runtime::StatusJson() {
+  nlohmann::json j;
+  const int64_t now = iceberg::NowMillis();
+  j["state"] = stopping_.load() ? "stopping" : "running";
+  j["uptime_seconds"] = (now - started_ms_) / 1e3;
+  nlohmann::json pipes = nlohmann::json::array();
+  for (auto& r : pipelines_) {
+    const PipelineStats& s = r->pipeline->stats();
+    nlohmann::json p;
+    p["name"] = r->name;
+    p["source"] = r->stream;
+    p["target"] = r->table;
+    p["running"] = !r->done.load();
+    p["epoch"] = s.epoch.load();
+    p["checkpoint"] = s.checkpoint.load();
+    p["commit_interval_ms"] = r->pipeline->options().commit_interval_ms;
+    p["records_read"] = s.records_in.load();
+    p["records_committed"] = s.records_committed.load();
+    p["dead_letters"] = s.dead_letters_committed.load();
+    p["commits"] = s.commits.load();
+    p["commit_failures"] = s.commit_failures.load();
+    p["committed_offset"] = s.committed_offset_sum.load();
+    p["source_lag_records"] = s.source_lag.load();
+    p["last_commit_seconds"] = s.last_commit_micros.load() / 1e6;
+    int64_t newest = s.newest_committed_ingest_ms;
+    p["freshness_seconds"] = newest > 0 ? nlohmann::json((now - newest) / 1e3) : nlohmann::json();
+    pipes.push_back(std::move(p));
+  }
+  j["pipelines"] = std::move(pipes);
+  nlohmann::json streams = nlohmann::json::array();
+  for (auto& [name, s] : streams_) {
+    streams.push_back({{"name", name},
+                       {"start_offset", s->log->start_offset()},
+                       {"end_offset", s->log->end_offset()},
+                       {"segments", s->log->segment_count()}});
+  }
+  j["streams"] = std::move(streams);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!first_error_.ok()) j["error"] = first_error_.ToString();
+  }
+  return j.dump();
+}
+
+}  // namespace sluice::pipeline
