@@ -2,8 +2,13 @@
 // logs in a scratch directory, and a real HTTP client.
 #include "server/http_server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -136,6 +141,48 @@ class HttpServerTest : public ::testing::Test {
 };
 
 json Body(const httplib::Result& r) { return json::parse(r->body); }
+
+// A raw HTTP/1.1 exchange for what httplib::Client cannot do (Expect: 100-continue):
+// sends `head` (request line and headers, without the blank line), reads the first
+// answer; if it is "100 Continue", sends `body` and appends the final answer.
+std::string ExpectContinueExchange(int port, const std::string& head, const std::string& body) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  auto send_all = [&](const std::string& data) {
+    for (size_t off = 0; off < data.size();) {
+      ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      off += static_cast<size_t>(n);
+    }
+  };
+  send_all(head + fmt::format("Content-Length: {}\r\nExpect: 100-continue\r\n"
+                              "Connection: close\r\n\r\n",
+                              body.size()));
+  std::string answer;
+  char buf[4096];
+  while (answer.find("\r\n\r\n") == std::string::npos) {
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    answer.append(buf, static_cast<size_t>(n));
+  }
+  if (answer.starts_with("HTTP/1.1 100")) send_all(body);
+  for (;;) {  // the server closes after its final answer (Connection: close)
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    answer.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return answer;
+}
 
 TEST_F(HttpServerTest, NdjsonRecordsAreAppendedAndAcknowledgedWithTheirOffsets) {
   StartServer();
@@ -285,6 +332,40 @@ TEST_F(HttpServerTest, OversizedBodyIs413WithLengthOrChunked) {
   EXPECT_EQ(target_.logs["events_in"]->end_offset(), Body(ok)["records"].get<int64_t>());
 }
 
+std::string Gzip(const std::string& data) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, data.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST_F(HttpServerTest, GzipBodiesAreDecompressedAndTheLimitAppliesAfterwards) {
+  HttpServerOptions options;
+  options.max_body_bytes = 4000;
+  StartServer(options);
+  httplib::Headers gzip = {{"Content-Encoding", "gzip"}};
+  auto r = Post(Gzip("{\"z\":1}\n{\"z\":2}\n"), "application/x-ndjson", gzip);
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Payloads("events_in"), (std::vector<std::string>{"{\"z\":1}", "{\"z\":2}"}));
+  // Compresses to far less than the limit, but decompresses to more.
+  std::string bomb;
+  while (bomb.size() <= 8000) bomb += "{\"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\":1}\n";
+  std::string compressed = Gzip(bomb);
+  ASSERT_LT(compressed.size(), 4000u);
+  auto big = Post(compressed, "application/x-ndjson", gzip);
+  ASSERT_TRUE(big) << httplib::to_string(big.error());
+  EXPECT_EQ(big->status, 413) << big->body;
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 2);
+}
+
 TEST_F(HttpServerTest, BearerTokenIsRequiredExceptForHealthz) {
   HttpServerOptions options;
   options.bearer_token = "s3cret";
@@ -306,6 +387,41 @@ TEST_F(HttpServerTest, BearerTokenIsRequiredExceptForHealthz) {
   EXPECT_EQ(health->body, "ok");
   cli.set_bearer_token_auth("s3cret");
   EXPECT_EQ(cli.Get("/metrics")->status, 200);
+}
+
+TEST_F(HttpServerTest, ExpectContinueIsRefusedOrGrantedFromTheHeaders) {
+  HttpServerOptions options;
+  options.bearer_token = "t";
+  options.max_body_bytes = 100;
+  StartServer(options);
+  const std::string auth = "Authorization: Bearer t\r\n";
+  auto exchange = [&](const std::string& stream, const std::string& headers,
+                      const std::string& body) {
+    return ExpectContinueExchange(
+        server_->port(),
+        "POST /v1/streams/" + stream + "/records HTTP/1.1\r\nHost: x\r\n" + headers, body);
+  };
+  // Refused before the body is sent: the first answer is final.
+  EXPECT_TRUE(exchange("nope", auth, "1\n").starts_with("HTTP/1.1 404"))
+      << exchange("nope", auth, "1\n");
+  EXPECT_TRUE(exchange("events_in", "", "1\n").starts_with("HTTP/1.1 401"));
+  EXPECT_TRUE(exchange("events_in", auth, std::string(101, '1')).starts_with("HTTP/1.1 413"));
+  {
+    std::lock_guard<std::mutex> lock(target_.mu);
+    target_.backpressure = Backpressure{Backpressure::Kind::kBehind, 3, "behind"};
+  }
+  std::string behind = exchange("events_in", auth, "1\n");
+  EXPECT_TRUE(behind.starts_with("HTTP/1.1 429")) << behind;
+  EXPECT_NE(behind.find("Retry-After: 3\r\n"), std::string::npos) << behind;
+  {
+    std::lock_guard<std::mutex> lock(target_.mu);
+    target_.backpressure.reset();
+  }
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 0);
+  // Granted: 100 Continue, then the final answer.
+  std::string ok = exchange("events_in", auth, "{\"a\":1}\n");
+  EXPECT_TRUE(ok.starts_with("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200")) << ok;
+  EXPECT_EQ(Payloads("events_in"), std::vector<std::string>{"{\"a\":1}"});
 }
 
 TEST_F(HttpServerTest, UnknownStreamIs404) {

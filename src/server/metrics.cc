@@ -224,7 +224,9 @@ Result<Family<Histogram>*> Registry::AddHistogram(const std::string& name, const
 std::string Registry::Render() const {
   std::string out;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [name, e] : families_) {
+  for (const auto& family_entry : families_) {
+    const std::string& name = family_entry.first;
+    const Entry* e = family_entry.second.get();
     auto header = [&](const std::string& help) {
       out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, EscapeHelp(help), name,
                          TypeName(e->type));
