@@ -48,7 +48,8 @@ class IngestTarget {
   virtual log::StreamLog* FindStream(const std::string& name) = 0;
   // Asked before each append to an existing stream: nullopt accepts the request.
   virtual std::optional<Backpressure> CheckBackpressure(const std::string& stream) = 0;
-  // Called after records were durably appended (not for duplicates), for metrics.
+  // Called after records were durably appended (not for duplicates), for metrics;
+  // `bytes` is the sum of the records' sizes.
   virtual void OnAppended(const std::string& stream, int64_t records, int64_t bytes) = 0;
   // GET /metrics body (Prometheus text format 0.0.4) and GET /v1/status body (JSON).
   virtual std::string MetricsText() = 0;

@@ -142,10 +142,8 @@ class HttpServerTest : public ::testing::Test {
 
 json Body(const httplib::Result& r) { return json::parse(r->body); }
 
-// A raw HTTP/1.1 exchange for what httplib::Client cannot do (Expect: 100-continue):
-// sends `head` (request line and headers, without the blank line), reads the first
-// answer; if it is "100 Continue", sends `body` and appends the final answer.
-std::string ExpectContinueExchange(int port, const std::string& head, const std::string& body) {
+// A connected loopback socket with a 5 s receive timeout, or -1.
+int Connect(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -155,8 +153,17 @@ std::string ExpectContinueExchange(int port, const std::string& head, const std:
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     ::close(fd);
-    return "connect failed";
+    return -1;
   }
+  return fd;
+}
+
+// A raw HTTP/1.1 exchange for what httplib::Client cannot do (Expect: 100-continue):
+// sends `head` (request line and headers, without the blank line), reads the first
+// answer; if it is "100 Continue", sends `body` and appends the final answer.
+std::string ExpectContinueExchange(int port, const std::string& head, const std::string& body) {
+  int fd = Connect(port);
+  if (fd < 0) return "connect failed";
   auto send_all = [&](const std::string& data) {
     for (size_t off = 0; off < data.size();) {
       ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
@@ -422,6 +429,23 @@ TEST_F(HttpServerTest, ExpectContinueIsRefusedOrGrantedFromTheHeaders) {
   std::string ok = exchange("events_in", auth, "{\"a\":1}\n");
   EXPECT_TRUE(ok.starts_with("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200")) << ok;
   EXPECT_EQ(Payloads("events_in"), std::vector<std::string>{"{\"a\":1}"});
+}
+
+TEST_F(HttpServerTest, PostWithoutLengthHasNoBody) {
+  StartServer();
+  int fd = Connect(server_->port());
+  ASSERT_GE(fd, 0);
+  std::string request =
+      "POST /v1/streams/events_in/records HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;) answer.append(buf, n);
+  ::close(fd);
+  // Answered at once (not after the read timeout): an empty batch.
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 400")) << answer;
+  EXPECT_NE(answer.find("no records"), std::string::npos) << answer;
 }
 
 TEST_F(HttpServerTest, UnknownStreamIs404) {

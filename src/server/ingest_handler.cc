@@ -113,16 +113,21 @@ int PrecheckIngest(const IngestContext& ctx, const std::string& stream, const ht
 void HandleIngest(const IngestContext& ctx, const httplib::Request& req, httplib::Response& res,
                   const httplib::ContentReader& content_reader) {
   // Read the (bounded) body first, so the connection stays usable whatever the answer.
+  // Without Content-Length or chunked encoding a request has no body (httplib would
+  // read until the client closes).
   std::string body;
   bool too_big = false;
-  bool read_ok = content_reader([&](const char* data, size_t n) {
-    if (body.size() + n > static_cast<size_t>(ctx.max_body_bytes)) {
-      too_big = true;
-      return false;
-    }
-    body.append(data, n);
-    return true;
-  });
+  bool read_ok = true;
+  if (HasBody(req)) {
+    read_ok = content_reader([&](const char* data, size_t n) {
+      if (body.size() + n > static_cast<size_t>(ctx.max_body_bytes)) {
+        too_big = true;
+        return false;
+      }
+      body.append(data, n);
+      return true;
+    });
+  }
   if (!read_ok || too_big) {
     // Content-Length over the limit (already skipped by httplib: 413), a chunked body
     // over the limit (unread chunks remain: close), or a broken body.
