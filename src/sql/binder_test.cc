@@ -57,6 +57,10 @@ TEST(BinderTest, ExplicitColumnListStarAndNames) {
   EXPECT_EQ(plan.columns[3].kind, ProjectionColumn::Kind::kNull);
   EXPECT_EQ(plan.columns[1].pos, SourcePos{});
 
+  ASSERT_OK_AND_ASSIGN(plan, Bind("INSERT INTO t SELECT id, CAST(NULL AS INT), kind, NULL FROM s"));
+  EXPECT_EQ(plan.columns[1].kind, ProjectionColumn::Kind::kNull);
+  EXPECT_EQ(plan.columns[3].kind, ProjectionColumn::Kind::kNull);
+
   ASSERT_OK_AND_ASSIGN(plan, Bind("INSERT INTO t SELECT * FROM s", "a INT, b STRING",
                                   "x BIGINT NOT NULL, y STRING"));
   EXPECT_EQ(plan.columns[0].source_index, 0);
@@ -142,6 +146,10 @@ TEST(BinderTest, Errors) {
     SCOPED_TRACE(c.insert);
     ASSERT_ERROR(Bind(c.insert), c.code, c.message);
   }
+  ASSERT_ERROR(
+      Bind("INSERT INTO t (id, user_id) SELECT id, CAST(NULL AS STRING) FROM s"),
+      StatusCode::kInvalidArgument,
+      "line 2, column 40: CAST(NULL AS STRING) is STRING, target column user_id is BIGINT");
   // Zone offsets only for TIMESTAMPTZ; decimals keep their scale.
   ASSERT_ERROR(Bind("INSERT INTO t SELECT '2024-01-01 00:00+02:00' FROM s", "a INT", "t TIMESTAMP"),
                StatusCode::kInvalidArgument, "it has a zone offset");

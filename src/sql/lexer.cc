@@ -154,8 +154,8 @@ bool Token::IsKeyword(std::string_view upper_keyword) const {
 std::string Token::Describe() const {
   switch (kind) {
     case TokenKind::kEnd: return "end of input";
-    case TokenKind::kQuotedIdentifier: return fmt::format("'\"{}\"'", text);
-    case TokenKind::kString: return fmt::format("''{}''", text);
+    case TokenKind::kQuotedIdentifier: return fmt::format("\"{}\"", text);
+    case TokenKind::kString: return fmt::format("string '{}'", text);
     default: return fmt::format("'{}'", text);
   }
 }

@@ -37,7 +37,7 @@ struct Token {
   bool IsSymbol(std::string_view symbol) const {
     return kind == TokenKind::kSymbol && text == symbol;
   }
-  // For messages: 'FROM', '"Name"', ''abc'', or "end of input".
+  // For messages: 'FROM', "Name", string 'abc', or end of input.
   std::string Describe() const;
 };
 

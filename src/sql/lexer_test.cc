@@ -80,8 +80,8 @@ TEST(LexerTest, Errors) {
 TEST(LexerTest, Describe) {
   ASSERT_OK_AND_ASSIGN(auto tokens, Tokenize("FROM 'x' \"Y\""));
   EXPECT_EQ(tokens[0].Describe(), "'FROM'");
-  EXPECT_EQ(tokens[1].Describe(), "''x''");
-  EXPECT_EQ(tokens[2].Describe(), "'\"Y\"'");
+  EXPECT_EQ(tokens[1].Describe(), "string 'x'");
+  EXPECT_EQ(tokens[2].Describe(), "\"Y\"");
   EXPECT_EQ(tokens[3].Describe(), "end of input");
 }
 

@@ -207,7 +207,7 @@ TEST(ParserTest, ErrorsNameLineColumnAndToken) {
       {"create table t (a int) with ('k' = '1', K = '2', k = '3')", StatusCode::kInvalidArgument,
        "line 1, column 41: duplicate option 'k'"},
       {"create table t (a int) with (k '1')", StatusCode::kInvalidArgument,
-       "line 1, column 32: expected '=' after option 'k', got ''1''"},
+       "line 1, column 32: expected '=' after option 'k', got string '1'"},
       {"create table t (a int) with (k = (1))", StatusCode::kInvalidArgument,
        "line 1, column 34: expected a value for option 'k', got '('"},
       {"create table t (a int) with ()", StatusCode::kInvalidArgument,
