@@ -1,13 +1,12 @@
 #include "pipeline/kafka_source.h"
 
-// clang-format off
 #include <librdkafka/rdkafka.h>
-// clang-format on
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <mutex>
+#include <string_view>
 #include <utility>
 
 namespace sluice::pipeline {
@@ -40,9 +39,21 @@ struct HandleDeleter {
   void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
 };
 
-// Settings sluice needs for correctness; a user property may not turn them on.
-bool IsForbiddenProperty(const std::string& key, const std::string& value) {
-  return (key == "enable.auto.commit" || key == "enable.auto.offset.store") && value != "false";
+// Settings the exactly-once protocol depends on: a user property may repeat
+// them but not change them.
+constexpr std::pair<std::string_view, std::string_view> kForcedProperties[] = {
+    {"enable.auto.commit", "false"},  // positions live in the table, never in Kafka
+    {"enable.auto.offset.store", "false"},
+    // A fetch position that is no longer retained must stop the pipeline,
+    // never silently jump to another offset.
+    {"auto.offset.reset", "error"},
+};
+
+bool ChangesForcedProperty(const std::string& key, const std::string& value) {
+  for (const auto& [forced_key, forced_value] : kForcedProperties) {
+    if (key == forced_key && value != forced_value) return true;
+  }
+  return false;
 }
 
 Status SetConf(rd_kafka_conf_t* conf, const std::string& key, const std::string& value) {
@@ -57,7 +68,8 @@ Status SetConf(rd_kafka_conf_t* conf, const std::string& key, const std::string&
 Result<int> ParsePartitionName(const std::string& name) {
   int p = -1;
   auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), p);
-  if (name.empty() || ec != std::errc() || ptr != name.data() + name.size() || p < 0) {
+  if (name.empty() || ec != std::errc() || ptr != name.data() + name.size() || p < 0 ||
+      std::to_string(p) != name) {  // "01" and "+1" would alias "1"
     return Status::Invalid("partition '{}' is not a Kafka partition number", name);
   }
   return p;
@@ -129,22 +141,20 @@ Result<std::unique_ptr<KafkaSource>> KafkaSource::Open(const KafkaOptions& optio
       {"client.id", options.client_id},
       // assign() needs a group handle; the group never joins, commits or rebalances.
       {"group.id", "sluice-" + options.client_id},
-      {"enable.auto.commit", "false"},
-      {"enable.auto.offset.store", "false"},
-      // A fetch position that is no longer retained must stop the pipeline,
-      // never silently jump to another offset.
-      {"auto.offset.reset", "error"},
       {"enable.partition.eof", "false"},
       {"allow.auto.create.topics", "false"},
   };
   for (const auto& [key, value] : defaults) {
     RETURN_IF_ERROR_CTX(SetConf(conf.get(), key, value), "{}", what);
   }
+  for (const auto& [key, value] : kForcedProperties) {
+    RETURN_IF_ERROR_CTX(SetConf(conf.get(), std::string(key), std::string(value)), "{}", what);
+  }
   for (const auto& [key, value] : options.properties) {
-    if (IsForbiddenProperty(key, value)) {
+    if (ChangesForcedProperty(key, value)) {
       return Status::Invalid(
-          "{}: kafka property '{}'='{}' is not allowed: sluice keeps positions in the table and "
-          "never commits offsets to Kafka",
+          "{}: kafka property '{}'='{}' is not allowed: sluice keeps positions in the table, "
+          "never commits offsets to Kafka and never skips records it lost",
           what, key, value);
     }
     RETURN_IF_ERROR_CTX(SetConf(conf.get(), key, value), "{}", what);

@@ -42,8 +42,9 @@ struct KafkaOptions {
   std::string topic;
   std::string client_id = "sluice";
   // Extra librdkafka properties (security.protocol, sasl.*, fetch.*...), applied
-  // after sluice's defaults. The settings that would make the client commit
-  // offsets to Kafka (enable.auto.commit, enable.auto.offset.store) are rejected.
+  // after sluice's defaults. Values that would make the client commit offsets
+  // to Kafka or skip lost records (enable.auto.commit, enable.auto.offset.store
+  // other than false, auto.offset.reset other than error) are rejected.
   std::map<std::string, std::string> properties;
   int metadata_timeout_ms = 10000;  // Open(), Seek() watermark queries
   // Poll() fails when every broker has been down for longer than this.

@@ -226,6 +226,9 @@ TEST_F(KafkaSourceTest, BadSeeksAreRejected) {
   ASSERT_OK_AND_ASSIGN(auto source, OpenKafkaSource(Options()));
   ASSERT_ERROR(source->Seek({{"7", 0}}), StatusCode::kInvalidArgument, "has no partition 7");
   ASSERT_ERROR(source->Seek({{"x1", 0}}), StatusCode::kInvalidArgument, "'x1'");
+  ASSERT_ERROR(source->Seek({{"01", 0}}), StatusCode::kInvalidArgument,
+               "partition '01' is not a Kafka partition number");
+  ASSERT_ERROR(source->Seek({{"1", -2}}), StatusCode::kInvalidArgument, "negative offset -2");
   ASSERT_ERROR(source->Seek({{"2", 3}}), StatusCode::kOutOfRange,
                "topic 'events' partition 2: position 3 is beyond the end");
 }
@@ -234,6 +237,10 @@ TEST_F(KafkaSourceTest, ForbiddenPropertiesAreRejected) {
   KafkaOptions o = Options();
   o.properties["enable.auto.commit"] = "true";
   ASSERT_ERROR(OpenKafkaSource(o), StatusCode::kInvalidArgument, "never commits offsets");
+  o.properties = {{"auto.offset.reset", "earliest"}};
+  ASSERT_ERROR(OpenKafkaSource(o), StatusCode::kInvalidArgument, "'auto.offset.reset'='earliest'");
+  o.properties = {{"auto.offset.reset", "error"}, {"enable.auto.commit", "false"}};
+  ASSERT_OK(OpenKafkaSource(o));
   o.properties = {{"no.such.property", "1"}};
   ASSERT_ERROR(OpenKafkaSource(o), StatusCode::kInvalidArgument, "no.such.property");
   o = Options();
