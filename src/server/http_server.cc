@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -137,12 +138,17 @@ class HttpServer::Impl {
     if (options_.bearer_token.empty()) return true;
     if (req.method == "GET" && req.path == "/healthz") return true;
     std::string given = req.get_header_value("Authorization");
-    std::string want = "Bearer " + options_.bearer_token;
-    // Constant time in the token's content.
-    unsigned diff = given.size() == want.size() ? 0 : 1;
-    for (size_t i = 0; i < want.size(); ++i) {
-      diff |= static_cast<unsigned char>(want[i]) ^
-              static_cast<unsigned char>(i < given.size() ? given[i] : 0);
+    // The scheme is case-insensitive (RFC 9110); the token is compared in constant time
+    // in its content.
+    constexpr std::string_view kScheme = "bearer ";
+    if (given.size() != kScheme.size() + options_.bearer_token.size()) return false;
+    for (size_t i = 0; i < kScheme.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(given[i])) != kScheme[i]) return false;
+    }
+    unsigned diff = 0;
+    for (size_t i = 0; i < options_.bearer_token.size(); ++i) {
+      diff |= static_cast<unsigned char>(options_.bearer_token[i]) ^
+              static_cast<unsigned char>(given[kScheme.size() + i]);
     }
     return diff == 0;
   }
