@@ -6,6 +6,7 @@
 #include <httplib.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -22,20 +23,22 @@ constexpr int kRouteCount = 5;
 std::string_view RouteName(Route route);
 Route RouteOf(const httplib::Request& req);
 
-// The request metrics of the server, looked up once at Make(). All null without a
-// registry.
+// The server's request metrics. A series is created at its first use (route/code
+// pairs that never happen are not exported) and its handle cached, so counting is an
+// atomic load plus an add. Everything is a no-op without a registry.
 class RequestMetrics {
  public:
-  static Result<RequestMetrics> Make(Registry* registry);
+  Status Init(Registry* registry);  // before the server starts
   void Count(Route route, int code);
   void ObserveSeconds(Route route, double seconds);
 
  private:
-  static constexpr std::array<int, 12> kCodes = {200, 400, 401, 404, 405, 409,
-                                                 413, 415, 429, 500, 503, 0};
+  static constexpr std::array<int, 11> kCodes = {200, 400, 401, 404, 405, 409,
+                                                 413, 415, 429, 500, 503};
   Family<Counter>* requests_ = nullptr;
-  std::array<std::array<Counter*, kCodes.size()>, kRouteCount> counters_{};
-  std::array<Histogram*, kRouteCount> durations_{};
+  Family<Histogram>* durations_ = nullptr;
+  std::array<std::array<std::atomic<Counter*>, kCodes.size()>, kRouteCount> counters_{};
+  std::array<std::atomic<Histogram*>, kRouteCount> histograms_{};
 };
 
 // Sets a JSON error body {"error": message} plus the given extra field when

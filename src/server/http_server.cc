@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -36,45 +37,51 @@ Route RouteOf(const httplib::Request& req) {
   return Route::kOther;
 }
 
-Result<RequestMetrics> RequestMetrics::Make(Registry* registry) {
-  RequestMetrics m;
-  if (registry == nullptr) return m;
-  ASSIGN_OR_RETURN(m.requests_, registry->AddCounter("sluice_http_requests_total",
-                                                     "HTTP requests answered, by route and "
-                                                     "status code.",
-                                                     {"route", "code"}));
-  ASSIGN_OR_RETURN(auto* durations,
-                   registry->AddHistogram("sluice_http_request_duration_seconds",
-                                          "Time to handle an HTTP request (body read, "
-                                          "validation, durable append), by route.",
-                                          DefaultSecondsBuckets(), {"route"}));
-  for (int r = 0; r < kRouteCount; ++r) {
-    std::string route(RouteName(static_cast<Route>(r)));
-    ASSIGN_OR_RETURN(m.durations_[r], durations->WithLabels({route}));
-    for (size_t c = 0; c + 1 < kCodes.size(); ++c) {
-      ASSIGN_OR_RETURN(m.counters_[r][c],
-                       m.requests_->WithLabels({route, std::to_string(kCodes[c])}));
-    }
-  }
-  return m;
+Status RequestMetrics::Init(Registry* registry) {
+  if (registry == nullptr) return Status::OK();
+  ASSIGN_OR_RETURN(requests_, registry->AddCounter("sluice_http_requests_total",
+                                                   "HTTP requests answered, by route and "
+                                                   "status code.",
+                                                   {"route", "code"}));
+  ASSIGN_OR_RETURN(durations_, registry->AddHistogram("sluice_http_request_duration_seconds",
+                                                      "Time to handle an HTTP request (body read, "
+                                                      "validation, durable append), by route.",
+                                                      DefaultSecondsBuckets(), {"route"}));
+  return Status::OK();
 }
 
 void RequestMetrics::Count(Route route, int code) {
   if (requests_ == nullptr) return;
-  auto r = static_cast<size_t>(route);
-  for (size_t c = 0; c + 1 < kCodes.size(); ++c) {
-    if (kCodes[c] == code) {
-      counters_[r][c]->Increment();
-      return;
+  auto lookup = [&]() -> Counter* {
+    auto counter = requests_->WithLabels({std::string(RouteName(route)), std::to_string(code)});
+    return counter.ok() ? *counter : nullptr;
+  };
+  auto c = std::find(kCodes.begin(), kCodes.end(), code);
+  Counter* counter = nullptr;
+  if (c == kCodes.end()) {
+    counter = lookup();  // a code the cache does not hold (rare)
+  } else {
+    auto& slot = counters_[static_cast<size_t>(route)][c - kCodes.begin()];
+    counter = slot.load(std::memory_order_acquire);
+    if (counter == nullptr) {
+      counter = lookup();  // the family returns the same handle to racing threads
+      slot.store(counter, std::memory_order_release);
     }
   }
-  // A code the table does not hold (rare): look it up.
-  auto counter = requests_->WithLabels({std::string(RouteName(route)), std::to_string(code)});
-  if (counter.ok()) (*counter)->Increment();
+  if (counter != nullptr) counter->Increment();
 }
 
 void RequestMetrics::ObserveSeconds(Route route, double seconds) {
-  if (Histogram* h = durations_[static_cast<size_t>(route)]) h->Observe(seconds);
+  if (durations_ == nullptr) return;
+  auto& slot = histograms_[static_cast<size_t>(route)];
+  Histogram* h = slot.load(std::memory_order_acquire);
+  if (h == nullptr) {
+    auto made = durations_->WithLabels({std::string(RouteName(route))});
+    if (!made.ok()) return;
+    h = *made;
+    slot.store(h, std::memory_order_release);
+  }
+  h->Observe(seconds);
 }
 
 void SetError(httplib::Response& res, int status, std::string_view message, std::string_view field,
@@ -98,8 +105,10 @@ using internal::Route;
 
 class HttpServer::Impl {
  public:
-  Impl(HttpServerOptions options, IngestTarget* target, internal::RequestMetrics metrics)
-      : options_(std::move(options)), target_(target), metrics_(metrics) {}
+  Impl(HttpServerOptions options, IngestTarget* target)
+      : options_(std::move(options)), target_(target) {}
+
+  Status InitMetrics() { return metrics_.Init(options_.registry); }
 
   ~Impl() { Stop(); }
 
@@ -277,10 +286,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Make(HttpServerOptions options,
     return Status::Invalid("http server: bad timeouts (keep-alive {} s, read {} s)",
                            options.keep_alive_timeout_s, options.read_timeout_s);
   }
-  ASSIGN_OR_RETURN(internal::RequestMetrics metrics,
-                   internal::RequestMetrics::Make(options.registry));
-  return std::unique_ptr<HttpServer>(
-      new HttpServer(std::make_unique<Impl>(std::move(options), target, metrics)));
+  auto impl = std::make_unique<Impl>(std::move(options), target);
+  RETURN_IF_ERROR(impl->InitMetrics());
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

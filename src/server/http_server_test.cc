@@ -20,6 +20,7 @@
 #include "common/testing.h"
 #include "log/test_util.h"
 #include "server/metrics.h"
+#include "server/test_util.h"
 
 namespace sluice::server {
 namespace {
@@ -561,6 +562,53 @@ TEST_F(HttpServerTest, MetricsAndStatusComeFromTheTarget) {
       << metrics->body;
   EXPECT_NE(metrics->body.find("sluice_http_request_duration_seconds_count{route=\"records\"} 1\n"),
             std::string::npos);
+  // Only series that happened are exported.
+  EXPECT_EQ(metrics->body.find("code=\"413\""), std::string::npos) << metrics->body;
+  EXPECT_EQ(metrics->body.find("route=\"healthz\""), std::string::npos) << metrics->body;
+  if (testing::HavePromtool()) {
+    auto [code, output] = testing::Promtool(metrics->body);
+    EXPECT_EQ(code, 0) << output << metrics->body;
+  }
+}
+
+TEST_F(HttpServerTest, SequenceBelowTheRememberedWindowIs409) {
+  StartServer();
+  auto seq = [&](int s) {
+    return Post("1\n", "", {{"Sluice-Producer-Id", "5"}, {"Sluice-Sequence", std::to_string(s)}});
+  };
+  for (int s = 0; s <= 10; ++s) ASSERT_EQ(seq(s)->status, 200);
+  auto stale = seq(0);  // the log remembers only the last few sequences of a producer
+  EXPECT_EQ(stale->status, 409) << stale->body;
+  EXPECT_NE(Body(stale)["error"].get<std::string>().find("sequence 0"), std::string::npos)
+      << stale->body;
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 11);
+}
+
+TEST_F(HttpServerTest, MultipartBodiesAre415) {
+  StartServer();
+  auto r = Post("--b\r\n\r\n1\r\n--b--\r\n", "multipart/form-data; boundary=b");
+  EXPECT_EQ(r->status, 415) << r->body;
+  EXPECT_EQ(target_.logs["events_in"]->end_offset(), 0);
+}
+
+TEST_F(HttpServerTest, MakeAndStartCheckTheirInputs) {
+  HttpServerOptions options;
+  options.worker_threads = 0;
+  ASSERT_ERROR(HttpServer::Make(options, &target_), StatusCode::kInvalidArgument, "worker_threads");
+  options = {};
+  options.max_body_bytes = 0;
+  ASSERT_ERROR(HttpServer::Make(options, &target_), StatusCode::kInvalidArgument, "max_body_bytes");
+  options = {};
+  options.port = 70000;
+  ASSERT_ERROR(HttpServer::Make(options, &target_), StatusCode::kInvalidArgument, "70000");
+  ASSERT_ERROR(HttpServer::Make({}, nullptr), StatusCode::kInvalidArgument, "target");
+  options = {};
+  options.host = "256.1.1.1";
+  ASSERT_OK_AND_ASSIGN(auto bad_host, HttpServer::Make(options, &target_));
+  ASSERT_ERROR(bad_host->Start(), StatusCode::kIOError, "256.1.1.1");
+  StartServer();
+  ASSERT_ERROR(server_->Start(), StatusCode::kInvalidArgument, "already started");
+  EXPECT_EQ(Client().Get("/healthz")->status, 200);
 }
 
 TEST_F(HttpServerTest, TakenPortIsAnError) {

@@ -1,5 +1,6 @@
 // POST /v1/streams/{stream}/records: headers and stream checks, bounded body read,
 // validation, durable append, acknowledgement. Contract: docs/http_api.md.
+#include <cctype>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -72,6 +73,12 @@ bool ParseKey(const httplib::Request& req, httplib::Response& res,
   return true;
 }
 
+bool IsMultipart(const httplib::Request& req) {
+  std::string type = req.get_header_value("Content-Type").substr(0, 10);
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return type == "multipart/";
+}
+
 int StatusForAppendError(const Status& st) {
   switch (st.code()) {
     case StatusCode::kOutOfRange: return 409;       // producer sequence below its window
@@ -89,8 +96,7 @@ int PrecheckIngest(const IngestContext& ctx, const std::string& stream, const ht
     SetError(res, 413, fmt::format("body exceeds {} bytes", ctx.max_body_bytes));
     return 413;
   }
-  std::string content_type = req.get_header_value("Content-Type");
-  if (content_type.starts_with("multipart/")) {
+  if (IsMultipart(req)) {
     SetError(res, 415, "multipart bodies are not accepted: send NDJSON or a JSON array");
     return 415;
   }
@@ -118,6 +124,11 @@ void HandleIngest(const IngestContext& ctx, const httplib::Request& req, httplib
   std::string body;
   bool too_big = false;
   bool read_ok = true;
+  if (IsMultipart(req)) {  // httplib would run its form parser on it: refuse unread
+    PrecheckIngest(ctx, StreamOf(req), req, res);
+    res.set_header("Connection", "close");
+    return;
+  }
   if (HasBody(req)) {
     read_ok = content_reader([&](const char* data, size_t n) {
       if (body.size() + n > static_cast<size_t>(ctx.max_body_bytes)) {

@@ -1,17 +1,14 @@
 #include "server/metrics.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <cmath>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include "common/testing.h"
+#include "server/test_util.h"
 
 namespace sluice::server {
 namespace {
@@ -126,26 +123,8 @@ TEST(Metrics, ConcurrentIncrementsAreNotLost) {
   EXPECT_EQ(h->sum(), 20000 * 0.25 + 20000 * 1.0);
 }
 
-// Runs `promtool check metrics` on `text`; returns its exit status and output.
-std::pair<int, std::string> Promtool(const std::string& text) {
-  std::string path =
-      (std::filesystem::temp_directory_path() / ("sluice-metrics-" + std::to_string(getpid())))
-          .string();
-  {
-    std::ofstream out(path);
-    out << text;
-  }
-  std::string cmd = "promtool check metrics < " + path + " 2>&1";
-  std::string output;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[512];
-  while (p != nullptr && fgets(buf, sizeof(buf), p) != nullptr) output += buf;
-  int status = p != nullptr ? pclose(p) : -1;
-  std::filesystem::remove(path);
-  return {status, output};
-}
-
-bool HavePromtool() { return std::system("promtool --version > /dev/null 2>&1") == 0; }
+using testing::HavePromtool;
+using testing::Promtool;
 
 TEST(Metrics, PromtoolAcceptsTheRendering) {
   if (!HavePromtool()) GTEST_SKIP() << "promtool not installed";
