@@ -39,8 +39,8 @@ const bool kill_points_armed = armed != nullptr;
 void KillPointSlow(std::string_view name) {
   if (armed == nullptr || name != armed->name) return;
   if (hits.fetch_add(1) + 1 < armed->hit) return;
-  static const char kMsg[] = "sluice: kill point reached, SIGKILL\n";
-  (void)!::write(2, kMsg, sizeof(kMsg) - 1);
+  std::string msg = "sluice: kill point " + armed->name + " reached, SIGKILL\n";
+  (void)!::write(2, msg.data(), msg.size());
   ::kill(::getpid(), SIGKILL);
   ::_exit(137);  // not reached
 }

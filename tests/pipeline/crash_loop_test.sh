@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Crash loop: a producer streams numbered events over HTTP (each batch with an
+# Idempotency-Key, retried until acknowledged) while `sluice run` is killed
+# with SIGKILL at random moments and at each named kill point, and restarted.
+# At the end the table must hold every acknowledged event exactly once (count,
+# distinct ids, sum of ids), every snapshot must be readable, and no data file
+# may exist that the table does not reference.
+#
+# With a third argument, the path of sluice-kafka-mock, the events go through
+# Kafka instead: kcat produces them into librdkafka's mock cluster (a process
+# that outlives every sluice run) and the pipeline reads the topic, its
+# positions kept in the table.
+#
+# Usage: crash_loop_test.sh SLUICE_BINARY [KILLS [KAFKA_MOCK]]  (default 200
+# kills, or $SLUICE_CRASH_KILLS; the on-demand soak is
+# `crash_loop_test.sh build/sluice 10000`)
+set -euo pipefail
+SLUICE=$(realpath "$1")
+KILLS=${2:-}
+KILLS=${KILLS:-${SLUICE_CRASH_KILLS:-200}}
+KAFKA_MOCK=${3:-}
+PER=25  # events per HTTP batch
+W=$(mktemp -d /tmp/sluice-crash.XXXXXX)
+SERVER_PID=
+MOCK_PID=
+cleanup() {
+  [ -z "$SERVER_PID" ] || kill -9 "$SERVER_PID" 2>/dev/null || true
+  [ -z "$MOCK_PID" ] || kill -9 "$MOCK_PID" 2>/dev/null || true
+  local kids
+  kids=$(jobs -p)
+  [ -z "$kids" ] || kill $kids 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$W"
+}
+trap cleanup EXIT
+PORT=$(( 20000 + RANDOM % 20000 ))
+URL=http://127.0.0.1:$PORT
+CONNECTOR="connector = 'http'"
+if [ -n "$KAFKA_MOCK" ]; then
+  "$KAFKA_MOCK" --topic events:4 > "$W/bootstrap" 2> "$W/mock.log" & MOCK_PID=$!
+  for _ in $(seq 1 100); do [ -s "$W/bootstrap" ] && break; sleep 0.05; done
+  BOOTSTRAP=$(head -n1 "$W/bootstrap")
+  [ -n "$BOOTSTRAP" ] || { cat "$W/mock.log"; echo "FAILED: the Kafka mock did not start"; exit 1; }
+  CONNECTOR="connector = 'kafka', brokers = '$BOOTSTRAP', topic = 'events'"
+  echo "source: Kafka (mock cluster at $BOOTSTRAP)"
+else
+  echo "source: HTTP"
+fi
+cat > "$W/crash.sql" <<SQL
+CREATE TABLE lake.events (id BIGINT NOT NULL, batch BIGINT, kind STRING)
+  PARTITIONED BY (bucket(4, id));
+CREATE SOURCE events_in (id BIGINT, batch BIGINT, kind STRING) WITH ($CONNECTOR) FORMAT JSON;
+CREATE PIPELINE load_events WITH (commit_interval = '100ms') AS
+  INSERT INTO lake.events SELECT id, batch, kind FROM events_in;
+SQL
+S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
+
+KILL_POINTS=(pipeline.after_data_files catalog.after_metadata catalog.before_swap
+             catalog.after_swap pipeline.after_commit pipeline.mid_recovery)
+start_server() {  # start_server [KILL_POINT]
+  SLUICE_KILL_POINT=${1:-} "$SLUICE" --warehouse "$W/wh" run "$W/crash.sql" \
+    --listen "127.0.0.1:$PORT" >>"$W/server.log" 2>&1 &
+  SERVER_PID=$!
+}
+wait_up() {  # until /healthz answers or the server died
+  for _ in $(seq 1 200); do
+    curl -s -o /dev/null --max-time 1 "$URL/healthz" && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || return 1
+    sleep 0.02
+  done
+  return 1
+}
+
+# The producer: batch b holds ids (b-1)*PER+1 .. b*PER; it moves on only once
+# the batch is acknowledged, and keeps going until the killer is done.
+producer() {
+  local b=0 code
+  while [ ! -f "$W/kills-done" ] || [ "$b" -lt 20 ]; do
+    b=$((b + 1))
+    seq $(( (b - 1) * PER + 1 )) $(( b * PER )) |
+      awk -v b="$b" '{printf "{\"id\":%d,\"batch\":%d,\"kind\":\"k%d\"}\n", $1, b, $1 % 5}' \
+      > "$W/body"
+    # A malformed record in some batches: it must end in the dead-letter table.
+    [ $((b % 50)) -ne 0 ] || echo '{"id":"not a number"}' >> "$W/body"
+    if [ -n "$KAFKA_MOCK" ]; then
+      kcat -b "$BOOTSTRAP" -P -t events < "$W/body"  # one message per line
+      echo "$b" > "$W/acked"
+      continue
+    fi
+    while true; do
+      code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Idempotency-Key: batch-$b" \
+        -H 'Content-Type: application/x-ndjson' --data-binary "@$W/body" \
+        "$URL/v1/streams/events_in/records" || true)
+      [ "$code" = 200 ] && break
+      sleep 0.02
+    done
+    echo "$b" > "$W/acked"
+  done
+}
+producer & PRODUCER=$!
+
+kills=0 at_points=0
+while [ "$kills" -lt "$KILLS" ]; do
+  # Every third run dies at a named kill point (the N-th time it passes it);
+  # the run before one armed at mid_recovery dies with staged files, so that
+  # the recovery has some to delete.
+  next=${KILL_POINTS[$(( (kills / 3) % ${#KILL_POINTS[@]} ))]}
+  kp=
+  case $((kills % 3)) in
+    1) [ "$next" != pipeline.mid_recovery ] || kp=pipeline.after_data_files:1 ;;
+    2) if [ "$next" = pipeline.mid_recovery ]; then kp=$next:1; else kp=$next:$((1 + RANDOM % 3)); fi ;;
+  esac
+  start_server "$kp"
+  wait_up || true
+  if [ -n "$kp" ]; then
+    # Armed: give it up to 3 s to die at its kill point.
+    for _ in $(seq 1 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.02; done
+  else
+    sleep "0.$(printf '%03d' $(( 50 + RANDOM % 400 )))"  # live 50..450 ms
+  fi
+  if kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+  else
+    at_points=$((at_points + 1))
+  fi
+  { wait "$SERVER_PID"; } 2>/dev/null || true
+  SERVER_PID=
+  kills=$((kills + 1))
+done
+touch "$W/kills-done"
+
+# A clean run: the producer finishes, the pipeline catches up, SIGTERM.
+start_server
+wait_up || { cat "$W/server.log"; echo "FAILED: the server does not start after the crashes"; exit 1; }
+wait "$PRODUCER"
+acked=$(cat "$W/acked")
+want=$(( acked * PER ))
+# Records in the source: every event plus one malformed record per 50 batches
+# (the log's end offset; for Kafka the sum of the partitions' next offsets).
+records=$(( want + acked / 50 ))
+for _ in $(seq 1 300); do
+  committed=$(curl -s "$URL/v1/status" | sed -n 's/.*"committed_offset":\([0-9]*\).*/\1/p')
+  [ "${committed:-0}" -ge "$records" ] && break
+  sleep 0.1
+done
+kill -TERM "$SERVER_PID"
+wait "$SERVER_PID" || { tail -20 "$W/server.log"; echo "FAILED: sluice run did not exit 0 on SIGTERM"; exit 1; }
+SERVER_PID=
+
+ids=$(S scan lake.events --columns id)
+rows=$(echo "$ids" | grep -c . || true)
+distinct=$(echo "$ids" | sort -u | grep -c . || true)
+sum=$(echo "$ids" | sed 's/[^0-9]//g' | awk '{s += $1} END {printf "%.0f", s}')
+want_sum=$(( want * (want + 1) / 2 ))
+dead=$(S scan lake.events__dlq --columns payload | grep -c 'not a number' || true)
+want_dead=$(( acked / 50 ))
+snapshots=$(S table snapshots lake.events --json | grep -o '"snapshot_id":"[0-9]*"' | grep -o '[0-9]*')
+nsnap=$(echo "$snapshots" | grep -c . || true)
+echo "kill points reached:"
+grep -o 'kill point [a-z_.]* reached' "$W/server.log" | sort | uniq -c || true
+echo "kills=$kills (at kill points: $at_points) batches=$acked rows=$rows distinct=$distinct sum=$sum dead=$dead snapshots=$nsnap"
+[ "$rows" = "$want" ] && [ "$distinct" = "$want" ] && [ "$sum" = "$want_sum" ] ||
+  { echo "FAILED: want $want rows, distinct ids and sum $want_sum"; exit 1; }
+[ "$dead" = "$want_dead" ] || { echo "FAILED: $dead dead letters, want $want_dead"; exit 1; }
+[ "$at_points" -gt 0 ] || { echo "FAILED: no run ended at a kill point"; exit 1; }
+if [ "$KILLS" -ge 100 ]; then
+  for kp in "${KILL_POINTS[@]}"; do
+    grep -q "kill point $kp reached" "$W/server.log" || { echo "FAILED: kill point $kp never reached"; exit 1; }
+  done
+fi
+# Every snapshot reads, with a row count that never decreases.
+prev=0
+for id in $(echo "$snapshots" | tac | tac); do
+  n=$(S scan lake.events --snapshot "$id" --columns id | wc -l) ||
+    { echo "FAILED: snapshot $id is unreadable"; exit 1; }
+  [ "$n" -ge "$prev" ] || { echo "FAILED: snapshot $id has $n rows, its parent $prev"; exit 1; }
+  prev=$n
+done
+# No data file exists that the table does not reference (staged files of
+# crashed checkpoints were deleted by recovery, temporary files too).
+S table files lake.events --json | grep -o '"file_path":"[^"]*"' | sed 's/"file_path":"file:\/\///; s/"$//' |
+  sort > "$W/referenced"
+find "$W/wh/lake/events/data" -type f | sort > "$W/on_disk"
+if ! diff "$W/referenced" "$W/on_disk" > "$W/diff"; then
+  cat "$W/diff"
+  echo "FAILED: data files on disk that no snapshot references (or referenced files missing)"
+  exit 1
+fi
+echo "1 passed, 0 failed"
