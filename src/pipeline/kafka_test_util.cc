@@ -106,10 +106,14 @@ Status Produce(const std::string& bootstraps, const std::string& topic,
   }
   Status st;
   for (const auto& [partition, value] : records) {
-    rd_kafka_resp_err_t err =
-        rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-                          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    rd_kafka_resp_err_t err;
+    while ((err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()),
+                                    RD_KAFKA_V_PARTITION(partition),
+                                    RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END)) ==
+           RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      rd_kafka_poll(rk, 100);  // wait for acks to make room
+    }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       st = Status::Internal("produce to {} [{}]: {}", topic, partition, rd_kafka_err2str(err));
       break;
