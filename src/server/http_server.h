@@ -61,10 +61,12 @@ struct HttpServerOptions {
   int port = 0;                       // 0: any free port; see HttpServer::port()
   std::string bearer_token;           // empty: no authentication
   int64_t max_body_bytes = 16 << 20;  // larger bodies are refused with 413
-  int worker_threads = 4;             // concurrent requests being served
-  int keep_alive_timeout_s = 5;       // idle keep-alive connections are closed after this
-                                      // (Stop() may wait for it on an idle connection)
-  int read_timeout_s = 30;            // per socket read while receiving a request
+  // Connections served at once: a worker keeps a keep-alive connection for up to 5
+  // requests or until it idles for keep_alive_timeout_s; other connections queue.
+  int worker_threads = 4;
+  int keep_alive_timeout_s = 5;  // idle keep-alive connections are closed after this
+                                 // (Stop() may wait for it on an idle connection)
+  int read_timeout_s = 30;       // per socket read while receiving a request
   // Optional: when set, the server counts its own requests here
   // (sluice_http_requests_total{route,code}, sluice_http_request_duration_seconds{route}).
   // Must outlive the server.
