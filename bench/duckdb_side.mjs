@@ -1,5 +1,7 @@
 // The DuckDB side of the Parquet benchmark, single-threaded (SET threads=1).
-//   node bench/duckdb_side.mjs write IN.jsonl OUT.parquet   → JSON lines to zstd Parquet
+//   node bench/duckdb_side.mjs write IN.jsonl OUT.parquet [COLUMNS]
+//       → JSON lines to zstd Parquet; COLUMNS is read_json's columns struct, by
+//       default the events of bench/gen_events.mjs
 //   node bench/duckdb_side.mjs read FILE.parquet            → full scan with every value hashed
 //   node bench/duckdb_side.mjs tojson FILE.parquet          → full scan printed as JSON lines to
 //   /dev/null
@@ -13,7 +15,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, '../tests/interop/package.json'));
 const {DuckDBInstance} = await import(pathToFileURL(require.resolve('@duckdb/node-api')).href);
 
-const [mode, a, b] = process.argv.slice(2);
+const [mode, a, b, columns] = process.argv.slice(2);
 const conn = await (await DuckDBInstance.create(':memory:')).connect();
 await conn.run('SET threads=1');
 const q = (s) => `'${s.replaceAll('\'', '\'\'')}'`;
@@ -21,9 +23,10 @@ const t0 = process.hrtime.bigint();
 let rows = '';
 if (mode === 'write') {
   await conn.run(
-      `COPY (SELECT * FROM read_json(${q(a)}, format='newline_delimited', columns={id: 'BIGINT', ` +
-      `user_id: 'BIGINT', kind: 'VARCHAR', url: 'VARCHAR', amount: 'DOUBLE', ts: 'TIMESTAMPTZ', ` +
-      `note: 'VARCHAR'})) TO ${q(b)} (FORMAT parquet, COMPRESSION zstd)`);
+      `COPY (SELECT * FROM read_json(${q(a)}, format='newline_delimited', columns=${
+          columns ??
+          `{id: 'BIGINT', user_id: 'BIGINT', kind: 'VARCHAR', url: 'VARCHAR', amount: 'DOUBLE', ` +
+              `ts: 'TIMESTAMPTZ', note: 'VARCHAR'}`})) TO ${q(b)} (FORMAT parquet, COMPRESSION zstd)`);
 } else if (mode === 'read') {
   const r = await conn.runAndReadAll(
       `SELECT count(*) AS n, sum(hash(id, user_id, kind, url, amount, ts, note)) AS h ` +

@@ -25,9 +25,29 @@ constexpr Tables MakeTables() {
 
 constexpr Tables kTables = MakeTables();
 
+#if defined(__x86_64__)
+// The SSE4.2 crc32 instruction computes exactly this CRC (same polynomial,
+// reflected), 8 bytes per instruction.
+__attribute__((target("sse4.2"))) uint32_t Crc32cSse42(uint32_t crc, std::string_view data) {
+  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
+  size_t n = data.size();
+  uint64_t c = ~crc;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+    p += 8;
+    n -= 8;
+  }
+  auto c32 = static_cast<uint32_t>(c);
+  while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return ~c32;
+}
+#endif
+
 }  // namespace
 
-uint32_t Crc32cExtend(uint32_t crc, std::string_view data) {
+uint32_t Crc32cPortable(uint32_t crc, std::string_view data) {
   const auto* p = reinterpret_cast<const uint8_t*>(data.data());
   size_t n = data.size();
   uint32_t c = ~crc;
@@ -45,6 +65,18 @@ uint32_t Crc32cExtend(uint32_t crc, std::string_view data) {
   }
   while (n-- > 0) c = kTables[0][(c ^ *p++) & 0xff] ^ (c >> 8);
   return ~c;
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+uint32_t Crc32cExtend(uint32_t crc, std::string_view data) {
+#if defined(__x86_64__)
+  static const bool kHardware = __builtin_cpu_supports("sse4.2");
+  if (kHardware) return Crc32cSse42(crc, data);
+#endif
+  return Crc32cPortable(crc, data);
 }
 
 }  // namespace sluice

@@ -37,5 +37,23 @@ TEST(Crc32cTest, ExtendMatchesOneShot) {
   EXPECT_NE(Crc32c(data), whole);
 }
 
+// The dispatched implementation (SSE4.2 where available) and the portable one
+// agree on every length, alignment and starting value.
+TEST(Crc32cTest, DispatchedMatchesPortable) {
+  std::string data;
+  uint32_t x = 12345;
+  for (int i = 0; i < 4096; ++i) {
+    x = x * 1103515245u + 12345u;
+    data.push_back(static_cast<char>(x >> 24));
+  }
+  for (size_t start = 0; start < 9; ++start) {
+    for (size_t len : {0, 1, 7, 8, 9, 63, 64, 65, 1000, 4000}) {
+      std::string_view v = std::string_view(data).substr(start, len);
+      EXPECT_EQ(Crc32cExtend(0, v), Crc32cPortable(0, v)) << start << " " << len;
+      EXPECT_EQ(Crc32cExtend(0xdeadbeef, v), Crc32cPortable(0xdeadbeef, v)) << start << " " << len;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sluice
