@@ -15,14 +15,41 @@ namespace {
 
 Result<DeleteResult> DeleteOnce(Table& table, const std::string& filter,
                                 const CommitOptions& options) {
+  ASSIGN_OR_RETURN(PlannedDelete planned, PlanDelete(table, filter));
+  DeleteResult result = planned.counts;
+  if (result.rows_deleted == 0) return result;
+  SnapshotUpdate& u = planned.update;
+  auto snap = table.Commit(u, options);
+  if (!snap.ok()) {
+    if (snap.status().code() != StatusCode::kCommitStateUnknown)
+      DiscardPlannedDelete(table, planned);
+    return snap.status();
+  }
+  result.snapshot_id = *snap;
+  return result;
+}
+
+}  // namespace
+
+void DiscardPlannedDelete(Table& table, const PlannedDelete& planned) {
+  std::set<std::string> written;
+  for (const auto& d : planned.update.add_deletes) written.insert(d.file_path);
+  for (const auto& p : written) (void)table.io().Delete(p);
+}
+
+Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
+                                 const std::vector<std::string>& columns,
+                                 const std::function<Status(const Batch&)>& on_rows) {
   const auto& md = table.metadata();
   const bool use_dvs = md.format_version >= 3;
-  DeleteResult result;
-  if (!md.current_snapshot_id) return result;
+  PlannedDelete planned;
+  DeleteResult& result = planned.counts;
+  if (!md.current_snapshot_id) return planned;
   iceberg::ScanOptions o;
   o.filter = filter;
   o.with_positions = true;
-  o.columns = {md.current_schema()->fields[0].name};
+  o.columns =
+      columns.empty() ? std::vector<std::string>{md.current_schema()->fields[0].name} : columns;
   auto shared = std::make_shared<const iceberg::TableMetadata>(md);
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), shared, o));
   ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
@@ -42,11 +69,13 @@ Result<DeleteResult> DeleteOnce(Table& table, const std::string& filter,
     for (int64_t i = 0; i < b.num_rows(); ++i) {
       positions[std::string(path->GetBytes(i))].insert(pos->Value<int64_t>(i));
     }
+    if (on_rows) RETURN_IF_ERROR(on_rows(b));
   }
-  if (positions.empty()) return result;
+  if (positions.empty()) return planned;
 
-  SnapshotUpdate u;
+  SnapshotUpdate& u = planned.update;
   u.operation = "delete";
+  u.base_snapshot_id = md.current_snapshot_id;
   std::map<std::string, std::set<int64_t>> partial;
   std::vector<std::pair<iceberg::DataFile, std::set<int64_t>>> vectors;
   for (auto& [path, pos] : positions) {
@@ -79,20 +108,8 @@ Result<DeleteResult> DeleteOnce(Table& table, const std::string& filter,
   }
   result.files_removed = static_cast<int64_t>(u.remove_paths.size());
   result.delete_files_added = static_cast<int64_t>(u.add_deletes.size());
-  auto snap = table.Commit(u, options);
-  if (!snap.ok()) {
-    if (snap.status().code() != StatusCode::kCommitStateUnknown) {
-      std::set<std::string> written;
-      for (const auto& d : u.add_deletes) written.insert(d.file_path);
-      for (const auto& p : written) (void)table.io().Delete(p);
-    }
-    return snap.status();
-  }
-  result.snapshot_id = *snap;
-  return result;
+  return planned;
 }
-
-}  // namespace
 
 Result<DeleteResult> DeleteWhere(Table& table, const std::string& filter,
                                  const CommitOptions& options) {

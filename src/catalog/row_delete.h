@@ -9,7 +9,9 @@
 // conflict the delete is planned again on the new snapshot.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "catalog/table.h"
 
@@ -24,5 +26,24 @@ struct DeleteResult {
 
 Result<DeleteResult> DeleteWhere(Table& table, const std::string& filter,
                                  const CommitOptions& options = {});
+
+// A delete planned against the table's current snapshot but not committed:
+// its delete files are written, `update` removes or masks the matching rows.
+// Callers commit it (possibly with other changes, e.g. in Table::CommitAll) or
+// discard it.
+struct PlannedDelete {
+  SnapshotUpdate update;
+  DeleteResult counts;  // snapshot_id unset
+};
+
+// Plans the delete of the rows matching `filter` (empty: every row). The scan
+// reads `columns` (default: the first column) plus _file/_pos, and hands each
+// batch of matching rows to `on_rows` first, so a caller can act on exactly
+// the rows it deletes.
+Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
+                                 const std::vector<std::string>& columns = {},
+                                 const std::function<Status(const Batch&)>& on_rows = nullptr);
+// Deletes the delete files a plan wrote (when it is not committed).
+void DiscardPlannedDelete(Table& table, const PlannedDelete& planned);
 
 }  // namespace sluice::catalog
