@@ -20,7 +20,9 @@ for _ in $(seq 100); do [[ -s $work/bootstrap ]] && break; sleep 0.05; done
 bootstrap=$(head -n1 "$work/bootstrap")
 [[ $bootstrap == *:* ]] || { echo "FAIL: no bootstrap address"; cat "$work/mock.log"; exit 1; }
 
-seq 0 99 | kcat -b "$bootstrap" -P -t events
+# Keyed ("key:value"), so that the key hash spreads records over the partitions
+# (keyless records would all go to one sticky partition).
+seq 0 99 | sed 's/.*/k&:&/' | kcat -b "$bootstrap" -P -t events -K:
 # Every partition from the beginning to its end (-e), one value per line.
 kcat -b "$bootstrap" -C -t events -o beginning -e -q -f '%p %s\n' >"$work/got"
 
