@@ -10,6 +10,8 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "pipeline/bind.h"
+#include "pipeline/dead_letter_replay.h"
 #include "pipeline/runtime.h"
 #include "sql/parser.h"
 
@@ -62,6 +64,33 @@ Status Run(const RunArgs& a) {
   return st;
 }
 
+struct ReplayArgs {
+  std::string file, pipeline, where;
+  bool dry_run = false;
+};
+
+Status Replay(const ReplayArgs& a) {
+  ASSIGN_OR_RETURN(std::string text, LocalIO().ReadFile(a.file));
+  auto script = sql::ParseScript(text);
+  if (!script.ok()) return script.status().WithContext(a.file);
+  ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
+  auto bound = [&]() -> Result<pipeline::PipelineOptions> {
+    ASSIGN_OR_RETURN(auto sources, pipeline::SourcesOf(*script));
+    ASSIGN_OR_RETURN(const sql::CreatePipeline* p, pipeline::FindPipeline(*script, a.pipeline));
+    return pipeline::BindPipeline(*cat, LocalIO(), *p, sources);
+  }();
+  if (!bound.ok()) return bound.status().WithContext(a.file);
+  ASSIGN_OR_RETURN(auto r,
+                   pipeline::ReplayDeadLetters(*cat, LocalIO(), *bound, a.where, a.dry_run));
+  std::printf("%s%lld dead letters of pipeline %s: %lld %s into %s, %lld still failing%s\n",
+              a.dry_run ? "dry run: " : "", static_cast<long long>(r.dead_letters),
+              a.pipeline.c_str(), static_cast<long long>(r.recovered),
+              a.dry_run ? "would go" : "went", bound->target.ToString().c_str(),
+              static_cast<long long>(r.still_failing),
+              a.dry_run ? "" : " (kept with their new error)");
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterRunCommand(CLI::App& app, int* exit_code) {
@@ -79,6 +108,23 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   cmd->callback([args, exit_code] {
     Status st = Run(*args);
     *exit_code = st.ok() ? 0 : ReportError("run", st);
+  });
+
+  auto* dlq = app.add_subcommand("dlq", "Dead letters: records a pipeline could not decode");
+  dlq->require_subcommand(1);
+  auto replay_args = std::make_shared<ReplayArgs>();
+  auto* replay = dlq->add_subcommand(
+      "replay",
+      "Re-decode a pipeline's dead letters with its current definition: the records that now "
+      "decode move to the target table, the others stay with their new error (one transaction)");
+  replay->add_option("file", replay_args->file, "SQL script defining the pipeline")->required();
+  replay->add_option("pipeline", replay_args->pipeline, "Pipeline name")->required();
+  replay->add_option("--where", replay_args->where,
+                     "Only dead letters matching this filter (columns of <table>__dlq)");
+  replay->add_flag("--dry-run", replay_args->dry_run, "Count what would move; change nothing");
+  replay->callback([replay_args, exit_code] {
+    Status st = Replay(*replay_args);
+    *exit_code = st.ok() ? 0 : ReportError("dlq replay", st);
   });
 }
 

@@ -37,6 +37,18 @@ std::string DeadLetterError(const Status& st) {
 
 }  // namespace
 
+void AppendDeadLetter(const DeadLetter& d, Batch* batch) {
+  auto& c = batch->columns;
+  c[0].AppendBytes(d.payload);
+  c[1].AppendBytes(DeadLetterError(*d.error));
+  c[2].AppendBytes(d.source);
+  c[3].AppendBytes(d.partition);
+  c[4].Append<int64_t>(d.offset);
+  c[5].Append<int64_t>(d.ingested_us);
+  c[6].Append<int64_t>(d.failed_us);
+  c[7].AppendBytes(d.pipeline);
+}
+
 TableIdent DeadLetterTable(const TableIdent& table) {
   return TableIdent{table.ns, table.name + "__dlq"};
 }
@@ -182,15 +194,9 @@ void Pipeline::OnRecord(const SourceRecord& r) {
   Status st = decoder_->DecodeLine(r.value, r.offset, &rows_);
   if (st.ok()) return;
   // The decoder left rows_ unchanged: the record becomes a dead letter.
-  auto& c = dead_rows_.columns;
-  c[0].AppendBytes(r.value);
-  c[1].AppendBytes(DeadLetterError(st));
-  c[2].AppendBytes(source_->Describe());
-  c[3].AppendBytes(r.partition);
-  c[4].Append<int64_t>(r.offset);
-  c[5].Append<int64_t>(r.timestamp_ms * 1000);
-  c[6].Append<int64_t>(NowMs() * 1000);
-  c[7].AppendBytes(options_.name);
+  AppendDeadLetter({r.value, &st, source_->Describe(), r.partition, r.offset, r.timestamp_ms * 1000,
+                    NowMs() * 1000, options_.name},
+                   &dead_rows_);
 }
 
 Status Pipeline::FlushRows() {

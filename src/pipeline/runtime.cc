@@ -1,92 +1,17 @@
 #include "pipeline/runtime.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cmath>
 
 #include "catalog/table.h"
 #include "iceberg/table_builder.h"
+#include "pipeline/bind.h"
 #include "pipeline/kafka_source.h"
 #include "pipeline/log_source.h"
 #include "pipeline/runtime_internal.h"
-#include "sql/binder.h"
 
 namespace sluice::pipeline {
 
 using catalog::TableIdent;
-
-namespace {
-
-std::string Where(const sql::SourcePos& pos) {
-  return fmt::format("line {}, column {}", pos.line, pos.column);
-}
-
-std::string NamePart(const sql::Identifier& id) {
-  if (id.quoted) return id.name;
-  std::string s = id.name;
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-Result<TableIdent> TableName(const sql::QualifiedName& q) {
-  if (q.parts.size() < 2) {
-    return Status::Invalid("{}: table {} needs a namespace (e.g. lake.{})", Where(q.pos()),
-                           q.ToString(), q.ToString());
-  }
-  TableIdent t;
-  for (size_t i = 0; i + 1 < q.parts.size(); ++i) t.ns.push_back(NamePart(q.parts[i]));
-  t.name = NamePart(q.parts.back());
-  for (const auto& n : t.ns)
-    RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(n, "namespace"), "{}", Where(q.pos()));
-  RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(t.name, "table name"), "{}", Where(q.pos()));
-  return t;
-}
-
-Result<std::string> SimpleName(const sql::QualifiedName& q, const char* what) {
-  if (q.parts.size() != 1) {
-    return Status::Invalid("{}: a {} name has one part, not {}", Where(q.pos()), what,
-                           q.ToString());
-  }
-  std::string n = NamePart(q.parts[0]);
-  RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(n, what), "{}", Where(q.pos()));
-  return n;
-}
-
-// Options a statement accepts; anything else is a typo the user must hear about.
-Status CheckOptions(const sql::Options& o, std::initializer_list<std::string_view> allowed,
-                    const char* what) {
-  for (const auto& item : o.items) {
-    if (std::find(allowed.begin(), allowed.end(), item.key) != allowed.end()) continue;
-    std::string list;
-    for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-    return Status::Invalid("{}: unknown {} option '{}' (known: {})", Where(item.pos), what,
-                           item.key, list);
-  }
-  return Status::OK();
-}
-
-}  // namespace
-
-Result<int64_t> ParseDurationMs(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
-    ++i;
-  }
-  std::string number = text.substr(0, i), unit = text.substr(i);
-  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
-  char* end = nullptr;
-  double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
-  double scale = unit == "ms"                   ? 1
-                 : unit == "s"                  ? 1e3
-                 : unit == "m" || unit == "min" ? 60e3
-                 : unit == "h"                  ? 3600e3
-                                                : -1;
-  if (number.empty() || end != number.c_str() + number.size() || scale < 0 || v <= 0 ||
-      !std::isfinite(v)) {
-    return Status::Invalid("'{}' is not a duration (examples: '500ms', '1s', '15m', '1h')", text);
-  }
-  return std::max<int64_t>(1, std::llround(v * scale));
-}
 
 Runtime::Runtime(catalog::Catalog& catalog, FileIO& io, RuntimeOptions options)
     : catalog_(catalog), io_(io), options_(std::move(options)) {}
@@ -190,50 +115,17 @@ Status Runtime::AddPipeline(const sql::CreatePipeline& p) {
     if (r->name == name)
       return Status::Invalid("{}: pipeline {} is defined twice", Where(p.name.pos()), name);
   }
-  RETURN_IF_ERROR(CheckOptions(p.options, {"commit_interval", "delivery"}, "pipeline"));
-  PipelineOptions o;
-  o.name = name;
-  if (const sql::Option* d = p.options.Find("delivery"); d && d->value != "exactly-once") {
-    return Status::Invalid(
-        "{}: pipeline {}: delivery '{}' is not offered: sluice commits source offsets with the "
-        "data they produced (exactly-once), never apart from it",
-        Where(d->pos), name, d->value);
-  }
-  if (const sql::Option* ci = p.options.Find("commit_interval")) {
-    auto ms = ParseDurationMs(ci->value);
-    if (!ms.ok()) return ms.status().WithContextF("{}: commit_interval", Where(ci->pos));
-    o.commit_interval_ms = *ms;
-  }
-  ASSIGN_OR_RETURN(o.target, TableName(p.insert.target));
-  ASSIGN_OR_RETURN(o.source_name, SimpleName(p.insert.source, "source"));
-  auto src = sources_.find(o.source_name);
-  if (src == sources_.end()) {
-    return Status::Invalid("{}: unknown source {} (define it with CREATE SOURCE)",
-                           Where(p.insert.source.pos()), o.source_name);
-  }
-  auto table_where = [&](const Status& st) {
-    return st.WithContextF("{}: target table {}", Where(p.insert.target.pos()),
-                           o.target.ToString());
-  };
-  auto table = catalog::Table::Load(catalog_, io_, o.target);
-  if (!table.ok()) return table_where(table.status());
-  const Schema* target_schema = (*table)->metadata().current_schema();
-  ASSIGN_OR_RETURN(sql::ProjectionPlan plan,
-                   sql::BindInsert(p.insert, src->second.schema, *target_schema));
-  auto shared_plan = std::make_shared<const sql::ProjectionPlan>(std::move(plan));
-  o.source_schema = std::make_shared<Schema>(DecodeSchema(*shared_plan));
-  o.projection = [shared_plan](Batch&& rows) {
-    return sql::ApplyPlan(*shared_plan, std::move(rows));
-  };
+  ASSIGN_OR_RETURN(PipelineOptions o, BindPipeline(catalog_, io_, p, sources_));
   o.state_dir = options_.state_dir + "/pipelines/" + name;
-  RETURN_IF_ERROR(table_where(EnsureDeadLetterTable(catalog_, io_, options_.warehouse, o.target)));
+  RETURN_IF_ERROR_CTX(EnsureDeadLetterTable(catalog_, io_, options_.warehouse, o.target),
+                      "{}: target table {}", Where(p.insert.target.pos()), o.target.ToString());
 
   auto running = std::make_unique<Running>();
   running->name = name;
   running->stream = o.source_name;
   RETURN_IF_ERROR(RegisterPipelineMetrics(running.get(), o));
   std::unique_ptr<Source> source;
-  const sql::CreateSource& def = src->second;
+  const sql::CreateSource& def = sources_.at(o.source_name);
   if (auto s = streams_.find(o.source_name); s != streams_.end()) {
     source = std::make_unique<LogSource>(o.source_name, s->second->log.get());
     s->second->readers.push_back(running.get());

@@ -106,7 +106,4 @@ class Runtime : public server::IngestTarget {
   int64_t started_ms_ = 0;
 };
 
-// Parses a duration such as "250ms", "1s", "1.5s", "15m", "1h" into milliseconds.
-Result<int64_t> ParseDurationMs(const std::string& text);
-
 }  // namespace sluice::pipeline

@@ -1,0 +1,155 @@
+#include "pipeline/bind.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "catalog/table.h"
+#include "pipeline/runtime_internal.h"
+#include "sql/binder.h"
+
+namespace sluice::pipeline {
+
+using catalog::TableIdent;
+
+namespace {
+
+std::string NamePart(const sql::Identifier& id) {
+  if (id.quoted) return id.name;
+  std::string s = id.name;
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::string Where(const sql::SourcePos& pos) {
+  return fmt::format("line {}, column {}", pos.line, pos.column);
+}
+
+Result<TableIdent> TableName(const sql::QualifiedName& q) {
+  if (q.parts.size() < 2) {
+    return Status::Invalid("{}: table {} needs a namespace (e.g. lake.{})", Where(q.pos()),
+                           q.ToString(), q.ToString());
+  }
+  TableIdent t;
+  for (size_t i = 0; i + 1 < q.parts.size(); ++i) t.ns.push_back(NamePart(q.parts[i]));
+  t.name = NamePart(q.parts.back());
+  for (const auto& n : t.ns)
+    RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(n, "namespace"), "{}", Where(q.pos()));
+  RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(t.name, "table name"), "{}", Where(q.pos()));
+  return t;
+}
+
+Result<std::string> SimpleName(const sql::QualifiedName& q, const char* what) {
+  if (q.parts.size() != 1) {
+    return Status::Invalid("{}: a {} name has one part, not {}", Where(q.pos()), what,
+                           q.ToString());
+  }
+  std::string n = NamePart(q.parts[0]);
+  RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(n, what), "{}", Where(q.pos()));
+  return n;
+}
+
+// Options a statement accepts; anything else is a typo the user must hear about.
+Status CheckOptions(const sql::Options& o, std::initializer_list<std::string_view> allowed,
+                    const char* what) {
+  for (const auto& item : o.items) {
+    if (std::find(allowed.begin(), allowed.end(), item.key) != allowed.end()) continue;
+    std::string list;
+    for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    return Status::Invalid("{}: unknown {} option '{}' (known: {})", Where(item.pos), what,
+                           item.key, list);
+  }
+  return Status::OK();
+}
+
+Result<int64_t> ParseDurationMs(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+    ++i;
+  }
+  std::string number = text.substr(0, i), unit = text.substr(i);
+  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+  char* end = nullptr;
+  double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
+  double scale = unit == "ms"                   ? 1
+                 : unit == "s"                  ? 1e3
+                 : unit == "m" || unit == "min" ? 60e3
+                 : unit == "h"                  ? 3600e3
+                                                : -1;
+  if (number.empty() || end != number.c_str() + number.size() || scale < 0 || v <= 0 ||
+      !std::isfinite(v)) {
+    return Status::Invalid("'{}' is not a duration (examples: '500ms', '1s', '15m', '1h')", text);
+  }
+  return std::max<int64_t>(1, std::llround(v * scale));
+}
+
+Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
+                                     const sql::CreatePipeline& p,
+                                     const std::map<std::string, sql::CreateSource>& sources) {
+  PipelineOptions o;
+  ASSIGN_OR_RETURN(o.name, SimpleName(p.name, "pipeline"));
+  RETURN_IF_ERROR(CheckOptions(p.options, {"commit_interval", "delivery"}, "pipeline"));
+  if (const sql::Option* d = p.options.Find("delivery"); d && d->value != "exactly-once") {
+    return Status::Invalid(
+        "{}: pipeline {}: delivery '{}' is not offered: sluice commits source offsets with the "
+        "data they produced (exactly-once), never apart from it",
+        Where(d->pos), o.name, d->value);
+  }
+  if (const sql::Option* ci = p.options.Find("commit_interval")) {
+    auto ms = ParseDurationMs(ci->value);
+    if (!ms.ok()) return ms.status().WithContextF("{}: commit_interval", Where(ci->pos));
+    o.commit_interval_ms = *ms;
+  }
+  ASSIGN_OR_RETURN(o.target, TableName(p.insert.target));
+  ASSIGN_OR_RETURN(o.source_name, SimpleName(p.insert.source, "source"));
+  auto src = sources.find(o.source_name);
+  if (src == sources.end()) {
+    return Status::Invalid("{}: unknown source {} (define it with CREATE SOURCE)",
+                           Where(p.insert.source.pos()), o.source_name);
+  }
+  auto table = catalog::Table::Load(catalog, io, o.target);
+  if (!table.ok()) {
+    return table.status().WithContextF("{}: target table {}", Where(p.insert.target.pos()),
+                                       o.target.ToString());
+  }
+  const Schema* target_schema = (*table)->metadata().current_schema();
+  ASSIGN_OR_RETURN(sql::ProjectionPlan plan,
+                   sql::BindInsert(p.insert, src->second.schema, *target_schema));
+  auto shared_plan = std::make_shared<const sql::ProjectionPlan>(std::move(plan));
+  o.source_schema = std::make_shared<Schema>(DecodeSchema(*shared_plan));
+  o.projection = [shared_plan](Batch&& rows) {
+    return sql::ApplyPlan(*shared_plan, std::move(rows));
+  };
+  return o;
+}
+
+Result<std::map<std::string, sql::CreateSource>> SourcesOf(const sql::Script& script) {
+  std::map<std::string, sql::CreateSource> out;
+  for (const auto& st : script.statements) {
+    if (const auto* s = std::get_if<sql::CreateSource>(&st.body)) {
+      ASSIGN_OR_RETURN(std::string name, SimpleName(s->name, "source"));
+      if (!out.emplace(name, *s).second) {
+        return Status::Invalid("{}: source {} is defined twice", Where(s->name.pos()), name);
+      }
+    }
+  }
+  return out;
+}
+
+Result<const sql::CreatePipeline*> FindPipeline(const sql::Script& script,
+                                                const std::string& name) {
+  std::string known;
+  for (const auto& st : script.statements) {
+    if (const auto* p = std::get_if<sql::CreatePipeline>(&st.body)) {
+      ASSIGN_OR_RETURN(std::string n, SimpleName(p->name, "pipeline"));
+      if (n == name) return p;
+      known += (known.empty() ? "" : ", ") + n;
+    }
+  }
+  return Status::NotFound("no pipeline {} in the script (it defines: {})", name,
+                          known.empty() ? "none" : known);
+}
+
+}  // namespace sluice::pipeline
