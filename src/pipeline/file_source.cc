@@ -21,6 +21,8 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kChunk = size_t{1} << 20;
 // A buffer grown beyond this for a long line is released after the Poll.
 constexpr size_t kRetainedBuffer = 4 * kChunk;
+// Editors on Windows start UTF-8 files with one; it is not part of the line.
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -73,6 +75,12 @@ Result<std::unique_ptr<FileSource>> FileSource::Open(FileSourceOptions options) 
   }
   if (options.pattern.empty()) {
     return Status::Invalid("file source {}: empty file name pattern", options.name);
+  }
+  if (options.max_line_bytes <= 0 || options.scan_interval_ms < 0) {
+    return Status::Invalid(
+        "file source {}: max_line_bytes must be positive and "
+        "scan_interval_ms not negative",
+        options.name);
   }
   while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
   std::unique_ptr<FileSource> source(new FileSource(std::move(options)));
@@ -197,15 +205,21 @@ Result<int64_t> FileSource::Poll(int64_t max_bytes, int timeout_ms,
                                  const std::function<void(const SourceRecord&)>& sink) {
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   auto scan_interval = std::chrono::milliseconds(options_.scan_interval_ms);
+  // A busy source rescans too, less often: appends to files it has finished
+  // and Lag() stay current while other files keep it busy.
+  if (Clock::now() - last_scan_ >= 5 * scan_interval) RETURN_IF_ERROR(Rescan());
   Result<int64_t> delivered = int64_t{0};
+  bool just_scanned = false;
   while (true) {
     delivered = ReadAvailable(max_bytes, sink);
     if (!delivered.ok() || *delivered > 0) break;
     Clock::time_point now = Clock::now();
-    if (now - last_scan_ >= scan_interval) {
+    if (!just_scanned && now - last_scan_ >= scan_interval) {
       RETURN_IF_ERROR(Rescan());
+      just_scanned = true;
       continue;  // read what the rescan found before waiting
     }
+    just_scanned = false;
     if (now >= deadline) break;
     auto step = std::min<Clock::duration>(std::chrono::milliseconds(5), deadline - now);
     std::this_thread::sleep_for(step);
@@ -285,13 +299,17 @@ Result<int64_t> FileSource::ReadFile(const std::string& file, FileState& f, int6
         break;
       }
       size_t end = static_cast<const char*>(nl) - base;
-      size_t value_end = end;
+      size_t value_begin = start, value_end = end;
       if (value_end > start && base[value_end - 1] == '\r') --value_end;
-      if (!IsBlank(base + start, value_end - start)) {
+      if (pos + static_cast<int64_t>(start) == 0 &&
+          std::string_view(base, value_end).starts_with(kUtf8Bom)) {
+        value_begin += kUtf8Bom.size();
+      }
+      if (!IsBlank(base + value_begin, value_end - value_begin)) {
         sink(SourceRecord{file, pos + static_cast<int64_t>(start), f.mtime_ms,
-                          std::string_view(base + start, value_end - start)});
+                          std::string_view(base + value_begin, value_end - value_begin)});
         ++delivered;
-        *bytes += static_cast<int64_t>(value_end - start);
+        *bytes += static_cast<int64_t>(value_end - value_begin);
       }
       start = scanned = end + 1;
       f.next = pos + static_cast<int64_t>(start);

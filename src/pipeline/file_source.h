@@ -33,8 +33,8 @@ struct FileSourceOptions {
   std::string name;                 // the SQL source's name (for messages)
   // How often a Poll that finds nothing new may list the folder again.
   int scan_interval_ms = 200;
-  // Lines are delivered whole however long (a line over 16 MiB is dead-lettered
-  // by the pipeline); one longer than this is an error instead of an
+  // Lines are delivered whole however long (the pipeline decodes or
+  // dead-letters them); one longer than this is kOutOfRange instead of an
   // unbounded allocation.
   int64_t max_line_bytes = int64_t{256} << 20;
 };

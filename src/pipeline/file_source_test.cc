@@ -127,6 +127,9 @@ TEST_F(FileSourceTest, OpenMissingFolderIsNotFound) {
   FileSourceOptions o = Options();
   o.dir = (dir_ / "nope").string();
   ASSERT_ERROR(FileSource::Open(o), StatusCode::kNotFound, (dir_ / "nope").string());
+  o = Options();
+  o.max_line_bytes = 0;
+  ASSERT_ERROR(FileSource::Open(o), StatusCode::kInvalidArgument, "max_line_bytes");
 }
 
 TEST_F(FileSourceTest, PartialLastLineWaitsUntilCompleted) {
@@ -145,12 +148,38 @@ TEST_F(FileSourceTest, PartialLastLineWaitsUntilCompleted) {
   EXPECT_EQ(s->Lag().at("a.jsonl"), 0);
 }
 
+TEST_F(FileSourceTest, PartialLineDoesNotBlockLaterFilesAndAppendsAreRead) {
+  auto a = WriteLines("a.jsonl", {"a0"});
+  Append(dir_ / "a.jsonl", "a1 still being wri");
+  auto b = WriteLines("b.jsonl", {"b0"});
+  ASSERT_OK_AND_ASSIGN(auto s, Open());
+  std::vector<Rec> want{a[0], b[0]};
+  EXPECT_EQ(Drain(*s), want);
+  Append(dir_ / "a.jsonl", "tten\n");
+  auto b1 = WriteLines("b.jsonl", {"b1"});
+  std::vector<Rec> got;
+  for (int i = 0; i < 100 && got.size() < 2; ++i) {
+    auto r = PollOnce(*s, 1 << 20, 100);
+    got.insert(got.end(), r.begin(), r.end());
+  }
+  want = {Rec{"a.jsonl", 3, "a1 still being written"}, b1[0]};
+  EXPECT_EQ(got, want);
+}
+
 TEST_F(FileSourceTest, CrlfAndBlankLines) {
   Append(dir_ / "a.jsonl", "one\r\n\r\n\n  \t\r\ntwo\nthree\r\n");
   ASSERT_OK_AND_ASSIGN(auto s, Open());
   std::vector<Rec> want{{"a.jsonl", 0, "one"}, {"a.jsonl", 13, "two"}, {"a.jsonl", 17, "three"}};
   EXPECT_EQ(Drain(*s), want);
   EXPECT_EQ(s->CurrentPositions().at("a.jsonl"), 24);
+}
+
+TEST_F(FileSourceTest, Utf8ByteOrderMarkStartingAFileIsDropped) {
+  Append(dir_ / "a.jsonl", "\xEF\xBB\xBF{\"id\":1}\n\xEF\xBB\xBF{}\n");
+  ASSERT_OK_AND_ASSIGN(auto s, Open());
+  // Only at offset 0: elsewhere the bytes are the record's (and dead-lettered).
+  std::vector<Rec> want{{"a.jsonl", 0, R"({"id":1})"}, {"a.jsonl", 12, "\xEF\xBB\xBF{}"}};
+  EXPECT_EQ(Drain(*s), want);
 }
 
 TEST_F(FileSourceTest, SeekToSavedPositionsContinuesExactly) {
