@@ -1,20 +1,75 @@
 #!/usr/bin/env bash
-# The main job on the embedded default (for now): generate JSON events, load
-# them into an Iceberg table in ./warehouse (SQLite catalog, Parquet files) in
-# several commits, query it, delete rows, compact, time travel; also convert
-# the events to a standalone Parquet file and inspect it. Later issues grow
-# this into the continuous ingest pipeline.
-# Usage: scripts/demo.sh [ROWS]   (default 200000); output goes to ./warehouse/demo/.
+# The main job on the embedded default: `sluice run examples/events.sql` (a
+# local warehouse folder, the SQLite catalog, the built-in log) ingests
+# generated events over HTTP and commits them exactly once, every second, into
+# the Iceberg table lake.events; malformed events land in lake.events__dlq.
+# Live metrics are shown while it runs; at the end the table is scanned.
+# Then the table tools: a batch table with pruning, deletes, compaction and
+# time travel, and a standalone Parquet file.
+# Usage: scripts/demo.sh [ROWS]   (default 200000); DEMO_PORT (default 8080).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS=${1:-200000}
+PORT=${DEMO_PORT:-8080}
 
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build sluice
 
+rm -rf warehouse
+mkdir -p warehouse
+S="build/sluice --warehouse warehouse"
+echo "== sluice run examples/events.sql --listen 127.0.0.1:$PORT"
+cat examples/events.sql
+$S run examples/events.sql --listen "127.0.0.1:$PORT" 2> warehouse/run.log &
+RUN_PID=$!
+trap 'kill -9 $RUN_PID 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.05; done
+metrics() {
+  curl -s "http://127.0.0.1:$PORT/metrics" |
+    grep -E '^sluice_(stream_records_in_total|pipeline_(records_committed_total|dead_letters_total|commits_total|freshness_seconds|source_lag_records))' |
+    sed 's/^/    /'
+}
+echo "== posting $ROWS events in batches of 10000 (Idempotency-Key per batch; every 50000th event is malformed)"
+awk -v n="$ROWS" 'BEGIN {
+  srand(7); split("click view purchase signup", kinds, " ");
+  for (i = 1; i <= n; i++) {
+    if (i % 50000 == 0) { printf "{\"id\":\"not-a-number-%d\"}\n", i; continue }
+    printf "{\"id\":%d,\"user_id\":%d,\"kind\":\"%s\",\"ts\":\"2024-01-%02dT%02d:%02d:00Z\"}\n", \
+      i, int(rand() * 1000), kinds[1 + int(rand() * 4)], 1 + i % 7, int(rand() * 24), int(rand() * 60);
+  }
+}' | split -l 10000 -d -a 4 - warehouse/batch-
+b=0
+for f in warehouse/batch-*; do
+  b=$((b + 1))
+  until curl -sf -o /dev/null -H "Idempotency-Key: demo-$b" -H 'Content-Type: application/x-ndjson' \
+      --data-binary "@$f" "http://127.0.0.1:$PORT/v1/streams/events_in/records"; do sleep 0.2; done
+  if [ $((b % 5)) -eq 0 ]; then echo "  after $b batches:"; metrics; fi
+done
+rm -f warehouse/batch-*
+echo "== waiting for the last checkpoint"
+for _ in $(seq 1 100); do
+  st=$(curl -s "http://127.0.0.1:$PORT/v1/status")
+  c=$(echo "$st" | sed -n 's/.*"committed_offset":\([0-9]*\).*/\1/p')
+  e=$(echo "$st" | sed -n 's/.*"end_offset":\([0-9]*\).*/\1/p')
+  [ -n "$c" ] && [ "$c" = "$e" ] && break
+  sleep 0.2
+done
+metrics
+echo "== GET /v1/status"
+curl -s "http://127.0.0.1:$PORT/v1/status"; echo
+kill -TERM $RUN_PID; wait $RUN_PID; trap - EXIT
+cat warehouse/run.log
+echo "== the table: rows, a few of them, its snapshots"
+echo "rows in lake.events: $($S scan lake.events --columns id | wc -l)"
+$S scan lake.events --where "kind = 'purchase'" --limit 5 --format table
+$S table snapshots lake.events | tail -5
+echo "== dead letters"
+$S scan lake.events__dlq --columns offset,error,payload --format table
+
+echo
+echo "== the table tools on a batch table"
 OUT=warehouse/demo
-rm -rf "$OUT" warehouse/catalog.db* warehouse/demo_lake
 mkdir -p "$OUT"
 echo "== generating $ROWS JSON events into $OUT/events.jsonl"
 awk -v n="$ROWS" 'BEGIN {

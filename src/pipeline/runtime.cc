@@ -5,6 +5,7 @@
 #include "catalog/table.h"
 #include "iceberg/table_builder.h"
 #include "pipeline/bind.h"
+#include "pipeline/file_source.h"
 #include "pipeline/kafka_source.h"
 #include "pipeline/log_source.h"
 #include "pipeline/runtime_internal.h"
@@ -101,9 +102,16 @@ Status Runtime::AddSource(const sql::CreateSource& s) {
                                required);
       }
     }
+  } else if (connector->value == "file") {
+    RETURN_IF_ERROR(CheckOptions(s.options, {"connector", "path", "pattern"}, "file source"));
+    if (s.options.Find("path") == nullptr) {
+      return Status::Invalid(
+          "{}: file source {} needs the option path (a folder of JSON lines files)",
+          Where(s.name.pos()), name);
+    }
   } else {
-    return Status::Invalid("{}: unknown connector '{}' (http or kafka)", Where(connector->pos),
-                           connector->value);
+    return Status::Invalid("{}: unknown connector '{}' (http, kafka or file)",
+                           Where(connector->pos), connector->value);
   }
   sources_[name] = s;
   return Status::OK();
@@ -129,6 +137,12 @@ Status Runtime::AddPipeline(const sql::CreatePipeline& p) {
   if (auto s = streams_.find(o.source_name); s != streams_.end()) {
     source = std::make_unique<LogSource>(o.source_name, s->second->log.get());
     s->second->readers.push_back(running.get());
+  } else if (def.options.Find("connector")->value == "file") {
+    FileSourceOptions f;
+    f.dir = def.options.Find("path")->value;
+    if (const auto* pat = def.options.Find("pattern")) f.pattern = pat->value;
+    f.name = o.source_name;
+    ASSIGN_OR_RETURN(source, FileSource::Open(std::move(f)));
   } else {
     KafkaOptions k;
     k.brokers = def.options.Find("brokers")->value;

@@ -8,7 +8,8 @@
 //   pipeline target also gets its dead-letter table <name>__dlq.
 // - CREATE SOURCE ... WITH (connector = 'http') opens the stream's durable log
 //   under <state>/streams/<source>; connector = 'kafka' (brokers, topic) reads
-//   the topic directly, positions kept in the table.
+//   the topic directly, positions kept in the table; connector = 'file' (path,
+//   pattern) reads JSON lines files in a folder (file_source.h).
 // - CREATE PIPELINE binds its INSERT ... SELECT (sql/binder.h) and recovers
 //   (pipeline.h). Options: commit_interval ('250ms', '1s', '15m', '1h').
 //   A delivery guarantee other than exactly-once is refused.
