@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <vector>
 
 #include "catalog/table.h"
 #include "pipeline/runtime_internal.h"
@@ -85,9 +86,44 @@ Result<int64_t> ParseDurationMs(const std::string& text) {
   return std::max<int64_t>(1, std::llround(v * scale));
 }
 
+Status CheckSource(const sql::CreateSource& s) {
+  ASSIGN_OR_RETURN(std::string name, SimpleName(s.name, "source"));
+  const sql::Option* connector = s.options.Find("connector");
+  if (connector == nullptr) {
+    return Status::Invalid("{}: source {} needs WITH (connector = 'http' | 'kafka' | 'file')",
+                           Where(s.name.pos()), name);
+  }
+  if (s.format != "json") {
+    return Status::NotImplemented("{}: source {}: FORMAT {} (only JSON today)", Where(s.name.pos()),
+                                  name, s.format);
+  }
+  std::vector<const char*> required;
+  if (connector->value == "http") {
+    RETURN_IF_ERROR(CheckOptions(s.options, {"connector"}, "http source"));
+  } else if (connector->value == "kafka") {
+    RETURN_IF_ERROR(
+        CheckOptions(s.options, {"connector", "brokers", "topic", "client_id"}, "kafka source"));
+    required = {"brokers", "topic"};
+  } else if (connector->value == "file") {
+    RETURN_IF_ERROR(CheckOptions(s.options, {"connector", "path", "pattern"}, "file source"));
+    required = {"path"};
+  } else {
+    return Status::Invalid("{}: unknown connector '{}' (http, kafka or file)",
+                           Where(connector->pos), connector->value);
+  }
+  for (const char* option : required) {
+    if (s.options.Find(option) == nullptr) {
+      return Status::Invalid("{}: {} source {} needs the option {}", Where(s.name.pos()),
+                             connector->value, name, option);
+    }
+  }
+  return Status::OK();
+}
+
 Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
                                      const sql::CreatePipeline& p,
-                                     const std::map<std::string, sql::CreateSource>& sources) {
+                                     const std::map<std::string, sql::CreateSource>& sources,
+                                     const std::map<std::string, Schema>* planned) {
   PipelineOptions o;
   ASSIGN_OR_RETURN(o.name, SimpleName(p.name, "pipeline"));
   RETURN_IF_ERROR(CheckOptions(p.options, {"commit_interval", "delivery"}, "pipeline"));
@@ -109,12 +145,17 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
     return Status::Invalid("{}: unknown source {} (define it with CREATE SOURCE)",
                            Where(p.insert.source.pos()), o.source_name);
   }
+  const Schema* target_schema = nullptr;
   auto table = catalog::Table::Load(catalog, io, o.target);
-  if (!table.ok()) {
+  if (table.ok()) {
+    target_schema = (*table)->metadata().current_schema();
+  } else if (table.status().code() == StatusCode::kNotFound && planned != nullptr &&
+             planned->count(o.target.ToString())) {
+    target_schema = &planned->at(o.target.ToString());
+  } else {
     return table.status().WithContextF("{}: target table {}", Where(p.insert.target.pos()),
                                        o.target.ToString());
   }
-  const Schema* target_schema = (*table)->metadata().current_schema();
   ASSIGN_OR_RETURN(sql::ProjectionPlan plan,
                    sql::BindInsert(p.insert, src->second.schema, *target_schema));
   auto shared_plan = std::make_shared<const sql::ProjectionPlan>(std::move(plan));

@@ -29,13 +29,19 @@ Status CheckOptions(const sql::Options& o, std::initializer_list<std::string_vie
 // Parses a duration such as "250ms", "1s", "1.5s", "15m", "1h" into milliseconds.
 Result<int64_t> ParseDurationMs(const std::string& text);
 
+// Checks a CREATE SOURCE: a known connector with its required options and no
+// unknown ones, FORMAT JSON.
+Status CheckSource(const sql::CreateSource& source);
+
 // The options of a pipeline from its statement: name, target, source name and
-// decoding schema, the bound projection, commit interval. The target table
-// must exist. `sources` maps source names to their definitions. state_dir is
+// decoding schema, the bound projection, commit interval. `sources` maps
+// source names to their definitions. The target table must exist, or be in
+// `planned` ("ns.name" -> schema: tables about to be created). state_dir is
 // left empty.
 Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
                                      const sql::CreatePipeline& statement,
-                                     const std::map<std::string, sql::CreateSource>& sources);
+                                     const std::map<std::string, sql::CreateSource>& sources,
+                                     const std::map<std::string, Schema>* planned = nullptr);
 
 // The CREATE SOURCE statements of a script by (lowercased) name.
 Result<std::map<std::string, sql::CreateSource>> SourcesOf(const sql::Script& script);

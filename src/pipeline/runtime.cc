@@ -33,20 +33,41 @@ Result<std::unique_ptr<Runtime>> Runtime::Make(catalog::Catalog& catalog, FileIO
 }
 
 Status Runtime::Setup(const sql::Script& script) {
+  // 1. Check every statement (names, options, partition specs, the pipelines'
+  //    bindings against existing tables or the ones the script defines)
+  //    before changing anything, so a bad script leaves nothing behind.
+  std::map<std::string, Schema> planned;
   for (const auto& st : script.statements) {
-    if (const auto* t = std::get_if<sql::CreateTable>(&st.body)) RETURN_IF_ERROR(CreateTable(*t));
-    if (const auto* s = std::get_if<sql::CreateSource>(&st.body)) RETURN_IF_ERROR(AddSource(*s));
+    if (const auto* t = std::get_if<sql::CreateTable>(&st.body)) {
+      RETURN_IF_ERROR(CreateTable(*t, &planned));
+    }
   }
+  ASSIGN_OR_RETURN(auto sources, SourcesOf(script));
+  for (const auto& [name, s] : sources) RETURN_IF_ERROR(CheckSource(s));
+  int pipelines = 0;
   for (const auto& st : script.statements) {
-    if (const auto* p = std::get_if<sql::CreatePipeline>(&st.body))
+    if (const auto* p = std::get_if<sql::CreatePipeline>(&st.body)) {
+      RETURN_IF_ERROR(BindPipeline(catalog_, io_, *p, sources, &planned).status());
+      ++pipelines;
+    }
+  }
+  if (pipelines == 0) return Status::Invalid("the script defines no pipeline (CREATE PIPELINE)");
+  // 2. Create what is missing, open the sources, recover the pipelines.
+  for (const auto& st : script.statements) {
+    if (const auto* t = std::get_if<sql::CreateTable>(&st.body)) {
+      RETURN_IF_ERROR(CreateTable(*t, nullptr));
+    }
+  }
+  for (const auto& [name, s] : sources) RETURN_IF_ERROR(AddSource(name, s));
+  for (const auto& st : script.statements) {
+    if (const auto* p = std::get_if<sql::CreatePipeline>(&st.body)) {
       RETURN_IF_ERROR(AddPipeline(*p));
+    }
   }
-  if (pipelines_.empty())
-    return Status::Invalid("the script defines no pipeline (CREATE PIPELINE)");
   return Status::OK();
 }
 
-Status Runtime::CreateTable(const sql::CreateTable& t) {
+Status Runtime::CreateTable(const sql::CreateTable& t, std::map<std::string, Schema>* plan_only) {
   ASSIGN_OR_RETURN(TableIdent ident, TableName(t.name));
   auto existing = catalog_.LoadTable(ident);
   if (existing.ok()) return Status::OK();  // use the table as it is
@@ -54,11 +75,6 @@ Status Runtime::CreateTable(const sql::CreateTable& t) {
   auto where = [&](const Status& st) {
     return st.WithContextF("{}: table {}", Where(t.name.pos()), ident.ToString());
   };
-  ASSIGN_OR_RETURN(bool ns_exists, catalog_.NamespaceExists(ident.ns));
-  if (!ns_exists) {
-    Status st = catalog_.CreateNamespace(ident.ns, {});
-    if (!st.ok() && st.code() != StatusCode::kAlreadyExists) return where(st);
-  }
   auto spec = iceberg::ParsePartitionSpec(t.PartitionSpecText(), t.schema);
   if (!spec.ok()) return where(spec.status());
   auto o = iceberg::NewTableOptionsFromProperties(t.options.ToMap());
@@ -66,6 +82,17 @@ Status Runtime::CreateTable(const sql::CreateTable& t) {
   auto md = iceberg::NewTableMetadata(t.schema, *spec, iceberg::SortOrder{},
                                       catalog::DefaultTableLocation(options_.warehouse, ident), *o);
   if (!md.ok()) return where(md.status());
+  if (plan_only != nullptr) {
+    if (!plan_only->emplace(ident.ToString(), t.schema).second) {
+      return where(Status::Invalid("defined twice"));
+    }
+    return Status::OK();
+  }
+  ASSIGN_OR_RETURN(bool ns_exists, catalog_.NamespaceExists(ident.ns));
+  if (!ns_exists) {
+    Status st = catalog_.CreateNamespace(ident.ns, {});
+    if (!st.ok() && st.code() != StatusCode::kAlreadyExists) return where(st);
+  }
   auto created = catalog::Table::Create(catalog_, io_, ident, *md);
   if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
     return where(created.status());
@@ -73,45 +100,13 @@ Status Runtime::CreateTable(const sql::CreateTable& t) {
   return Status::OK();
 }
 
-Status Runtime::AddSource(const sql::CreateSource& s) {
-  ASSIGN_OR_RETURN(std::string name, SimpleName(s.name, "source"));
-  if (sources_.count(name))
-    return Status::Invalid("{}: source {} is defined twice", Where(s.name.pos()), name);
-  const sql::Option* connector = s.options.Find("connector");
-  if (connector == nullptr) {
-    return Status::Invalid("{}: source {} needs WITH (connector = 'http' | 'kafka')",
-                           Where(s.name.pos()), name);
-  }
-  if (s.format != "json") {
-    return Status::NotImplemented("{}: source {}: FORMAT {} (only JSON today)", Where(s.name.pos()),
-                                  name, s.format);
-  }
-  if (connector->value == "http") {
-    RETURN_IF_ERROR(CheckOptions(s.options, {"connector"}, "http source"));
+Status Runtime::AddSource(const std::string& name, const sql::CreateSource& s) {
+  if (s.options.Find("connector")->value == "http") {
     auto stream = std::make_unique<Stream>();
     stream->name = name;
     ASSIGN_OR_RETURN(stream->log,
                      log::StreamLog::Open(options_.state_dir + "/streams/" + name, options_.log));
     streams_[name] = std::move(stream);
-  } else if (connector->value == "kafka") {
-    RETURN_IF_ERROR(
-        CheckOptions(s.options, {"connector", "brokers", "topic", "client_id"}, "kafka source"));
-    for (const char* required : {"brokers", "topic"}) {
-      if (s.options.Find(required) == nullptr) {
-        return Status::Invalid("{}: kafka source {} needs the option {}", Where(s.name.pos()), name,
-                               required);
-      }
-    }
-  } else if (connector->value == "file") {
-    RETURN_IF_ERROR(CheckOptions(s.options, {"connector", "path", "pattern"}, "file source"));
-    if (s.options.Find("path") == nullptr) {
-      return Status::Invalid(
-          "{}: file source {} needs the option path (a folder of JSON lines files)",
-          Where(s.name.pos()), name);
-    }
-  } else {
-    return Status::Invalid("{}: unknown connector '{}' (http, kafka or file)",
-                           Where(connector->pos), connector->value);
   }
   sources_[name] = s;
   return Status::OK();

@@ -81,8 +81,10 @@ class Runtime : public server::IngestTarget {
 
   Runtime(catalog::Catalog& catalog, FileIO& io, RuntimeOptions options);
   Status Setup(const sql::Script& script);
-  Status CreateTable(const sql::CreateTable& t);
-  Status AddSource(const sql::CreateSource& s);
+  // With `plan_only`, checks the statement and records the table's schema
+  // there (unless the table exists) instead of creating it.
+  Status CreateTable(const sql::CreateTable& t, std::map<std::string, Schema>* plan_only);
+  Status AddSource(const std::string& name, const sql::CreateSource& s);  // checked already
   Status AddPipeline(const sql::CreatePipeline& p);
   Status InitMetrics();
   Status RegisterPipelineMetrics(Running* r, PipelineOptions& o);

@@ -34,6 +34,17 @@ curl -sf -XPOST --data-binary @- "http://127.0.0.1:$PORT/v1/streams/events_in/re
 {"user_id":9}
 EOF2
 sleep 0.6
+# The runtime's metrics pass promtool and count what happened.
+curl -sf "http://127.0.0.1:$PORT/metrics" > "$W/metrics"
+if command -v promtool > /dev/null; then
+  promtool check metrics < "$W/metrics" || fail "promtool rejects /metrics"
+fi
+grep -q '^sluice_pipeline_records_committed_total{pipeline="load"} 2$' "$W/metrics" || fail "records_committed"
+grep -q '^sluice_pipeline_dead_letters_total{pipeline="load"} 3$' "$W/metrics" || fail "dead_letters"
+grep -q '^sluice_stream_records_in_total{stream="events_in"} 5$' "$W/metrics" || fail "records_in"
+grep -q '^sluice_pipeline_commit_duration_seconds_count{pipeline="load"} [1-9]' "$W/metrics" ||
+  fail "commit duration histogram"
+curl -sf "http://127.0.0.1:$PORT/v1/status" | grep -q '"dead_letters":3' || fail "/v1/status"
 kill -TERM "$PID"; wait "$PID" || { cat "$W/run.log"; fail "sluice run did not exit 0"; }; PID=
 [ "$(S scan lake.events --columns id | wc -l)" = 2 ] || fail "want the 2 good rows"
 S scan lake.events__dlq --columns offset,error > "$W/dlq"
@@ -68,6 +79,7 @@ printf 'CREATE TABLE lake.t (id BIGINT);\nCREATE PIPELINE p AS\n  INSERT INTO la
 if S run "$W/bad.sql" 2> "$W/err"; then fail "a bad script ran"; fi
 cat "$W/err"
 grep -q "line 3, column" "$W/err" || fail "the error does not name line 3"
+if S table describe lake.t > /dev/null 2>&1; then fail "a script that failed to bind created its table"; fi
 printf "CREATE PIPELINE p WITH (delivery = 'at-least-once') AS INSERT INTO lake.t SELECT id FROM s;\n" > "$W/alo.sql"
 if S run "$W/alo.sql" 2> "$W/err"; then fail "an at-least-once pipeline ran"; fi
 cat "$W/err"
