@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_input.h"
+#include "cli/progress.h"
 #include "columnar/json_reader.h"
 #include "columnar/sql_schema.h"
 #include "io/file_io.h"
@@ -26,6 +27,7 @@ struct WriteArgs {
   int64_t page_size = 0;
   bool no_dictionary = false;
   bool verbose = false;
+  bool progress = false;
   std::string input;
   std::string output;
 };
@@ -48,11 +50,14 @@ Status RunWrite(const WriteArgs& args) {
   ASSIGN_OR_RETURN(auto writer, parquet::ParquetWriter::Open(std::move(out), *schema, options));
 
   Batch batch;
+  Progress progress("write " + args.output, args.progress);
   while (true) {
     ASSIGN_OR_RETURN(bool more, input->Next(&batch));
     if (!more) break;
+    progress.Add(batch.num_rows());
     RETURN_IF_ERROR(writer->Write(batch));
   }
+  progress.Finish();
   ASSIGN_OR_RETURN(parquet::FileMetrics metrics, writer->Close());
   if (args.verbose) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -80,6 +85,8 @@ void RegisterParquetWriteCommand(CLI::App& parquet, int* exit_code) {
   cmd->add_option("--page-size", args->page_size, "Data page size in bytes (default 1 MiB)");
   cmd->add_flag("--no-dictionary", args->no_dictionary, "Write PLAIN values only");
   cmd->add_flag("--verbose", args->verbose, "Print rows, bytes and time to stderr");
+  cmd->add_flag("--progress", args->progress,
+                "Show rows read on stderr even when it is not a terminal");
   cmd->add_option("IN", args->input, "JSON lines file, or - for stdin")->required();
   cmd->add_option("OUT", args->output, "Parquet file to write")->required();
   cmd->callback([args, exit_code] {

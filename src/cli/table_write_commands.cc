@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/json_input.h"
+#include "cli/progress.h"
 #include "columnar/column_ops.h"
 #include "columnar/sql_schema.h"
 #include "iceberg/data_writer.h"
@@ -59,6 +60,7 @@ struct AppendArgs {
   std::string name;
   std::vector<std::string> inputs;
   std::vector<std::string> summary;
+  bool progress = false;
 };
 
 Status RunAppend(const AppendArgs& a) {
@@ -68,6 +70,7 @@ Status RunAppend(const AppendArgs& a) {
   ASSIGN_OR_RETURN(auto wo, iceberg::DataWriterOptionsFromProperties(md.properties));
   ASSIGN_OR_RETURN(auto writer, iceberg::DataWriter::Make(table->io(), md, wo));
   int64_t rows = 0;
+  Progress progress("append " + a.name, a.progress);
   for (const auto& input : a.inputs) {
     Status st;
     if (input.ends_with(".parquet")) {
@@ -84,6 +87,7 @@ Status RunAppend(const AppendArgs& a) {
         }
         if (!*more) break;
         rows += b.num_rows();
+        progress.Add(b.num_rows());
         st = writer->Write(b);
       }
     }
@@ -92,6 +96,7 @@ Status RunAppend(const AppendArgs& a) {
       return st;
     }
   }
+  progress.Finish();
   auto files = writer->Close();
   if (!files.ok()) {
     writer->Abort();
@@ -190,6 +195,8 @@ void RegisterTableWriteCommands(CLI::App& app, int* exit_code) {
   append->add_option("INPUT", a->inputs, "JSON lines files (- for stdin) or .parquet files")
       ->required();
   append->add_option("--summary", a->summary, "KEY=VALUE added to the snapshot summary");
+  append->add_flag("--progress", a->progress,
+                   "Show rows read on stderr even when it is not a terminal");
   append->callback([a, exit_code] {
     Status st = RunAppend(*a);
     *exit_code = st.ok() ? 0 : ReportError("append", st);
