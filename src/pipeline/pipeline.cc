@@ -132,7 +132,18 @@ Status Pipeline::Recover() {
   Positions resume;
   if (committed) {
     auto it = committed->offsets.find(options_.source_name);
-    if (it != committed->offsets.end()) resume = it->second;
+    if (it == committed->offsets.end()) {
+      // Offsets of another source: starting this one from its beginning
+      // could load the same events twice (a renamed source). Refuse.
+      std::string sources;
+      for (const auto& [s, o] : committed->offsets) sources += (sources.empty() ? "" : ", ") + s;
+      return Status::Invalid(
+          "snapshot {} of table {} holds this pipeline's offsets for source(s) {}, not for {}; "
+          "a renamed source would be read again from its start (give the pipeline a new name "
+          "to start a new one)",
+          committed->snapshot_id, options_.target.ToString(), sources, options_.source_name);
+    }
+    resume = it->second;
   }
 
   // 3. Staged files of checkpoints that never committed are deleted; those of

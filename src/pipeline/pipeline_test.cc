@@ -288,6 +288,21 @@ TEST_F(PipelineTest, MicroBatchEqualsContinuous) {
   EXPECT_EQ(continuous.size(), 200u);
 }
 
+// Offsets are kept per source name: a pipeline whose source was renamed would
+// read it again from its start, so it is refused.
+TEST_F(PipelineTest, RenamedSourceIsRefused) {
+  Produce(0, 10);
+  {
+    ASSERT_OK_AND_ASSIGN(auto p, Open(Options()));
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());
+  }
+  PipelineOptions o = Options();
+  o.source_name = "renamed_in";
+  ASSERT_ERROR(Open(o), StatusCode::kInvalidArgument, "source(s) events_in, not for renamed_in");
+  EXPECT_EQ(Ids(), Range(0, 10));
+}
+
 TEST_F(PipelineTest, BadConfigurationIsRefused) {
   PipelineOptions o = Options();
   o.commit_interval_ms = 0;

@@ -119,7 +119,9 @@ Status Runtime::AddPipeline(const sql::CreatePipeline& p) {
       return Status::Invalid("{}: pipeline {} is defined twice", Where(p.name.pos()), name);
   }
   ASSIGN_OR_RETURN(PipelineOptions o, BindPipeline(catalog_, io_, p, sources_));
-  o.state_dir = options_.state_dir + "/pipelines/" + name;
+  // The journal belongs to the pipeline *and* its table: entries are judged
+  // against that table's checkpoints.
+  o.state_dir = options_.state_dir + "/pipelines/" + name + "@" + o.target.ToString();
   RETURN_IF_ERROR_CTX(EnsureDeadLetterTable(catalog_, io_, options_.warehouse, o.target),
                       "{}: target table {}", Where(p.insert.target.pos()), o.target.ToString());
 
