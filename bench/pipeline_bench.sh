@@ -6,12 +6,12 @@
 # process, which does more (HTTP, a durable log with fsync, Iceberg commits).
 #   bench/pipeline_bench.sh [build dir]   (default build)
 # Env: BENCH_SECONDS (default 10), BENCH_RATE (events/s for the freshness run,
-# default 200000).
+# default 500000).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=$(realpath "${1:-$repo/build}")
 seconds=${BENCH_SECONDS:-10}
-rate=${BENCH_RATE:-200000}
+rate=${BENCH_RATE:-500000}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sluice-pbench-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 bench=$build/bench/pipeline_bench

@@ -23,6 +23,12 @@ constexpr size_t kSequencePos = 44;
 
 void EncodeBatch(int64_t base_offset, int64_t timestamp_ms, int64_t producer_id, int64_t sequence,
                  const std::vector<std::string>& records, std::string* out) {
+  std::vector<std::string_view> views(records.begin(), records.end());
+  EncodeBatch(base_offset, timestamp_ms, producer_id, sequence, views, out);
+}
+
+void EncodeBatch(int64_t base_offset, int64_t timestamp_ms, int64_t producer_id, int64_t sequence,
+                 std::span<const std::string_view> records, std::string* out) {
   size_t start = out->size();
   uint64_t payload = 0;
   for (const auto& r : records) payload += 4 + r.size();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,8 @@ struct BatchHeader {
 };
 
 // Appends one encoded batch holding `records` to `out`.
+void EncodeBatch(int64_t base_offset, int64_t timestamp_ms, int64_t producer_id, int64_t sequence,
+                 std::span<const std::string_view> records, std::string* out);
 void EncodeBatch(int64_t base_offset, int64_t timestamp_ms, int64_t producer_id, int64_t sequence,
                  const std::vector<std::string>& records, std::string* out);
 

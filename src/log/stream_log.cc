@@ -49,6 +49,12 @@ Status StreamLog::Sync() {
 
 Result<AppendResult> StreamLog::Append(const std::vector<std::string>& records,
                                        std::optional<IdempotencyKey> key) {
+  std::vector<std::string_view> views(records.begin(), records.end());
+  return Append(std::span<const std::string_view>(views), key);
+}
+
+Result<AppendResult> StreamLog::Append(std::span<const std::string_view> records,
+                                       std::optional<IdempotencyKey> key) {
   if (records.empty()) return Status::Invalid("log {}: append of an empty batch", dir_);
   int64_t payload = 0;
   for (const auto& r : records) payload += 4 + static_cast<int64_t>(r.size());
@@ -62,7 +68,7 @@ Result<AppendResult> StreamLog::Append(const std::vector<std::string>& records,
         key->producer_id, key->sequence);
   }
   Writer w;
-  w.records = &records;
+  w.records = records;
   w.key = key;
   std::unique_lock<std::mutex> lock(mu_);
   if (closed_) return Status::Invalid("log {}: append after Close", dir_);
@@ -112,7 +118,7 @@ void StreamLog::LeadGroup(std::unique_lock<std::mutex>& lock) {
       }
     }
     int64_t first = next_offset_;
-    int64_t count = static_cast<int64_t>(w->records->size());
+    int64_t count = static_cast<int64_t>(w->records.size());
     next_offset_ += count;
     w->result = AppendResult{first, first + count - 1, false};
     if (w->key) {
@@ -121,7 +127,7 @@ void StreamLog::LeadGroup(std::unique_lock<std::mutex>& lock) {
     }
     group.back().write = true;  // encoded below, outside the mutex
     group_bytes += kBatchHeaderSize + 4 * count;
-    for (const auto& r : *w->records) group_bytes += static_cast<int64_t>(r.size());
+    for (const auto& r : w->records) group_bytes += static_cast<int64_t>(r.size());
   }
   Segment* active = segments_.rbegin()->second.get();
   lock.unlock();
@@ -145,7 +151,7 @@ void StreamLog::LeadGroup(std::unique_lock<std::mutex>& lock) {
     if (!p.write || !status.ok()) continue;
     const Writer& w = *p.writer;
     EncodeBatch(w.result.first_offset, now, w.key ? w.key->producer_id : kNoProducer,
-                w.key ? w.key->sequence : -1, *w.records, &p.bytes);
+                w.key ? w.key->sequence : -1, w.records, &p.bytes);
     int64_t written = active->file->size() + static_cast<int64_t>(buffer.size());
     if (written > 0 && written + static_cast<int64_t>(p.bytes.size()) > options_.segment_bytes) {
       // Roll. The old segment is always synced first, whatever the policy, so that

@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,9 @@ class StreamLog {
   // kInvalidArgument for an empty or oversized batch or a negative key; kOutOfRange
   // for a key whose sequence is below the producer's last one and no longer remembered.
   Result<AppendResult> Append(const std::vector<std::string>& records,
+                              std::optional<IdempotencyKey> key = std::nullopt);
+  // The same without owning the records (they must stay valid during the call).
+  Result<AppendResult> Append(std::span<const std::string_view> records,
                               std::optional<IdempotencyKey> key = std::nullopt);
 
   // Records from `offset` on, from one segment, stopping once `max_bytes` of record

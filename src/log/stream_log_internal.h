@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,7 +33,7 @@ struct StreamLog::Segment {
 
 // One caller of Append waiting in the group-commit queue.
 struct StreamLog::Writer {
-  const std::vector<std::string>* records = nullptr;
+  std::span<const std::string_view> records;
   std::optional<IdempotencyKey> key;
   bool done = false;
   Status status;

@@ -69,7 +69,8 @@ TEST(StreamLogTest, ReadBounds) {
   EXPECT_TRUE(at_end.records.empty());
   ASSERT_ERROR(log->Read(4, 100), StatusCode::kOutOfRange, "offset 4");
   ASSERT_ERROR(log->Read(-1, 100), StatusCode::kOutOfRange, "offset -1");
-  ASSERT_ERROR(log->Append({}), StatusCode::kInvalidArgument, "empty batch");
+  ASSERT_ERROR(log->Append(std::vector<std::string>{}), StatusCode::kInvalidArgument,
+               "empty batch");
   ASSERT_ERROR(log->Append({"x"}, IdempotencyKey{-1, 0}), StatusCode::kInvalidArgument, "producer");
   LogOptions tiny;
   tiny.max_batch_bytes = 10;

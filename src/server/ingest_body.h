@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +27,11 @@ struct BodyError {
 };
 
 struct ParsedBody {
-  std::vector<std::string> records;
-  int64_t record_bytes = 0;  // sum of record sizes
+  // The records: views into the body given to the parser (NDJSON), or into
+  // `owned` (array elements, minified). Valid while that body lives.
+  std::vector<std::string_view> records;
+  std::unique_ptr<std::vector<std::string>> owned;  // on the heap: moves keep the views valid
+  int64_t record_bytes = 0;                         // sum of record sizes
   bool ok = true;
   BodyError error;  // when !ok
 };

@@ -22,7 +22,9 @@ void CheckRecords(const sluice::server::ParsedBody& parsed, bool array) {
   int64_t bytes = 0;
   for (const auto& record : parsed.records) {
     simdjson::dom::element element;
-    if (record.empty() || parser.parse(record).get(element) != simdjson::SUCCESS) std::abort();
+    if (record.empty() ||
+        parser.parse(record.data(), record.size()).get(element) != simdjson::SUCCESS)
+      std::abort();
     if (array && record.find_first_of("\n\r\t") != std::string::npos) std::abort();
     bytes += static_cast<int64_t>(record.size());
   }

@@ -5,7 +5,7 @@
 namespace sluice::server {
 namespace {
 
-using Records = std::vector<std::string>;
+using Records = std::vector<std::string_view>;
 
 TEST(IngestBody, NdjsonSkipsBlankLinesAndTrimsCarriageReturns) {
   ParsedBody p = ParseNdjsonBody("{\"a\":1}\r\n\n  \n [1, 2] \n\"s\"\n42");

@@ -177,7 +177,8 @@ void HandleIngest(const IngestContext& ctx, const httplib::Request& req, httplib
     SetError(res, 404, fmt::format("stream '{}' not found", stream));
     return;
   }
-  Result<log::AppendResult> appended = log->Append(parsed.records, key);
+  Result<log::AppendResult> appended =
+      log->Append(std::span<const std::string_view>(parsed.records), key);
   if (!appended.ok()) {
     SetError(res, StatusForAppendError(appended.status()),
              fmt::format("stream '{}': append failed: {}", stream, appended.status().ToString()));
