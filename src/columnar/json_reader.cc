@@ -10,110 +10,18 @@
 #include <unordered_map>
 #include <vector>
 
+#include "columnar/json_schema_tree.h"
 #include "columnar/value_format.h"
 
 namespace sluice {
 
 namespace od = simdjson::ondemand;
+using json_internal::CompileSchemaTree;
+using json_internal::Node;
 
 static_assert(JsonDecoder::kPadding >= simdjson::SIMDJSON_PADDING);
 
 namespace {
-
-// How to decode one field: the schema compiled into a tree. A struct node (and
-// the root) also keeps its member lookup table and a "seen" scratch array;
-// nodes are never re-entered while in use (a type cannot contain itself).
-struct Node {
-  const Field* field = nullptr;  // null for the root
-  TypeId id = TypeId::kStruct;
-  const DataType* type = nullptr;
-  bool required = false;
-  std::vector<std::unique_ptr<Node>> children;
-  std::vector<std::string_view> names;
-  std::unordered_map<std::string_view, int> index;
-  std::vector<uint8_t> seen;
-  // Names free of quotes, backslashes and control characters compare equal to
-  // a key's raw (still escaped) JSON text.
-  std::vector<uint8_t> simple;
-  std::vector<uint64_t> prefix_word, prefix_mask;  // first (up to 8) bytes of each name
-
-  // The member whose name is the raw key text, or -1 (then the key may still be
-  // an escaped spelling of a name: see Find).
-  int FindRaw(od::raw_json_string key, int hint) const {
-    const char* p = key.raw();
-    const int n = static_cast<int>(names.size());
-    if (hint < n && RawEquals(p, hint)) return hint;
-    if (n > 8) return -1;
-    for (int i = 0; i < n; ++i) {
-      if (RawEquals(p, i)) return i;
-    }
-    return -1;
-  }
-
-  // Whether the raw key text at `p` (after its opening quote) is exactly the
-  // simple name `i`. Reading 8 bytes is safe: the input is padded.
-  bool RawEquals(const char* p, int i) const {
-    if (!simple[i]) return false;
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    if ((w & prefix_mask[i]) != prefix_word[i]) return false;
-    const std::string_view name = names[i];
-    if (name.size() > 8 && std::memcmp(p + 8, name.data() + 8, name.size() - 8) != 0) {
-      return false;
-    }
-    return p[name.size()] == '"';
-  }
-
-  int Find(std::string_view key, int hint) const {
-    if (hint < static_cast<int>(names.size()) && names[hint] == key) return hint;
-    if (names.size() <= 8) {
-      for (size_t i = 0; i < names.size(); ++i) {
-        if (names[i] == key) return static_cast<int>(i);
-      }
-      return -1;
-    }
-    auto it = index.find(key);
-    return it == index.end() ? -1 : it->second;
-  }
-};
-
-std::unique_ptr<Node> Compile(const std::vector<Field>& members, const Field* self,
-                              const DataType* type);
-
-std::unique_ptr<Node> CompileField(const Field& f) {
-  if (f.type->id() == TypeId::kStruct) return Compile(f.type->fields(), &f, f.type.get());
-  auto n = std::make_unique<Node>();
-  n->field = &f;
-  n->id = f.type->id();
-  n->type = f.type.get();
-  n->required = f.required;
-  for (const Field& c : f.type->fields()) n->children.push_back(CompileField(c));
-  return n;
-}
-
-std::unique_ptr<Node> Compile(const std::vector<Field>& members, const Field* self,
-                              const DataType* type) {
-  auto n = std::make_unique<Node>();
-  n->field = self;
-  n->type = type;
-  n->required = self != nullptr && self->required;
-  for (size_t i = 0; i < members.size(); ++i) {
-    n->children.push_back(CompileField(members[i]));
-    n->names.push_back(members[i].name);
-    n->index.emplace(members[i].name, static_cast<int>(i));
-    bool simple = true;
-    for (unsigned char c : members[i].name) simple = simple && c >= 0x20 && c != '"' && c != '\\';
-    n->simple.push_back(simple ? 1 : 0);
-    uint64_t word = 0, mask = 0;
-    size_t len = std::min<size_t>(members[i].name.size(), 8);
-    std::memcpy(&word, members[i].name.data(), len);
-    std::memset(&mask, 0xff, len);
-    n->prefix_word.push_back(word);
-    n->prefix_mask.push_back(mask);
-  }
-  n->seen.resize(members.size());
-  return n;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() &&
@@ -193,7 +101,7 @@ struct PathSeg {
 class JsonDecoder::Impl {
  public:
   explicit Impl(std::shared_ptr<const Schema> schema)
-      : schema_(std::move(schema)), root_(Compile(schema_->fields, nullptr, nullptr)) {
+      : schema_(std::move(schema)), root_(CompileSchemaTree(schema_->fields)) {
     path_.reserve(16);
   }
 

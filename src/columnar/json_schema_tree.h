@@ -1,0 +1,81 @@
+// The decoding plan of JsonDecoder (json_reader.h): a schema compiled into a
+// tree of nodes, one per field, with each struct's member lookup (exact raw-key
+// comparison for simple names, then a hash map). Internal to src/columnar.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "columnar/types.h"
+
+namespace sluice::json_internal {
+
+namespace od = simdjson::ondemand;
+
+// How to decode one field: the schema compiled into a tree. A struct node (and
+// the root) also keeps its member lookup table and a "seen" scratch array;
+// nodes are never re-entered while in use (a type cannot contain itself).
+struct Node {
+  const Field* field = nullptr;  // null for the root
+  TypeId id = TypeId::kStruct;
+  const DataType* type = nullptr;
+  bool required = false;
+  std::vector<std::unique_ptr<Node>> children;
+  std::vector<std::string_view> names;
+  std::unordered_map<std::string_view, int> index;
+  std::vector<uint8_t> seen;
+  // Names free of quotes, backslashes and control characters compare equal to
+  // a key's raw (still escaped) JSON text.
+  std::vector<uint8_t> simple;
+  std::vector<uint64_t> prefix_word, prefix_mask;  // first (up to 8) bytes of each name
+
+  // The member whose name is the raw key text, or -1 (then the key may still be
+  // an escaped spelling of a name: see Find).
+  int FindRaw(od::raw_json_string key, int hint) const {
+    const char* p = key.raw();
+    const int n = static_cast<int>(names.size());
+    if (hint < n && RawEquals(p, hint)) return hint;
+    if (n > 8) return -1;
+    for (int i = 0; i < n; ++i) {
+      if (RawEquals(p, i)) return i;
+    }
+    return -1;
+  }
+
+  // Whether the raw key text at `p` (after its opening quote) is exactly the
+  // simple name `i`. Reading 8 bytes is safe: the input is padded.
+  bool RawEquals(const char* p, int i) const {
+    if (!simple[i]) return false;
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if ((w & prefix_mask[i]) != prefix_word[i]) return false;
+    const std::string_view name = names[i];
+    if (name.size() > 8 && std::memcmp(p + 8, name.data() + 8, name.size() - 8) != 0) {
+      return false;
+    }
+    return p[name.size()] == '"';
+  }
+
+  int Find(std::string_view key, int hint) const {
+    if (hint < static_cast<int>(names.size()) && names[hint] == key) return hint;
+    if (names.size() <= 8) {
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] == key) return static_cast<int>(i);
+      }
+      return -1;
+    }
+    auto it = index.find(key);
+    return it == index.end() ? -1 : it->second;
+  }
+};
+
+// The tree of a whole schema (the root is a struct of `fields`).
+std::unique_ptr<Node> CompileSchemaTree(const std::vector<Field>& fields);
+
+}  // namespace sluice::json_internal
