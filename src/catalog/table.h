@@ -57,6 +57,9 @@ struct SnapshotUpdate {
   // Data files that must still be live (delete files added refer to them).
   std::vector<std::string> require_paths;
   std::map<std::string, std::string> summary;  // extra keys (e.g. sluice.offsets)
+  // Table properties set by the same commit (e.g. a pipeline's last offsets,
+  // which must survive the expiry of the snapshot that carried them).
+  std::map<std::string, std::string> set_properties;
   bool fail_on_new_deletes = false;
   std::optional<int64_t> base_snapshot_id;  // what the change was planned against
 };

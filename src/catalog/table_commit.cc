@@ -342,12 +342,15 @@ Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options
 
   if (!u.require_paths.empty()) {
     std::set<std::string> missing(u.require_paths.begin(), u.require_paths.end());
+    std::vector<DataFile> required;
     for (const ManifestFile& m : kept) {
       if (m.content != ManifestContent::kData) continue;
       auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
       if (!entries.ok()) return fail(entries.status());
       for (const auto& e : *entries) {
-        if (e.status != EntryStatus::kDeleted) missing.erase(e.file.file_path);
+        if (e.status != EntryStatus::kDeleted && missing.erase(e.file.file_path) > 0) {
+          required.push_back(e.file);
+        }
       }
     }
     if (!missing.empty()) {
@@ -355,6 +358,29 @@ Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options
           Status::Conflict("{} is no longer in the table (rewritten or removed "
                            "concurrently)",
                            *missing.begin()));
+    }
+    // With fail_on_new_deletes, another writer's delete of rows of a required
+    // file also conflicts (two deletes of the same dead letters must not both
+    // move them).
+    if (u.fail_on_new_deletes && u.base_snapshot_id) {
+      const Snapshot* start = base.snapshot_by_id(*u.base_snapshot_id);
+      int64_t start_seq = start ? start->sequence_number : 0;
+      for (const ManifestFile& m : kept) {
+        if (m.content != ManifestContent::kDeletes) continue;
+        auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
+        if (!entries.ok()) return fail(entries.status());
+        for (const auto& d : *entries) {
+          if (d.status == EntryStatus::kDeleted || d.sequence_number.value_or(0) <= start_seq) {
+            continue;
+          }
+          for (const DataFile& f : required) {
+            if (DeleteApplies(d, f)) {
+              return fail(Status::Conflict("delete file {} was added for {} after snapshot {}",
+                                           d.file.file_path, f.file_path, *u.base_snapshot_id));
+            }
+          }
+        }
+      }
     }
   }
 
@@ -417,6 +443,7 @@ Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options
   }
 
   TableMetadata next = base;
+  for (const auto& [k, v] : u.set_properties) next.properties[k] = v;
   next.last_sequence_number = snap.sequence_number;
   next.last_updated_ms = snap.timestamp_ms;
   next.current_snapshot_id = snapshot_id;

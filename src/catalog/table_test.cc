@@ -374,6 +374,32 @@ namespace {
 
 // Format v3: deletes become deletion vectors; a second delete on the same
 // file merges into one new DV and removes the old one.
+// Two planned deletes of the same rows (v2 position deletes): with
+// fail_on_new_deletes the one committing second conflicts, so work keyed on
+// "the rows I deleted" (dead-letter replay) cannot happen twice.
+TEST_F(TableDataTest, PlannedDeleteConflictsWithANewerDeleteOfItsFiles) {
+  auto t = MakeTable("");
+  ASSERT_NE(t, nullptr);
+  AppendIds(*t, 0, 50);
+  ASSERT_OK_AND_ASSIGN(PlannedDelete first, PlanDelete(*t, "id < 5"));
+  ASSERT_OK_AND_ASSIGN(auto other, Table::Load(*catalog_, *io_, t->ident()));
+  ASSERT_OK(DeleteWhere(*other, "id < 5"));
+  first.update.fail_on_new_deletes = true;
+  ASSERT_ERROR(t->Commit(first.update), StatusCode::kConflict, "was added for");
+  DiscardPlannedDelete(*t, first);
+  // An append in between does not conflict.
+  ASSERT_OK(t->Refresh());
+  ASSERT_OK_AND_ASSIGN(PlannedDelete second, PlanDelete(*t, "id >= 45"));
+  AppendIds(*other, 50, 55);
+  second.update.fail_on_new_deletes = true;
+  ASSERT_OK(t->Commit(second.update).status());
+  std::set<int64_t> want;
+  for (int64_t id = 5; id < 55; ++id) {
+    if (id < 45 || id >= 50) want.insert(id);
+  }
+  EXPECT_EQ(Ids(*t), want);
+}
+
 TEST_F(TableDataTest, V3DeletionVectorsMergeAndRewrite) {
   auto t = MakeTable("", 3);
   ASSERT_NE(t, nullptr);

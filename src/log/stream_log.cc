@@ -276,8 +276,15 @@ Result<ReadResult> StreamLog::Read(int64_t offset, int64_t max_bytes) const {
 Result<int> StreamLog::DeleteSegmentsBefore(int64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
   int removed = 0;
-  while (segments_.size() > 1 && segments_.begin()->second->end_offset <= offset) {
+  // A segment goes only once every record it can ever hold lies below
+  // `offset` and is published: the next segment's base offset (fixed when it
+  // was created) bounds the segment's records, and a group leader may still be
+  // writing into it (its end_offset not yet advanced) until readable_end_
+  // passes that base.
+  while (segments_.size() > 1) {
     auto it = segments_.begin();
+    int64_t next_base = std::next(it)->first;
+    if (next_base > offset || next_base > readable_end_) break;
     RETURN_IF_ERROR_CTX(storage_->Remove(it->second->file->path()), "log {}: retention", dir_);
     segments_.erase(it);
     ++removed;

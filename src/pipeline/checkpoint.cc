@@ -51,8 +51,9 @@ Result<SourceOffsets> DecodeOffsets(const std::string& text) {
 
 Result<std::optional<CommittedCheckpoint>> FindCheckpoint(const iceberg::TableMetadata& table,
                                                           const std::string& pipeline) {
-  if (!table.current_snapshot_id) return std::optional<CommittedCheckpoint>();
-  for (const iceberg::Snapshot* s : table.Ancestry(*table.current_snapshot_id)) {
+  std::vector<const iceberg::Snapshot*> ancestry;
+  if (table.current_snapshot_id) ancestry = table.Ancestry(*table.current_snapshot_id);
+  for (const iceberg::Snapshot* s : ancestry) {
     auto it = s->summary.find(kSummaryPipeline);
     if (it == s->summary.end() || it->second != pipeline) continue;
     auto get = [&](const char* key) -> Result<std::string> {
@@ -74,7 +75,39 @@ Result<std::optional<CommittedCheckpoint>> FindCheckpoint(const iceberg::TableMe
     RETURN_IF_ERROR_CTX(read(&c), "snapshot {} of pipeline {}", s->snapshot_id, pipeline);
     return std::optional<CommittedCheckpoint>(std::move(c));
   }
-  return std::optional<CommittedCheckpoint>();
+  auto prop = table.properties.find(CheckpointProperty(pipeline));
+  if (prop == table.properties.end()) return std::optional<CommittedCheckpoint>();
+  // The pipeline's snapshots are gone from the ancestry (expired): the
+  // property, written by the same commits, still knows where it stopped.
+  nlohmann::json j = nlohmann::json::parse(prop->second, nullptr, /*allow_exceptions=*/false);
+  CommittedCheckpoint c;
+  if (j.is_discarded() || !j.is_object() || !j.contains("epoch") || !j.contains("checkpoint") ||
+      !j.contains("offsets") || !j["epoch"].is_number_integer() ||
+      !j["checkpoint"].is_number_integer()) {
+    return Status::Corruption("table property {} is not a checkpoint: {}",
+                              CheckpointProperty(pipeline), prop->second);
+  }
+  c.epoch = j["epoch"].get<int64_t>();
+  c.checkpoint = j["checkpoint"].get<int64_t>();
+  auto offsets = DecodeOffsets(j["offsets"].dump());
+  if (!offsets.ok()) {
+    return offsets.status().WithContextF("table property {}", CheckpointProperty(pipeline));
+  }
+  c.offsets = std::move(*offsets);
+  return std::optional<CommittedCheckpoint>(std::move(c));
+}
+
+std::string CheckpointProperty(const std::string& pipeline) {
+  return "sluice.checkpoint." + pipeline;
+}
+
+std::string EncodeCheckpointProperty(int64_t epoch, int64_t checkpoint,
+                                     const SourceOffsets& offsets) {
+  nlohmann::json j;
+  j["epoch"] = epoch;
+  j["checkpoint"] = checkpoint;
+  j["offsets"] = nlohmann::json::parse(EncodeOffsets(offsets));
+  return j.dump();
 }
 
 std::string EpochProperty(const std::string& pipeline) { return "sluice.epoch." + pipeline; }

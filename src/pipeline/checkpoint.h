@@ -8,7 +8,10 @@
 //   sluice.offsets     JSON {"<source>": {"<partition>": next_offset, ...}}
 // Recovery reads the newest such snapshot of the pipeline in the ancestry of
 // main: its offsets are where to resume (snapshots of other writers, e.g. a
-// compaction, may sit on top of it).
+// compaction, may sit on top of it). The same commit also sets the table
+// property `sluice.checkpoint.<pipeline>` ({"epoch", "checkpoint", "offsets"}):
+// when snapshot expiry has removed the pipeline's snapshots from the ancestry,
+// recovery resumes from the property instead of from the source's beginning.
 //
 // Epochs fence zombies: each run of a pipeline raises the table property
 // `sluice.epoch.<pipeline>` by compare-and-swap when it starts; a commit is
@@ -35,7 +38,7 @@ inline constexpr char kSummaryOffsets[] = "sluice.offsets";
 using SourceOffsets = std::map<std::string, Positions>;
 
 struct CommittedCheckpoint {
-  int64_t snapshot_id = 0;
+  int64_t snapshot_id = 0;  // 0 when read from the table property
   int64_t epoch = 0;
   int64_t checkpoint = 0;
   SourceOffsets offsets;
@@ -44,10 +47,17 @@ struct CommittedCheckpoint {
 std::string EncodeOffsets(const SourceOffsets& offsets);
 Result<SourceOffsets> DecodeOffsets(const std::string& json);
 
-// The newest checkpoint of `pipeline` in the ancestry of main (none if it
-// never committed). A malformed sluice.* key is kCorruption naming the snapshot.
+// The newest checkpoint of `pipeline` in the ancestry of main, else the one in
+// the table property (none if it never committed). A malformed sluice.* key is
+// kCorruption naming the snapshot or the property.
 Result<std::optional<CommittedCheckpoint>> FindCheckpoint(const iceberg::TableMetadata& table,
                                                           const std::string& pipeline);
+
+// The table property holding the pipeline's last committed checkpoint, and
+// its value.
+std::string CheckpointProperty(const std::string& pipeline);
+std::string EncodeCheckpointProperty(int64_t epoch, int64_t checkpoint,
+                                     const SourceOffsets& offsets);
 
 // The table property holding the pipeline's current writer epoch.
 std::string EpochProperty(const std::string& pipeline);

@@ -72,6 +72,26 @@ TEST(FindCheckpoint, NewestOfThePipelineInTheAncestry) {
   ASSERT_ERROR(FindCheckpoint(md, "p"), StatusCode::kCorruption, "no sluice.checkpoint");
 }
 
+// Without the pipeline's snapshots in the ancestry, the checkpoint property
+// answers; the ancestry wins when both exist.
+TEST(FindCheckpoint, FallsBackToTheTableProperty) {
+  iceberg::TableMetadata md;
+  md.properties[CheckpointProperty("p")] =
+      EncodeCheckpointProperty(4, 9, {{"src", {{"0", 90}, {"1", 7}}}});
+  ASSERT_OK_AND_ASSIGN(auto c, FindCheckpoint(md, "p"));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c.value().epoch, 4);
+  EXPECT_EQ(c.value().checkpoint, 9);
+  EXPECT_EQ(c.value().offsets.at("src").at("1"), 7);
+  md.snapshots.push_back(Snap(1, std::nullopt, Ck("p", 3, 8, 80)));
+  md.current_snapshot_id = 1;
+  ASSERT_OK_AND_ASSIGN(auto a, FindCheckpoint(md, "p"));
+  EXPECT_EQ(a.value().checkpoint, 8);
+  md.current_snapshot_id.reset();
+  md.properties[CheckpointProperty("p")] = R"({"epoch":1})";
+  ASSERT_ERROR(FindCheckpoint(md, "p"), StatusCode::kCorruption, "sluice.checkpoint.p");
+}
+
 TEST(Epoch, FromTableProperty) {
   iceberg::TableMetadata md;
   ASSERT_OK_AND_ASSIGN(int64_t e0, CurrentEpoch(md, "p"));

@@ -109,6 +109,9 @@ Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
   d.table = dlq.get();
   d.update = planned.update;
   d.update.summary = summary;
+  // A concurrent replay (or delete) of the same dead letters makes this one
+  // fail instead of moving them twice.
+  d.update.fail_on_new_deletes = true;
   if (failed.num_rows() > 0) {
     auto w = WriterFor(io, *dlq);
     if (!w.ok()) return discard(w.status());

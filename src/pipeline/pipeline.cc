@@ -109,6 +109,32 @@ Status Pipeline::Recover() {
   ASSIGN_OR_RETURN(table_, Table::Load(catalog_, io_, options_.target));
   ASSIGN_OR_RETURN(dlq_table_, Table::Load(catalog_, io_, DeadLetterTable(options_.target)));
 
+  // Where the last committed checkpoint left the source. Checked before the
+  // epoch changes, so that a run that cannot start does not fence a healthy
+  // one, and again after it (the fenced run may have committed meanwhile).
+  auto resume_from = [&](const iceberg::TableMetadata& md)
+      -> Result<std::pair<std::optional<CommittedCheckpoint>, Positions>> {
+    ASSIGN_OR_RETURN(auto committed, FindCheckpoint(md, name));
+    Positions resume;
+    if (committed) {
+      auto it = committed->offsets.find(options_.source_name);
+      if (it == committed->offsets.end()) {
+        // Offsets of another source: starting this one from its beginning
+        // could load the same events twice (a renamed source). Refuse.
+        std::string sources;
+        for (const auto& [s, o] : committed->offsets) sources += (sources.empty() ? "" : ", ") + s;
+        return Status::Invalid(
+            "table {} holds this pipeline's offsets for source(s) {}, not for {}; a renamed "
+            "source would be read again from its start (give the pipeline a new name to start "
+            "a new one)",
+            options_.target.ToString(), sources, options_.source_name);
+      }
+      resume = it->second;
+    }
+    return std::make_pair(std::move(committed), std::move(resume));
+  };
+  RETURN_IF_ERROR(resume_from(table_->metadata()).status());
+
   // 1. A new epoch fences every older run of this pipeline: their commits
   //    check the property and find a newer value.
   int64_t epoch = 0;
@@ -124,27 +150,13 @@ Status Pipeline::Recover() {
   epoch_ = epoch;
   stats_.epoch = epoch;
 
-  // 2. Where the last committed checkpoint left the source.
-  ASSIGN_OR_RETURN(auto committed, FindCheckpoint(table_->metadata(), name));
+  // 2. The offsets to resume from, now that no older run can commit.
+  ASSIGN_OR_RETURN(auto found, resume_from(table_->metadata()));
+  const std::optional<CommittedCheckpoint>& committed = found.first;
+  const Positions& resume = found.second;
   int64_t last = committed ? committed->checkpoint : 0;
   next_checkpoint_ = last + 1;
   stats_.checkpoint = last;
-  Positions resume;
-  if (committed) {
-    auto it = committed->offsets.find(options_.source_name);
-    if (it == committed->offsets.end()) {
-      // Offsets of another source: starting this one from its beginning
-      // could load the same events twice (a renamed source). Refuse.
-      std::string sources;
-      for (const auto& [s, o] : committed->offsets) sources += (sources.empty() ? "" : ", ") + s;
-      return Status::Invalid(
-          "snapshot {} of table {} holds this pipeline's offsets for source(s) {}, not for {}; "
-          "a renamed source would be read again from its start (give the pipeline a new name "
-          "to start a new one)",
-          committed->snapshot_id, options_.target.ToString(), sources, options_.source_name);
-    }
-    resume = it->second;
-  }
 
   // 3. Staged files of checkpoints that never committed are deleted; those of
   //    committed checkpoints are referenced by the table and stay.
@@ -276,6 +288,8 @@ Status Pipeline::Checkpoint() {
   updates[0].table = table_.get();
   updates[0].update.add_data = std::move(files);
   updates[0].update.summary = summary;
+  updates[0].update.set_properties[CheckpointProperty(options_.name)] =
+      EncodeCheckpointProperty(epoch_, next_checkpoint_, {{options_.source_name, positions}});
   if (!dead_files.empty()) {
     catalog::TableUpdate u;
     u.table = dlq_table_.get();

@@ -301,6 +301,46 @@ TEST_F(PipelineTest, RenamedSourceIsRefused) {
   o.source_name = "renamed_in";
   ASSERT_ERROR(Open(o), StatusCode::kInvalidArgument, "source(s) events_in, not for renamed_in");
   EXPECT_EQ(Ids(), Range(0, 10));
+  // The refused run did not take an epoch: it fenced no healthy run.
+  Current();
+  EXPECT_EQ(CurrentEpoch(table_->metadata(), "load_events").ValueOr(-1), 1);
+}
+
+// Snapshot expiry (by any engine) may remove the pipeline's snapshots from the
+// ancestry: the offsets survive in the table property written by the same
+// commits, so a restart neither re-reads nor skips anything.
+TEST_F(PipelineTest, ResumesFromThePropertyWhenItsSnapshotsExpired) {
+  Produce(0, 30);
+  {
+    ASSERT_OK_AND_ASSIGN(auto p, Open(Options()));
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());
+  }
+  // Expire every snapshot (the data files stay, as after an expiry that kept
+  // them for a newer snapshot; here the table just forgets them).
+  ASSERT_OK_AND_ASSIGN(auto t, Table::Load(*catalog_, *io_, target_));
+  ASSERT_OK(
+      t->UpdateMetadata([](const iceberg::TableMetadata& base) -> Result<iceberg::TableMetadata> {
+        iceberg::TableMetadata next = base;
+        next.snapshots.clear();
+        next.snapshot_log.clear();
+        next.refs.clear();
+        next.current_snapshot_id.reset();
+        return next;
+      }));
+  ASSERT_OK_AND_ASSIGN(auto found, FindCheckpoint(t->metadata(), "load_events"));
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found.value().checkpoint, 1);
+  EXPECT_EQ(found.value().snapshot_id, 0);  // from the property
+  Produce(30, 45);
+  {
+    ASSERT_OK_AND_ASSIGN(auto p, Open(Options()));
+    EXPECT_EQ(p->committed_positions().at("0"), 30);
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());
+  }
+  EXPECT_EQ(Ids(), Range(30, 45));  // only the new events: nothing read twice
+  EXPECT_EQ(Current()->summary.at("sluice.checkpoint"), "2");
 }
 
 TEST_F(PipelineTest, BadConfigurationIsRefused) {
