@@ -46,29 +46,47 @@ bool IsJsonArrayBody(std::string_view content_type, std::string_view body) {
   return !trimmed.empty() && trimmed.front() == '[';
 }
 
+// One non-blank line of an NDJSON body.
+struct Line {
+  std::string_view text;  // trimmed, a view into the body
+  int64_t number;         // 1-based
+};
+
 // Validates a whole NDJSON body in one simdjson pass (much cheaper than a parse
-// per line). True only when it holds exactly `lines` JSON values and nothing
-// else: two values on one line, or one value across two lines, make the counts
-// differ, and then the per-line pass decides (and names the bad line).
-bool WholeBodyIsValid(std::string_view body, int64_t lines) {
+// per line). True only when the body holds one JSON value per non-blank line
+// and nothing else: the i-th value parsed must lie exactly within the i-th
+// line. Anything else (two values on a line, a value across lines, an error)
+// is false, and the per-line pass decides and names the bad line.
+bool WholeBodyIsValid(std::string_view body, const std::vector<Line>& lines) {
   simdjson::padded_string padded(body);
-  simdjson::dom::parser parser;
+  // One parser per server thread, reused (its buffers stay allocated). The
+  // default 1 MiB batches are the fastest; a record larger than a batch fails
+  // here and is checked by the per-line pass.
+  thread_local simdjson::dom::parser parser;
   simdjson::dom::document_stream docs;
-  size_t batch = std::max<size_t>(body.size() + 1, simdjson::dom::MINIMAL_BATCH_SIZE);
-  if (parser.parse_many(padded, batch).get(docs) != simdjson::SUCCESS) return false;
-  int64_t values = 0;
-  for (auto doc : docs) {
-    if (doc.error() != simdjson::SUCCESS) return false;
-    ++values;
+  if (parser.parse_many(padded, simdjson::dom::DEFAULT_BATCH_SIZE).get(docs) != simdjson::SUCCESS) {
+    return false;
   }
-  return values == lines && docs.truncated_bytes() == 0;
+  size_t i = 0;
+  for (auto it = docs.begin(); it != docs.end(); ++it) {
+    if ((*it).error() != simdjson::SUCCESS || i >= lines.size()) return false;
+    // Positions relative to the body: the value's text must be the line's.
+    size_t start = it.current_index();
+    std::string_view value = it.source();
+    std::string_view value_text(body.data() + start, value.size());
+    while (!value_text.empty() && (value_text.back() == ' ' || value_text.back() == '\t' ||
+                                   value_text.back() == '\r' || value_text.back() == '\n')) {
+      value_text.remove_suffix(1);
+    }
+    if (value_text.data() != lines[i].text.data() || value_text.size() != lines[i].text.size()) {
+      return false;
+    }
+    ++i;
+  }
+  return i == lines.size() && docs.truncated_bytes() == 0;
 }
 
 ParsedBody ParseNdjsonBody(std::string_view body) {
-  struct Line {
-    std::string_view text;
-    int64_t number;
-  };
   std::vector<Line> lines;
   int64_t line_no = 0;
   size_t pos = 0;
@@ -80,7 +98,7 @@ ParsedBody ParseNdjsonBody(std::string_view body) {
     pos = end + 1;
     if (!line.empty()) lines.push_back({line, line_no});
   }
-  if (!lines.empty() && !WholeBodyIsValid(body, static_cast<int64_t>(lines.size()))) {
+  if (!lines.empty() && !WholeBodyIsValid(body, lines)) {
     simdjson::dom::parser parser;
     for (const Line& l : lines) {
       std::string reason = CheckJson(parser, l.text);

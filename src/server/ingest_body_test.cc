@@ -25,6 +25,20 @@ TEST(IngestBody, NdjsonNamesTheBadLine) {
   ParsedBody two = ParseNdjsonBody("{\"a\":1} {\"b\":2}\n");
   ASSERT_FALSE(two.ok);
   EXPECT_EQ(two.error.line, 1);
+  // Values spread over lines so that the counts match are still refused, at
+  // the first line that is not one value.
+  for (const char* body : {"{\"a\":1} [\n2]\n", "[\n1] 2\n", "{\"a\":\n1}\n{\"b\":2}\n"}) {
+    ParsedBody spread = ParseNdjsonBody(body);
+    ASSERT_FALSE(spread.ok) << body;
+    EXPECT_EQ(spread.error.line, 1) << body;
+  }
+  // A large valid body (the one-pass path) keeps every record, in order.
+  std::string big;
+  for (int i = 0; i < 5000; ++i) big += "{\"id\":" + std::to_string(i) + "}\r\n  \n";
+  ParsedBody many = ParseNdjsonBody(big);
+  ASSERT_TRUE(many.ok) << many.error.message;
+  ASSERT_EQ(many.records.size(), 5000u);
+  EXPECT_EQ(many.records[4999], "{\"id\":4999}");
   // Invalid UTF-8 inside a string.
   ParsedBody utf8 = ParseNdjsonBody("1\n\"\xff\"\n");
   ASSERT_FALSE(utf8.ok);
