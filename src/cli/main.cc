@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   // and allocated again at a high rate: keep them in the heap rather than
   // mmap/munmap (and zero) each one, which dominated ingest profiles.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
   CLI::App app{"sluice: a streaming lakehouse engine (JSON events -> Apache Iceberg tables)",
                "sluice"};
   app.require_subcommand(1);

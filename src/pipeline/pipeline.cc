@@ -86,8 +86,10 @@ Pipeline::Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions option
     : catalog_(catalog), io_(io), options_(std::move(options)), source_(std::move(source)) {}
 
 Pipeline::~Pipeline() {
-  // Unclosed files stay on disk, recorded in the journal: the next run's
-  // recovery deletes them (a destructor must not guess whether a commit ran).
+  // Open writers delete their unfinished files as they are destroyed; files
+  // closed for a checkpoint that did not commit stay, recorded in the journal,
+  // for the next run's recovery (a destructor cannot know whether a commit
+  // whose outcome was unknown happened).
 }
 
 Result<std::unique_ptr<Pipeline>> Pipeline::Open(catalog::Catalog& catalog, FileIO& io,

@@ -160,7 +160,6 @@ class Pipeline {
   std::unique_ptr<iceberg::DataWriter> dlq_writer_;
   Batch rows_;       // decoded, not yet written (source schema)
   Batch dead_rows_;  // dead letters not yet written
-  Status record_error_;
   int64_t epoch_ = 0;
   int64_t next_checkpoint_ = 1;
   Positions committed_;

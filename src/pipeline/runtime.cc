@@ -1,6 +1,7 @@
 #include "pipeline/runtime.h"
 
 #include <algorithm>
+#include <set>
 
 #include "catalog/table.h"
 #include "iceberg/table_builder.h"
@@ -62,6 +63,34 @@ Status Runtime::Setup(const sql::Script& script) {
   for (const auto& st : script.statements) {
     if (const auto* p = std::get_if<sql::CreatePipeline>(&st.body)) {
       RETURN_IF_ERROR(AddPipeline(*p));
+    }
+  }
+  return RegisterStreamReaders();
+}
+
+Status Runtime::RegisterStreamReaders() {
+  for (auto& [name, s] : streams_) {
+    const std::string path = s->log->dir() + "/readers";
+    std::set<std::string> listed;
+    auto text = io_.ReadFile(path);
+    if (!text.ok() && text.status().code() != StatusCode::kNotFound) return text.status();
+    std::string_view rest = text.ok() ? std::string_view(*text) : std::string_view();
+    while (!rest.empty()) {
+      size_t nl = rest.find('\n');
+      std::string_view line = rest.substr(0, nl);
+      if (!line.empty()) listed.emplace(line);
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    }
+    std::set<std::string> running;
+    for (const Running* r : s->readers) running.insert(r->name + "@" + r->table);
+    for (const auto& l : listed) {
+      if (!running.count(l)) s->retention_blocked = true;
+    }
+    if (!std::includes(listed.begin(), listed.end(), running.begin(), running.end())) {
+      listed.insert(running.begin(), running.end());
+      std::string out;
+      for (const auto& l : listed) out += l + "\n";
+      RETURN_IF_ERROR(io_.WriteFile(path, out, /*overwrite=*/true));
     }
   }
   return Status::OK();
@@ -202,7 +231,7 @@ void Runtime::RunPipeline(Running* r) {
 
 void Runtime::ApplyRetention() {
   for (auto& [name, s] : streams_) {
-    if (s->readers.empty()) continue;
+    if (s->readers.empty() || s->retention_blocked) continue;
     int64_t min_committed = INT64_MAX;
     for (const Running* r : s->readers) {
       min_committed = std::min(min_committed, r->pipeline->stats().committed_offset_sum.load());

@@ -20,7 +20,9 @@
 // safe). RequestStop makes every pipeline take a final checkpoint.
 // Backpressure: a stream whose slowest pipeline is more than max_lag_records
 // behind answers 429; a stopping runtime answers 503. Log segments that every
-// pipeline reading a stream has committed past are deleted.
+// pipeline reading a stream has committed past are deleted; the pipelines that
+// ever read a stream are listed in its folder (`readers`), and while one of
+// them is not running in this process the stream's segments are all kept.
 #pragma once
 
 #include <atomic>
@@ -87,6 +89,7 @@ class Runtime : public server::IngestTarget {
   Status AddSource(const std::string& name, const sql::CreateSource& s);  // checked already
   Status AddPipeline(const sql::CreatePipeline& p);
   Status InitMetrics();
+  Status RegisterStreamReaders();
   Status RegisterPipelineMetrics(Running* r, PipelineOptions& o);
   void RefreshMetrics();
   void RunPipeline(Running* r);

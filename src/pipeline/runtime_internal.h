@@ -18,6 +18,10 @@ struct Runtime::Stream {
   std::string name;
   std::unique_ptr<log::StreamLog> log;
   std::vector<const Running*> readers;
+  // Every pipeline that ever read the stream is listed in <stream>/readers;
+  // while one of them is not running here, no segment is deleted (it has not
+  // committed past them).
+  bool retention_blocked = false;
   std::atomic<int64_t> retained_below{0};
   server::Counter* records_in = nullptr;
   server::Counter* bytes_in = nullptr;

@@ -69,11 +69,12 @@ Status Runtime::RegisterPipelineMetrics(Running* r, PipelineOptions& o) {
                    One(g.AddGauge("sluice_pipeline_source_lag_records",
                                   "Source records not yet committed (unread plus in flight).", p),
                        l));
-  ASSIGN_OR_RETURN(
-      r->lag_seconds,
-      One(g.AddGauge("sluice_pipeline_source_lag_seconds",
-                     "How long the oldest uncommitted record has waited (0 when caught up).", p),
-          l));
+  ASSIGN_OR_RETURN(r->lag_seconds,
+                   One(g.AddGauge("sluice_pipeline_source_lag_seconds",
+                                  "While records wait to be committed: now minus the ingest time "
+                                  "of the newest committed record (0 when caught up).",
+                                  p),
+                       l));
   ASSIGN_OR_RETURN(r->freshness,
                    One(g.AddGauge("sluice_pipeline_freshness_seconds",
                                   "Now minus the ingest time of the newest committed record.", p),
