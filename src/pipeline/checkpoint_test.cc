@@ -110,8 +110,8 @@ TEST(StagedJournal, RecordsSurviveReopenTornTailIgnoredClear) {
   {
     ASSERT_OK_AND_ASSIGN(auto j, StagedJournal::Open(path));
     EXPECT_TRUE(j->entries().empty());
-    ASSERT_OK(j->Record(3, "file:///w/t/data/a.parquet"));
-    ASSERT_OK(j->Record(4, "/w/t/data/with space.parquet"));
+    ASSERT_OK(j->Record(2, 3, "file:///w/t/data/a.parquet"));
+    ASSERT_OK(j->Record(2, 4, "/w/t/data/with space.parquet"));
   }
   {
     std::ofstream(path, std::ios::app) << "5 /w/t/data/tor";  // a crash mid-record
@@ -120,14 +120,23 @@ TEST(StagedJournal, RecordsSurviveReopenTornTailIgnoredClear) {
     ASSERT_OK_AND_ASSIGN(auto j, StagedJournal::Open(path));
     ASSERT_EQ(j->entries().size(), 2u);
     EXPECT_EQ(j->entries()[0].checkpoint, 3);
+    EXPECT_EQ(j->entries()[0].epoch, 2);
     EXPECT_EQ(j->entries()[0].path, "file:///w/t/data/a.parquet");
     EXPECT_EQ(j->entries()[1].path, "/w/t/data/with space.parquet");
     ASSERT_OK(j->Clear());
-    ASSERT_ERROR(j->Record(6, "a\nb"), StatusCode::kInvalidArgument, "newline");
+    ASSERT_ERROR(j->Record(2, 6, "a\nb"), StatusCode::kInvalidArgument, "newline");
   }
   {
     ASSERT_OK_AND_ASSIGN(auto j, StagedJournal::Open(path));
     EXPECT_TRUE(j->entries().empty());
+  }
+  {
+    // The first format (no epoch) still reads, with epoch 0.
+    std::ofstream(path, std::ios::trunc) << "7 /w/t/data/old.parquet\n";
+    ASSERT_OK_AND_ASSIGN(auto j, StagedJournal::Open(path));
+    ASSERT_EQ(j->entries().size(), 1u);
+    EXPECT_EQ(j->entries()[0].epoch, 0);
+    EXPECT_EQ(j->entries()[0].checkpoint, 7);
   }
   {
     std::ofstream(path, std::ios::trunc) << "garbage\n";

@@ -1,6 +1,7 @@
 #include "pipeline/journal.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,11 +42,19 @@ Status StagedJournal::ReadAll() {
     pos = nl + 1;
     size_t sp = l.find(' ');
     Entry e;
-    auto [end, err] = std::from_chars(l.data(), l.data() + std::min(sp, l.size()), e.checkpoint);
-    if (sp == std::string_view::npos || err != std::errc() || end != l.data() + sp ||
-        sp + 1 >= l.size()) {
-      return Status::Corruption("journal {} line {}: expected '<checkpoint> <path>', got '{}'",
-                                path_, line, l);
+    std::string_view id = l.substr(0, std::min(sp, l.size()));
+    size_t colon = id.find(':');
+    auto number = [](std::string_view text, int64_t* out) {
+      auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), *out);
+      return err == std::errc() && end == text.data() + text.size() && !text.empty();
+    };
+    bool ok = sp != std::string_view::npos && sp + 1 < l.size() &&
+              (colon == std::string_view::npos ? number(id, &e.checkpoint)
+                                               : number(id.substr(0, colon), &e.epoch) &&
+                                                     number(id.substr(colon + 1), &e.checkpoint));
+    if (!ok) {
+      return Status::Corruption(
+          "journal {} line {}: expected '<epoch>:<checkpoint> <path>', got '{}'", path_, line, l);
     }
     e.path = std::string(l.substr(sp + 1));
     entries_.push_back(std::move(e));
@@ -53,11 +62,11 @@ Status StagedJournal::ReadAll() {
   return Status::OK();
 }
 
-Status StagedJournal::Record(int64_t checkpoint, const std::string& path) {
+Status StagedJournal::Record(int64_t epoch, int64_t checkpoint, const std::string& path) {
   if (path.find('\n') != std::string::npos) {
     return Status::Invalid("journal {}: path with a newline: {}", path_, path);
   }
-  std::string line = std::to_string(checkpoint) + " " + path + "\n";
+  std::string line = fmt::format("{}:{} {}\n", epoch, checkpoint, path);
   // O_APPEND: each record lands at the end; a short write leaves a torn line
   // that ReadAll ignores.
   size_t done = 0;
@@ -70,7 +79,7 @@ Status StagedJournal::Record(int64_t checkpoint, const std::string& path) {
     done += static_cast<size_t>(n);
   }
   if (::fdatasync(fd_) != 0) return ErrnoStatus("sync journal", path_);
-  entries_.push_back({checkpoint, path});
+  entries_.push_back({epoch, checkpoint, path});
   return Status::OK();
 }
 

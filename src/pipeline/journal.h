@@ -3,12 +3,15 @@
 //
 // A file is recorded (and the record fsynced) before the file is created, so
 // after a crash recovery knows every file that may exist without listing the
-// table's folder or guessing by age. Each entry carries the checkpoint the
-// file belongs to: files of a checkpoint that the table shows as committed
-// stay, the others are deleted. The journal is cleared after each commit.
+// table's folder or guessing by age. Each entry carries the writer epoch and
+// the checkpoint the file belongs to: files of the checkpoint that the table
+// shows as committed *by that epoch* stay, the others are deleted. The
+// journal is cleared after each commit.
 //
-// Format: one line per entry, "<checkpoint> <path>\n". A torn last line (a
-// crash while recording) is ignored: its file was not created yet.
+// Format: one line per entry, "<epoch>:<checkpoint> <path>\n" (the first
+// version wrote "<checkpoint> <path>": read with epoch 0, unknown). A torn
+// last line (a crash while recording) is ignored: its file was not created
+// yet.
 //
 // Not thread-safe; one journal per pipeline, used by its thread.
 #pragma once
@@ -25,6 +28,7 @@ namespace sluice::pipeline {
 class StagedJournal {
  public:
   struct Entry {
+    int64_t epoch = 0;  // 0: unknown (an entry of the first format)
     int64_t checkpoint = 0;
     std::string path;
   };
@@ -38,7 +42,7 @@ class StagedJournal {
   // The entries read at Open plus those recorded since.
   const std::vector<Entry>& entries() const { return entries_; }
   // Appends one entry and syncs it before returning.
-  Status Record(int64_t checkpoint, const std::string& path);
+  Status Record(int64_t epoch, int64_t checkpoint, const std::string& path);
   // Removes every entry, durably.
   Status Clear();
 

@@ -167,7 +167,12 @@ Status Pipeline::Recover() {
   //    temporary name (<path>.tmp-...): those go too.
   int deleted = 0;
   for (const auto& e : journal_->entries()) {
-    if (e.checkpoint <= last) continue;
+    // Committed: the last checkpoint, written by the epoch that committed it
+    // (a fenced run elsewhere may have staged files under the same number),
+    // or an older one (kept: never delete what might be referenced).
+    bool committed_file = e.checkpoint < last || (committed && e.checkpoint == last &&
+                                                  (e.epoch == 0 || e.epoch == committed->epoch));
+    if (committed_file) continue;
     auto listed = io_.List(e.path);
     if (!listed.ok() && listed.status().code() != StatusCode::kNotFound) {
       return listed.status().WithContextF("listing staged file {}", e.path);
@@ -200,7 +205,7 @@ Status Pipeline::StartWriters() {
     ASSIGN_OR_RETURN(iceberg::DataWriterOptions o,
                      iceberg::DataWriterOptionsFromProperties(t.metadata().properties));
     o.before_create = [this](const std::string& path) {
-      return journal_->Record(next_checkpoint_, path);
+      return journal_->Record(epoch_, next_checkpoint_, path);
     };
     return iceberg::DataWriter::Make(io_, t.metadata(), std::move(o));
   };

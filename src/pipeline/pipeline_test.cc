@@ -182,11 +182,16 @@ TEST_F(PipelineTest, RecoveryDeletesStagedFilesOfUncommittedCheckpoints) {
   ASSERT_FALSE(committed.empty());
   std::string staged = data + "/ts_day=2024-01-02/00000-crashed.parquet";
   std::string partial = data + "/00001-crashed.parquet";
+  std::string zombie = data + "/00000-zombie.parquet";
   {
     ASSERT_OK_AND_ASSIGN(auto j, StagedJournal::Open(Options().state_dir + "/staged.journal"));
-    ASSERT_OK(j->Record(1, committed));  // the crash came after the commit: keep
-    ASSERT_OK(j->Record(2, staged));
-    ASSERT_OK(j->Record(2, partial));
+    ASSERT_OK(j->Record(1, 1, committed));  // the crash came after the commit: keep
+    ASSERT_OK(j->Record(1, 2, staged));
+    ASSERT_OK(j->Record(1, 2, partial));
+    // A fenced run (epoch 7) staged a file under the committed checkpoint's
+    // number: it is not the committed one.
+    ASSERT_OK(j->Record(7, 1, zombie));
+    ASSERT_OK(io_->WriteFile(zombie, "staged by a fenced run"));
     ASSERT_OK(io_->WriteFile(staged, "staged but never committed"));
     ASSERT_OK(io_->WriteFile(partial + ".tmp-123-0", "half written"));
   }
@@ -195,6 +200,7 @@ TEST_F(PipelineTest, RecoveryDeletesStagedFilesOfUncommittedCheckpoints) {
     ASSERT_OK_AND_ASSIGN(auto p, Open(Options()));
     EXPECT_FALSE(io_->Exists(staged).ValueOr(true)) << "staged file survived recovery";
     EXPECT_FALSE(io_->Exists(partial + ".tmp-123-0").ValueOr(true));
+    EXPECT_FALSE(io_->Exists(zombie).ValueOr(true)) << "a fenced run's file survived";
     EXPECT_TRUE(io_->Exists(committed).ValueOr(false)) << "recovery deleted a committed file";
     Consume(*p);
     ASSERT_OK(p->Checkpoint());
