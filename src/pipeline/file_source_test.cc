@@ -7,12 +7,11 @@
 #include <set>
 #include <vector>
 
-#include "columnar/json_writer.h"
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
-#include "iceberg/scan.h"
 #include "iceberg/table_builder.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/test_util.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -365,37 +364,11 @@ class FileSourcePipelineTest : public ::testing::Test {
     }
   }
   std::vector<std::string> Rows(const catalog::TableIdent& ident) {
-    auto t = catalog::Table::Load(*catalog_, *io_, ident);
-    EXPECT_TRUE(t.ok()) << t.status().ToString();
-    if (!t.ok()) return {};
-    auto md = std::make_shared<const iceberg::TableMetadata>((*t)->metadata());
-    auto scan = iceberg::TableScan::Make(*io_, md, {});
-    EXPECT_TRUE(scan.ok());
-    std::vector<std::string> rows;
-    Batch b;
-    while (scan.ok()) {
-      auto more = (*scan)->Next(&b);
-      EXPECT_TRUE(more.ok()) << more.status().ToString();
-      if (!more.ok() || !*more) break;
-      for (int64_t r = 0; r < b.num_rows(); ++r) {
-        std::string line;
-        AppendJsonRow(b, r, &line);
-        rows.push_back(line);
-      }
-    }
-    return rows;
+    return testing::TableRows(*catalog_, *io_, ident);
   }
-  std::multiset<int64_t> Ids() {
-    std::multiset<int64_t> ids;
-    for (const auto& r : Rows(target_)) {
-      ids.insert(std::strtoll(r.c_str() + r.find(':') + 1, nullptr, 10));
-    }
-    return ids;
-  }
+  std::multiset<int64_t> Ids() { return testing::LeadingIds(Rows(target_)); }
   static std::multiset<int64_t> Range(int64_t from, int64_t to) {
-    std::multiset<int64_t> s;
-    for (int64_t i = from; i < to; ++i) s.insert(i);
-    return s;
+    return testing::IdRange(from, to);
   }
   std::string Offsets() {
     auto t = catalog::Table::Load(*catalog_, *io_, target_);

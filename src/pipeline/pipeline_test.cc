@@ -5,13 +5,12 @@
 #include <filesystem>
 #include <set>
 
-#include "columnar/json_writer.h"
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
-#include "iceberg/scan.h"
 #include "iceberg/table_builder.h"
 #include "log/stream_log.h"
 #include "pipeline/log_source.h"
+#include "pipeline/test_util.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -83,37 +82,11 @@ class PipelineTest : public ::testing::Test {
 
   // Every row of a table as JSON lines, sorted.
   std::vector<std::string> Rows(const TableIdent& ident) {
-    auto t = Table::Load(*catalog_, *io_, ident);
-    EXPECT_TRUE(t.ok()) << t.status().ToString();
-    auto md = std::make_shared<const iceberg::TableMetadata>((*t)->metadata());
-    auto scan = iceberg::TableScan::Make(*io_, md, {});
-    EXPECT_TRUE(scan.ok());
-    std::vector<std::string> rows;
-    Batch b;
-    while (true) {
-      auto more = (*scan)->Next(&b);
-      EXPECT_TRUE(more.ok()) << more.status().ToString();
-      if (!more.ok() || !*more) break;
-      for (int64_t r = 0; r < b.num_rows(); ++r) {
-        std::string line;
-        AppendJsonRow(b, r, &line);
-        rows.push_back(line);
-      }
-    }
-    std::sort(rows.begin(), rows.end());
-    return rows;
+    return testing::TableRows(*catalog_, *io_, ident);
   }
-  std::multiset<int64_t> Ids() {
-    std::multiset<int64_t> ids;
-    for (const auto& r : Rows(target_)) {
-      ids.insert(std::strtoll(r.c_str() + r.find(':') + 1, nullptr, 10));
-    }
-    return ids;
-  }
+  std::multiset<int64_t> Ids() { return testing::LeadingIds(Rows(target_)); }
   static std::multiset<int64_t> Range(int64_t from, int64_t to) {
-    std::multiset<int64_t> s;
-    for (int64_t i = from; i < to; ++i) s.insert(i);
-    return s;
+    return testing::IdRange(from, to);
   }
   const iceberg::Snapshot* Current() {
     table_ = Table::Load(*catalog_, *io_, target_).value();

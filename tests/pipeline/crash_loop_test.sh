@@ -11,12 +11,13 @@
 # that outlives every sluice run) and the pipeline reads the topic, its
 # positions kept in the table.
 #
-# Usage: crash_loop_test.sh SLUICE_BINARY [KILLS [KAFKA_MOCK]]  (default 200
-# kills, or $SLUICE_CRASH_KILLS; the on-demand soak is
+# Usage: crash_loop_test.sh SLUICE_BINARY [KILLS [KAFKA_MOCK]]  (KILLS empty or
+# "-": $SLUICE_CRASH_KILLS, else 200; the on-demand soak is
 # `crash_loop_test.sh build/sluice 10000`)
 set -euo pipefail
 SLUICE=$(realpath "$1")
 KILLS=${2:-}
+[ "$KILLS" != - ] || KILLS=
 KILLS=${KILLS:-${SLUICE_CRASH_KILLS:-200}}
 KAFKA_MOCK=${3:-}
 PER=25  # events per HTTP batch
