@@ -40,6 +40,7 @@ Status StreamLog::Sync() {
   std::shared_ptr<SegmentFile> file;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (segments_.empty()) return Status::OK();  // an Open that failed before recovery
     file = segments_.rbegin()->second->file;
   }
   RETURN_IF_ERROR_CTX(file->Sync(), "log {}", dir_);

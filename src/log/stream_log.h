@@ -11,6 +11,10 @@
 //   under the chosen policy), in offset order.
 // - Open() recovers: a torn tail of the last segment is truncated; damage anywhere
 //   else is kCorruption (acknowledged data is never dropped silently).
+// - One process at a time: Open() locks "<dir>/LOCK" (FileLock) and fails with
+//   kConflict naming the holder while another process (or another open StreamLog
+//   in this one) has the log; two appenders would overwrite each other's
+//   acknowledged records. The lock is held until the StreamLog is destroyed.
 // - After an I/O error while appending, the log refuses further appends (its
 //   on-disk tail is unknown); reopen it to recover.
 //
@@ -32,6 +36,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "io/file_lock.h"
 #include "log/producer_table.h"
 #include "log/segment_file.h"
 
@@ -114,6 +119,7 @@ class StreamLog {
   int64_t start_offset() const;  // first offset still retained
   int64_t sync_count() const { return sync_count_.load(); }  // syncs of segment data
   size_t segment_count() const;
+  int64_t max_batch_bytes() const { return options_.max_batch_bytes; }
   const std::string& dir() const { return dir_; }
 
  private:
@@ -129,6 +135,7 @@ class StreamLog {
 
   const std::string dir_;
   const LogOptions options_;
+  std::unique_ptr<FileLock> lock_;  // set by Open, before recovery
   LogStorage* const storage_;
 
   mutable std::mutex mu_;

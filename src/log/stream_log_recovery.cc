@@ -40,7 +40,10 @@ Result<std::unique_ptr<StreamLog>> StreamLog::Open(const std::string& dir, LogOp
       options.index_interval_bytes <= 0 || options.fsync_interval_ms < 0) {
     return Status::Invalid("log {}: sizes and intervals in LogOptions must be positive", dir);
   }
+  // Locked before anything is read: another process may be appending.
+  ASSIGN_OR_RETURN(auto lock, FileLock::Acquire(dir + "/LOCK", "log " + dir));
   std::unique_ptr<StreamLog> log(new StreamLog(dir, options));
+  log->lock_ = std::move(lock);
   RETURN_IF_ERROR_CTX(log->Recover(), "open log {}", dir);
   return log;
 }

@@ -102,6 +102,23 @@ TEST(StreamLogTest, ReopenKeepsContentsAndContinuesOffsets) {
   }
 }
 
+// Two writers of one log would overwrite each other's acknowledged records: the
+// second open is refused, naming the holder, until the first log is gone.
+TEST(StreamLogTest, SecondOpenOfAnOpenLogIsRefusedNamingTheHolder) {
+  ScratchDir dir;
+  ASSERT_OK_AND_ASSIGN(auto first, StreamLog::Open(dir.path()));
+  ASSERT_OK(first->Append({"kept"}).status());
+  auto second = StreamLog::Open(dir.path());
+  ASSERT_ERROR(second, StatusCode::kConflict, "is in use by another process (pid ");
+  EXPECT_NE(second.status().message().find(dir.path()), std::string::npos);
+  ASSERT_OK(first->Append({"still mine"}).status());
+  first.reset();
+  ASSERT_OK_AND_ASSIGN(auto reopened, StreamLog::Open(dir.path()));
+  ASSERT_OK_AND_ASSIGN(auto all, ReadAll(*reopened));
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].value, "still mine");
+}
+
 TEST(StreamLogTest, IdempotentRetryIsAcknowledgedNotAppended) {
   ScratchDir dir;
   {

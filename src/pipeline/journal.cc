@@ -16,9 +16,10 @@ Result<std::unique_ptr<StagedJournal>> StagedJournal::Open(const std::string& pa
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   if (ec) return Status::IOError("create folder of journal {}: {}", path, ec.message());
+  ASSIGN_OR_RETURN(auto lock, FileLock::Acquire(path + ".lock", "journal " + path));
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("open journal", path);
-  std::unique_ptr<StagedJournal> j(new StagedJournal(path, fd));
+  std::unique_ptr<StagedJournal> j(new StagedJournal(path, fd, std::move(lock)));
   RETURN_IF_ERROR(j->ReadAll());
   return j;
 }

@@ -13,6 +13,10 @@
 // last line (a crash while recording) is ignored: its file was not created
 // yet.
 //
+// One process at a time: Open() takes the lock file "<path>.lock" (FileLock) and
+// fails with kConflict naming the holder when another process (or another Open in
+// this one) has it; two runs recovering one journal would delete each other's files.
+//
 // Not thread-safe; one journal per pipeline, used by its thread.
 #pragma once
 
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "io/file_lock.h"
 
 namespace sluice::pipeline {
 
@@ -47,11 +52,13 @@ class StagedJournal {
   Status Clear();
 
  private:
-  StagedJournal(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  StagedJournal(std::string path, int fd, std::unique_ptr<FileLock> lock)
+      : path_(std::move(path)), fd_(fd), lock_(std::move(lock)) {}
   Status ReadAll();
 
   std::string path_;
   int fd_ = -1;
+  std::unique_ptr<FileLock> lock_;  // held while the journal is open
   std::vector<Entry> entries_;
 };
 
