@@ -11,7 +11,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libpq-dev postgresql
   python3-avro
-  libcpp-httplib-dev libssl-dev librdkafka-dev kcat prometheus curl
+  libcpp-httplib-dev libbrotli-dev libssl-dev librdkafka-dev kcat prometheus curl
 )
 # The base image may bring Node.js (with npm) from another repository; only
 # install Debian's when there is none, since Debian's npm conflicts with it.

@@ -133,8 +133,12 @@ Status Runtime::AddSource(const std::string& name, const sql::CreateSource& s) {
   if (s.options.Find("connector")->value == "http") {
     auto stream = std::make_unique<Stream>();
     stream->name = name;
+    // Any body within the HTTP limit must fit one log batch once framed (4 bytes a
+    // record: at most 2.5x the body, for 1-byte records and their newlines).
+    log::LogOptions lo = options_.log;
+    lo.max_batch_bytes = std::max(lo.max_batch_bytes, 3 * options_.max_body_bytes);
     ASSIGN_OR_RETURN(stream->log,
-                     log::StreamLog::Open(options_.state_dir + "/streams/" + name, options_.log));
+                     log::StreamLog::Open(options_.state_dir + "/streams/" + name, lo));
     streams_[name] = std::move(stream);
   }
   sources_[name] = s;

@@ -1,17 +1,15 @@
-// Private to src/server: the pieces shared by the server's lifecycle code
-// (http_server.cc) and its ingest route (ingest_handler.cc). Includes cpp-httplib,
-// which must be compiled with the flags its pkg-config file gives (see CMakeLists.txt).
+// Private to src/server: what the event loop (http_server.cc), the routes
+// (http_routes.cc) and the ingest route (ingest_handler.cc) share.
 #pragma once
-
-#include <httplib.h>
 
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "server/http_message.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 
@@ -21,11 +19,11 @@ namespace sluice::server::internal {
 enum class Route { kRecords, kMetrics, kStatus, kHealthz, kOther };
 constexpr int kRouteCount = 5;
 std::string_view RouteName(Route route);
-Route RouteOf(const httplib::Request& req);
+Route RouteOf(std::string_view path);
 
 // The server's request metrics. A series is created at its first use (route/code
 // pairs that never happen are not exported) and its handle cached, so counting is an
-// atomic load plus an add. Everything is a no-op without a registry.
+// atomic load plus an add. Everything is a no-op without a registry. Thread-safe.
 class RequestMetrics {
  public:
   Status Init(Registry* registry);  // before the server starts
@@ -33,8 +31,8 @@ class RequestMetrics {
   void ObserveSeconds(Route route, double seconds);
 
  private:
-  static constexpr std::array<int, 11> kCodes = {200, 400, 401, 404, 405, 409,
-                                                 413, 415, 429, 500, 503};
+  static constexpr std::array<int, 15> kCodes = {200, 400, 401, 404, 405, 408, 409, 413,
+                                                 415, 417, 429, 431, 500, 501, 503};
   Family<Counter>* requests_ = nullptr;
   Family<Histogram>* durations_ = nullptr;
   std::array<std::array<std::atomic<Counter*>, kCodes.size()>, kRouteCount> counters_{};
@@ -43,11 +41,8 @@ class RequestMetrics {
 
 // Sets a JSON error body {"error": message} plus the given extra field when
 // `field` is non-empty.
-void SetError(httplib::Response& res, int status, std::string_view message,
-              std::string_view field = {}, int64_t field_value = 0);
-
-// True when the request carries a body (Content-Length > 0 or chunked).
-bool HasBody(const httplib::Request& req);
+void SetError(HttpResponse& res, int status, std::string_view message, std::string_view field = {},
+              int64_t field_value = 0);
 
 // What the POST records route needs from the server.
 struct IngestContext {
@@ -57,11 +52,46 @@ struct IngestContext {
 
 // Checks that can run before the body is read (for Expect: 100-continue and the
 // route itself): returns 0 to go on, else the status code already set in `res`.
-int PrecheckIngest(const IngestContext& ctx, const std::string& stream, const httplib::Request& req,
-                   httplib::Response& res);
+int PrecheckIngest(const IngestContext& ctx, const std::string& stream, const HttpRequest& req,
+                   HttpResponse& res);
 
-// POST /v1/streams/{stream}/records.
-void HandleIngest(const IngestContext& ctx, const httplib::Request& req, httplib::Response& res,
-                  const httplib::ContentReader& content_reader);
+// POST /v1/streams/{stream}/records with its whole body.
+void HandleIngest(const IngestContext& ctx, const std::string& stream, const HttpRequest& req,
+                  HttpResponse& res);
+
+// The stream name of a records path ("/v1/streams/{stream}/records", the name
+// percent-decoded), or nullopt for any other path or a bad escape.
+std::optional<std::string> StreamOfPath(std::string_view path);
+
+// A message for a client: absolute paths (and file:// URIs) cut to their last
+// component, so answers do not show the server's layout (the server log has them).
+std::string WithoutPaths(std::string_view message);
+
+// Routing, authentication and the handlers, independent of sockets. OnHead runs on
+// the event loop thread and must stay cheap; Handle runs on worker threads.
+// Thread-safe once Init() returned.
+class Router {
+ public:
+  Router(const HttpServerOptions& options, IngestTarget* target)
+      : options_(options), target_(target) {}
+  Status Init() { return metrics_.Init(options_.registry); }
+
+  // After the header section: nullopt to read the body and Handle() the request,
+  // or the final answer, sent with the body unread.
+  std::optional<HttpResponse> OnHead(const HttpRequest& req);
+  // The whole request's answer.
+  HttpResponse Handle(const HttpRequest& req);
+  // Counts an answer sent (path empty: a request that could not be parsed).
+  void Count(std::string_view path, int status) { metrics_.Count(RouteOf(path), status); }
+
+ private:
+  bool Authorized(const HttpRequest& req) const;
+  // The answer for a path/method pair that no route takes, or nullopt when one does.
+  std::optional<HttpResponse> Unrouted(const HttpRequest& req) const;
+
+  const HttpServerOptions& options_;
+  IngestTarget* const target_;
+  RequestMetrics metrics_;
+};
 
 }  // namespace sluice::server::internal

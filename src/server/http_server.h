@@ -7,10 +7,15 @@
 // The server knows nothing of pipelines: it reaches the rest of sluice only through
 // IngestTarget, implemented by whoever runs it (`sluice run`) and by tests.
 //
-// Threads: Start() serves on background threads (one acceptor plus
-// `worker_threads` request workers). IngestTarget methods are called concurrently
-// from the workers and must be thread-safe. Stop() (also run by the destructor)
-// stops accepting, lets in-flight requests finish and joins every thread; the target
+// Threads: Start() serves on background threads: one event loop (epoll) owns every
+// connection (accept, read, parse, write, deadlines) and hands whole requests to
+// `worker_threads` workers, which run the routes (the durable append waits there).
+// Idle and slow clients therefore cost a connection slot and a little memory, never
+// a worker. IngestTarget methods are called concurrently from the workers and the
+// loop (the checks before a body is read) and must be thread-safe and, on the loop,
+// quick. Stop() (also run by the destructor) closes the listener and every idle or
+// half-read connection at once, lets requests already being handled finish and
+// answer, and joins every thread; it does not wait for slow clients. The target
 // must outlive Stop().
 #pragma once
 
@@ -61,12 +66,23 @@ struct HttpServerOptions {
   int port = 0;                       // 0: any free port; see HttpServer::port()
   std::string bearer_token;           // empty: no authentication
   int64_t max_body_bytes = 16 << 20;  // larger bodies are refused with 413
-  // Connections served at once: a worker keeps a keep-alive connection for up to 5
-  // requests or until it idles for keep_alive_timeout_s; other connections queue.
-  int worker_threads = 4;
-  int keep_alive_timeout_s = 5;  // idle keep-alive connections are closed after this
-                                 // (Stop() may wait for it on an idle connection)
-  int read_timeout_s = 30;       // per socket read while receiving a request
+  int worker_threads = 4;             // requests handled at once (appends in flight)
+  // Open connections at most; one more is answered 503 and closed. Also bounded by
+  // the process's open-file limit (raised to its hard limit when lower): at most
+  // half of it goes to connections.
+  int max_connections = 10000;
+  // Deadlines. A connection with no request started is closed after
+  // keep_alive_timeout_s; a request's header section must arrive within
+  // header_timeout_s of its first byte and its body within body_timeout_s of the
+  // header section (else 408 and close); an answer must be taken by the client
+  // within write_timeout_s (else the connection is dropped).
+  int keep_alive_timeout_s = 5;
+  int header_timeout_s = 10;
+  int body_timeout_s = 60;
+  int write_timeout_s = 30;
+  // Request bodies held in memory at once, over all connections; a request whose
+  // body would pass it is answered 503 with Retry-After.
+  int64_t max_buffered_body_bytes = 1LL << 30;
   // Optional: when set, the server counts its own requests here
   // (sluice_http_requests_total{route,code}, sluice_http_request_duration_seconds{route}).
   // Must outlive the server.
@@ -89,6 +105,10 @@ class HttpServer {
 
   // The bound port (useful with port 0); 0 before Start().
   int port() const { return port_; }
+  // Connections open right now (for tests and status).
+  int open_connections() const;
+  // The connection limit in force (max_connections, lowered by the open-file limit).
+  int connection_limit() const;
 
  private:
   class Impl;

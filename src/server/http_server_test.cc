@@ -29,72 +29,9 @@ using log::testing::ReadAll;
 using log::testing::ScratchDir;
 using nlohmann::json;
 
-// A LogStorage whose segment syncs fail once `fail` is set (to provoke append errors).
-class FailingStorage : public log::LogStorage {
- public:
-  std::atomic<bool> fail{false};
-
-  Status CreateDir(const std::string& dir) override { return base_->CreateDir(dir); }
-  Result<std::unique_ptr<log::SegmentFile>> Open(const std::string& path, bool create) override {
-    ASSIGN_OR_RETURN(auto file, base_->Open(path, create));
-    return std::unique_ptr<log::SegmentFile>(new File(std::move(file), &fail));
-  }
-  Result<std::vector<std::string>> ListNames(const std::string& dir) override {
-    return base_->ListNames(dir);
-  }
-  Status Remove(const std::string& path) override { return base_->Remove(path); }
-  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
-
- private:
-  class File : public log::SegmentFile {
-   public:
-    File(std::unique_ptr<log::SegmentFile> base, std::atomic<bool>* fail)
-        : base_(std::move(base)), fail_(fail) {}
-    const std::string& path() const override { return base_->path(); }
-    int64_t size() const override { return base_->size(); }
-    Status Append(std::string_view data) override { return base_->Append(data); }
-    Status Sync() override {
-      if (*fail_) return Status::IOError("injected sync failure on {}", path());
-      return base_->Sync();
-    }
-    Status ReadAt(int64_t offset, int64_t length, std::string* out) const override {
-      return base_->ReadAt(offset, length, out);
-    }
-    Status Truncate(int64_t size) override { return base_->Truncate(size); }
-
-   private:
-    std::unique_ptr<log::SegmentFile> base_;
-    std::atomic<bool>* fail_;
-  };
-  log::LogStorage* base_ = log::PosixLogStorage();
-};
-
-class TestTarget : public IngestTarget {
- public:
-  log::StreamLog* FindStream(const std::string& name) override {
-    auto it = logs.find(name);
-    return it == logs.end() ? nullptr : it->second.get();
-  }
-  std::optional<Backpressure> CheckBackpressure(const std::string& stream) override {
-    if (check_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(check_delay_ms));
-    std::lock_guard<std::mutex> lock(mu);
-    return backpressure;
-  }
-  void OnAppended(const std::string& stream, int64_t records, int64_t bytes) override {
-    std::lock_guard<std::mutex> lock(mu);
-    appended_records[stream] += records;
-    appended_bytes[stream] += bytes;
-  }
-  std::string MetricsText() override { return registry.Render(); }
-  std::string StatusJson() override { return "{\"streams\":[\"events_in\"]}"; }
-
-  std::map<std::string, std::unique_ptr<log::StreamLog>> logs;  // set before the server starts
-  Registry registry;
-  std::mutex mu;
-  std::optional<Backpressure> backpressure;                         // guarded by mu
-  std::map<std::string, int64_t> appended_records, appended_bytes;  // guarded by mu
-  std::atomic<int> check_delay_ms{0};
-};
+using testing::Connect;
+using testing::FailingStorage;
+using testing::TestTarget;
 
 class HttpServerTest : public ::testing::Test {
  protected:
@@ -143,22 +80,6 @@ class HttpServerTest : public ::testing::Test {
 };
 
 json Body(const httplib::Result& r) { return json::parse(r->body); }
-
-// A connected loopback socket with a 5 s receive timeout, or -1.
-int Connect(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // A raw HTTP/1.1 exchange for what httplib::Client cannot do (Expect: 100-continue):
 // sends `head` (request line and headers, without the blank line), reads the first
@@ -490,13 +411,17 @@ TEST_F(HttpServerTest, BackpressureAnswers429Or503WithRetryAfter) {
   EXPECT_EQ(Post("1\n", "")->status, 200);
 }
 
-TEST_F(HttpServerTest, AppendErrorIs500WithTheMessage) {
+TEST_F(HttpServerTest, AppendErrorIs500WithTheMessageButNoServerPath) {
   StartServer();
   storage_.fail = true;
   auto r = Post("1\n", "", {}, "fragile");
   EXPECT_EQ(r->status, 500);
-  EXPECT_NE(Body(r)["error"].get<std::string>().find("injected sync failure"), std::string::npos)
-      << r->body;
+  std::string error = Body(r)["error"].get<std::string>();
+  EXPECT_NE(error.find("injected sync failure on …/00000000000000000000.log"), std::string::npos)
+      << error;
+  // The server's folders stay in its log, not in the answer.
+  EXPECT_EQ(error.find(dir_.path()), std::string::npos) << error;
+  EXPECT_EQ(error.find("/tmp"), std::string::npos) << error;
 }
 
 TEST_F(HttpServerTest, ConcurrentClientsGetDisjointOffsets) {

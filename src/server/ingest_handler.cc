@@ -2,9 +2,11 @@
 // validation, durable append, acknowledgement. Contract: docs/http_api.md.
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "server/content_coding.h"
 #include "server/http_internal.h"
 #include "server/ingest_body.h"
 
@@ -25,10 +27,6 @@ namespace {
 
 constexpr size_t kMaxIdempotencyKeyBytes = 200;
 
-std::string StreamOf(const httplib::Request& req) {
-  return req.matches.size() > 1 ? std::string(req.matches[1]) : std::string();
-}
-
 std::optional<int64_t> ParseNonNegative(const std::string& s) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -37,17 +35,21 @@ std::optional<int64_t> ParseNonNegative(const std::string& s) {
 }
 
 // The idempotency key of the request; on a bad header sets a 400 and returns false.
-bool ParseKey(const httplib::Request& req, httplib::Response& res,
-              std::optional<log::IdempotencyKey>* key) {
-  bool has_key = req.has_header("Idempotency-Key");
-  bool has_producer = req.has_header("Sluice-Producer-Id");
-  bool has_sequence = req.has_header("Sluice-Sequence");
+bool ParseKey(const HttpRequest& req, HttpResponse& res, std::optional<log::IdempotencyKey>* key) {
+  bool has_key = req.Has("idempotency-key");
+  bool has_producer = req.Has("sluice-producer-id");
+  bool has_sequence = req.Has("sluice-sequence");
+  if (req.Count("idempotency-key") > 1 || req.Count("sluice-producer-id") > 1 ||
+      req.Count("sluice-sequence") > 1) {
+    SetError(res, 400, "an idempotency header is sent more than once");
+    return false;
+  }
   if (has_key && (has_producer || has_sequence)) {
     SetError(res, 400, "use either Idempotency-Key or Sluice-Producer-Id/Sluice-Sequence");
     return false;
   }
   if (has_key) {
-    std::string k = req.get_header_value("Idempotency-Key");
+    std::string k = req.Get("idempotency-key");
     if (k.empty() || k.size() > kMaxIdempotencyKeyBytes) {
       SetError(res, 400,
                fmt::format("Idempotency-Key must have 1 to {} characters, got {}",
@@ -62,8 +64,8 @@ bool ParseKey(const httplib::Request& req, httplib::Response& res,
     return false;
   }
   if (has_producer) {
-    auto producer = ParseNonNegative(req.get_header_value("Sluice-Producer-Id"));
-    auto sequence = ParseNonNegative(req.get_header_value("Sluice-Sequence"));
+    auto producer = ParseNonNegative(req.Get("sluice-producer-id"));
+    auto sequence = ParseNonNegative(req.Get("sluice-sequence"));
     if (!producer || !sequence) {
       SetError(res, 400, "Sluice-Producer-Id and Sluice-Sequence must be integers >= 0");
       return false;
@@ -73,8 +75,8 @@ bool ParseKey(const httplib::Request& req, httplib::Response& res,
   return true;
 }
 
-bool IsMultipart(const httplib::Request& req) {
-  std::string type = req.get_header_value("Content-Type").substr(0, 10);
+bool IsMultipart(const HttpRequest& req) {
+  std::string type = req.Get("content-type").substr(0, 10);
   for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return type == "multipart/";
 }
@@ -82,20 +84,15 @@ bool IsMultipart(const httplib::Request& req) {
 int StatusForAppendError(const Status& st) {
   switch (st.code()) {
     case StatusCode::kOutOfRange: return 409;       // producer sequence below its window
-    case StatusCode::kInvalidArgument: return 400;  // e.g. batch over the log's limit
+    case StatusCode::kInvalidArgument: return 400;  // e.g. a negative key
     default: return 500;
   }
 }
 
 }  // namespace
 
-int PrecheckIngest(const IngestContext& ctx, const std::string& stream, const httplib::Request& req,
-                   httplib::Response& res) {
-  if (req.has_header("Content-Length") && req.get_header_value<uint64_t>("Content-Length") >
-                                              static_cast<uint64_t>(ctx.max_body_bytes)) {
-    SetError(res, 413, fmt::format("body exceeds {} bytes", ctx.max_body_bytes));
-    return 413;
-  }
+int PrecheckIngest(const IngestContext& ctx, const std::string& stream, const HttpRequest& req,
+                   HttpResponse& res) {
   if (IsMultipart(req)) {
     SetError(res, 415, "multipart bodies are not accepted: send NDJSON or a JSON array");
     return 415;
@@ -110,54 +107,34 @@ int PrecheckIngest(const IngestContext& ctx, const std::string& stream, const ht
     int code = bp->kind == Backpressure::Kind::kBehind ? 429 : 503;
     std::string reason = bp->reason.empty() ? "stream is not accepting records" : bp->reason;
     SetError(res, code, fmt::format("stream '{}': {}", stream, reason));
-    res.set_header("Retry-After", std::to_string(std::max(1, bp->retry_after_s)));
+    res.Set("Retry-After", std::to_string(std::max(1, bp->retry_after_s)));
     return code;
   }
   return 0;
 }
 
-void HandleIngest(const IngestContext& ctx, const httplib::Request& req, httplib::Response& res,
-                  const httplib::ContentReader& content_reader) {
-  // Read the (bounded) body first, so the connection stays usable whatever the answer.
-  // Without Content-Length or chunked encoding a request has no body (httplib would
-  // read until the client closes).
-  std::string body;
-  bool too_big = false;
-  bool read_ok = true;
-  if (IsMultipart(req)) {  // httplib would run its form parser on it: refuse unread
-    PrecheckIngest(ctx, StreamOf(req), req, res);
-    res.set_header("Connection", "close");
-    return;
-  }
-  if (HasBody(req)) {
-    read_ok = content_reader([&](const char* data, size_t n) {
-      if (body.size() + n > static_cast<size_t>(ctx.max_body_bytes)) {
-        too_big = true;
-        return false;
-      }
-      body.append(data, n);
-      return true;
-    });
-  }
-  if (!read_ok || too_big) {
-    // Content-Length over the limit (already skipped by httplib: 413), a chunked body
-    // over the limit (unread chunks remain: close), or a broken body.
-    if (too_big || res.status == 413) {
-      SetError(res, 413, fmt::format("body exceeds {} bytes", ctx.max_body_bytes));
-    } else {
-      SetError(res, 400, "could not read the request body");
-    }
-    res.set_header("Connection", "close");
-    return;
-  }
-  std::string stream = StreamOf(req);
+void HandleIngest(const IngestContext& ctx, const std::string& stream, const HttpRequest& req,
+                  HttpResponse& res) {
   if (int code = PrecheckIngest(ctx, stream, req, res); code != 0) return;
-
   std::optional<log::IdempotencyKey> key;
   if (!ParseKey(req, res, &key)) return;
-  ParsedBody parsed = IsJsonArrayBody(req.get_header_value("Content-Type"), body)
-                          ? ParseJsonArrayBody(body)
-                          : ParseNdjsonBody(body);
+  // The limit applies to the decoded body too (a small gzip body can expand a lot).
+  std::string decoded_storage;
+  const std::string* body = &req.body;
+  if (std::string encoding = req.Get("content-encoding"); !encoding.empty()) {
+    auto decoded = DecodeContent(encoding, req.body, ctx.max_body_bytes);
+    if (!decoded.ok()) {
+      int code = decoded.status().code() == StatusCode::kOutOfRange       ? 413
+                 : decoded.status().code() == StatusCode::kNotImplemented ? 415
+                                                                          : 400;
+      SetError(res, code, decoded.status().message());
+      return;
+    }
+    decoded_storage = std::move(*decoded);
+    body = &decoded_storage;
+  }
+  ParsedBody parsed = IsJsonArrayBody(req.Get("content-type"), *body) ? ParseJsonArrayBody(*body)
+                                                                      : ParseNdjsonBody(*body);
   if (!parsed.ok) {
     if (parsed.error.line >= 0) {
       SetError(res, 400, parsed.error.message, "line", parsed.error.line);
@@ -177,11 +154,27 @@ void HandleIngest(const IngestContext& ctx, const httplib::Request& req, httplib
     SetError(res, 404, fmt::format("stream '{}' not found", stream));
     return;
   }
+  // The log frames each record (4 bytes); a body within the server's limit can still
+  // pass the log's batch limit, which the client cannot know: say so with 413.
+  int64_t framed = parsed.record_bytes + 4 * static_cast<int64_t>(parsed.records.size());
+  if (framed > log->max_batch_bytes()) {
+    SetError(res, 413,
+             fmt::format("stream '{}': {} records take {} bytes in the log, over its batch limit "
+                         "of {} bytes: split the batch",
+                         stream, parsed.records.size(), framed, log->max_batch_bytes()));
+    return;
+  }
   Result<log::AppendResult> appended =
       log->Append(std::span<const std::string_view>(parsed.records), key);
   if (!appended.ok()) {
-    SetError(res, StatusForAppendError(appended.status()),
-             fmt::format("stream '{}': append failed: {}", stream, appended.status().ToString()));
+    int code = StatusForAppendError(appended.status());
+    if (code == 500) {  // the full message (paths included) goes to the server's log
+      std::fprintf(stderr, "sluice: http: stream '%s': append failed: %s\n", stream.c_str(),
+                   appended.status().ToString().c_str());
+    }
+    SetError(res, code,
+             fmt::format("stream '{}': append failed: {}", stream,
+                         WithoutPaths(appended.status().ToString())));
     return;
   }
   auto count = static_cast<int64_t>(parsed.records.size());
@@ -193,8 +186,8 @@ void HandleIngest(const IngestContext& ctx, const httplib::Request& req, httplib
   answer["records"] = appended->last_offset - appended->first_offset + 1;
   answer["duplicate"] = appended->duplicate;
   res.status = 200;
-  res.set_content(answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                  "application/json");
+  res.SetContent(answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                 "application/json");
 }
 
 }  // namespace internal
