@@ -61,5 +61,36 @@ expect_error "missing data file" "$(basename "$data")" S scan db.t
 mv "$W/data.bak" "$data"
 expect_same "table untouched" "$before" "$(S table snapshots db.t --json)"
 expect_same "rows intact" "2" "$(S scan db.t | wc -l | tr -d ' ')"
+
+# Bad SQL and options: clear errors, no crash, no silent wrap. (Long types go
+# through script files: one argv string is limited to 128 KiB.)
+script() {  # script INTERVAL: a whole pipeline script with that commit_interval
+  cat <<SQL
+CREATE TABLE lake.e (id BIGINT NOT NULL);
+CREATE SOURCE e_in (id BIGINT) WITH (connector = 'http') FORMAT JSON;
+CREATE PIPELINE p WITH (commit_interval = '$1') AS INSERT INTO lake.e SELECT id FROM e_in;
+SQL
+}
+script 99999999999999999999h > "$W/overflow.sql"
+expect_error "commit_interval overflow" "out of range" S run --check "$W/overflow.sql"
+script 0.1ms > "$W/tiny.sql"
+expect_error "commit_interval under 1 ms" "out of range" S run --check "$W/tiny.sql"
+script 168h > "$W/week.sql"
+expect_same "commit_interval of a week" "$W/week.sql: ok" \
+  "$(S run --check "$W/week.sql" | sed 's/ (.*//')"
+expect_error "negative --max-lag-records" "max-lag-records" S run "$W/week.sql" --max-lag-records -5
+expect_error "negative --limit" "limit" S parquet cat "$(find "$T/data" -name '*.parquet' | head -1)" --limit -1
+printf 'CREATE TABLE lake."na\0me" (id BIGINT);\n' > "$W/nul.sql"
+cat "$W/week.sql" >> "$W/nul.sql"
+expect_error "NUL in a name is shown, not cut" 'na\x00me' S run --check "$W/nul.sql"
+{ printf 'CREATE TABLE lake.deep (a '; printf 'ARRAY<%.0s' $(seq 1 20000); printf INT
+  printf '>%.0s' $(seq 1 20000); printf ');\n'; cat "$W/week.sql"; } > "$W/array.sql"
+expect_error "20,000-deep ARRAY" "nested more than 100 deep" S run --check "$W/array.sql"
+{ printf 'CREATE TABLE lake.deep (a '; printf 'STRUCT<x %.0s' $(seq 1 50000); printf INT
+  printf '>%.0s' $(seq 1 50000); printf ');\n'; cat "$W/week.sql"; } > "$W/struct.sql"
+expect_error "50,000-deep STRUCT" "nested more than 100 deep" S run --check "$W/struct.sql"
+{ printf 'CREATE TABLE lake.wide ('; seq 1 40000 | sed 's/.*/c& INT/' | paste -sd, - | tr -d '\n'
+  printf ');\n'; cat "$W/week.sql"; } > "$W/wide.sql"
+expect_same "40,000 columns" "$W/wide.sql: ok" "$(S run --check "$W/wide.sql" | sed 's/ (.*//')"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

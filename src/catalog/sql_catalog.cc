@@ -39,7 +39,8 @@ Status ValidateNamePart(std::string_view part, std::string_view what) {
     return Status::Invalid("{} name '{}' is not allowed", what, part);
   for (char c : part) {
     if (c == '/' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
-      return Status::Invalid("{} name '{}' contains '/', '\\' or a control character", what, part);
+      return Status::Invalid("{} name '{}' contains '/', '\\' or a control character", what,
+                             PrintableText(part));
     }
   }
   if (part.size() > 255) return Status::Invalid("{} name is longer than 255 bytes", what);

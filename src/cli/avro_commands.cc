@@ -77,7 +77,8 @@ void RegisterAvroCommands(CLI::App& app, int* exit_code) {
   auto* cat = avro->add_subcommand(
       "cat", "Print the records of an Avro file as JSON lines (Iceberg JSON value forms)");
   cat->add_option("FILE", args->file, "Avro object container file")->required();
-  cat->add_option("--limit", args->limit, "Print at most N records (default: all)");
+  cat->add_option("--limit", args->limit, "Print at most N records (default: all)")
+      ->check(AtLeast(0));
   cat->callback([args, exit_code] {
     Status st = Cat(args->file, args->limit);
     if (!st.ok()) *exit_code = ReportError("avro cat", st);

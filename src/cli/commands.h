@@ -19,6 +19,9 @@ void RegisterRunCommand(CLI::App& app, int* exit_code);          // sluice run F
 // Prints a failed status for `command` and returns the exit code (1).
 int ReportError(std::string_view command, const Status& status);
 
+// An option check: an integer of at least `min` ("must be an integer >= 1, got -5").
+CLI::Validator AtLeast(int64_t min);
+
 }  // namespace sluice::cli
 
 namespace sluice::cli {

@@ -1,5 +1,6 @@
 #include <malloc.h>
 
+#include <charconv>
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -8,9 +9,24 @@
 namespace sluice::cli {
 
 int ReportError(std::string_view command, const Status& status) {
+  // Printable: a message may quote a user's bytes, NUL included.
+  std::string message = PrintableText(status.ToString());
   std::fprintf(stderr, "sluice %.*s: %s\n", static_cast<int>(command.size()), command.data(),
-               status.ToString().c_str());
+               message.c_str());
   return 1;
+}
+
+CLI::Validator AtLeast(int64_t min) {
+  return CLI::Validator(
+      [min](std::string& value) -> std::string {
+        int64_t v = 0;
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+        if (ec != std::errc() || end != value.data() + value.size() || v < min) {
+          return fmt::format("must be an integer >= {}, got '{}'", min, value);
+        }
+        return "";
+      },
+      fmt::format("INT>={}", min));
 }
 
 }  // namespace sluice::cli

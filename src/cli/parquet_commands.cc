@@ -328,7 +328,7 @@ void RegisterParquetCommands(CLI::App& app, int* exit_code) {
   cat->add_option("FILE", args->file, "Parquet file")->required();
   cat->add_option("--columns", args->columns,
                   "Comma-separated columns to print, in this order (a.b selects a nested field)");
-  cat->add_option("--limit", args->limit, "Print at most N rows (default: all)");
+  cat->add_option("--limit", args->limit, "Print at most N rows (default: all)")->check(AtLeast(0));
   cat->callback([args, exit_code] {
     Status st = Cat(args->file, args->columns, args->limit);
     if (!st.ok()) *exit_code = ReportError("parquet cat", st);

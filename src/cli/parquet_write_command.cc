@@ -81,8 +81,10 @@ void RegisterParquetWriteCommand(CLI::App& parquet, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--level", args->level, "Compression level (zstd, gzip; 0 = codec default)");
   cmd->add_option("--row-group-size", args->row_group_rows,
-                  "Rows per row group (default: by size, 128 MiB)");
-  cmd->add_option("--page-size", args->page_size, "Data page size in bytes (default 1 MiB)");
+                  "Rows per row group (default: by size, 128 MiB)")
+      ->check(AtLeast(1));
+  cmd->add_option("--page-size", args->page_size, "Data page size in bytes (default 1 MiB)")
+      ->check(AtLeast(1));
   cmd->add_flag("--no-dictionary", args->no_dictionary, "Write PLAIN values only");
   cmd->add_flag("--verbose", args->verbose, "Print rows, bytes and time to stderr");
   cmd->add_flag("--progress", args->progress,

@@ -26,6 +26,7 @@ struct RunArgs {
   std::string listen;
   std::string token_env = "SLUICE_TOKEN";
   int64_t max_lag_records = 1'000'000;
+  bool check = false;
 };
 
 Status Run(const RunArgs& a) {
@@ -38,6 +39,13 @@ Status Run(const RunArgs& a) {
   o.listen = a.listen;
   o.max_lag_records = a.max_lag_records;
   if (const char* token = std::getenv(a.token_env.c_str()); token && *token) o.bearer_token = token;
+  if (a.check) {
+    Status checked = pipeline::Runtime::Check(*cat, LocalIO(), o, *script);
+    if (!checked.ok()) return checked.WithContext(a.file);
+    std::printf("%s: ok (%zu statements; no table, log or journal created)\n", a.file.c_str(),
+                script->statements.size());
+    return Status::OK();
+  }
 
   struct sigaction sa = {};
   sa.sa_handler = OnSignal;
@@ -104,7 +112,11 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "Environment variable holding the bearer token HTTP clients must send "
                   "(unset or empty: no authentication)");
   cmd->add_option("--max-lag-records", args->max_lag_records,
-                  "Answer 429 to producers while a pipeline is this many records behind");
+                  "Answer 429 to producers while a pipeline is this many records behind")
+      ->check(AtLeast(1));
+  cmd->add_flag("--check", args->check,
+                "Check the script (names, options, bindings against the tables) and exit; "
+                "creates nothing");
   cmd->callback([args, exit_code] {
     Status st = Run(*args);
     *exit_code = st.ok() ? 0 : ReportError("run", st);

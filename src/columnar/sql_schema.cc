@@ -2,23 +2,27 @@
 
 #include <algorithm>
 #include <cctype>
+#include <unordered_set>
 
 namespace sluice {
 namespace {
+
+// Deeper nesting than any real schema needs; the recursion below stays far from the
+// stack's end (a 50,000-deep STRUCT<...> used to overflow it).
+constexpr int kMaxTypeDepth = 100;
 
 class Parser {
  public:
   explicit Parser(std::string_view s) : s_(s) {}
 
-  Result<std::vector<Field>> ColumnList(char terminator) {
+  Result<std::vector<Field>> ColumnList(char terminator, int depth = 0) {
     std::vector<Field> fields;
+    std::unordered_set<std::string> seen;  // lowercased names
     while (true) {
       SkipSpace();
-      ASSIGN_OR_RETURN(Field f, Column(terminator == '>'));
-      for (const Field& other : fields) {
-        if (Lower(other.name) == Lower(f.name)) {
-          return Error(fmt::format("duplicate column name '{}'", f.name));
-        }
+      ASSIGN_OR_RETURN(Field f, Column(terminator == '>', depth));
+      if (!seen.insert(Lower(f.name)).second) {
+        return Error(fmt::format("duplicate column name '{}'", f.name));
       }
       fields.push_back(std::move(f));
       SkipSpace();
@@ -35,9 +39,12 @@ class Parser {
     return fields;
   }
 
-  Result<TypePtr> Type() {
+  Result<TypePtr> Type(int depth = 0) {
     SkipSpace();
     size_t start = pos_;
+    if (depth > kMaxTypeDepth) {
+      return Error(fmt::format("type nested more than {} deep", kMaxTypeDepth));
+    }
     std::string name = Lower(Word());
     if (name.empty()) return Error("expected a type name");
     auto simple = [&](TypePtr t) -> Result<TypePtr> { return t; };
@@ -101,23 +108,23 @@ class Parser {
     }
     if (name == "array" || name == "list") {
       RETURN_IF_ERROR(Expect('<'));
-      ASSIGN_OR_RETURN(TypePtr elem, Type());
+      ASSIGN_OR_RETURN(TypePtr elem, Type(depth + 1));
       bool required = NotNull();
       RETURN_IF_ERROR(Expect('>'));
       return DataType::List(Field{0, "element", elem, required, ""});
     }
     if (name == "map") {
       RETURN_IF_ERROR(Expect('<'));
-      ASSIGN_OR_RETURN(TypePtr key, Type());
+      ASSIGN_OR_RETURN(TypePtr key, Type(depth + 1));
       RETURN_IF_ERROR(Expect(','));
-      ASSIGN_OR_RETURN(TypePtr value, Type());
+      ASSIGN_OR_RETURN(TypePtr value, Type(depth + 1));
       bool required = NotNull();
       RETURN_IF_ERROR(Expect('>'));
       return DataType::Map(Field{0, "key", key, true, ""}, Field{0, "value", value, required, ""});
     }
     if (name == "struct" || name == "row") {
       RETURN_IF_ERROR(Expect('<'));
-      ASSIGN_OR_RETURN(auto fields, ColumnList('>'));
+      ASSIGN_OR_RETURN(auto fields, ColumnList('>', depth + 1));
       RETURN_IF_ERROR(Expect('>'));
       return DataType::Struct(std::move(fields));
     }
@@ -208,11 +215,11 @@ class Parser {
     return false;
   }
 
-  Result<Field> Column(bool in_struct) {
+  Result<Field> Column(bool in_struct, int depth) {
     ASSIGN_OR_RETURN(std::string name, Identifier());
     SkipSpace();
     if (in_struct && Peek(':')) ++pos_;
-    ASSIGN_OR_RETURN(TypePtr type, Type());
+    ASSIGN_OR_RETURN(TypePtr type, Type(depth));
     Field f{0, std::move(name), std::move(type), NotNull(), ""};
     SkipSpace();
     size_t save = pos_;

@@ -41,6 +41,39 @@ TEST(SqlSchemaTest, ErrorsNamePosition) {
   ASSERT_ERROR(ParseColumnList("a INT b INT"), StatusCode::kInvalidArgument, "expected ','");
 }
 
+// Nesting is bounded with an error, not by the stack (50,000 levels used to crash).
+TEST(SqlSchemaTest, DeepNestingIsAnErrorNotAStackOverflow) {
+  auto nested = [](const std::string& open, const std::string& leaf, const std::string& close,
+                   int depth) {
+    std::string s;
+    for (int i = 0; i < depth; ++i) s += open;
+    s += leaf;
+    for (int i = 0; i < depth; ++i) s += close;
+    return s;
+  };
+  ASSERT_ERROR(ParseSqlType(nested("ARRAY<", "INT", ">", 20000)), StatusCode::kInvalidArgument,
+               "nested more than 100 deep");
+  ASSERT_ERROR(ParseColumnList("a " + nested("STRUCT<x ", "INT", ">", 50000)),
+               StatusCode::kInvalidArgument, "nested more than 100 deep");
+  ASSERT_ERROR(ParseSqlType(nested("MAP<INT, ", "INT", ">", 200)), StatusCode::kInvalidArgument,
+               "nested more than 100 deep");
+  // The limit leaves room for any real schema.
+  ASSERT_OK_AND_ASSIGN(auto deep, ParseSqlType(nested("ARRAY<", "INT", ">", 100)));
+  EXPECT_EQ(ToSqlType(*deep), nested("ARRAY<", "INT", ">", 100));
+}
+
+// Duplicate names are found by hashing: 100,000 columns parse (they took minutes
+// when each column was compared with every earlier one).
+TEST(SqlSchemaTest, WideColumnListsParse) {
+  std::string list;
+  for (int i = 0; i < 100000; ++i) list += fmt::format("{}c{} INT", i ? ", " : "", i);
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList(list));
+  EXPECT_EQ(schema.fields.size(), 100000u);
+  EXPECT_EQ(schema.fields.back().id, 100000);
+  ASSERT_ERROR(ParseColumnList(list + ", C77 BIGINT"), StatusCode::kInvalidArgument,
+               "duplicate column name 'C77'");
+}
+
 TEST(SqlSchemaTest, AllPrimitiveNames) {
   ASSERT_OK_AND_ASSIGN(Schema s,
                        ParseColumnList("a BOOLEAN, b INT, c BIGINT, d FLOAT, e DOUBLE, f DATE, "

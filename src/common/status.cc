@@ -36,6 +36,19 @@ Status Status::WithContext(std::string_view context) const {
   return Status(state_->code, fmt::format("{}: {}", context, state_->message), state_->retryable);
 }
 
+std::string PrintableText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string Status::ToString() const {
   if (ok()) return "OK";
   return fmt::format("{}: {}", StatusCodeName(state_->code), state_->message);

@@ -36,6 +36,10 @@ enum class StatusCode : int {
 
 std::string_view StatusCodeName(StatusCode code);
 
+// `text` with control bytes (NUL, newline, escape sequences...) written as \xNN, so
+// that a message naming a user's bad input prints whole and on one line.
+std::string PrintableText(std::string_view text);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK

@@ -37,6 +37,12 @@ TEST(StatusTest, ContextIsPrefixed) {
   EXPECT_TRUE(Status::OK().WithContext("x").ok());
 }
 
+TEST(StatusTest, PrintableTextKeepsEveryByteVisible) {
+  EXPECT_EQ(PrintableText(std::string("table na\0me\n\x1b[31m", 17)),
+            "table na\\x00me\\x0a\\x1b[31m");
+  EXPECT_EQ(PrintableText("caf\xc3\xa9 ok"), "caf\xc3\xa9 ok");  // UTF-8 stays
+}
+
 TEST(ResultTest, MacrosPropagate) {
   ASSERT_OK_AND_ASSIGN(int q, Quarter(8));
   EXPECT_EQ(q, 2);

@@ -30,4 +30,22 @@ void ProducerTable::Record(int64_t producer_id, const ProducerEntry& entry) {
   }
 }
 
+void ProducerTable::Forget(int64_t producer_id, int64_t sequence) {
+  auto it = producers_.find(producer_id);
+  if (it == producers_.end()) return;
+  std::deque<ProducerEntry>& recent = it->second.recent;
+  for (auto e = recent.begin(); e != recent.end(); ++e) {
+    if (e->sequence != sequence) continue;
+    bool was_last = std::next(e) == recent.end();
+    if (was_last) by_last_offset_.erase(e->last_offset);
+    recent.erase(e);
+    if (recent.empty()) {
+      producers_.erase(it);
+    } else if (was_last) {
+      by_last_offset_[recent.back().last_offset] = producer_id;
+    }
+    return;
+  }
+}
+
 }  // namespace sluice::log

@@ -32,6 +32,9 @@ class ProducerTable {
   std::optional<int64_t> LastSequence(int64_t producer_id) const;
   // Records a batch written for (producer, entry.sequence).
   void Record(int64_t producer_id, const ProducerEntry& entry);
+  // Takes back a Record whose batch was never acknowledged (its write failed), so a
+  // retry is appended rather than answered with offsets that hold nothing.
+  void Forget(int64_t producer_id, int64_t sequence);
   size_t size() const { return producers_.size(); }
 
  private:

@@ -88,11 +88,13 @@ void StreamLog::LeadGroup(std::unique_lock<std::mutex>& lock) {
     Writer* writer;
     bool write = false;  // false: a duplicate or a refused batch
     std::string bytes;
+    int64_t size = 0;  // of the encoded batch
     int64_t position = 0;
     Segment* segment = nullptr;
   };
   std::vector<Planned> group;
   int64_t group_bytes = 0;
+  if (!append_error_.ok() && RepairLocked().ok()) append_error_ = Status::OK();
   for (Writer* w : queue_) {
     if (!group.empty() && (options_.fsync_policy == FsyncPolicy::kEveryBatch ||
                            group_bytes >= options_.max_group_bytes)) {
@@ -169,6 +171,7 @@ void StreamLog::LeadGroup(std::unique_lock<std::mutex>& lock) {
     }
     p.segment = active;
     p.position = active->file->size() + static_cast<int64_t>(buffer.size());
+    p.size = static_cast<int64_t>(p.bytes.size());
     buffer.append(p.bytes);
     std::string().swap(p.bytes);
   }
@@ -185,15 +188,21 @@ void StreamLog::LeadGroup(std::unique_lock<std::mutex>& lock) {
 
   lock.lock();
   if (!status.ok()) {
-    append_error_ = status.WithContextF("log {}: append failed, reopen the log to recover", dir_);
+    append_error_ = status.WithContextF(
+        "log {}: append failed (the failed batches are cut off and appends retried once the "
+        "storage works again)",
+        dir_);
   }
   for (Planned& p : group) {
     Writer* w = p.writer;
     if (!status.ok()) {
-      w->status = append_error_;
+      // Nothing of this group is acknowledged: its keys must not answer retries.
+      if (p.write && w->key) producers_.Forget(w->key->producer_id, w->key->sequence);
+      if (w->status.ok()) w->status = append_error_;
     } else if (p.segment != nullptr) {
       p.segment->AddIndex(w->result.first_offset, p.position, options_.index_interval_bytes);
       p.segment->end_offset = w->result.last_offset + 1;
+      p.segment->acked_bytes = p.position + p.size;
       readable_end_ = w->result.last_offset + 1;
     }
   }
@@ -204,6 +213,40 @@ void StreamLog::LeadGroup(std::unique_lock<std::mutex>& lock) {
     w->cv.notify_one();
   }
   if (!queue_.empty()) queue_.front()->cv.notify_one();
+}
+
+// After a failed append the files may hold bytes of batches nobody was told about
+// (a write that got half through, a batch written before a failed sync, a segment
+// created by a roll). Cut them: trailing segments that start past the readable end
+// go, every segment is truncated to its acknowledged bytes (Truncate syncs), and
+// offsets continue at the readable end. Acknowledged data is not touched. Requires
+// mu_ and no group in flight (the caller leads, or the queue is empty).
+Status StreamLog::RepairLocked() {
+  last_repair_ms_ = NowMs();
+  while (segments_.size() > 1 && segments_.rbegin()->first > readable_end_) {
+    auto last = std::prev(segments_.end());
+    RETURN_IF_ERROR(storage_->Remove(last->second->file->path()));
+    segments_.erase(last);
+    RETURN_IF_ERROR(storage_->SyncDir(dir_));
+  }
+  for (auto& [base, segment] : segments_) {
+    if (segment->file->size() != segment->acked_bytes) {
+      RETURN_IF_ERROR(segment->file->Truncate(segment->acked_bytes));
+    }
+  }
+  RETURN_IF_ERROR(segments_.rbegin()->second->file->Sync());
+  next_offset_ = readable_end_;
+  return Status::OK();
+}
+
+Status StreamLog::Health() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (append_error_.ok()) return Status::OK();
+  // Probes may come often: repair at most every 200 ms, and never under a leader.
+  if (queue_.empty() && NowMs() - last_repair_ms_ >= 200 && RepairLocked().ok()) {
+    append_error_ = Status::OK();
+  }
+  return append_error_;
 }
 
 Result<ReadResult> StreamLog::Read(int64_t offset, int64_t max_bytes) const {

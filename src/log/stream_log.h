@@ -15,8 +15,11 @@
 //   kConflict naming the holder while another process (or another open StreamLog
 //   in this one) has the log; two appenders would overwrite each other's
 //   acknowledged records. The lock is held until the StreamLog is destroyed.
-// - After an I/O error while appending, the log refuses further appends (its
-//   on-disk tail is unknown); reopen it to recover.
+// - After an I/O error while appending (a full disk, EIO), the failing batches are
+//   refused and the log is unhealthy. The next Append (or Health()) repairs it: the
+//   bytes of unacknowledged batches are cut off and offsets continue where the
+//   acknowledged ones end; if the storage works again, that append succeeds. A
+//   failed batch's idempotency key is forgotten, so its retry is appended.
 //
 // Thread-safety: Append, Read, DeleteSegmentsBefore and the accessors may be called
 // from several threads at once. Concurrent appenders are group-committed: one
@@ -111,6 +114,9 @@ class StreamLog {
 
   // Syncs the active segment now (useful with kInterval).
   Status Sync();
+  // OK, or the error that makes appends fail right now; tries the repair described
+  // above first (at most every 200 ms). For health checks.
+  Status Health();
   // Syncs and stops accepting appends.
   Status Close();
 
@@ -130,6 +136,7 @@ class StreamLog {
   Status Recover();
   Status ScanSegment(Segment* segment, bool is_last);
   Status CreateSegment(int64_t base_offset);  // requires mu_
+  Status RepairLocked();                      // requires mu_, no group in flight
   void LeadGroup(std::unique_lock<std::mutex>& lock);
   std::string SegmentPath(int64_t base_offset) const;
 
@@ -148,7 +155,8 @@ class StreamLog {
   std::deque<Writer*> queue_;
   int64_t next_offset_ = 0;   // assigned to the next batch (may be in flight)
   int64_t readable_end_ = 0;  // all offsets below are acknowledged and readable
-  Status append_error_;       // sticky after a failed write/sync
+  Status append_error_;       // after a failed write/sync, until a repair succeeds
+  int64_t last_repair_ms_ = 0;
   bool closed_ = false;
   int64_t last_sync_ms_ = 0;  // kInterval bookkeeping (leader only)
 

@@ -19,6 +19,7 @@ namespace sluice::log {
 struct StreamLog::Segment {
   int64_t base_offset = 0;
   int64_t end_offset = 0;             // one past the last acknowledged record in this segment
+  int64_t acked_bytes = 0;            // file bytes of acknowledged batches; beyond: a failed write
   std::shared_ptr<SegmentFile> file;  // shared so a Read survives a concurrent delete
   // Sparse index: (batch base offset, byte position) ascending; the first batch
   // always has an entry, then one at least every index_interval_bytes.

@@ -136,6 +136,7 @@ Status StreamLog::ScanSegment(Segment* segment, bool is_last) {
     pos += header.total_size();
   }
   segment->end_offset = expected;
+  segment->acked_bytes = pos;
   return Status::OK();
 }
 

@@ -38,7 +38,7 @@ Result<TableIdent> TableName(const sql::QualifiedName& q) {
   t.name = NamePart(q.parts.back());
   for (const auto& n : t.ns)
     RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(n, "namespace"), "{}", Where(q.pos()));
-  RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(t.name, "table name"), "{}", Where(q.pos()));
+  RETURN_IF_ERROR_CTX(catalog::ValidateNamePart(t.name, "table"), "{}", Where(q.pos()));
   return t;
 }
 
@@ -65,6 +65,8 @@ Status CheckOptions(const sql::Options& o, std::initializer_list<std::string_vie
   return Status::OK();
 }
 
+constexpr double kMaxDurationMs = 7.0 * 24 * 3600e3;
+
 Result<int64_t> ParseDurationMs(const std::string& text) {
   size_t i = 0;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
@@ -83,7 +85,11 @@ Result<int64_t> ParseDurationMs(const std::string& text) {
       !std::isfinite(v)) {
     return Status::Invalid("'{}' is not a duration (examples: '500ms', '1s', '15m', '1h')", text);
   }
-  return std::max<int64_t>(1, std::llround(v * scale));
+  double ms = v * scale;
+  if (ms < 1 || ms > kMaxDurationMs) {  // also before llround, which overflows
+    return Status::Invalid("duration '{}' is out of range (1ms to 7 days, e.g. '168h')", text);
+  }
+  return std::llround(ms);
 }
 
 Status CheckSource(const sql::CreateSource& s) {

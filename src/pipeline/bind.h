@@ -26,7 +26,8 @@ Result<std::string> SimpleName(const sql::QualifiedName& q, const char* what);
 // Refuses options outside `allowed`, naming the known ones.
 Status CheckOptions(const sql::Options& o, std::initializer_list<std::string_view> allowed,
                     const char* what);
-// Parses a duration such as "250ms", "1s", "1.5s", "15m", "1h" into milliseconds.
+// Parses a duration such as "250ms", "1s", "1.5s", "15m", "1h" into milliseconds;
+// kInvalidArgument outside 1 ms to 7 days (no silent overflow).
 Result<int64_t> ParseDurationMs(const std::string& text);
 
 // Checks a CREATE SOURCE: a known connector with its required options and no

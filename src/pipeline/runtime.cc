@@ -33,7 +33,15 @@ Result<std::unique_ptr<Runtime>> Runtime::Make(catalog::Catalog& catalog, FileIO
   return rt;
 }
 
-Status Runtime::Setup(const sql::Script& script) {
+Status Runtime::Check(catalog::Catalog& catalog, FileIO& io, RuntimeOptions options,
+                      const sql::Script& script) {
+  if (options.warehouse.empty()) return Status::Invalid("no warehouse");
+  if (options.state_dir.empty()) options.state_dir = options.warehouse + "/_sluice";
+  Runtime rt(catalog, io, std::move(options));
+  return rt.Plan(script).status();
+}
+
+Result<std::map<std::string, sql::CreateSource>> Runtime::Plan(const sql::Script& script) {
   // 1. Check every statement (names, options, partition specs, the pipelines'
   //    bindings against existing tables or the ones the script defines)
   //    before changing anything, so a bad script leaves nothing behind.
@@ -53,6 +61,11 @@ Status Runtime::Setup(const sql::Script& script) {
     }
   }
   if (pipelines == 0) return Status::Invalid("the script defines no pipeline (CREATE PIPELINE)");
+  return sources;
+}
+
+Status Runtime::Setup(const sql::Script& script) {
+  ASSIGN_OR_RETURN(auto sources, Plan(script));
   // 2. Create what is missing, open the sources, recover the pipelines.
   for (const auto& st : script.statements) {
     if (const auto* t = std::get_if<sql::CreateTable>(&st.body)) {

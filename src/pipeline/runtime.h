@@ -57,6 +57,11 @@ class Runtime : public server::IngestTarget {
  public:
   static Result<std::unique_ptr<Runtime>> Make(catalog::Catalog& catalog, FileIO& io,
                                                RuntimeOptions options, const sql::Script& script);
+  // Checks `script` as Make() does first (names, options, partition specs, each
+  // pipeline's binding against the tables that exist or that the script defines)
+  // without creating or opening anything: `sluice run --check`.
+  static Status Check(catalog::Catalog& catalog, FileIO& io, RuntimeOptions options,
+                      const sql::Script& script);
   ~Runtime() override;
 
   // Starts the pipeline threads and the HTTP server.
@@ -76,12 +81,15 @@ class Runtime : public server::IngestTarget {
   void OnAppended(const std::string& stream, int64_t records, int64_t bytes) override;
   std::string MetricsText() override;
   std::string StatusJson() override;
+  std::optional<std::string> Unhealthy() override;
 
  private:
   struct Stream;
   struct Running;
 
   Runtime(catalog::Catalog& catalog, FileIO& io, RuntimeOptions options);
+  // Step 1 of Setup (and all of Check): the sources by name, once all is checked.
+  Result<std::map<std::string, sql::CreateSource>> Plan(const sql::Script& script);
   Status Setup(const sql::Script& script);
   // With `plan_only`, checks the statement and records the table's schema
   // there (unless the table exists) instead of creating it.

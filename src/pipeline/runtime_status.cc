@@ -201,6 +201,19 @@ std::string Runtime::MetricsText() {
   return registry_.Render();
 }
 
+std::optional<std::string> Runtime::Unhealthy() {
+  if (stopping_.load()) return "stopping";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!first_error_.ok()) return "a pipeline failed (see /v1/status)";
+  }
+  for (auto& [name, s] : streams_) {
+    // No details here: /healthz needs no token. /v1/status has the message.
+    if (!s->log->Health().ok()) return fmt::format("stream '{}': its log cannot append", name);
+  }
+  return std::nullopt;
+}
+
 std::string Runtime::StatusJson() {
   nlohmann::json j;
   const int64_t now = iceberg::NowMillis();
@@ -232,10 +245,13 @@ std::string Runtime::StatusJson() {
   j["pipelines"] = std::move(pipes);
   nlohmann::json streams = nlohmann::json::array();
   for (auto& [name, s] : streams_) {
+    Status health = s->log->Health();
     streams.push_back({{"name", name},
                        {"start_offset", s->log->start_offset()},
                        {"end_offset", s->log->end_offset()},
-                       {"segments", s->log->segment_count()}});
+                       {"segments", s->log->segment_count()},
+                       {"healthy", health.ok()}});
+    if (!health.ok()) streams.back()["error"] = health.ToString();
   }
   j["streams"] = std::move(streams);
   {

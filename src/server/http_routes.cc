@@ -208,7 +208,13 @@ HttpResponse Router::Handle(const HttpRequest& req) {
       res.SetContent(target_->MetricsText(), "text/plain; version=0.0.4");
       break;
     case Route::kStatus: res.SetContent(target_->StatusJson(), "application/json"); break;
-    case Route::kHealthz: res.SetContent("ok", "text/plain"); return res;  // not timed
+    case Route::kHealthz:  // not timed
+      if (auto problem = target_->Unhealthy()) {
+        SetError(res, 503, *problem);
+      } else {
+        res.SetContent("ok", "text/plain");
+      }
+      return res;
     case Route::kOther: break;
   }
   std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;

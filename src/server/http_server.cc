@@ -48,7 +48,7 @@ constexpr size_t kReadChunk = 64 << 10;
 constexpr size_t kMaxReadPerEvent = 1 << 20;  // fairness between busy connections
 constexpr auto kDrainTime = std::chrono::seconds(2);
 constexpr size_t kMaxDrainBytes = 1 << 20;
-constexpr auto kStopGrace = std::chrono::seconds(2);  // to write answers at Stop()
+constexpr auto kStopGrace = std::chrono::seconds(1);  // at Stop(): to finish and answer
 
 }  // namespace
 
@@ -314,19 +314,31 @@ void HttpServer::Impl::Loop() {
   }
 }
 
-// Stop: no new connections; whatever is not being handled or answered is closed
-// now; answers of requests in the workers are still written (with a short grace).
+// Stop: no new connections. Connections without a request in progress close now;
+// a request already arriving, being handled or answered may finish within a short
+// grace (kStopGrace), after which whatever is not with a worker is closed.
 void HttpServer::Impl::BeginStop() {
   stop_begun_ = true;
   stop_deadline_ = Clock::now() + kStopGrace;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
   ::close(listen_fd_);
   listen_fd_ = -1;
-  std::vector<uint64_t> idle;
-  for (auto& [id, c] : conns_) {
-    if (c->phase == Phase::kReading || c->phase == Phase::kDraining) idle.push_back(id);
+  std::vector<uint64_t> ids;
+  for (auto& [id, c] : conns_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    auto it = conns_.find(id);
+    if (it == conns_.end()) continue;
+    Conn& c = *it->second;
+    if (c.phase == Phase::kReading) {
+      ReadSome(c);  // bytes that arrived but were not read yet
+      if (!conns_.contains(id)) continue;
+      Advance(c);
+      if (!conns_.contains(id)) continue;
+    }
+    bool idle = c.phase == Phase::kDraining ||
+                (c.phase == Phase::kReading && !c.parser.started() && c.out.empty());
+    if (idle) Close(id);
   }
-  for (uint64_t id : idle) Close(id);
 }
 
 void HttpServer::Impl::AcceptAll() {

@@ -59,6 +59,9 @@ class IngestTarget {
   // GET /metrics body (Prometheus text format 0.0.4) and GET /v1/status body (JSON).
   virtual std::string MetricsText() = 0;
   virtual std::string StatusJson() = 0;
+  // Why GET /healthz should answer 503 (a log that cannot append, a failed
+  // pipeline), or nullopt while healthy. Shown without a token: no paths or secrets.
+  virtual std::optional<std::string> Unhealthy() { return std::nullopt; }
 };
 
 struct HttpServerOptions {

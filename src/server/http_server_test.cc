@@ -424,6 +424,30 @@ TEST_F(HttpServerTest, AppendErrorIs500WithTheMessageButNoServerPath) {
   EXPECT_EQ(error.find("/tmp"), std::string::npos) << error;
 }
 
+// A log that cannot append makes /healthz say so (503), and it recovers by itself
+// once the storage works again: no restart, nothing acknowledged lost.
+TEST_F(HttpServerTest, HealthzIs503WhileALogCannotAppendAndRecovers) {
+  StartServer();
+  ASSERT_EQ(Post("1\n", "", {}, "fragile")->status, 200);
+  storage_.fail = true;
+  EXPECT_EQ(Post("2\n", "", {}, "fragile")->status, 500);
+  auto sick = Client().Get("/healthz");
+  EXPECT_EQ(sick->status, 503);
+  EXPECT_NE(sick->body.find("stream 'fragile': its log cannot append"), std::string::npos)
+      << sick->body;
+  storage_.fail = false;
+  int status = 0;
+  for (int i = 0; i < 50 && status != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    status = Client().Get("/healthz")->status;
+  }
+  EXPECT_EQ(status, 200);
+  auto again = Post("3\n", "", {}, "fragile");
+  ASSERT_EQ(again->status, 200) << again->body;
+  EXPECT_EQ(Body(again)["first_offset"].get<int64_t>(), 1);
+  EXPECT_EQ(Payloads("fragile"), (std::vector<std::string>{"1", "3"}));
+}
+
 TEST_F(HttpServerTest, ConcurrentClientsGetDisjointOffsets) {
   HttpServerOptions options;
   options.worker_threads = 4;
@@ -559,7 +583,10 @@ TEST_F(HttpServerTest, StopLetsInFlightRequestsFinish) {
       error = httplib::to_string(r.error());
     }
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Stop while the request is being checked (the check takes 300 ms).
+  for (int i = 0; i < 1000 && target_.checks.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   server_->Stop();
   client.join();
   EXPECT_EQ(status, 200) << error;

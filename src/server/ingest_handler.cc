@@ -170,7 +170,7 @@ void HandleIngest(const IngestContext& ctx, const std::string& stream, const Htt
     int code = StatusForAppendError(appended.status());
     if (code == 500) {  // the full message (paths included) goes to the server's log
       std::fprintf(stderr, "sluice: http: stream '%s': append failed: %s\n", stream.c_str(),
-                   appended.status().ToString().c_str());
+                   PrintableText(appended.status().ToString()).c_str());
     }
     SetError(res, code,
              fmt::format("stream '{}': append failed: {}", stream,

@@ -73,6 +73,7 @@ class TestTarget : public IngestTarget {
     return it == logs.end() ? nullptr : it->second.get();
   }
   std::optional<Backpressure> CheckBackpressure(const std::string& stream) override {
+    ++checks;
     if (check_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(check_delay_ms));
     std::lock_guard<std::mutex> lock(mu);
     return backpressure;
@@ -84,6 +85,12 @@ class TestTarget : public IngestTarget {
   }
   std::string MetricsText() override { return registry.Render(); }
   std::string StatusJson() override { return "{\"streams\":[\"events_in\"]}"; }
+  std::optional<std::string> Unhealthy() override {
+    for (auto& [name, log] : logs) {
+      if (!log->Health().ok()) return "stream '" + name + "': its log cannot append";
+    }
+    return std::nullopt;
+  }
 
   std::map<std::string, std::unique_ptr<log::StreamLog>> logs;  // set before the server starts
   Registry registry;
@@ -91,6 +98,7 @@ class TestTarget : public IngestTarget {
   std::optional<Backpressure> backpressure;                         // guarded by mu
   std::map<std::string, int64_t> appended_records, appended_bytes;  // guarded by mu
   std::atomic<int> check_delay_ms{0};
+  std::atomic<int> checks{0};  // CheckBackpressure calls
 };
 
 // A connected loopback TCP socket (receive timeout `timeout_s`), or -1.

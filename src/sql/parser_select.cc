@@ -1,6 +1,7 @@
 // INSERT ... SELECT, select items and expressions, column lists and types.
 #include <algorithm>
 #include <cctype>
+#include <unordered_set>
 
 #include "columnar/sql_schema.h"
 #include "sql/parser_internal.h"
@@ -137,12 +138,14 @@ Result<Expr> Parser::ParseExpr(int depth) {
 Result<Schema> Parser::ParseColumnList() {
   RETURN_IF_ERROR(ExpectSymbol("(", "before the column list"));
   Schema schema;
+  std::unordered_set<std::string> seen;  // lowercased names
   while (true) {
     ASSIGN_OR_RETURN(Identifier name, ParseIdentifier("a column name"));
-    for (const Field& other : schema.fields) {
-      if (SameNameIgnoringCase(other.name, name.name)) {
-        return ErrorAt(name.pos, "duplicate column name '{}'", name.name);
-      }
+    std::string lower = name.name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (!seen.insert(std::move(lower)).second) {
+      return ErrorAt(name.pos, "duplicate column name '{}'", name.name);
     }
     Field field;
     field.name = name.name;
@@ -190,7 +193,9 @@ Result<TypePtr> Parser::ParseType(std::string* text) {
   *text = std::string(text_.substr(first.offset, last->end - first.offset));
   Result<TypePtr> type = ParseSqlType(*text);
   if (!type.ok()) {
-    return ErrorAt(first.pos, "invalid type '{}': {}", *text, type.status().message());
+    // Quote a long type by its start only: the message must stay readable.
+    std::string shown = text->size() > 80 ? text->substr(0, 60) + "..." : *text;
+    return ErrorAt(first.pos, "invalid type '{}': {}", shown, type.status().message());
   }
   return type;
 }
