@@ -20,7 +20,7 @@ trap '[ -z "$PID" ] || kill -9 "$PID" 2>/dev/null; rm -rf "$tmp"' EXIT
 ulimit -n "$(ulimit -Hn)"
 
 soak() {  # soak NAME IDLE SLOW BAD
-  local port=$(( 20000 + RANDOM % 20000 ))
+  local port=$(( 20000 + RANDOM % 12000 ))
   rm -rf "$tmp/wh"
   (cd "$repo" && exec "$sluice" --warehouse "$tmp/wh" run examples/events.sql \
     --listen "127.0.0.1:$port" 2> "$tmp/$1.log") & PID=$!

@@ -14,7 +14,7 @@ cleanup() { as_pg "$PGBIN/pg_ctl" -D "$D/data" -m immediate -w stop >/dev/null 2
 trap cleanup EXIT
 as_pg "$PGBIN/initdb" -D "$D/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-instructions >/dev/null
 for attempt in 1 2 3 4 5; do
-  PORT=$(( 20000 + RANDOM % 20000 ))
+  PORT=$(( 20000 + RANDOM % 12000 ))
   if as_pg "$PGBIN/pg_ctl" -D "$D/data" -l "$D/log" -w -t 30 \
       -o "-c listen_addresses=127.0.0.1 -p $PORT -k $D -c fsync=off" start >/dev/null; then
     export SLUICE_TEST_POSTGRES_URI="postgresql://postgres@127.0.0.1:$PORT/postgres"

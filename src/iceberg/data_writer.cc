@@ -1,5 +1,9 @@
 #include "iceberg/data_writer.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "columnar/column_ops.h"
@@ -135,16 +139,24 @@ struct DataWriter::Impl {
     int64_t last_used = 0;  // write_clock at the last write (LRU closing)
   };
   std::unordered_map<std::string, OpenFile> open;  // by partition key
+  std::map<int64_t, std::string> lru;              // last_used -> partition key
+  int64_t buffered = 0;                            // sum of the open writers' buffered_bytes()
+  int max_open = 256;
   std::vector<DataFile> done;
   std::vector<std::string> all_paths;
   int64_t file_counter = 0;
   int64_t write_clock = 0;
   int64_t files_closed_for_memory = 0;
+  int64_t files_closed_for_open_limit = 0;
   std::string write_uuid = NewUuid();
 
   Result<OpenFile*> FileFor(const std::string& key, const PartitionValues& values) {
     auto it = open.find(key);
     if (it != open.end()) return &it->second;
+    while (static_cast<int>(open.size()) >= max_open) {
+      RETURN_IF_ERROR(CloseKey(lru.begin()->second));
+      ++files_closed_for_open_limit;
+    }
     OpenFile f;
     f.partition = values;
     std::string dir = options.data_location;
@@ -158,22 +170,31 @@ struct DataWriter::Impl {
     return &open.emplace(key, std::move(f)).first->second;
   }
 
-  // Closes the least recently written files while the open files hold more
-  // than the memory budget.
-  Status EnforceBudget() {
-    int64_t total = 0;
-    for (const auto& [k, f] : open) total += f.writer->buffered_bytes();
-    while (total > options.memory_budget_bytes && !open.empty()) {
-      auto lru = open.begin();
-      for (auto it = open.begin(); it != open.end(); ++it) {
-        if (it->second.last_used < lru->second.last_used) lru = it;
-      }
-      total -= lru->second.writer->buffered_bytes();
-      RETURN_IF_ERROR(CloseFile(lru->second));
-      open.erase(lru);
+  // Appends `rows` to the partition's file; rolls it at the target size and keeps
+  // the open files within the memory budget (closing the least recently written).
+  Status WriteRows(const std::string& key, const PartitionValues& values, const Batch& rows) {
+    ASSIGN_OR_RETURN(OpenFile * f, FileFor(key, values));
+    lru.erase(f->last_used);
+    f->last_used = ++write_clock;
+    lru.emplace(f->last_used, key);
+    int64_t before = f->writer->buffered_bytes();
+    RETURN_IF_ERROR(f->writer->Write(rows));
+    buffered += f->writer->buffered_bytes() - before;
+    if (f->writer->bytes_written() >= options.target_file_bytes) RETURN_IF_ERROR(CloseKey(key));
+    while (buffered > options.memory_budget_bytes && !open.empty()) {
+      RETURN_IF_ERROR(CloseKey(lru.begin()->second));
       ++files_closed_for_memory;
     }
     return Status::OK();
+  }
+
+  Status CloseKey(const std::string& key) {
+    auto it = open.find(key);
+    buffered -= it->second.writer->buffered_bytes();
+    lru.erase(it->second.last_used);
+    Status st = CloseFile(it->second);
+    open.erase(it);
+    return st;
   }
 
   Status CloseFile(OpenFile& f) {
@@ -219,6 +240,15 @@ Result<std::unique_ptr<DataWriter>> DataWriter::Make(FileIO& io, const TableMeta
   impl->spec = *spec;
   ASSIGN_OR_RETURN(impl->partition_type, PartitionType(*spec, *schema));
   impl->sort_order_id = table.default_sort_order_id;
+  if (impl->options.max_open_files < 1) {
+    return Status::Invalid("max_open_files must be >= 1, got {}", impl->options.max_open_files);
+  }
+  impl->max_open = impl->options.max_open_files;
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+    impl->max_open = std::min<int64_t>(
+        impl->max_open, std::max<int64_t>(4, static_cast<int64_t>(files.rlim_cur) / 4));
+  }
   return std::unique_ptr<DataWriter>(new DataWriter(std::move(impl)));
 }
 
@@ -242,16 +272,8 @@ Status DataWriter::Write(const Batch& batch) {
     return st;
   };
   if (im.spec.fields.empty()) {
-    ASSIGN_OR_RETURN(Impl::OpenFile * f, im.FileFor("", {}));
-    f->last_used = ++im.write_clock;
-    Status st = f->writer->Write(batch);
-    if (!st.ok()) return fail(st);
-    if (f->writer->bytes_written() >= im.options.target_file_bytes) {
-      st = im.CloseFile(*f);
-      im.open.erase("");
-      if (!st.ok()) return fail(st);
-    }
-    return Status::OK();
+    Status st = im.WriteRows("", {}, batch);
+    return st.ok() ? st : fail(st);
   }
   // Partition values per row, as single-value bytes.
   std::vector<Column> parts;
@@ -297,20 +319,10 @@ Status DataWriter::Write(const Batch& batch) {
     }
   }
   for (auto& [k, rows] : groups) {
-    auto f = im.FileFor(k, group_values[k]);
-    if (!f.ok()) return fail(f.status());
-    (*f)->last_used = ++im.write_clock;
-    Status st = groups.size() == 1 ? (*f)->writer->Write(batch)
-                                   : (*f)->writer->Write(TakeRows(batch, rows));
+    Status st = groups.size() == 1 ? im.WriteRows(k, group_values[k], batch)
+                                   : im.WriteRows(k, group_values[k], TakeRows(batch, rows));
     if (!st.ok()) return fail(st);
-    if ((*f)->writer->bytes_written() >= im.options.target_file_bytes) {
-      st = im.CloseFile(**f);
-      im.open.erase(k);
-      if (!st.ok()) return fail(st);
-    }
   }
-  Status st = im.EnforceBudget();
-  if (!st.ok()) return fail(st);
   return Status::OK();
 }
 
@@ -325,12 +337,16 @@ Result<std::vector<DataFile>> DataWriter::Close() {
     }
   }
   im.open.clear();
+  im.lru.clear();
+  im.buffered = 0;
   return std::move(im.done);
 }
 
 void DataWriter::Abort() {
   Impl& im = *impl_;
   im.open.clear();  // unclosed writers discard their files
+  im.lru.clear();
+  im.buffered = 0;
   for (const auto& p : im.all_paths) (void)im.io->Delete(p);
   im.all_paths.clear();
   im.done.clear();
@@ -338,5 +354,8 @@ void DataWriter::Abort() {
 
 std::vector<std::string> DataWriter::FilePaths() const { return impl_->all_paths; }
 int64_t DataWriter::files_closed_for_memory() const { return impl_->files_closed_for_memory; }
+int64_t DataWriter::files_closed_for_open_limit() const {
+  return impl_->files_closed_for_open_limit;
+}
 
 }  // namespace sluice::iceberg

@@ -31,6 +31,11 @@ struct DataWriterOptions {
   // this budget the least recently written files are closed early (smaller
   // files, never an out-of-memory with many partitions).
   int64_t memory_budget_bytes = int64_t{256} << 20;
+  // Files open at once across partitions: opening one more first closes the least
+  // recently written one (a batch over 10,000 partitions writes 10,000 small files
+  // instead of failing with "too many open files"). Lowered to a quarter of the
+  // process's open-file limit when that is smaller.
+  int max_open_files = 256;
   // Called with a file's path before the file is created; an error stops the
   // write. Pipelines record staged files in their journal here.
   std::function<Status(const std::string& path)> before_create;
@@ -51,8 +56,10 @@ class DataWriter {
 
   // Paths of files closed or still open (for journals and cleanup).
   std::vector<std::string> FilePaths() const;
-  // Files closed early because open files passed the memory budget.
+  // Files closed early because open files passed the memory budget, or to stay
+  // within max_open_files.
   int64_t files_closed_for_memory() const;
+  int64_t files_closed_for_open_limit() const;
 
  private:
   struct Impl;

@@ -6,6 +6,7 @@
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
 #include "iceberg/table_builder.h"
+#include "io/fault_injection_file_io.h"
 #include "parquet/reader.h"
 
 namespace sluice::iceberg {
@@ -65,6 +66,44 @@ TEST(DataWriter, MemoryBudgetClosesLeastRecentlyUsedFiles) {
   }
   EXPECT_EQ(rows, next_id);
   EXPECT_EQ(static_cast<int64_t>(ids.size()), next_id);
+}
+
+// One batch over 10,000 partitions (a table partitioned by user_id) never holds
+// more than max_open_files files open: each partition's file is closed when one
+// more must open. (It used to open all 10,000 and fail with EMFILE.)
+TEST(DataWriter, OpenFilesStayWithinTheLimitWhateverThePartitionCount) {
+  auto mem = MakeMemoryFileIO();
+  FaultInjectingFileIO io(mem.get());
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("user_id BIGINT NOT NULL, v STRING"));
+  ASSERT_OK_AND_ASSIGN(PartitionSpec spec, ParsePartitionSpec("user_id", schema));
+  ASSERT_OK_AND_ASSIGN(TableMetadata md,
+                       NewTableMetadata(schema, spec, SortOrder{}, "/w/t", NewTableOptions{}));
+  DataWriterOptions o;
+  o.max_open_files = 64;
+  ASSERT_OK_AND_ASSIGN(auto writer, DataWriter::Make(io, md, o));
+  Batch b = Batch::Make(std::make_shared<Schema>(schema));
+  constexpr int64_t kUsers = 10000;
+  for (int64_t i = 0; i < 2 * kUsers; ++i) {
+    b.columns[0].Append<int64_t>(i % kUsers);
+    b.columns[1].AppendBytes("row " + std::to_string(i));
+  }
+  ASSERT_OK(writer->Write(b));
+  ASSERT_OK_AND_ASSIGN(auto files, writer->Close());
+  EXPECT_LE(io.peak_open_outputs(), 64);
+  EXPECT_EQ(io.open_outputs(), 0);
+  EXPECT_EQ(files.size(), static_cast<size_t>(kUsers));  // one file a partition
+  EXPECT_EQ(writer->files_closed_for_open_limit(), kUsers - 64);
+  int64_t rows = 0;
+  std::set<std::string> partitions;
+  for (const auto& f : files) {
+    rows += f.record_count;
+    partitions.insert(f.file_path.substr(0, f.file_path.rfind('/')));
+  }
+  EXPECT_EQ(rows, 2 * kUsers);
+  EXPECT_EQ(partitions.size(), static_cast<size_t>(kUsers));
+  DataWriterOptions none;
+  none.max_open_files = 0;
+  ASSERT_ERROR(DataWriter::Make(io, md, none), StatusCode::kInvalidArgument, "max_open_files");
 }
 
 TEST(DataWriter, BeforeCreateErrorStopsTheWrite) {

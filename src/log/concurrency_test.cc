@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/testing.h"
+#include "log/fault_injection_storage.h"
 #include "log/stream_log.h"
 #include "log/test_util.h"
 
@@ -115,67 +116,27 @@ TEST(ConcurrencyTest, IntervalPolicySyncsRarely) {
   EXPECT_EQ(all.size(), 100u);
 }
 
-// Storage whose segment files start failing Sync() on demand.
-class FailingSyncStorage final : public LogStorage {
- public:
-  std::atomic<bool> fail{false};
-
-  Status CreateDir(const std::string& d) override { return PosixLogStorage()->CreateDir(d); }
-  Result<std::unique_ptr<SegmentFile>> Open(const std::string& path, bool create) override {
-    ASSIGN_OR_RETURN(auto inner, PosixLogStorage()->Open(path, create));
-    return std::unique_ptr<SegmentFile>(new File(std::move(inner), &fail));
-  }
-  Result<std::vector<std::string>> ListNames(const std::string& d) override {
-    return PosixLogStorage()->ListNames(d);
-  }
-  Status Remove(const std::string& p) override { return PosixLogStorage()->Remove(p); }
-  Status SyncDir(const std::string& d) override { return PosixLogStorage()->SyncDir(d); }
-
- private:
-  class File final : public SegmentFile {
-   public:
-    File(std::unique_ptr<SegmentFile> inner, std::atomic<bool>* fail)
-        : inner_(std::move(inner)), fail_(fail) {}
-    const std::string& path() const override { return inner_->path(); }
-    int64_t size() const override { return inner_->size(); }
-    Status Append(std::string_view d) override { return inner_->Append(d); }
-    Status Sync() override {
-      if (fail_->load()) return Status::IOError("injected fsync failure on {}", path());
-      return inner_->Sync();
-    }
-    Status ReadAt(int64_t o, int64_t l, std::string* out) const override {
-      return inner_->ReadAt(o, l, out);
-    }
-    Status Truncate(int64_t s) override { return inner_->Truncate(s); }
-
-   private:
-    std::unique_ptr<SegmentFile> inner_;
-    std::atomic<bool>* fail_;
-  };
-};
-
 // A failed sync fails its batch; once the storage works again the next append
 // repairs the log by itself (no reopen): the failed batch is cut off, offsets
 // continue after the last acknowledged record, and a reopen sees the same.
 TEST(ConcurrencyTest, FailedSyncIsRepairedByTheNextAppendAndNothingUnackedSurvives) {
   ScratchDir dir;
-  FailingSyncStorage storage;
+  FaultInjectingLogStorage storage;
   LogOptions o;
   o.storage = &storage;
   {
     ASSERT_OK_AND_ASSIGN(auto log, StreamLog::Open(dir.path(), o));
     ASSERT_OK(log->Append({"a"}));
-    storage.fail = true;
-    ASSERT_ERROR(log->Append({"b"}, IdempotencyKey{7, 1}), StatusCode::kIOError,
-                 "injected fsync failure");
-    ASSERT_ERROR(log->Health(), StatusCode::kIOError, "injected fsync failure");
-    ASSERT_ERROR(log->Append({"still failing"}), StatusCode::kIOError, "injected fsync failure");
+    storage.FailAll(LogOp::kSync);
+    ASSERT_ERROR(log->Append({"b"}, IdempotencyKey{7, 1}), StatusCode::kIOError, "(injected)");
+    ASSERT_ERROR(log->Health(), StatusCode::kIOError, "(injected)");
+    ASSERT_ERROR(log->Append({"still failing"}), StatusCode::kIOError, "(injected)");
     EXPECT_EQ(log->end_offset(), 1);
     // "b" was written but never acknowledged: readers must not see it.
     ASSERT_OK_AND_ASSIGN(ReadResult r, log->Read(0, 1 << 20));
     ASSERT_EQ(r.records.size(), 1u);
     EXPECT_EQ(r.records[0].value, "a");
-    storage.fail = false;
+    storage.Heal();
     ASSERT_OK_AND_ASSIGN(AppendResult c, log->Append({"c"}));
     EXPECT_EQ(c.first_offset, 1) << "offsets continue after the last acknowledged record";
     EXPECT_OK(log->Health());
@@ -195,13 +156,13 @@ TEST(ConcurrencyTest, FailedSyncIsRepairedByTheNextAppendAndNothingUnackedSurviv
 // without any append.
 TEST(ConcurrencyTest, HealthRepairsTheLogWithoutAnAppend) {
   ScratchDir dir;
-  FailingSyncStorage storage;
+  FaultInjectingLogStorage storage;
   LogOptions o;
   o.storage = &storage;
   ASSERT_OK_AND_ASSIGN(auto log, StreamLog::Open(dir.path(), o));
-  storage.fail = true;
+  storage.FailAll(LogOp::kSync);
   ASSERT_FALSE(log->Append({"x"}).ok());
-  storage.fail = false;
+  storage.Heal();
   Status health;
   for (int i = 0; i < 50 && !(health = log->Health()).ok(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -227,7 +227,6 @@ Status StreamLog::RepairLocked() {
     auto last = std::prev(segments_.end());
     RETURN_IF_ERROR(storage_->Remove(last->second->file->path()));
     segments_.erase(last);
-    RETURN_IF_ERROR(storage_->SyncDir(dir_));
   }
   for (auto& [base, segment] : segments_) {
     if (segment->file->size() != segment->acked_bytes) {
@@ -235,6 +234,7 @@ Status StreamLog::RepairLocked() {
     }
   }
   RETURN_IF_ERROR(segments_.rbegin()->second->file->Sync());
+  RETURN_IF_ERROR(storage_->SyncDir(dir_));  // a segment kept may not be durable yet
   next_offset_ = readable_end_;
   return Status::OK();
 }

@@ -54,13 +54,14 @@ Status StreamLog::CreateSegment(int64_t base_offset) {
   if (file->size() != 0) {
     return Status::Corruption("new log segment {} already holds {} bytes", path, file->size());
   }
-  RETURN_IF_ERROR(storage_->SyncDir(dir_));
   auto segment = std::make_unique<Segment>();
   segment->base_offset = base_offset;
   segment->end_offset = base_offset;
   segment->file = std::move(file);
   segments_[base_offset] = std::move(segment);
-  return Status::OK();
+  // In the map before the folder sync: if the sync fails, the repair after the
+  // failed append finds the segment (and deletes it, or syncs the folder again).
+  return storage_->SyncDir(dir_);
 }
 
 Status StreamLog::Recover() {

@@ -30,7 +30,6 @@ using log::testing::ScratchDir;
 using nlohmann::json;
 
 using testing::Connect;
-using testing::FailingStorage;
 using testing::TestTarget;
 
 class HttpServerTest : public ::testing::Test {
@@ -74,7 +73,7 @@ class HttpServerTest : public ::testing::Test {
   }
 
   ScratchDir dir_;
-  FailingStorage storage_;
+  log::FaultInjectingLogStorage storage_;  // "fragile" fails its syncs on demand
   TestTarget target_;
   std::unique_ptr<HttpServer> server_;  // destroyed (stopped) before the target
 };
@@ -413,11 +412,12 @@ TEST_F(HttpServerTest, BackpressureAnswers429Or503WithRetryAfter) {
 
 TEST_F(HttpServerTest, AppendErrorIs500WithTheMessageButNoServerPath) {
   StartServer();
-  storage_.fail = true;
+  storage_.FailAll(log::LogOp::kSync);
   auto r = Post("1\n", "", {}, "fragile");
   EXPECT_EQ(r->status, 500);
   std::string error = Body(r)["error"].get<std::string>();
-  EXPECT_NE(error.find("injected sync failure on …/00000000000000000000.log"), std::string::npos)
+  EXPECT_NE(error.find("fsync …/00000000000000000000.log: No space left on device (injected)"),
+            std::string::npos)
       << error;
   // The server's folders stay in its log, not in the answer.
   EXPECT_EQ(error.find(dir_.path()), std::string::npos) << error;
@@ -429,13 +429,13 @@ TEST_F(HttpServerTest, AppendErrorIs500WithTheMessageButNoServerPath) {
 TEST_F(HttpServerTest, HealthzIs503WhileALogCannotAppendAndRecovers) {
   StartServer();
   ASSERT_EQ(Post("1\n", "", {}, "fragile")->status, 200);
-  storage_.fail = true;
+  storage_.FailAll(log::LogOp::kSync);
   EXPECT_EQ(Post("2\n", "", {}, "fragile")->status, 500);
   auto sick = Client().Get("/healthz");
   EXPECT_EQ(sick->status, 503);
   EXPECT_NE(sick->body.find("stream 'fragile': its log cannot append"), std::string::npos)
       << sick->body;
-  storage_.fail = false;
+  storage_.Heal();
   int status = 0;
   for (int i = 0; i < 50 && status != 200; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

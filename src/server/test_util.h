@@ -13,7 +13,7 @@
 #include <thread>
 #include <utility>
 
-#include "log/segment_file.h"
+#include "log/fault_injection_storage.h"
 #include "log/stream_log.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -25,46 +25,6 @@ bool HavePromtool();
 
 // Runs `promtool check metrics` on `text`: its exit status (0: passed) and output.
 std::pair<int, std::string> Promtool(const std::string& text);
-
-// A LogStorage whose segment syncs fail once `fail` is set (to provoke append errors).
-class FailingStorage : public log::LogStorage {
- public:
-  std::atomic<bool> fail{false};
-
-  Status CreateDir(const std::string& dir) override { return base_->CreateDir(dir); }
-  Result<std::unique_ptr<log::SegmentFile>> Open(const std::string& path, bool create) override {
-    ASSIGN_OR_RETURN(auto file, base_->Open(path, create));
-    return std::unique_ptr<log::SegmentFile>(new File(std::move(file), &fail));
-  }
-  Result<std::vector<std::string>> ListNames(const std::string& dir) override {
-    return base_->ListNames(dir);
-  }
-  Status Remove(const std::string& path) override { return base_->Remove(path); }
-  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
-
- private:
-  class File : public log::SegmentFile {
-   public:
-    File(std::unique_ptr<log::SegmentFile> base, std::atomic<bool>* fail)
-        : base_(std::move(base)), fail_(fail) {}
-    const std::string& path() const override { return base_->path(); }
-    int64_t size() const override { return base_->size(); }
-    Status Append(std::string_view data) override { return base_->Append(data); }
-    Status Sync() override {
-      if (*fail_) return Status::IOError("injected sync failure on {}", path());
-      return base_->Sync();
-    }
-    Status ReadAt(int64_t offset, int64_t length, std::string* out) const override {
-      return base_->ReadAt(offset, length, out);
-    }
-    Status Truncate(int64_t size) override { return base_->Truncate(size); }
-
-   private:
-    std::unique_ptr<log::SegmentFile> base_;
-    std::atomic<bool>* fail_;
-  };
-  log::LogStorage* base_ = log::PosixLogStorage();
-};
 
 class TestTarget : public IngestTarget {
  public:

@@ -34,7 +34,7 @@ cleanup() {
   rm -rf "$W"
 }
 trap cleanup EXIT
-PORT=$(( 20000 + RANDOM % 20000 ))
+PORT=$(( 20000 + RANDOM % 12000 ))
 URL=http://127.0.0.1:$PORT
 CONNECTOR="connector = 'http'"
 if [ -n "$KAFKA_MOCK" ]; then

@@ -12,7 +12,7 @@ PID=
 cleanup() { [ -z "$PID" ] || kill -9 "$PID" 2>/dev/null || true; rm -rf "$W"; }
 trap cleanup EXIT
 S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
-PORT=$(( 20000 + RANDOM % 20000 ))
+PORT=$(( 20000 + RANDOM % 12000 ))
 fail() { echo "FAILED: $*"; exit 1; }
 
 write_sql() {  # write_sql USER_ID_TYPE
@@ -26,7 +26,8 @@ SQL
 write_sql INT
 "$SLUICE" --warehouse "$W/wh" run "$W/p.sql" --listen "127.0.0.1:$PORT" 2> "$W/run.log" & PID=$!
 for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.05; done
-curl -sf -XPOST --data-binary @- "http://127.0.0.1:$PORT/v1/streams/events_in/records" > /dev/null <<'EOF2'
+post_failed() { cat "$W/run.log"; fail "POST to sluice run on port $PORT"; }
+curl -sf -XPOST --data-binary @- "http://127.0.0.1:$PORT/v1/streams/events_in/records" > /dev/null <<'EOF2' || post_failed
 {"id":1,"user_id":7,"kind":"a"}
 {"id":2,"user_id":5000000000,"kind":"too big for INT"}
 {"id":3,"kind":["not","a","string"]}

@@ -24,7 +24,7 @@ CREATE SOURCE files_in (id BIGINT, user_id BIGINT, kind STRING, ts TIMESTAMPTZ)
 CREATE PIPELINE load_$1 WITH (commit_interval = '$2') AS
   INSERT INTO lake.$1 SELECT * FROM files_in;
 SQL
-  local port=$(( 20000 + RANDOM % 20000 ))
+  local port=$(( 20000 + RANDOM % 12000 ))
   "$SLUICE" --warehouse "$W/wh" run "$W/$1.sql" --listen "127.0.0.1:$port" 2> "$W/$1.log" &
   local pid=$!
   # Streaming: the files arrive one by one while the pipeline runs.

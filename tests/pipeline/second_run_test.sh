@@ -12,7 +12,7 @@ cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm
 trap cleanup EXIT
 fail() { echo "FAILED: $*"; exit 1; }
 S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
-P1=$(( 20000 + RANDOM % 20000 )); P2=$(( P1 + 1 ))
+P1=$(( 20000 + RANDOM % 12000 )); P2=$(( P1 + 1 ))
 
 start() {  # start PORT LOG: sluice run in the background; sets PID
   "$SLUICE" --warehouse "$W/wh" run examples/events.sql --listen "127.0.0.1:$1" 2> "$W/$2" &
