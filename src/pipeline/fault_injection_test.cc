@@ -9,12 +9,15 @@
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include "catalog/row_delete.h"
 #include "common/testing.h"
 #include "iceberg/scan.h"
 #include "pipeline/dead_letter_replay.h"
+#include "pipeline/runtime.h"
 #include "pipeline/test_util.h"
+#include "sql/parser.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -131,24 +134,26 @@ class PipelineFaultTest : public testing::PipelineFixture {
     }
   }
 
+  // A run of the pipeline: open (recovering), read everything, checkpoint.
+  Status OpenConsumeCheckpoint() {
+    ASSIGN_OR_RETURN(pipeline_, Open(Options()));
+    RETURN_IF_ERROR(TryConsume(*pipeline_));
+    return pipeline_->Checkpoint();
+  }
+  // The process restarts after the fault and catches up.
+  void RestartAndCatchUp() {
+    pipeline_.reset();
+    ASSERT_OK(OpenConsumeCheckpoint());
+    pipeline_.reset();
+  }
+
   std::unique_ptr<Pipeline> pipeline_;
 };
 
 TEST_F(PipelineFaultTest, CheckpointFaultsEndCleanAndRecoverExactlyOnce) {
   Sweep("checkpoint", {.prepare = [&] { Produce(0, 100); },
-                       .step = [&]() -> Status {
-                         ASSIGN_OR_RETURN(pipeline_, Open(Options()));
-                         RETURN_IF_ERROR(TryConsume(*pipeline_));
-                         return pipeline_->Checkpoint();
-                       },
-                       .recover =
-                           [&] {
-                             pipeline_.reset();  // the process restarts
-                             ASSERT_OK_AND_ASSIGN(pipeline_, Open(Options()));
-                             Consume(*pipeline_);
-                             ASSERT_OK(pipeline_->Checkpoint());
-                             pipeline_.reset();
-                           },
+                       .step = [&] { return OpenConsumeCheckpoint(); },
+                       .recover = [&] { RestartAndCatchUp(); },
                        .verify =
                            [&] {
                              EXPECT_EQ(Ids(), Range(0, 100));
@@ -168,19 +173,8 @@ TEST_F(PipelineFaultTest, RecoveryFaultsEndCleanAndRecoverExactlyOnce) {
                Produce(60, 120);
                Consume(*p);  // files staged, then the process dies before its checkpoint
              },
-         .step = [&]() -> Status {
-           ASSIGN_OR_RETURN(pipeline_, Open(Options()));  // recovery
-           RETURN_IF_ERROR(TryConsume(*pipeline_));
-           return pipeline_->Checkpoint();
-         },
-         .recover =
-             [&] {
-               pipeline_.reset();
-               ASSERT_OK_AND_ASSIGN(pipeline_, Open(Options()));
-               Consume(*pipeline_);
-               ASSERT_OK(pipeline_->Checkpoint());
-               pipeline_.reset();
-             },
+         .step = [&] { return OpenConsumeCheckpoint(); },  // recovers first
+         .recover = [&] { RestartAndCatchUp(); },
          .verify =
              [&] {
                EXPECT_EQ(Ids(), Range(0, 120));
@@ -253,6 +247,68 @@ TEST_F(PipelineFaultTest, DeadLetterReplayFaultsLoseNoDeadLetter) {
                EXPECT_EQ(dead_offsets(), want);
                EXPECT_EQ(Ids(), Range(0, 3));
              }});
+}
+
+// `sluice run` on a disk that fills up: the pipeline's commits fail, it is
+// restarted in place with a backoff (no process exit, no crash loop), /healthz
+// says so, ingest keeps being acknowledged into the log, and once the disk has
+// room again every acknowledged record is in the table exactly once.
+TEST_F(PipelineFaultTest, RuntimeRestartsAFailingPipelineInPlaceUntilStorageHeals) {
+  auto script = sql::ParseScript(
+      "CREATE TABLE lake.events (id BIGINT NOT NULL, user_id BIGINT, kind STRING, ts TIMESTAMPTZ)"
+      "  PARTITIONED BY (day(ts));"
+      "CREATE SOURCE events_in (id BIGINT, user_id BIGINT, kind STRING, ts TIMESTAMPTZ)"
+      "  WITH (connector = 'http') FORMAT JSON;"
+      "CREATE PIPELINE load_events WITH (commit_interval = '100ms') AS"
+      "  INSERT INTO lake.events SELECT * FROM events_in;");
+  ASSERT_OK(script.status());
+  RuntimeOptions o;
+  o.warehouse = warehouse_;
+  o.state_dir = (dir_ / "state").string();
+  o.retry_initial_ms = 20;
+  o.retry_max_ms = 200;
+  ASSERT_OK_AND_ASSIGN(auto rt, Runtime::Make(*catalog_, *io_, o, *script));
+  ASSERT_OK(rt->Start());
+  log::StreamLog* stream = rt->FindStream("events_in");
+  ASSERT_NE(stream, nullptr);
+  auto append = [&](int64_t from, int64_t to) {
+    std::vector<std::string> recs;
+    for (int64_t i = from; i < to; ++i) recs.push_back(Event(i));
+    ASSERT_OK(stream->Append(recs).status());
+  };
+  auto eventually = [&](const std::function<bool()>& done) {
+    for (int i = 0; i < 500 && !done(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return done();
+  };
+  append(0, 50);
+  ASSERT_TRUE(eventually([&] { return Ids() == Range(0, 50); }));
+  EXPECT_FALSE(rt->Unhealthy());
+
+  faults_.FailAll(FileOp::kClose, FaultInjectingFileIO::Kind::kNoSpace);  // the disk is full
+  append(50, 100);  // still acknowledged: the log is elsewhere
+  ASSERT_TRUE(eventually([&] {
+    auto problem = rt->Unhealthy();
+    return problem && problem->find("restarting") != std::string::npos;
+  })) << rt->StatusJson();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // a few restarts
+  EXPECT_FALSE(rt->stopping()) << "a storage failure stopped the runtime";
+  EXPECT_TRUE(rt->Unhealthy()) << "healthy again while every commit still fails";
+  std::string status = rt->StatusJson();
+  EXPECT_NE(status.find("No space left on device (injected)"), std::string::npos) << status;
+  EXPECT_NE(status.find("\"retrying\":true"), std::string::npos) << status;
+  EXPECT_EQ(Ids(), Range(0, 50));
+
+  faults_.Heal();
+  ASSERT_TRUE(eventually([&] { return Ids() == Range(0, 100); })) << rt->StatusJson();
+  ASSERT_TRUE(eventually([&] { return !rt->Unhealthy(); })) << *rt->Unhealthy();
+  EXPECT_NE(rt->MetricsText().find("sluice_pipeline_restarts_total{pipeline=\"load_events\"} "),
+            std::string::npos);
+  rt->RequestStop();
+  ASSERT_OK(rt->Wait());
+  EXPECT_EQ(Ids(), Range(0, 100));
+  ExpectNoUnreferencedDataFiles();
 }
 
 }  // namespace

@@ -175,26 +175,34 @@ Status Runtime::AddPipeline(const sql::CreatePipeline& p) {
   running->name = name;
   running->stream = o.source_name;
   RETURN_IF_ERROR(RegisterPipelineMetrics(running.get(), o));
-  std::unique_ptr<Source> source;
   const sql::CreateSource& def = sources_.at(o.source_name);
   if (auto s = streams_.find(o.source_name); s != streams_.end()) {
-    source = std::make_unique<LogSource>(o.source_name, s->second->log.get());
+    log::StreamLog* log = s->second->log.get();
+    std::string source = o.source_name;
+    running->open_source = [source, log]() -> Result<std::unique_ptr<Source>> {
+      return std::unique_ptr<Source>(std::make_unique<LogSource>(source, log));
+    };
     s->second->readers.push_back(running.get());
   } else if (def.options.Find("connector")->value == "file") {
     FileSourceOptions f;
     f.dir = def.options.Find("path")->value;
     if (const auto* pat = def.options.Find("pattern")) f.pattern = pat->value;
     f.name = o.source_name;
-    ASSIGN_OR_RETURN(source, FileSource::Open(std::move(f)));
+    running->open_source = [f]() -> Result<std::unique_ptr<Source>> {
+      ASSIGN_OR_RETURN(auto source, FileSource::Open(f));
+      return std::unique_ptr<Source>(std::move(source));
+    };
   } else {
     KafkaOptions k;
     k.brokers = def.options.Find("brokers")->value;
     k.topic = def.options.Find("topic")->value;
     if (const auto* c = def.options.Find("client_id")) k.client_id = c->value;
-    ASSIGN_OR_RETURN(source, OpenKafkaSource(k));
+    running->open_source = [k]() { return OpenKafkaSource(k); };
   }
-  ASSIGN_OR_RETURN(running->pipeline,
-                   Pipeline::Open(catalog_, io_, std::move(o), std::move(source)));
+  running->options = o;
+  ASSIGN_OR_RETURN(auto source, running->open_source());
+  ASSIGN_OR_RETURN(running->pipeline, Pipeline::Open(catalog_, io_, o, std::move(source)));
+  running->committed_offset = running->pipeline->stats().committed_offset_sum.load();
   pipelines_.push_back(std::move(running));
   return Status::OK();
 }
@@ -226,19 +234,77 @@ Status Runtime::Start() {
   return Status::OK();
 }
 
-void Runtime::RunPipeline(Running* r) {
-  Pipeline& p = *r->pipeline;
-  Status st;
-  while (!stopping_.load()) {
-    auto n = p.Step(100);
-    if (!n.ok()) {
-      st = n.status();
-      break;
-    }
-    if (!streams_.empty()) ApplyRetention();
+namespace {
+
+// Failures of the environment (storage, the catalog's answer) that a new run of
+// the pipeline may not meet again. The rest (fenced by a newer epoch, corrupt
+// data, a bad definition, a bug) stop the process.
+bool RetryInPlace(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kIOError:
+    case StatusCode::kCommitStateUnknown:
+    case StatusCode::kConflict: return true;
+    default: return false;
   }
-  if (st.ok()) st = p.Checkpoint();  // the final checkpoint
-  if (!st.ok()) {
+}
+
+}  // namespace
+
+// Runs the pipeline until a stop (then a final checkpoint) or a failure. A
+// retryable failure does not end the process: the pipeline is closed, and after
+// a backoff (doubling up to retry_max_ms) opened again, which recovers it exactly
+// as a restart of the process would. Ingest goes on meanwhile (into the log, up
+// to the backpressure limit) and /healthz reports the failure.
+void Runtime::RunPipeline(Running* r) {
+  int64_t backoff_ms = options_.retry_initial_ms;
+  Status st;
+  for (;;) {
+    st = RunUntilStopOrFailure(*r);
+    if (!r->retrying.load()) backoff_ms = options_.retry_initial_ms;
+    if (st.ok() || !RetryInPlace(st)) break;
+    std::fprintf(stderr, "sluice: pipeline %s failed, restarting it in %lld ms: %s\n",
+                 r->name.c_str(), static_cast<long long>(backoff_ms),
+                 PrintableText(st.ToString()).c_str());
+    r->retrying = true;
+    ++r->restarts;
+    if (r->restarts_total) r->restarts_total->Increment();
+    {
+      std::lock_guard<std::mutex> lock(r->mu);
+      r->last_error = st.ToString();
+      const PipelineStats& s = r->pipeline->stats();
+      r->before.records_in += s.records_in;
+      r->before.bytes_in += s.bytes_in;
+      r->before.records_committed += s.records_committed;
+      r->before.dead_letters += s.dead_letters_committed;
+      r->before.commits += s.commits;
+      r->before.commit_failures += s.commit_failures;
+      r->pipeline.reset();  // releases its journal; its staged files stay for recovery
+    }
+    // Reopen (recover) after the backoff, again and again while it fails likewise.
+    while (!stopping_.load()) {
+      for (int64_t waited = 0; waited < backoff_ms && !stopping_.load(); waited += 10) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (stopping_.load()) break;
+      backoff_ms = std::min(backoff_ms * 2, options_.retry_max_ms);
+      auto reopened = [&]() -> Result<std::unique_ptr<Pipeline>> {
+        ASSIGN_OR_RETURN(auto source, r->open_source());
+        return Pipeline::Open(catalog_, io_, r->options, std::move(source));
+      }();
+      if (reopened.ok()) {
+        std::lock_guard<std::mutex> lock(r->mu);
+        r->pipeline = std::move(*reopened);
+        break;
+      }
+      st = reopened.status();
+      if (!RetryInPlace(st)) break;
+      std::lock_guard<std::mutex> lock(r->mu);
+      r->last_error = st.ToString();
+    }
+    if (r->pipeline == nullptr) break;  // stopped while failing, or a fatal error
+    // `retrying` (and the longer backoff) last until the new run commits.
+  }
+  if (!st.ok() && (r->pipeline != nullptr || !RetryInPlace(st))) {
     std::lock_guard<std::mutex> lock(mu_);
     if (first_error_.ok()) first_error_ = st;
     stopping_.store(true);
@@ -246,12 +312,26 @@ void Runtime::RunPipeline(Running* r) {
   r->done.store(true);
 }
 
+Status Runtime::RunUntilStopOrFailure(Running& r) {
+  Pipeline& p = *r.pipeline;
+  while (!stopping_.load()) {
+    auto n = p.Step(100);
+    r.committed_offset = p.stats().committed_offset_sum.load();
+    if (!n.ok()) return n.status();
+    if (r.retrying.load() && p.stats().commits.load() > 0) r.retrying = false;  // healed
+    if (!streams_.empty()) ApplyRetention();
+  }
+  Status st = p.Checkpoint();  // the final checkpoint
+  r.committed_offset = p.stats().committed_offset_sum.load();
+  return st;
+}
+
 void Runtime::ApplyRetention() {
   for (auto& [name, s] : streams_) {
     if (s->readers.empty() || s->retention_blocked) continue;
     int64_t min_committed = INT64_MAX;
     for (const Running* r : s->readers) {
-      min_committed = std::min(min_committed, r->pipeline->stats().committed_offset_sum.load());
+      min_committed = std::min(min_committed, r->committed_offset.load());
     }
     if (min_committed > s->retained_below.load()) {
       // Concurrent calls from several pipeline threads are safe: the log
@@ -286,7 +366,7 @@ std::optional<server::Backpressure> Runtime::CheckBackpressure(const std::string
   if (it == streams_.end()) return std::nullopt;
   int64_t end = it->second->log->end_offset();
   for (const Running* r : it->second->readers) {
-    int64_t behind = end - r->pipeline->stats().committed_offset_sum.load();
+    int64_t behind = end - r->committed_offset.load();
     if (behind > options_.max_lag_records) {
       return server::Backpressure{server::Backpressure::Kind::kBehind, 1,
                                   fmt::format("pipeline {} is {} records behind (limit {})",

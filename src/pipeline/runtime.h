@@ -15,9 +15,13 @@
 //   A delivery guarantee other than exactly-once is refused.
 // Errors name the script's line and column.
 //
-// Running (Start/RequestStop/Wait): a pipeline that fails stops the runtime
-// (the process exits non-zero and a supervisor restarts it: recovery makes that
-// safe). RequestStop makes every pipeline take a final checkpoint.
+// Running (Start/RequestStop/Wait): a pipeline that fails on storage (kIOError,
+// kCommitStateUnknown, kConflict) is closed and reopened in place after a backoff
+// (recovery, as at a process restart), so a full disk or a flaky store does not
+// become a crash loop; while it retries, /healthz answers 503. Any other failure
+// (fenced, corrupt data, a bug) stops the runtime (the process exits non-zero and
+// a supervisor restarts it: recovery makes that safe). RequestStop makes every
+// pipeline take a final checkpoint.
 // Backpressure: a stream whose slowest pipeline is more than max_lag_records
 // behind answers 429; a stopping runtime answers 503. Log segments that every
 // pipeline reading a stream has committed past are deleted; the pipelines that
@@ -51,6 +55,11 @@ struct RuntimeOptions {
   int64_t max_lag_records = 1'000'000;
   int64_t max_body_bytes = 16 << 20;
   log::LogOptions log;
+  // A pipeline failing for a retryable reason (storage: kIOError, an unknown or
+  // conflicting commit) is restarted in place after this backoff, doubling up to
+  // retry_max_ms; other failures stop the runtime.
+  int64_t retry_initial_ms = 1000;
+  int64_t retry_max_ms = 30'000;
 };
 
 class Runtime : public server::IngestTarget {
@@ -86,6 +95,8 @@ class Runtime : public server::IngestTarget {
  private:
   struct Stream;
   struct Running;
+  struct Snapshot;
+  static Snapshot Numbers(const Running& r);
 
   Runtime(catalog::Catalog& catalog, FileIO& io, RuntimeOptions options);
   // Step 1 of Setup (and all of Check): the sources by name, once all is checked.
@@ -101,6 +112,7 @@ class Runtime : public server::IngestTarget {
   Status RegisterPipelineMetrics(Running* r, PipelineOptions& o);
   void RefreshMetrics();
   void RunPipeline(Running* r);
+  Status RunUntilStopOrFailure(Running& r);
   void ApplyRetention();
 
   catalog::Catalog& catalog_;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,9 +32,25 @@ struct Runtime::Stream {
 
 struct Runtime::Running {
   std::string name;
-  std::string stream;  // the source's name
-  std::string table;   // the target, "ns.name"
-  std::unique_ptr<Pipeline> pipeline;
+  std::string stream;       // the source's name
+  std::string table;        // the target, "ns.name"
+  PipelineOptions options;  // bound, with the metric hooks: to reopen after a failure
+  std::function<Result<std::unique_ptr<Source>>()> open_source;
+  // Replaced by the pipeline thread when it restarts the pipeline after a
+  // retryable failure; other threads read it under `mu` (it may be null then).
+  mutable std::mutex mu;
+  std::unique_ptr<Pipeline> pipeline;  // guarded by mu for readers off the thread
+  // The pipeline's committed source offset (sum over partitions), kept by its
+  // thread; stays at the last value while the pipeline restarts.
+  std::atomic<int64_t> committed_offset{0};
+  // Counters of the pipelines that ran before the current one (guarded by mu).
+  struct Totals {
+    int64_t records_in = 0, bytes_in = 0, records_committed = 0, dead_letters = 0, commits = 0,
+            commit_failures = 0;
+  } before;
+  std::string last_error;            // guarded by mu; the failure being retried
+  std::atomic<int64_t> restarts{0};  // retryable failures restarted in place
+  std::atomic<bool> retrying{false};
   std::thread thread;
   std::atomic<bool> done{false};
   // Metrics (handles into the registry).
@@ -40,6 +58,7 @@ struct Runtime::Running {
                   *dead_letters = nullptr, *commits = nullptr, *commit_failures = nullptr;
   server::Gauge *lag_records = nullptr, *lag_seconds = nullptr, *freshness = nullptr,
                 *checkpoint = nullptr, *epoch = nullptr;
+  server::Counter* restarts_total = nullptr;
   server::Histogram *commit_seconds = nullptr, *checkpoint_seconds = nullptr;
 };
 

@@ -95,6 +95,12 @@ Status Runtime::RegisterPipelineMetrics(Running* r, PipelineOptions& o) {
                          "Duration of a whole checkpoint (close files, commit, journal).",
                          server::DefaultSecondsBuckets(), p),
           l));
+  ASSIGN_OR_RETURN(r->restarts_total,
+                   One(g.AddCounter("sluice_pipeline_restarts_total",
+                                    "Retryable failures (storage) after which the pipeline was "
+                                    "reopened in place.",
+                                    p),
+                       l));
   r->table = o.target.ToString();
   server::Histogram* commit = r->commit_seconds;
   server::Histogram* checkpoint = r->checkpoint_seconds;
@@ -129,17 +135,50 @@ void Runtime::OnAppended(const std::string& stream, int64_t records, int64_t byt
   it->second->bytes_in->Increment(static_cast<double>(bytes));
 }
 
+// A consistent copy of a pipeline's numbers, including the runs before a restart
+// (the pipeline may be absent while it restarts: then only those).
+struct Runtime::Snapshot {
+  int64_t records_in = 0, bytes_in = 0, records_committed = 0, dead_letters = 0, commits = 0,
+          commit_failures = 0, source_lag = 0, newest_committed_ingest_ms = 0, checkpoint = 0,
+          epoch = 0, last_commit_micros = 0;
+};
+
+Runtime::Snapshot Runtime::Numbers(const Running& r) {
+  std::lock_guard<std::mutex> lock(r.mu);
+  Snapshot n;
+  n.records_in = r.before.records_in;
+  n.bytes_in = r.before.bytes_in;
+  n.records_committed = r.before.records_committed;
+  n.dead_letters = r.before.dead_letters;
+  n.commits = r.before.commits;
+  n.commit_failures = r.before.commit_failures;
+  if (r.pipeline == nullptr) return n;
+  const PipelineStats& s = r.pipeline->stats();
+  n.records_in += s.records_in;
+  n.bytes_in += s.bytes_in;
+  n.records_committed += s.records_committed;
+  n.dead_letters += s.dead_letters_committed;
+  n.commits += s.commits;
+  n.commit_failures += s.commit_failures;
+  n.source_lag = s.source_lag;
+  n.newest_committed_ingest_ms = s.newest_committed_ingest_ms;
+  n.checkpoint = s.checkpoint;
+  n.epoch = s.epoch;
+  n.last_commit_micros = s.last_commit_micros;
+  return n;
+}
+
 void Runtime::RefreshMetrics() {
   const int64_t now = iceberg::NowMillis();
   for (auto& r : pipelines_) {
-    const PipelineStats& s = r->pipeline->stats();
+    const Snapshot s = Numbers(*r);
     SyncCounter(r->records_read, s.records_in);
     SyncCounter(r->bytes_read, s.bytes_in);
     SyncCounter(r->records_committed, s.records_committed);
-    SyncCounter(r->dead_letters, s.dead_letters_committed);
+    SyncCounter(r->dead_letters, s.dead_letters);
     SyncCounter(r->commits, s.commits);
     SyncCounter(r->commit_failures, s.commit_failures);
-    int64_t in_flight = s.records_in - s.records_committed - s.dead_letters_committed;
+    int64_t in_flight = s.records_in - s.records_committed - s.dead_letters;
     int64_t lag = s.source_lag + std::max<int64_t>(0, in_flight);
     r->lag_records->Set(static_cast<double>(lag));
     int64_t newest = s.newest_committed_ingest_ms;
@@ -165,7 +204,7 @@ void Runtime::RefreshMetrics() {
                                    {"table", "partition"});
   if (!family.ok()) return;
   for (auto& r : pipelines_) {
-    auto t = catalog::Table::Load(catalog_, io_, r->pipeline->options().target);
+    auto t = catalog::Table::Load(catalog_, io_, r->options.target);
     if (!t.ok() || !(*t)->metadata().current_snapshot_id) continue;
     const auto& md = (*t)->metadata();
     auto live = (*t)->LiveFiles(*md.current_snapshot_id);
@@ -207,6 +246,11 @@ std::optional<std::string> Runtime::Unhealthy() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!first_error_.ok()) return "a pipeline failed (see /v1/status)";
   }
+  for (auto& r : pipelines_) {
+    if (r->retrying.load()) {
+      return fmt::format("pipeline {} is failing and restarting (see /v1/status)", r->name);
+    }
+  }
   for (auto& [name, s] : streams_) {
     // No details here: /healthz needs no token. /v1/status has the message.
     if (!s->log->Health().ok()) return fmt::format("stream '{}': its log cannot append", name);
@@ -221,25 +265,31 @@ std::string Runtime::StatusJson() {
   j["uptime_seconds"] = (now - started_ms_) / 1e3;
   nlohmann::json pipes = nlohmann::json::array();
   for (auto& r : pipelines_) {
-    const PipelineStats& s = r->pipeline->stats();
+    const Snapshot s = Numbers(*r);
     nlohmann::json p;
     p["name"] = r->name;
     p["source"] = r->stream;
     p["target"] = r->table;
     p["running"] = !r->done.load();
-    p["epoch"] = s.epoch.load();
-    p["checkpoint"] = s.checkpoint.load();
-    p["commit_interval_ms"] = r->pipeline->options().commit_interval_ms;
-    p["records_read"] = s.records_in.load();
-    p["records_committed"] = s.records_committed.load();
-    p["dead_letters"] = s.dead_letters_committed.load();
-    p["commits"] = s.commits.load();
-    p["commit_failures"] = s.commit_failures.load();
-    p["committed_offset"] = s.committed_offset_sum.load();
-    p["source_lag_records"] = s.source_lag.load();
-    p["last_commit_seconds"] = s.last_commit_micros.load() / 1e6;
+    p["epoch"] = s.epoch;
+    p["checkpoint"] = s.checkpoint;
+    p["commit_interval_ms"] = r->options.commit_interval_ms;
+    p["records_read"] = s.records_in;
+    p["records_committed"] = s.records_committed;
+    p["dead_letters"] = s.dead_letters;
+    p["commits"] = s.commits;
+    p["commit_failures"] = s.commit_failures;
+    p["committed_offset"] = r->committed_offset.load();
+    p["source_lag_records"] = s.source_lag;
+    p["last_commit_seconds"] = s.last_commit_micros / 1e6;
     int64_t newest = s.newest_committed_ingest_ms;
     p["freshness_seconds"] = newest > 0 ? nlohmann::json((now - newest) / 1e3) : nlohmann::json();
+    p["restarts"] = r->restarts.load();
+    p["retrying"] = r->retrying.load();
+    {
+      std::lock_guard<std::mutex> lock(r->mu);
+      if (!r->last_error.empty()) p["last_error"] = r->last_error;
+    }
     pipes.push_back(std::move(p));
   }
   j["pipelines"] = std::move(pipes);
