@@ -22,8 +22,8 @@ int64_t StreamLog::next_offset() const {
 }
 
 int64_t StreamLog::end_offset() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return readable_end_;
+  // Without mu_: callers on an event loop must not wait behind a repair's fsync.
+  return end_offset_.load(std::memory_order_acquire);
 }
 
 int64_t StreamLog::start_offset() const {
@@ -204,6 +204,7 @@ void StreamLog::LeadGroup(std::unique_lock<std::mutex>& lock) {
       p.segment->end_offset = w->result.last_offset + 1;
       p.segment->acked_bytes = p.position + p.size;
       readable_end_ = w->result.last_offset + 1;
+      end_offset_.store(readable_end_, std::memory_order_release);
     }
   }
   for (size_t i = 0; i < group.size(); ++i) {

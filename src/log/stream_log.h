@@ -121,7 +121,7 @@ class StreamLog {
   Status Close();
 
   int64_t next_offset() const;   // offset the next appended record will get
-  int64_t end_offset() const;    // one past the last acknowledged (readable) record
+  int64_t end_offset() const;    // one past the last acknowledged (readable) record; lock-free
   int64_t start_offset() const;  // first offset still retained
   int64_t sync_count() const { return sync_count_.load(); }  // syncs of segment data
   size_t segment_count() const;
@@ -161,6 +161,7 @@ class StreamLog {
   int64_t last_sync_ms_ = 0;  // kInterval bookkeeping (leader only)
 
   std::atomic<int64_t> sync_count_{0};
+  std::atomic<int64_t> end_offset_{0};  // readable_end_, readable without mu_
 };
 
 }  // namespace sluice::log

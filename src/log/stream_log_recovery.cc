@@ -95,6 +95,7 @@ Status StreamLog::Recover() {
   }
   next_offset_ = expected;
   readable_end_ = expected;
+  end_offset_.store(expected, std::memory_order_release);
   return Status::OK();
 }
 

@@ -149,7 +149,9 @@ TEST_F(HttpHostileTest, IdleAndTricklingConnectionsDoNotDelayOthersOrStop) {
             "1000\r\n\r\n{\"a\":1}\n12");
     idle.push_back(fd);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (int i = 0; i < 200 && server_->open_connections() < 300; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_GE(server_->open_connections(), 300);
   double worst = 0;
   for (int i = 0; i < 20; ++i) {
@@ -209,7 +211,9 @@ TEST_F(HttpHostileTest, ConnectionsOverTheLimitAreRefusedWith503) {
   ASSERT_EQ(server_->connection_limit(), 8);
   std::vector<int> held;
   for (int i = 0; i < 8; ++i) held.push_back(Connect());
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 200 && server_->open_connections() < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   int extra = Connect();
   std::string refused = ReadUntilClose(extra);
   ::close(extra);
@@ -218,7 +222,9 @@ TEST_F(HttpHostileTest, ConnectionsOverTheLimitAreRefusedWith503) {
   EXPECT_NE(refused.find("Retry-After: 1\r\n"), std::string::npos);
   ::close(held.back());
   held.pop_back();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 200 && server_->open_connections() >= 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_EQ(Probe().first, 200) << "a freed slot is not reused";
   for (int fd : held) ::close(fd);
 }
@@ -264,12 +270,49 @@ TEST_F(HttpHostileTest, BadFramingIsAnsweredAndNeverAppended) {
   EXPECT_EQ(Appended(), 1);
 }
 
-TEST_F(HttpHostileTest, HalfClosedClientStillGetsItsAnswer) {
+TEST_F(HttpHostileTest, HalfClosedClientStillGetsItsAnswers) {
   StartServer();
   std::string answer = Exchange(Post("", "{\"a\":1}\n{\"a\":2}\n"), /*half_close=*/true);
   EXPECT_EQ(StatusOf(answer), 200) << answer;
   EXPECT_NE(answer.find("\"records\":2"), std::string::npos) << answer;
   EXPECT_EQ(Appended(), 2);
+  // Two pipelined requests, then the half-close: both are answered.
+  std::string both = Exchange(Post("", "{\"a\":3}\n") + Post("", "{\"a\":4}\n"), true);
+  EXPECT_EQ(CountResponses(both), 2) << both;
+  EXPECT_EQ(Appended(), 4);
+}
+
+// Bodies count against max_buffered_body_bytes as they arrive, whole chunked ones
+// included: past it a request is answered 503 and nothing is appended.
+TEST_F(HttpHostileTest, BodiesInMemoryAreBoundedByTheBudget) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1000;
+  options.max_buffered_body_bytes = 1000;
+  StartServer(options);
+  int holder = Connect();  // 900 bytes of a body that never completes
+  SendAll(holder,
+          "POST /v1/streams/events_in/records HTTP/1.1\r\nHost: h\r\n"
+          "Content-Length: 1000\r\n\r\n" +
+              std::string(900, ' '));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::string chunk(500, ' ');
+  chunk.back() = '1';
+  std::string over = Exchange(
+      "POST /v1/streams/events_in/records HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
+      "chunked\r\n\r\n" +
+      fmt::format("{:x}\r\n{}\r\n0\r\n\r\n", chunk.size(), chunk));
+  EXPECT_EQ(StatusOf(over), 503) << over;
+  EXPECT_NE(over.find("Retry-After: 1"), std::string::npos) << over;
+  ::close(holder);
+  for (int i = 0; i < 100 && server_->open_connections() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::string fits = Exchange(
+      "POST /v1/streams/events_in/records HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
+      "chunked\r\nConnection: close\r\n\r\n" +
+      fmt::format("{:x}\r\n{}\r\n0\r\n\r\n", chunk.size(), chunk));
+  EXPECT_EQ(StatusOf(fits), 200) << fits;
+  EXPECT_EQ(Appended(), 1);
 }
 
 TEST_F(HttpHostileTest, PipelinedRequestsAreAnsweredInOrder) {
@@ -301,6 +344,9 @@ TEST_F(HttpHostileTest, HeaderRulesOfTheApi) {
   EXPECT_EQ(StatusOf(head), 200) << head;
   EXPECT_NE(head.find("Content-Length: 2\r\n"), std::string::npos) << head;
   EXPECT_TRUE(head.ends_with("\r\n\r\n")) << head;
+  std::string get_with_body =
+      Exchange("GET /healthz HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_EQ(StatusOf(get_with_body), 400) << get_with_body;
   std::string wrong_method = Exchange(
       "DELETE /healthz HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer t\r\n"
       "Connection: close\r\n\r\n");

@@ -279,7 +279,9 @@ bool RequestParser::DecideFraming() {
     for (const auto& [name, value] : r.headers) {
       if (name != "transfer-encoding") continue;
       ForEachElement(value, [&](std::string_view e) {
-        codings.push_back(Lower(TrimOws(e.substr(0, e.find(';')))));
+        // Parameters are not defined for chunked; keep them in the name so that
+        // "chunked;x=1" is not taken for chunked.
+        codings.push_back(Lower(e));
         all += (all.empty() ? "" : ", ") + codings.back();
       });
     }
@@ -319,7 +321,9 @@ bool RequestParser::DecideFraming() {
         }
       });
       if (!ok) return false;
-      if (TrimOws(value).empty()) return Fail(400, "empty Content-Length");
+      bool any = false;
+      ForEachElement(value, [&](std::string_view) { any = true; });
+      if (!any) return Fail(400, fmt::format("empty Content-Length '{}'", Shown(value)));
     }
     uint64_t length = 0;
     bool huge = first.size() > 18;
@@ -341,7 +345,8 @@ void RequestParser::BeginBody() {
     state_ = State::kBody;
   } else if (remaining_ > 0) {
     part_ = BodyPart::kLength;
-    request_.body.reserve(static_cast<size_t>(std::min<int64_t>(remaining_, 64 << 20)));
+    // Grows as bytes arrive: an announced length alone must not allocate much.
+    request_.body.reserve(static_cast<size_t>(std::min<int64_t>(remaining_, 256 << 10)));
     state_ = State::kBody;
   } else {
     state_ = State::kComplete;
@@ -377,8 +382,12 @@ bool RequestParser::ParseChunkSize(std::string_view line) {
     return Fail(400, fmt::format("malformed chunk size '{}'", Shown(line)));
   }
   std::string_view ext = line.substr(digits);
-  while (!ext.empty() && (ext.front() == ' ' || ext.front() == '\t')) ext.remove_prefix(1);
-  if (!ext.empty() && ext.front() != ';') {
+  bool space = false;
+  while (!ext.empty() && (ext.front() == ' ' || ext.front() == '\t')) {
+    ext.remove_prefix(1);
+    space = true;
+  }
+  if ((!ext.empty() && ext.front() != ';') || (space && ext.empty())) {
     return Fail(400, fmt::format("malformed chunk size '{}'", Shown(line)));
   }
   for (unsigned char c : ext) {

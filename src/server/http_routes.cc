@@ -185,6 +185,11 @@ std::optional<HttpResponse> Router::OnHead(const HttpRequest& req) {
     return res;
   }
   if (auto refusal = Unrouted(req)) return refusal;
+  if (req.method != "POST" && req.announces_body) {
+    HttpResponse res;
+    SetError(res, 400, fmt::format("{} {} takes no body", req.method, req.path));
+    return res;
+  }
   if (req.method == "POST") {
     HttpResponse res;
     IngestContext ctx{target_, options_.max_body_bytes};

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -79,7 +80,6 @@ class HttpServer::Impl {
     uint32_t watched = 0;      // epoll interest; 0: not in the epoll set
     bool peer_closed = false;  // read returned 0 (the client half-closed)
     bool close_after = false;  // close once `out` is written
-    bool drain_after = false;  // ... after shutting down writing and draining
     bool head_only = false;    // the answer is to a HEAD request
     bool http10_keep_alive = false;
     bool keep_alive = true;    // the request allows another one on the connection
@@ -112,6 +112,7 @@ class HttpServer::Impl {
   void ReadSome(Conn& c);
   void Advance(Conn& c);
   void OnHeadDone(Conn& c);
+  bool ReserveBody(Conn& c);
   void Dispatch(Conn& c);
   void NoteRequest(Conn& c);
   void Respond(Conn& c, HttpResponse res, bool drain);
@@ -143,6 +144,7 @@ class HttpServer::Impl {
   std::vector<uint64_t> ready_;  // reading connections with buffered bytes to parse
   int64_t buffered_ = 0;         // reserved body bytes, over all connections
   bool stop_begun_ = false;
+  std::optional<Clock::time_point> listen_paused_until_;
   Clock::time_point stop_deadline_;
   std::atomic<int> open_{0};
 
@@ -233,7 +235,13 @@ Status HttpServer::Impl::Bind() {
 }
 
 void HttpServer::Impl::Stop() {
-  if (!loop_.joinable()) return;
+  if (!loop_.joinable()) {  // never started, or Start() failed half-way
+    for (int* fd : {&listen_fd_, &epoll_fd_, &wake_fd_, &spare_fd_}) {
+      if (*fd >= 0) ::close(*fd);
+      *fd = -1;
+    }
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -294,6 +302,13 @@ void HttpServer::Impl::Loop() {
         OnEvent(*it->second, events[i].events);
       }
     }
+    if (listen_paused_until_ && !stop_begun_ && Clock::now() >= *listen_paused_until_) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = 0;
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+      listen_paused_until_.reset();
+    }
     TakeAnswers();
     while (!ready_.empty()) {
       std::vector<uint64_t> ready;
@@ -315,8 +330,9 @@ void HttpServer::Impl::Loop() {
 }
 
 // Stop: no new connections. Connections without a request in progress close now;
-// a request already arriving, being handled or answered may finish within a short
-// grace (kStopGrace), after which whatever is not with a worker is closed.
+// a request already arriving, being handled or answered (and drained) may finish
+// within a short grace (kStopGrace), after which whatever is not with a worker is
+// closed.
 void HttpServer::Impl::BeginStop() {
   stop_begun_ = true;
   stop_deadline_ = Clock::now() + kStopGrace;
@@ -335,8 +351,7 @@ void HttpServer::Impl::BeginStop() {
       Advance(c);
       if (!conns_.contains(id)) continue;
     }
-    bool idle = c.phase == Phase::kDraining ||
-                (c.phase == Phase::kReading && !c.parser.started() && c.out.empty());
+    bool idle = c.phase == Phase::kReading && !c.parser.started() && c.out.empty();
     if (idle) Close(id);
   }
 }
@@ -356,7 +371,13 @@ void HttpServer::Impl::AcceptAll() {
         spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         continue;
       }
-      return;  // EAGAIN, or an error to retry at the next readiness
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        // A lasting error (ENOBUFS, out of descriptors with no spare): the listener
+        // stays readable, so stop watching it for a moment instead of spinning.
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+        listen_paused_until_ = Clock::now() + std::chrono::milliseconds(100);
+      }
+      return;
     }
     if (static_cast<int>(conns_.size()) >= limit_) {
       RefuseAtAccept(fd, 503, fmt::format("too many connections (limit {})", limit_));
@@ -384,6 +405,9 @@ void HttpServer::Impl::RefuseAtAccept(int fd, int status, std::string_view messa
   std::string bytes = SerializeResponse(res, false, false);
   (void)!::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   ::shutdown(fd, SHUT_WR);
+  char discard[4096];  // what the client sent already: unread, close() would reset
+  while (::recv(fd, discard, sizeof(discard), MSG_DONTWAIT) > 0) {
+  }
   ::close(fd);
   router_.Count("", status);
 }
@@ -422,6 +446,7 @@ void HttpServer::Impl::OnEvent(Conn& c, uint32_t events) {
 void HttpServer::Impl::ReadSome(Conn& c) {
   if (c.in_pos > 0 && c.in_pos == c.in.size()) {
     c.in.clear();
+    if (c.in.capacity() > kReadChunk * 2) c.in.shrink_to_fit();  // idle connections stay small
     c.in_pos = 0;
   }
   size_t total = 0;
@@ -461,25 +486,14 @@ void HttpServer::Impl::Advance(Conn& c) {
         OnHeadDone(c);
         if (!conns_.contains(id)) return;
         continue;
-      case RequestParser::State::kComplete: Dispatch(c); return;
+      case RequestParser::State::kComplete:
+        if (ReserveBody(c)) Dispatch(c);
+        return;
       case RequestParser::State::kHead:
       case RequestParser::State::kBody: break;
     }
     // Waiting for more bytes.
-    if (c.parser.state() == RequestParser::State::kBody && c.reserved > 0 &&
-        static_cast<int64_t>(c.parser.request().body.size()) > c.reserved) {
-      // A chunked body grows its reservation as it arrives.
-      int64_t more = static_cast<int64_t>(c.parser.request().body.size()) - c.reserved;
-      if (buffered_ + more > options_.max_buffered_body_bytes) {
-        HttpResponse res;
-        internal::SetError(res, 503, "the server holds too many request bodies; retry later");
-        res.Set("Retry-After", "1");
-        Respond(c, std::move(res), /*drain=*/true);
-        return;
-      }
-      buffered_ += more;
-      c.reserved += more;
-    }
+    if (!ReserveBody(c)) return;
     if (c.peer_closed) {
       // The client closed before finishing a request: nothing to answer.
       Close(c.id);
@@ -499,27 +513,32 @@ void HttpServer::Impl::OnHeadDone(Conn& c) {
     Respond(c, std::move(*refusal), /*drain=*/unread);
     return;
   }
-  int64_t announced = c.parser.remaining_body();  // -1: chunked, grows as read
-  int64_t reserve =
-      announced < 0 ? std::min<int64_t>(kReadChunk, options_.max_body_bytes) : announced;
-  if (buffered_ + reserve > options_.max_buffered_body_bytes) {
-    HttpResponse res;
-    internal::SetError(res, 503, "the server holds too many request bodies; retry later");
-    res.Set("Retry-After", "1");
-    res.close = req.announces_body;
-    Respond(c, std::move(res), /*drain=*/req.announces_body);
-    return;
-  }
-  buffered_ += reserve;
-  c.reserved = reserve;
   if (req.expect_continue && req.announces_body) {
+    const uint64_t id = c.id;
     c.out += "HTTP/1.1 100 Continue\r\n\r\n";
     WriteSome(c);
-    if (!conns_.contains(c.id)) return;
+    if (!conns_.contains(id)) return;  // the client went away
   }
   c.parser.BeginBody();
   c.phase_start = Clock::now();  // the body deadline starts now
   UpdateDeadline(c);
+}
+
+// Body bytes count against max_buffered_body_bytes as they arrive (not as
+// announced: a client must send what it holds). Past the budget: 503, close.
+bool HttpServer::Impl::ReserveBody(Conn& c) {
+  int64_t held = static_cast<int64_t>(c.parser.request().body.size());
+  if (held <= c.reserved) return true;
+  if (buffered_ + held - c.reserved > options_.max_buffered_body_bytes) {
+    HttpResponse res;
+    internal::SetError(res, 503, "the server holds too many request bodies; retry later");
+    res.Set("Retry-After", "1");
+    Respond(c, std::move(res), /*drain=*/true);
+    return false;
+  }
+  buffered_ += held - c.reserved;
+  c.reserved = held;
+  return true;
 }
 
 void HttpServer::Impl::Dispatch(Conn& c) {
@@ -565,11 +584,14 @@ void HttpServer::Impl::NoteRequest(Conn& c) {
 
 void HttpServer::Impl::Respond(Conn& c, HttpResponse res, bool drain) {
   if (c.phase != Phase::kHandling) NoteRequest(c);
-  if (drain || !c.keep_alive || c.peer_closed || stop_begun_) res.close = true;
+  // A half-closed client still gets answers to every request it sent.
+  bool more_buffered = c.in_pos < c.in.size();
+  if (drain || !c.keep_alive || (c.peer_closed && !more_buffered) || stop_begun_) {
+    res.close = true;
+  }
   router_.Count(c.path, res.status);
   c.out += SerializeResponse(res, c.head_only, c.http10_keep_alive && !res.close);
   c.close_after = res.close;
-  c.drain_after = drain;
   c.phase = Phase::kWriting;
   c.phase_start = Clock::now();
   Release(c);
@@ -603,7 +625,10 @@ void HttpServer::Impl::WriteSome(Conn& c) {
 
 void HttpServer::Impl::AfterWrite(Conn& c) {
   if (c.close_after) {
-    if (c.drain_after && !c.peer_closed) {
+    // Unread input (a pipelined request, a body never read, bytes still in
+    // flight) would make close() reset the connection and could destroy the
+    // answer before the client reads it: shut down writing and drain first.
+    if (!c.peer_closed) {
       // Unread bytes may follow: a close now could reset the connection before the
       // client reads the answer. Stop writing, discard input for a moment, close.
       ::shutdown(c.fd, SHUT_WR);
