@@ -304,8 +304,9 @@ bool RequestParser::DecideFraming() {
   }
   if (has_length) {
     std::string_view first;
-    for (const auto& [name, value] : r.headers) {
-      if (name != "content-length") continue;
+    for (const auto& field : r.headers) {
+      if (field.first != "content-length") continue;
+      const std::string& value = field.second;  // (a structured binding cannot be captured)
       bool ok = true;
       ForEachElement(value, [&](std::string_view e) {
         // Leading zeros do not make a different length.
