@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "io/posix.h"
 
@@ -17,13 +18,16 @@ namespace {
 
 constexpr size_t kMaxDescriptionBytes = 512;
 
+// The command line, with passwords masked: a lock file is world-readable and its
+// text goes into other processes' error messages, and a catalog URI on the command
+// line may carry credentials ("postgresql://user:secret@host/db", "password=secret").
 std::string CommandLine() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string out;
   for (char c : raw) out += c == '\0' ? ' ' : c;
   while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
+  return MaskCredentials(out);
 }
 
 std::string StartTime() {
@@ -51,6 +55,13 @@ std::string ReadDescription(int fd) {
 }
 
 }  // namespace
+
+std::string MaskCredentials(std::string_view text) {
+  static const std::regex kUserInfo(R"((://[^/\s:@]*):[^@\s/]*@)");
+  static const std::regex kPassword(R"((password=)[^\s&;']*)", std::regex::icase);
+  std::string out = std::regex_replace(std::string(text), kUserInfo, "$1:***@");
+  return std::regex_replace(out, kPassword, "$1***");
+}
 
 std::string LockHolderDescription() {
   char host[256] = {};

@@ -45,7 +45,10 @@ class FileLock {
 };
 
 // How this process describes itself in a lock file: pid, host, start time (UTC)
-// and command line.
+// and command line (passwords in URIs and "password=" masked as ***).
 std::string LockHolderDescription();
+// `text` with the password of "scheme://user:password@host" and of "password=..."
+// replaced by ***.
+std::string MaskCredentials(std::string_view text);
 
 }  // namespace sluice

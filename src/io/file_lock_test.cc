@@ -74,5 +74,16 @@ TEST_F(FileLockTest, DescriptionNamesPidHostAndCommand) {
   EXPECT_NE(d.find(" since 20"), std::string::npos) << d;
 }
 
+// A catalog URI with credentials on the command line must not end up in the
+// world-readable lock file or in another process's error message.
+TEST_F(FileLockTest, CredentialsAreMaskedInTheHolderDescription) {
+  EXPECT_EQ(MaskCredentials("sluice --catalog postgresql://sluice:s3cret@db:5432/lake run x.sql"),
+            "sluice --catalog postgresql://sluice:***@db:5432/lake run x.sql");
+  EXPECT_EQ(MaskCredentials("--catalog 'host=db user=u password=hunter2 dbname=lake'"),
+            "--catalog 'host=db user=u password=*** dbname=lake'");
+  EXPECT_EQ(MaskCredentials("sluice run x.sql --listen 127.0.0.1:8080"),
+            "sluice run x.sql --listen 127.0.0.1:8080");
+}
+
 }  // namespace
 }  // namespace sluice
