@@ -2,10 +2,8 @@
 // logs in a scratch directory, and a real HTTP client.
 #include "server/http_server.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -30,6 +28,9 @@ using log::testing::ScratchDir;
 using nlohmann::json;
 
 using testing::Connect;
+using testing::ReadResponse;
+using testing::ReadUntilClose;
+using testing::SendAll;
 using testing::TestTarget;
 
 class HttpServerTest : public ::testing::Test {
@@ -86,29 +87,13 @@ json Body(const httplib::Result& r) { return json::parse(r->body); }
 std::string ExpectContinueExchange(int port, const std::string& head, const std::string& body) {
   int fd = Connect(port);
   if (fd < 0) return "connect failed";
-  auto send_all = [&](const std::string& data) {
-    for (size_t off = 0; off < data.size();) {
-      ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) return;
-      off += static_cast<size_t>(n);
-    }
-  };
-  send_all(head + fmt::format("Content-Length: {}\r\nExpect: 100-continue\r\n"
-                              "Connection: close\r\n\r\n",
-                              body.size()));
-  std::string answer;
-  char buf[4096];
-  while (answer.find("\r\n\r\n") == std::string::npos) {
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) break;
-    answer.append(buf, static_cast<size_t>(n));
-  }
-  if (answer.starts_with("HTTP/1.1 100")) send_all(body);
-  for (;;) {  // the server closes after its final answer (Connection: close)
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) break;
-    answer.append(buf, static_cast<size_t>(n));
-  }
+  SendAll(fd, head + fmt::format("Content-Length: {}\r\nExpect: 100-continue\r\n"
+                                 "Connection: close\r\n\r\n",
+                                 body.size()));
+  std::string buffer;
+  std::string answer = ReadResponse(fd, &buffer);
+  if (answer.starts_with("HTTP/1.1 100")) SendAll(fd, body);
+  answer += buffer + ReadUntilClose(fd);  // the server closes after its final answer
   ::close(fd);
   return answer;
 }
@@ -362,13 +347,9 @@ TEST_F(HttpServerTest, PostWithoutLengthHasNoBody) {
   StartServer();
   int fd = Connect(server_->port());
   ASSERT_GE(fd, 0);
-  std::string request =
-      "POST /v1/streams/events_in/records HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(request.size()));
-  std::string answer;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;) answer.append(buf, n);
+  ASSERT_TRUE(SendAll(
+      fd, "POST /v1/streams/events_in/records HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  std::string answer = ReadUntilClose(fd);
   ::close(fd);
   // Answered at once (not after the read timeout): an empty batch.
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 400")) << answer;
