@@ -27,6 +27,7 @@ struct RunArgs {
   std::string token_env = "SLUICE_TOKEN";
   int64_t max_lag_records = 1'000'000;
   bool check = false;
+  bool bounded = false;
 };
 
 Status Run(const RunArgs& a) {
@@ -38,6 +39,7 @@ Status Run(const RunArgs& a) {
   o.warehouse = WarehousePath();
   o.listen = a.listen;
   o.max_lag_records = a.max_lag_records;
+  o.bounded = a.bounded;
   if (const char* token = std::getenv(a.token_env.c_str()); token && *token) o.bearer_token = token;
   if (a.check) {
     Status checked = pipeline::Runtime::Check(*cat, LocalIO(), o, *script);
@@ -63,12 +65,17 @@ Status Run(const RunArgs& a) {
   }
   std::fprintf(stderr, "sluice: running %s (SIGTERM or Ctrl-C stops after a final checkpoint)\n",
                a.file.c_str());
-  while (g_signal.load() == 0 && !(*rt)->stopping()) {
+  while (g_signal.load() == 0 && !(*rt)->stopping() && !(*rt)->finished()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   (*rt)->RequestStop();
   Status st = (*rt)->Wait();
-  if (st.ok()) std::fprintf(stderr, "sluice: stopped after a final checkpoint\n");
+  if (st.ok()) {
+    std::fprintf(stderr, "sluice: %s\n",
+                 (*rt)->finished() && g_signal.load() == 0 && a.bounded
+                     ? "bounded run complete: every source read to its end and committed"
+                     : "stopped after a final checkpoint");
+  }
   return st;
 }
 
@@ -114,6 +121,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-lag-records", args->max_lag_records,
                   "Answer 429 to producers while a pipeline is this many records behind")
       ->check(AtLeast(1));
+  cmd->add_flag("--bounded", args->bounded,
+                "Read every source to its current end, commit, and exit (file sources)");
   cmd->add_flag("--check", args->check,
                 "Check the script (names, options, bindings against the tables) and exit; "
                 "creates nothing");

@@ -166,8 +166,8 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
                    sql::BindInsert(p.insert, src->second.schema, *target_schema));
   auto shared_plan = std::make_shared<const sql::ProjectionPlan>(std::move(plan));
   o.source_schema = std::make_shared<Schema>(DecodeSchema(*shared_plan));
-  o.projection = [shared_plan](Batch&& rows) {
-    return sql::ApplyPlan(*shared_plan, std::move(rows));
+  o.projection = [shared_plan](Batch&& rows, std::vector<sql::RejectedRow>* rejected) {
+    return sql::ApplyPlan(*shared_plan, std::move(rows), rejected);
   };
   return o;
 }

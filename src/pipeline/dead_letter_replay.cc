@@ -47,6 +47,12 @@ Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
   Batch failed = Batch::Make(dlq_schema);
   ReplayResult result;
   const int64_t now_us = iceberg::NowMillis() * 1000;
+  // The dead letter behind each decoded row, in case the projection rejects it.
+  struct Origin {
+    std::string payload, source, partition;
+    int64_t offset = 0, ingested_us = 0;
+  };
+  std::vector<Origin> origins;
   auto on_rows = [&](const Batch& b) -> Status {
     // The scan returns the requested columns in order, then _file and _pos.
     const Column& payload = b.columns[0];
@@ -57,6 +63,9 @@ Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
           payload.IsNull(r) ? Status::Invalid("no payload") : decoder->DecodeLine(text, 1, &rows);
       if (st.ok() && !text.empty()) {
         ++result.recovered;
+        origins.push_back({std::string(text), std::string(b.columns[2].GetBytes(r)),
+                           std::string(b.columns[3].GetBytes(r)), b.columns[4].Value<int64_t>(r),
+                           b.columns[5].IsNull(r) ? 0 : b.columns[5].Value<int64_t>(r)});
         continue;
       }
       if (st.ok()) st = Status::Invalid("empty payload");
@@ -88,22 +97,34 @@ Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
   if (rows.num_rows() > 0) {
     Batch projected = std::move(rows);
     if (bound.projection) {
-      auto p = bound.projection(std::move(projected));
+      std::vector<sql::RejectedRow> rejected;
+      auto p = bound.projection(std::move(projected), &rejected);
       if (!p.ok()) return discard(p.status());
       projected = std::move(*p);
+      for (const sql::RejectedRow& r : rejected) {
+        const Origin& o = origins[r.row];
+        Status error = Status::Invalid("{}", r.error);
+        --result.recovered;
+        ++result.still_failing;
+        AppendDeadLetter(
+            {o.payload, &error, o.source, o.partition, o.offset, o.ingested_us, now_us, bound.name},
+            &failed);
+      }
     }
-    auto w = WriterFor(io, *target);
-    if (!w.ok()) return discard(w.status());
-    target_writer = std::move(*w);
-    Status st = target_writer->Write(projected);
-    if (!st.ok()) return discard(st);
-    auto files = target_writer->Close();
-    if (!files.ok()) return discard(files.status());
-    catalog::TableUpdate u;
-    u.table = target.get();
-    u.update.add_data = std::move(*files);
-    u.update.summary = summary;
-    updates.push_back(std::move(u));
+    if (projected.num_rows() > 0) {
+      auto w = WriterFor(io, *target);
+      if (!w.ok()) return discard(w.status());
+      target_writer = std::move(*w);
+      Status st = target_writer->Write(projected);
+      if (!st.ok()) return discard(st);
+      auto files = target_writer->Close();
+      if (!files.ok()) return discard(files.status());
+      catalog::TableUpdate u;
+      u.table = target.get();
+      u.update.add_data = std::move(*files);
+      u.update.summary = summary;
+      updates.push_back(std::move(u));
+    }
   }
   catalog::TableUpdate d;
   d.table = dlq.get();

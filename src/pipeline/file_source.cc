@@ -213,6 +213,7 @@ Result<int64_t> FileSource::Poll(int64_t max_bytes, int timeout_ms,
   while (true) {
     delivered = ReadAvailable(max_bytes, sink);
     if (!delivered.ok() || *delivered > 0) break;
+    if (just_scanned) drained_ = true;
     Clock::time_point now = Clock::now();
     if (!just_scanned && now - last_scan_ >= scan_interval) {
       RETURN_IF_ERROR(Rescan());
@@ -225,6 +226,7 @@ Result<int64_t> FileSource::Poll(int64_t max_bytes, int timeout_ms,
     std::this_thread::sleep_for(step);
   }
   if (buf_.size() > kRetainedBuffer) std::string().swap(buf_);
+  if (delivered.ok() && *delivered > 0) drained_ = false;
   return delivered;
 }
 

@@ -51,6 +51,7 @@ class FileSource : public Source {
   Positions CurrentPositions() const override;
   // Per file, bytes not yet read (size at the last look - position).
   Positions Lag() const override;
+  bool Exhausted() const override { return drained_; }
 
  private:
   struct FileState {
@@ -80,6 +81,7 @@ class FileSource : public Source {
   Files files_;
   std::string buf_;  // reused across reads: file bytes from a line start on
   std::chrono::steady_clock::time_point last_scan_{};
+  bool drained_ = false;  // the last Poll found nothing new right after a rescan
 };
 
 }  // namespace sluice::pipeline

@@ -1,6 +1,7 @@
 #include "pipeline/pipeline.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 
 #include "columnar/json_reader.h"
@@ -27,10 +28,13 @@ int64_t MonoMicros() {
 // The decoder names the line it was given; a dead letter has its offset in
 // its own column, so the "line N: " prefix is dropped from its error.
 std::string DeadLetterError(const Status& st) {
+  // Only the decoder's "line N: " goes; a SQL position ("line 3, column 17: ",
+  // from an expression of the pipeline) stays.
   std::string m = st.message();
   if (m.rfind("line ", 0) == 0) {
-    size_t colon = m.find(": ");
-    if (colon != std::string::npos) m = m.substr(colon + 2);
+    size_t digits = 5;
+    while (digits < m.size() && std::isdigit(static_cast<unsigned char>(m[digits]))) ++digits;
+    if (digits > 5 && m.compare(digits, 2, ": ") == 0) m = m.substr(digits + 2);
   }
   return m;
 }
@@ -221,8 +225,19 @@ void Pipeline::OnRecord(const SourceRecord& r) {
   stats_.bytes_in.fetch_add(static_cast<int64_t>(r.value.size()), std::memory_order_relaxed);
   dirty_ = true;
   newest_ingest_ms_ = std::max(newest_ingest_ms_, r.timestamp_ms);
+  int64_t before = rows_.num_rows();
   Status st = decoder_->DecodeLine(r.value, r.offset, &rows_);
-  if (st.ok()) return;
+  if (st.ok()) {
+    if (rows_.num_rows() > before) {
+      if (partition_names_.empty() || partition_names_[last_partition_] != r.partition) {
+        auto it = std::find(partition_names_.begin(), partition_names_.end(), r.partition);
+        last_partition_ = static_cast<uint32_t>(it - partition_names_.begin());
+        if (it == partition_names_.end()) partition_names_.push_back(r.partition);
+      }
+      origins_.push_back({last_partition_, r.offset, r.timestamp_ms});
+    }
+    return;
+  }
   // The decoder left rows_ unchanged: the record becomes a dead letter.
   AppendDeadLetter({r.value, &st, source_->Describe(), r.partition, r.offset, r.timestamp_ms * 1000,
                     NowMs() * 1000, options_.name},
@@ -233,10 +248,22 @@ Status Pipeline::FlushRows() {
   if (rows_.num_rows() > 0) {
     Batch b = std::move(rows_);
     rows_ = Batch::Make(options_.source_schema);
-    int64_t n = b.num_rows();
+    std::vector<RowOrigin> origins = std::move(origins_);
+    origins_.clear();
     if (options_.projection) {
-      ASSIGN_OR_RETURN(b, options_.projection(std::move(b)));
+      std::vector<sql::RejectedRow> rejected;
+      ASSIGN_OR_RETURN(b, options_.projection(std::move(b), &rejected));
+      int64_t now_us = NowMs() * 1000;
+      for (const sql::RejectedRow& r : rejected) {
+        Status error = Status::Invalid("{}", r.error);
+        const RowOrigin& o = origins[r.row];
+        AppendDeadLetter({r.payload, &error, source_->Describe(), partition_names_[o.partition],
+                          o.offset, o.timestamp_ms * 1000, now_us, options_.name},
+                         &dead_rows_);
+      }
     }
+    partition_names_.clear();
+    int64_t n = b.num_rows();
     RETURN_IF_ERROR_CTX(writer_->Write(b), "writing to {}", options_.target.ToString());
     rows_pending_ += n;
   }

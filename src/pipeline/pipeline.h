@@ -4,7 +4,9 @@
 // Loop: poll records from the source, decode them (FORMAT JSON) into column
 // batches, project them onto the target table's schema, and write them with
 // a partitioned DataWriter. Records that cannot be decoded become rows of the
-// dead-letter table `<table>__dlq`. Every commit interval (and on Stop) a
+// dead-letter table `<table>__dlq`, and so do rows the projection rejects
+// (an expression failed on them; their payload is the decoded row
+// re-encoded as JSON). Every commit interval (and on Stop) a
 // checkpoint:
 //   1. closes the open data files (staged: each was recorded in the journal
 //      before it was created),
@@ -34,6 +36,7 @@
 #include "pipeline/checkpoint.h"
 #include "pipeline/journal.h"
 #include "pipeline/source.h"
+#include "sql/binder.h"
 
 namespace sluice {
 class JsonDecoder;
@@ -55,8 +58,11 @@ struct CheckpointReport {
 };
 
 // Maps a batch of the source schema onto the target table's schema (the SQL
-// SELECT list, bound). Null: the source schema is the table's.
-using Projection = std::function<Result<Batch>(Batch&& source_rows)>;
+// SELECT list and WHERE, bound). Rows it cannot project (an expression failed
+// on them) are left out and described in `rejected`: they become dead
+// letters. Null: the source schema is the table's.
+using Projection =
+    std::function<Result<Batch>(Batch&& source_rows, std::vector<sql::RejectedRow>* rejected)>;
 
 struct PipelineOptions {
   std::string name;  // the pipeline's id, stored in every snapshot it commits
@@ -158,7 +164,17 @@ class Pipeline {
   std::unique_ptr<JsonDecoder> decoder_;
   std::unique_ptr<iceberg::DataWriter> writer_;
   std::unique_ptr<iceberg::DataWriter> dlq_writer_;
-  Batch rows_;       // decoded, not yet written (source schema)
+  Batch rows_;  // decoded, not yet written (source schema)
+  // Where each row of rows_ came from (for the dead letters of rows the
+  // projection rejects).
+  struct RowOrigin {
+    uint32_t partition;  // index into partition_names_
+    int64_t offset;
+    int64_t timestamp_ms;
+  };
+  std::vector<RowOrigin> origins_;
+  std::vector<std::string> partition_names_;  // of the rows in rows_
+  uint32_t last_partition_ = 0;
   Batch dead_rows_;  // dead letters not yet written
   int64_t epoch_ = 0;
   int64_t next_checkpoint_ = 1;

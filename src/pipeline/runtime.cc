@@ -176,6 +176,12 @@ Status Runtime::AddPipeline(const sql::CreatePipeline& p) {
   running->stream = o.source_name;
   RETURN_IF_ERROR(RegisterPipelineMetrics(running.get(), o));
   const sql::CreateSource& def = sources_.at(o.source_name);
+  if (options_.bounded && def.options.Find("connector")->value != "file") {
+    return Status::Invalid(
+        "{}: pipeline {} reads the {} source {}, which has no end: --bounded runs read file "
+        "sources",
+        Where(p.name.pos()), name, def.options.Find("connector")->value, o.source_name);
+  }
   if (auto s = streams_.find(o.source_name); s != streams_.end()) {
     log::StreamLog* log = s->second->log.get();
     std::string source = o.source_name;
@@ -320,6 +326,7 @@ Status Runtime::RunUntilStopOrFailure(Running& r) {
     if (!n.ok()) return n.status();
     if (r.retrying.load() && p.stats().commits.load() > 0) r.retrying = false;  // healed
     if (!streams_.empty()) ApplyRetention();
+    if (options_.bounded && p.source().Exhausted()) break;
   }
   Status st = p.Checkpoint();  // the final checkpoint
   r.committed_offset = p.stats().committed_offset_sum.load();
@@ -342,6 +349,11 @@ void Runtime::ApplyRetention() {
 }
 
 void Runtime::RequestStop() { stopping_.store(true); }
+
+bool Runtime::finished() const {
+  return std::all_of(pipelines_.begin(), pipelines_.end(),
+                     [](const auto& r) { return r->done.load(); });
+}
 
 Status Runtime::Wait() {
   for (auto& r : pipelines_) {

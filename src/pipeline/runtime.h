@@ -60,6 +60,10 @@ struct RuntimeOptions {
   // retry_max_ms; other failures stop the runtime.
   int64_t retry_initial_ms = 1000;
   int64_t retry_max_ms = 30'000;
+  // `sluice run --bounded`: each pipeline stops (after a final checkpoint)
+  // once its source is exhausted (Source::Exhausted); only file sources are
+  // bounded today.
+  bool bounded = false;
 };
 
 class Runtime : public server::IngestTarget {
@@ -83,6 +87,8 @@ class Runtime : public server::IngestTarget {
   Status Wait();
   // True once a pipeline failed or a stop was requested.
   bool stopping() const { return stopping_.load(); }
+  // True once every pipeline has ended (a bounded run is complete).
+  bool finished() const;
 
   // server::IngestTarget
   log::StreamLog* FindStream(const std::string& name) override;

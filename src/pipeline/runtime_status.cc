@@ -10,6 +10,9 @@ namespace sluice::pipeline {
 
 Schema DecodeSchema(const sql::ProjectionPlan& plan) {
   Schema s = *plan.source_schema;
+  // With a WHERE, a NULL there may belong to a row the filter drops: the
+  // projection checks NOT NULL targets itself, row by row.
+  if (plan.filter) return s;
   for (size_t i = 0; i < plan.columns.size(); ++i) {
     const sql::ProjectionColumn& c = plan.columns[i];
     if (c.kind == sql::ProjectionColumn::Kind::kSource && plan.target_schema->fields[i].required) {

@@ -59,6 +59,10 @@ class Source {
                                const std::function<void(const SourceRecord&)>& sink) = 0;
   virtual Positions CurrentPositions() const = 0;
   virtual Positions Lag() const = 0;
+  // Bounded runs (`sluice run --bounded`): true once a Poll found nothing
+  // more to deliver after looking again (a file source: every complete line
+  // of every file is read). Unbounded sources never are.
+  virtual bool Exhausted() const { return false; }
 };
 
 }  // namespace sluice::pipeline

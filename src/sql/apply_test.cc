@@ -117,7 +117,14 @@ TEST(ApplyPlanTest, Errors) {
   ASSERT_OK_AND_ASSIGN(Bound b, Bind("INSERT INTO t SELECT id, ts FROM s", kSource,
                                      "a BIGINT, b TIMESTAMP NOT NULL"));
   ASSERT_ERROR(ApplyPlan(b.plan, SourceBatch(b.source)), StatusCode::kInvalidArgument,
-               "target column b is NOT NULL, source column ts is null in row 1");
+               "target column b is NOT NULL, source column ts is null");
+  // With a place for them, such rows are left out and described.
+  std::vector<RejectedRow> rejected;
+  ASSERT_OK_AND_ASSIGN(Batch kept, ApplyPlan(b.plan, SourceBatch(b.source), &rejected));
+  EXPECT_EQ(kept.num_rows(), SourceBatch(b.source).num_rows() - 1);
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_EQ(rejected[0].row, 1);
+  EXPECT_NE(rejected[0].payload.find("\"ts\":null"), std::string::npos) << rejected[0].payload;
 
   Batch short_batch = SourceBatch(b.source);
   short_batch.columns.pop_back();

@@ -67,16 +67,56 @@ struct Literal {
   std::string text;
 };
 
-// An expression. Today: *, a column reference, a literal, or CAST(expr AS type).
+// An expression (docs/sql.md "Expressions"). Operators and functions keep
+// their spelling in `op`: binary "+", "-", "*", "/", "%", "||", "=", "<>", "<",
+// "<=", ">", ">=", "AND", "OR"; unary "-", "NOT"; functions their lowercased
+// name. Operands are in `args`:
+//   kUnary      {operand}
+//   kBinary     {left, right}
+//   kFunction   the arguments; count(*) has one kStar argument; `distinct`
+//               for f(DISTINCT x); extract(unit FROM x) is "extract" with a
+//               string literal unit and x; substring(s FROM a FOR b) is
+//               "substring"(s, a, b)
+//   kCase       [operand if case_operand], when_1, then_1, ..., [else if case_else]
+//   kIn         {value, item_1, ..., item_n}  (`negated`: NOT IN)
+//   kBetween    {value, low, high}            (`negated`: NOT BETWEEN)
+//   kLike       {value, pattern[, escape]}    (`negated`: NOT LIKE)
+//   kIsNull     {value}                       (`negated`: IS NOT NULL)
+//   kInterval   INTERVAL 'text' [unit]: literal.text is the quoted text, op
+//               the unit uppercased ("SECOND"), or empty when the text holds it
+// `text` is the expression as written (for messages); `height` the depth of
+// the tree below this node (1 for a leaf).
 struct Expr {
-  enum class Kind { kStar, kColumn, kLiteral, kCast };
+  enum class Kind {
+    kStar,
+    kColumn,
+    kLiteral,
+    kCast,
+    kUnary,
+    kBinary,
+    kFunction,
+    kCase,
+    kIn,
+    kBetween,
+    kLike,
+    kIsNull,
+    kInterval
+  };
   Kind kind = Kind::kLiteral;
   SourcePos pos;
   QualifiedName column;           // kColumn: col or source.col
-  Literal literal;                // kLiteral
+  Literal literal;                // kLiteral, kInterval
   std::unique_ptr<Expr> operand;  // kCast
   TypePtr cast_type;              // kCast (nested field ids are 0)
   std::string cast_type_text;     // kCast: the type as written, for messages
+  bool try_cast = false;          // kCast: TRY_CAST
+  std::string op;
+  std::vector<Expr> args;
+  bool negated = false;
+  bool distinct = false;
+  bool case_operand = false, case_else = false;
+  std::string text;
+  int height = 1;
 };
 
 struct SelectItem {
@@ -91,8 +131,9 @@ struct InsertSelect {
   std::vector<Identifier> columns;  // the explicit INSERT column list, or empty
   std::vector<SelectItem> items;
   QualifiedName source;
-  SourcePos pos;         // of INSERT
-  SourcePos select_pos;  // of SELECT
+  std::unique_ptr<Expr> where;  // WHERE, or null
+  SourcePos pos;                // of INSERT
+  SourcePos select_pos;         // of SELECT
 };
 
 struct CreateTable {

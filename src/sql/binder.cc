@@ -11,17 +11,9 @@ namespace sluice::sql {
 namespace {
 
 using internal::ChangesZoneOnly;
+using internal::NameMatches;
 using internal::SameType;
 using internal::Widens;
-
-bool NameMatches(const Identifier& id, std::string_view name) {
-  if (id.quoted) return id.name == name;
-  return id.name.size() == name.size() &&
-         std::equal(name.begin(), name.end(), id.name.begin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) ==
-                  std::tolower(static_cast<unsigned char>(b));
-         });
-}
 
 std::string ColumnNames(const Schema& schema) {
   std::string out;
@@ -31,10 +23,11 @@ std::string ColumnNames(const Schema& schema) {
 
 // A select item after binding its expression, before assigning it to a target.
 struct BoundValue {
-  enum class Kind { kSource, kLiteral, kNull };
+  enum class Kind { kSource, kLiteral, kNull, kExpr };
   Kind kind = Kind::kNull;
   int source_index = -1;
-  TypePtr type;  // kSource: its type after casts; otherwise the CAST type or null
+  expr::NodePtr node;  // kExpr
+  TypePtr type;        // kSource: its type after casts; otherwise the CAST type or null
   Literal literal;
   std::string what;  // "column kind", "CAST(ts AS TIMESTAMPTZ)", "'x'"
 };
@@ -42,7 +35,7 @@ struct BoundValue {
 class Binder {
  public:
   Binder(const InsertSelect& insert, const Schema& source, const Schema& target)
-      : insert_(insert), source_(source), target_(target) {}
+      : insert_(insert), source_(source), target_(target), exprs_(source, insert.source) {}
 
   Result<ProjectionPlan> Bind() {
     // Values in select order, * expanded.
@@ -51,12 +44,12 @@ class Binder {
       if (item.expr.kind == Expr::Kind::kStar) {
         for (size_t i = 0; i < source_.fields.size(); ++i) {
           const Field& f = source_.fields[i];
-          values.push_back({BoundValue{BoundValue::Kind::kSource,
-                                       static_cast<int>(i),
-                                       f.type,
-                                       {},
-                                       fmt::format("column {}", f.name)},
-                            item.pos});
+          BoundValue v;
+          v.kind = BoundValue::Kind::kSource;
+          v.source_index = static_cast<int>(i);
+          v.type = f.type;
+          v.what = fmt::format("column {}", f.name);
+          values.push_back({std::move(v), item.pos});
         }
         continue;
       }
@@ -84,6 +77,9 @@ class Binder {
     }
 
     ProjectionPlan plan;
+    if (insert_.where) {
+      ASSIGN_OR_RETURN(plan.filter, exprs_.BindPredicate(*insert_.where, "WHERE"));
+    }
     plan.source_schema = std::make_shared<Schema>(source_);
     plan.target_schema = std::make_shared<Schema>(target_);
     plan.columns.resize(target_.fields.size());
@@ -104,12 +100,21 @@ class Binder {
   }
 
  private:
+  // A column, a literal, or a CAST of one that only widens or re-zones is
+  // moved or converted whole (no expression evaluation); anything else is
+  // an expression.
+  static bool IsSimple(const Expr& expr) {
+    if (expr.kind == Expr::Kind::kColumn || expr.kind == Expr::Kind::kLiteral) return true;
+    return expr.kind == Expr::Kind::kCast && !expr.try_cast && IsSimple(*expr.operand);
+  }
+
   Result<BoundValue> BindExpr(const Expr& expr) {
+    if (!IsSimple(expr)) return BindComputed(expr);
     BoundValue v;
     switch (expr.kind) {
       case Expr::Kind::kStar: return ErrorAt(expr.pos, "* is only allowed as a select item");
       case Expr::Kind::kColumn: {
-        ASSIGN_OR_RETURN(v.source_index, ResolveSource(expr));
+        ASSIGN_OR_RETURN(v.source_index, exprs_.ResolveColumn(expr));
         const Field& f = source_.fields[v.source_index];
         v.kind = BoundValue::Kind::kSource;
         v.type = f.type;
@@ -122,15 +127,16 @@ class Binder {
         v.literal = expr.literal;
         v.what = internal::DescribeLiteral(expr.literal);
         return v;
-      case Expr::Kind::kCast: break;
+      default: break;
     }
     ASSIGN_OR_RETURN(v, BindExpr(*expr.operand));
     const TypePtr& to = expr.cast_type;
     std::string operand =
         v.kind == BoundValue::Kind::kSource ? source_.fields[v.source_index].name : v.what;
-    if (v.type != nullptr && !SameType(*v.type, *to) && !Widens(*v.type, *to) &&
-        !ChangesZoneOnly(*v.type, *to)) {
-      return NotSupportedAt(expr.pos, "CAST from {} to {}", ToSqlType(*v.type), ToSqlType(*to));
+    if (v.kind == BoundValue::Kind::kExpr ||
+        (v.type != nullptr && !SameType(*v.type, *to) && !Widens(*v.type, *to) &&
+         !ChangesZoneOnly(*v.type, *to))) {
+      return BindComputed(expr);  // a conversion that may fail per row
     }
     if (v.kind == BoundValue::Kind::kLiteral) {
       Result<std::string> converted = internal::ConvertLiteral(v.literal, to);
@@ -141,7 +147,46 @@ class Binder {
     return v;
   }
 
+  Result<BoundValue> BindComputed(const Expr& expr) {
+    BoundValue v;
+    v.kind = BoundValue::Kind::kExpr;
+    ASSIGN_OR_RETURN(v.node, exprs_.Bind(expr));
+    v.type = v.node->type;
+    v.what = expr.text;
+    return v;
+  }
+
+  // An expression's value for `target`: its own type, or converted when that
+  // loses no value but range (a value beyond it fails its row).
+  Result<ProjectionColumn> AssignComputed(const BoundValue& v, const Field& target, SourcePos pos) {
+    ProjectionColumn out;
+    out.pos = pos;
+    out.kind = ProjectionColumn::Kind::kExpr;
+    out.expr = v.node;
+    const DataType& have = *v.type;
+    const DataType& want = *target.type;
+    if (SameType(have, want)) return out;
+    bool converts =
+        Widens(have, want) || (want.id() == TypeId::kDecimal &&
+                               (have.id() == TypeId::kInt || have.id() == TypeId::kLong ||
+                                (have.id() == TypeId::kDecimal && have.scale() <= want.scale())));
+    if (!converts) {
+      return ErrorAt(pos, "{} is {}, target column {} is {} (use CAST(... AS {}))", v.what,
+                     ToSqlType(have), target.name, ToSqlType(want), ToSqlType(want));
+    }
+    auto cast = std::make_shared<expr::Node>();
+    cast->kind = expr::Node::Kind::kCall;
+    cast->op = expr::Op::kCast;
+    cast->type = target.type;
+    cast->args = {v.node};
+    cast->where = fmt::format("line {}, column {}", pos.line, pos.column);
+    cast->text = fmt::format("{} as target column {}", v.what, target.name);
+    out.expr = std::move(cast);
+    return out;
+  }
+
   Result<ProjectionColumn> Assign(const BoundValue& v, const Field& target, SourcePos pos) {
+    if (v.kind == BoundValue::Kind::kExpr) return AssignComputed(v, target, pos);
     ProjectionColumn out;
     out.pos = pos;
     if (v.type != nullptr && !SameType(*v.type, *target.type) && !Widens(*v.type, *target.type)) {
@@ -162,6 +207,7 @@ class Binder {
         out.kind = ProjectionColumn::Kind::kSource;
         out.source_index = v.source_index;
         return out;
+      case BoundValue::Kind::kExpr: break;  // AssignComputed
       case BoundValue::Kind::kLiteral: {
         Result<std::string> bytes = internal::ConvertLiteral(v.literal, target.type);
         if (!bytes.ok()) {
@@ -177,38 +223,6 @@ class Binder {
       }
     }
     return out;
-  }
-
-  Result<int> ResolveSource(const Expr& expr) {
-    const std::vector<Identifier>& parts = expr.column.parts;
-    const std::vector<Identifier>& source_parts = insert_.source.parts;
-    // Qualifiers must name the source: id, events_in.id, lake.events_in.id.
-    size_t qualifiers = parts.size() - 1;
-    bool qualified_ok = qualifiers <= source_parts.size();
-    for (size_t i = 0; qualified_ok && i < qualifiers; ++i) {
-      qualified_ok = NameMatches(parts[i], source_parts[source_parts.size() - qualifiers + i].name);
-    }
-    if (!qualified_ok) {
-      return ErrorAt(expr.pos, "'{}' does not name a column of the source {}",
-                     expr.column.ToString(), insert_.source.ToString());
-    }
-    const Identifier& name = parts.back();
-    int found = -1;
-    for (size_t i = 0; i < source_.fields.size(); ++i) {
-      if (source_.fields[i].name == name.name) return static_cast<int>(i);  // exact wins
-      if (NameMatches(name, source_.fields[i].name)) {
-        if (found >= 0) {
-          return ErrorAt(expr.pos, "column {} is ambiguous in source {} (quote it)", name.name,
-                         insert_.source.ToString());
-        }
-        found = static_cast<int>(i);
-      }
-    }
-    if (found < 0) {
-      return ErrorAt(expr.pos, "unknown column {} (source {} has {})", name.name,
-                     insert_.source.ToString(), ColumnNames(source_));
-    }
-    return found;
   }
 
   Result<int> ResolveTarget(const Identifier& id) {
@@ -233,6 +247,7 @@ class Binder {
   const InsertSelect& insert_;
   const Schema& source_;
   const Schema& target_;
+  internal::ExprBinder exprs_;
 };
 
 }  // namespace

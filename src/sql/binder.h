@@ -2,6 +2,12 @@
 // the source's schema to the target table's schema, and applies the plan to
 // batches.
 //
+// Select items and WHERE may be any expression over the source's columns
+// (sql/binder_expr.cc, docs/sql.md "Expressions"); an expression whose type
+// is not the target column's is converted when no value can be lost but
+// range (INT → BIGINT, integers and decimals → a DECIMAL of at least their
+// scale: a value beyond the precision fails its row).
+//
 // Target columns are fed by position: the i-th select item (after * expands to
 // every source column) feeds the i-th target column, or the i-th column of the
 // explicit INSERT column list; target columns left out of that list get NULL
@@ -33,15 +39,17 @@
 
 #include "columnar/column.h"
 #include "common/status.h"
+#include "expr/expr.h"
 #include "sql/ast.h"
 
 namespace sluice::sql {
 
 // How one target column gets its values.
 struct ProjectionColumn {
-  enum class Kind { kSource, kLiteral, kNull };
+  enum class Kind { kSource, kLiteral, kNull, kExpr };
   Kind kind = Kind::kNull;
   int source_index = -1;  // kSource: top-level field index in the source schema
+  expr::NodePtr expr;     // kExpr: computed from the source row, of the target column's type
   // kLiteral: the value in Iceberg's single-value binary form
   // (columnar/single_value.h), already of the target column's type.
   std::string literal;
@@ -52,6 +60,16 @@ struct ProjectionPlan {
   std::shared_ptr<const Schema> source_schema;
   std::shared_ptr<const Schema> target_schema;
   std::vector<ProjectionColumn> columns;  // one per target field, in target order
+  expr::NodePtr filter;                   // WHERE (BOOLEAN), or null
+};
+
+// A source row that ApplyPlan could not project: an expression failed on it
+// (overflow, division by zero, a CAST), or it gave NULL for a NOT NULL
+// target column. The pipeline sends it to the dead-letter table.
+struct RejectedRow {
+  int64_t row = 0;      // in the source batch
+  std::string error;    // "line 3, column 17: integer overflow in a + b"
+  std::string payload;  // the source row as a JSON object (columnar/json_writer.h)
 };
 
 // Binds `insert` (its source and target names are not looked up here: the
@@ -59,10 +77,13 @@ struct ProjectionPlan {
 Result<ProjectionPlan> BindInsert(const InsertSelect& insert, const Schema& source,
                                   const Schema& target);
 
-// Projects a batch of the plan's source schema onto the target schema. Columns
-// that keep their type are moved, not copied (pass the batch with std::move);
-// widened and re-zoned columns are converted. A null in a column feeding a
-// required target column is kInvalidArgument naming both columns and the row.
-Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source);
+// Projects a batch of the plan's source schema onto the target schema: rows
+// failing the filter are dropped, expressions are evaluated, columns that
+// keep their type are moved, not copied (pass the batch with std::move),
+// widened and re-zoned columns are converted. Rows that cannot be projected
+// are left out of the result and described in `rejected`; without
+// `rejected`, the first of them is a kInvalidArgument error.
+Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source,
+                        std::vector<RejectedRow>* rejected = nullptr);
 
 }  // namespace sluice::sql

@@ -1,7 +1,9 @@
 // ApplyPlan: moving, converting and filling columns of a batch.
 #include "columnar/column_ops.h"
+#include "columnar/json_writer.h"
 #include "columnar/single_value.h"
 #include "columnar/sql_schema.h"
+#include "expr/evaluate.h"
 #include "sql/binder.h"
 #include "sql/binder_internal.h"
 
@@ -26,7 +28,49 @@ Result<Column> LiteralColumn(const std::string& bytes, const TypePtr& type, int6
 
 }  // namespace
 
-Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source) {
+namespace {
+
+// Rows of `work` (rows `origin[i]` of the source) that failed, with their
+// payloads taken from `source` before its columns move.
+struct Failures {
+  std::vector<uint8_t> failed;  // per row of work
+  int64_t count = 0;
+  void Fail(int64_t row, std::string error, const Batch& source, int64_t origin,
+            std::vector<RejectedRow>* rejected) {
+    if (failed.empty()) failed.assign(failed_size, 0);
+    if (failed[row]) return;
+    failed[row] = 1;
+    ++count;
+    RejectedRow r;
+    r.row = origin;
+    r.error = std::move(error);
+    AppendJsonRow(source, origin, &r.payload);
+    rejected->push_back(std::move(r));
+  }
+  size_t failed_size = 0;
+};
+
+Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch source,
+                            std::vector<RejectedRow>* rejected);
+
+}  // namespace
+
+Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source,
+                        std::vector<RejectedRow>* rejected) {
+  std::vector<RejectedRow> local;
+  std::vector<RejectedRow>* out_rejected = rejected != nullptr ? rejected : &local;
+  size_t first_rejected = out_rejected->size();
+  ASSIGN_OR_RETURN(Batch out, ApplyPlanRows(plan, std::move(source), out_rejected));
+  if (rejected == nullptr && out_rejected->size() > first_rejected) {
+    return Status::Invalid("{}", (*out_rejected)[first_rejected].error);
+  }
+  return out;
+}
+
+namespace {
+
+Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch source,
+                            std::vector<RejectedRow>* rejected) {
   const Schema& from = *plan.source_schema;
   const Schema& to = *plan.target_schema;
   if (source.columns.size() != from.fields.size()) {
@@ -46,7 +90,69 @@ Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source) {
       ++uses[c.source_index];
     }
   }
-  int64_t rows = source.num_rows();
+  // 1. WHERE: the rows it keeps (failed rows are rejected).
+  int64_t source_rows = source.num_rows();
+  std::vector<int64_t> origin;  // row of `work` -> row of `source`
+  Batch filtered;
+  bool has_filter = plan.filter != nullptr;
+  Failures failures;
+  if (has_filter) {
+    expr::RowErrors errors(source_rows);
+    ASSIGN_OR_RETURN(std::vector<int32_t> keep, expr::Select(*plan.filter, source, &errors));
+    for (int64_t r = 0; r < source_rows && errors.count() > 0; ++r) {
+      if (!errors.Failed(r)) continue;
+      RejectedRow row{r, errors.message(r), ""};
+      AppendJsonRow(source, r, &row.payload);
+      rejected->push_back(std::move(row));
+    }
+    std::vector<uint32_t> take(keep.begin(), keep.end());
+    origin.assign(keep.begin(), keep.end());
+    filtered = TakeRows(source, take);
+  }
+  Batch& work = has_filter ? filtered : source;
+  int64_t rows = work.num_rows();
+  auto origin_of = [&](int64_t r) { return has_filter ? origin[r] : r; };
+  failures.failed_size = static_cast<size_t>(rows);
+
+  // 2. Expressions, evaluated before any column of `work` moves; NULL for a
+  //    NOT NULL target fails the row.
+  std::vector<Column> computed;
+  computed.reserve(plan.columns.size());
+  for (size_t i = 0; i < plan.columns.size(); ++i) {
+    const ProjectionColumn& c = plan.columns[i];
+    if (c.kind != ProjectionColumn::Kind::kExpr) {
+      computed.emplace_back(to.fields[i].type);
+      continue;
+    }
+    expr::RowErrors errors(rows);
+    ASSIGN_OR_RETURN(Column values, expr::Evaluate(*c.expr, work, &errors));
+    for (int64_t r = 0; r < rows; ++r) {
+      if (errors.Failed(r)) {
+        failures.Fail(r, errors.message(r), source, origin_of(r), rejected);
+      } else if (to.fields[i].required && values.IsNull(r)) {
+        failures.Fail(r,
+                      fmt::format("line {}, column {}: NULL for target column {}, which is NOT "
+                                  "NULL",
+                                  c.pos.line, c.pos.column, to.fields[i].name),
+                      source, origin_of(r), rejected);
+      }
+    }
+    computed.push_back(std::move(values));
+  }
+  for (size_t i = 0; i < plan.columns.size(); ++i) {
+    const ProjectionColumn& c = plan.columns[i];
+    if (c.kind != ProjectionColumn::Kind::kSource || !to.fields[i].required) continue;
+    const Column& src = work.columns[c.source_index];
+    for (int64_t r = 0; r < rows && src.null_count() > 0; ++r) {
+      if (src.IsNull(r)) {
+        failures.Fail(r,
+                      fmt::format("target column {} is NOT NULL, source column {} is null",
+                                  to.fields[i].name, from.fields[c.source_index].name),
+                      source, origin_of(r), rejected);
+      }
+    }
+  }
+
   Batch out;
   out.schema = plan.target_schema;
   out.columns.reserve(to.fields.size());
@@ -66,15 +172,10 @@ Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source) {
         out.columns.push_back(std::move(values));
         break;
       }
+      case ProjectionColumn::Kind::kExpr: out.columns.push_back(std::move(computed[i])); break;
       case ProjectionColumn::Kind::kSource: {
-        Column& src = source.columns[c.source_index];
+        Column& src = work.columns[c.source_index];
         const std::string& name = from.fields[c.source_index].name;
-        if (target.required && src.null_count() > 0) {
-          int64_t row = 0;
-          while (src.IsValid(row)) ++row;
-          return Status::Invalid("target column {} is NOT NULL, source column {} is null in row {}",
-                                 target.name, name, row);
-        }
         bool last_use = --uses[c.source_index] == 0;
         const DataType& have = *src.type();
         if (have.Equals(*target.type) ||
@@ -94,7 +195,15 @@ Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source) {
       }
     }
   }
+  // 3. Failed rows leave the output.
+  if (failures.count > 0) {
+    std::vector<bool> keep(rows);
+    for (int64_t r = 0; r < rows; ++r) keep[r] = failures.failed[r] == 0;
+    out = FilterRows(out, keep);
+  }
   return out;
 }
+
+}  // namespace
 
 }  // namespace sluice::sql

@@ -99,9 +99,9 @@ TEST(BinderTest, Errors) {
       {"INSERT INTO t SELECT id, user_id, kind, ts FROM s", StatusCode::kInvalidArgument,
        "line 2, column 41: column ts is TIMESTAMP, target column ts is TIMESTAMPTZ (use "
        "CAST(... AS TIMESTAMPTZ))"},
-      {"INSERT INTO t SELECT id, user_id, kind,\n  CAST(kind AS TIMESTAMPTZ) FROM s",
+      {"INSERT INTO t SELECT id, user_id, kind,\n  CAST(user_id AS TIMESTAMPTZ) FROM s",
        StatusCode::kNotImplemented,
-       "line 3, column 3: CAST from STRING to TIMESTAMPTZ is not supported yet"},
+       "line 3, column 3: CAST from INT to TIMESTAMPTZ is not supported yet"},
       {"INSERT INTO t SELECT id, CAST(user_id AS BIGINT), kind, CAST(ts AS TIMESTAMP) FROM s",
        StatusCode::kInvalidArgument,
        "line 2, column 57: CAST(ts AS TIMESTAMP) is TIMESTAMP, target column ts is TIMESTAMPTZ"},

@@ -115,6 +115,15 @@ Status AppendLiteral(const Literal& lit, Column* out) {
 
 }  // namespace
 
+bool NameMatches(const Identifier& id, std::string_view name) {
+  if (id.quoted) return id.name == name;
+  return id.name.size() == name.size() &&
+         std::equal(name.begin(), name.end(), id.name.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) ==
+                  std::tolower(static_cast<unsigned char>(b));
+         });
+}
+
 bool SameType(const DataType& a, const DataType& b) {
   if (a.id() != b.id() || a.precision() != b.precision() || a.scale() != b.scale() ||
       a.width() != b.width() || a.fields().size() != b.fields().size()) {
@@ -142,13 +151,18 @@ bool ChangesZoneOnly(const DataType& from, const DataType& to) {
          IsNanos(from.id()) == IsNanos(to.id());
 }
 
-Result<std::string> ConvertLiteral(const Literal& literal, const TypePtr& type) {
+Result<Column> LiteralValue(const Literal& literal, const TypePtr& type) {
   Column column(type);
   Status st = AppendLiteral(literal, &column);
   if (!st.ok()) {
     return Status(st.code(), fmt::format("{} is not a valid {} ({})", DescribeLiteral(literal),
                                          ToSqlType(*type), st.message()));
   }
+  return column;
+}
+
+Result<std::string> ConvertLiteral(const Literal& literal, const TypePtr& type) {
+  ASSIGN_OR_RETURN(Column column, LiteralValue(literal, type));
   std::string bytes;
   AppendSingleValue(column, 0, &bytes);
   return bytes;

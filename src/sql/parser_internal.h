@@ -3,6 +3,7 @@
 // column lists and types.
 #pragma once
 
+#include <initializer_list>
 #include <string_view>
 #include <vector>
 
@@ -33,8 +34,31 @@ class Parser {
   // parser_select.cc
   Result<InsertSelect> ParseInsert();
   Result<SelectItem> ParseSelectItem();
-  Result<Expr> ParseExpr(int depth = 0);  // depth bounds recursion on hostile input
-  Result<Schema> ParseColumnList();       // '(' name type [NOT NULL] [COMMENT '...'], ... ')'
+  // parser_expr.cc; `depth` bounds recursion on hostile input, and every
+  // node's height is bounded too (long operator chains build deep trees).
+  Result<Expr> ParseExpr(int depth = 0);
+  // left { op right } for the binary operators `ops` (keywords or symbols),
+  // operands parsed by `next`.
+  using Level = Result<Expr> (Parser::*)(int depth);
+  Result<Expr> ParseChain(int depth, Level next, std::initializer_list<std::string_view> ops,
+                          bool keywords);
+  Result<Expr> ParseAnd(int depth);
+  Result<Expr> ParseNot(int depth);
+  Result<Expr> ParsePredicate(int depth);  // comparisons, IS, IN, BETWEEN, LIKE
+  Result<Expr> ParseConcat(int depth);
+  Result<Expr> ParseAdditive(int depth);
+  Result<Expr> ParseMultiplicative(int depth);
+  Result<Expr> ParseUnary(int depth);
+  Result<Expr> ParsePrimary(int depth);
+  Result<Expr> ParseCase(int depth);
+  Result<Expr> ParseInterval();
+  Result<Expr> ParseFunction(int depth);
+  // A node over `args` starting at byte `start`, its text the span up to the
+  // last token read.
+  Expr Node(Expr::Kind kind, SourcePos pos, size_t start, std::string op, std::vector<Expr> args);
+  std::string Span(size_t start) const;
+  Status CheckHeight(const Expr& e) const;
+  Result<Schema> ParseColumnList();  // '(' name type [NOT NULL] [COMMENT '...'], ... ')'
   // A type name as columnar::ParseSqlType reads it; `text` gets it as written.
   Result<TypePtr> ParseType(std::string* text);
 
@@ -78,6 +102,7 @@ class Parser {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   static constexpr int kMaxExprDepth = 64;
+  static constexpr int kMaxExprHeight = 256;
 };
 
 // Words that end a select item or list rather than name a column.

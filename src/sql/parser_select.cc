@@ -21,17 +21,18 @@ struct Clause {
   std::string_view keyword, name;
 };
 constexpr Clause kUnsupportedClauses[] = {
-    {"WHERE", "WHERE"},  {"GROUP", "GROUP BY"}, {"HAVING", "HAVING"}, {"ORDER", "ORDER BY"},
-    {"LIMIT", "LIMIT"},  {"JOIN", "JOIN"},      {"LEFT", "JOIN"},     {"RIGHT", "JOIN"},
-    {"INNER", "JOIN"},   {"FULL", "JOIN"},      {"CROSS", "JOIN"},    {"UNION", "UNION"},
-    {"WINDOW", "WINDOW"}};
+    {"GROUP", "GROUP BY"}, {"HAVING", "HAVING"}, {"ORDER", "ORDER BY"}, {"LIMIT", "LIMIT"},
+    {"JOIN", "JOIN"},      {"LEFT", "JOIN"},     {"RIGHT", "JOIN"},     {"INNER", "JOIN"},
+    {"FULL", "JOIN"},      {"CROSS", "JOIN"},    {"UNION", "UNION"},    {"WINDOW", "WINDOW"}};
 
 }  // namespace
 
 bool IsReservedWord(const Token& t) {
   static constexpr std::string_view kReserved[] = {
-      "SELECT", "FROM",   "AS",    "INSERT", "INTO", "CREATE", "WITH", "ON",   "BY",    "WHERE",
-      "GROUP",  "HAVING", "ORDER", "LIMIT",  "JOIN", "UNION",  "NULL", "TRUE", "FALSE", "CAST"};
+      "SELECT", "FROM",  "AS",       "INSERT", "INTO",  "CREATE", "WITH",     "ON",     "BY",
+      "WHERE",  "GROUP", "HAVING",   "ORDER",  "LIMIT", "JOIN",   "UNION",    "NULL",   "TRUE",
+      "FALSE",  "CAST",  "TRY_CAST", "AND",    "OR",    "NOT",    "IS",       "IN",     "BETWEEN",
+      "LIKE",   "CASE",  "WHEN",     "THEN",   "ELSE",  "END",    "INTERVAL", "ESCAPE", "DISTINCT"};
   if (t.kind != TokenKind::kIdentifier) return false;
   return std::any_of(std::begin(kReserved), std::end(kReserved),
                      [&](std::string_view kw) { return t.IsKeyword(kw); });
@@ -67,6 +68,10 @@ Result<InsertSelect> Parser::ParseInsert() {
     return Expected("',' or FROM after a select item");
   }
   ASSIGN_OR_RETURN(insert.source, ParseQualifiedName("a source name after FROM"));
+  if (AcceptKeyword("WHERE")) {
+    ASSIGN_OR_RETURN(Expr where, ParseExpr());
+    insert.where = std::make_unique<Expr>(std::move(where));
+  }
   for (const Clause& clause : kUnsupportedClauses) {
     if (Peek().IsKeyword(clause.keyword)) return NotSupportedAt(Peek().pos, "{}", clause.name);
   }
@@ -90,49 +95,6 @@ Result<SelectItem> Parser::ParseSelectItem() {
     item.alias = Next().text;
   }
   return item;
-}
-
-Result<Expr> Parser::ParseExpr(int depth) {
-  Expr expr;
-  const Token& t = Peek();
-  expr.pos = t.pos;
-  if (depth > kMaxExprDepth) {
-    return ErrorAt(t.pos, "expression nested more than {} deep", kMaxExprDepth);
-  }
-  if (t.kind == TokenKind::kNumber || (t.IsSymbol("-") && Peek(1).kind == TokenKind::kNumber)) {
-    bool negative = AcceptSymbol("-");
-    expr.literal = Literal{Literal::Kind::kNumber, (negative ? "-" : "") + Next().text};
-    return expr;
-  }
-  if (t.kind == TokenKind::kString) {
-    expr.literal = Literal{Literal::Kind::kString, Next().text};
-    return expr;
-  }
-  if (AcceptKeyword("NULL")) return expr;
-  if (t.IsKeyword("TRUE") || t.IsKeyword("FALSE")) {
-    expr.literal = Literal{Literal::Kind::kBoolean, t.IsKeyword("TRUE") ? "true" : "false"};
-    Next();
-    return expr;
-  }
-  if (t.IsKeyword("CAST") && Peek(1).IsSymbol("(")) {
-    Next();
-    Next();
-    expr.kind = Expr::Kind::kCast;
-    ASSIGN_OR_RETURN(Expr operand, ParseExpr(depth + 1));
-    expr.operand = std::make_unique<Expr>(std::move(operand));
-    RETURN_IF_ERROR(ExpectKeyword("AS", "after the CAST operand"));
-    ASSIGN_OR_RETURN(expr.cast_type, ParseType(&expr.cast_type_text));
-    RETURN_IF_ERROR(ExpectSymbol(")", "after the CAST type"));
-    return expr;
-  }
-  if ((t.kind == TokenKind::kIdentifier && !IsReservedWord(t)) ||
-      t.kind == TokenKind::kQuotedIdentifier) {
-    if (Peek(1).IsSymbol("(")) return NotSupportedAt(t.pos, "function {}()", t.text);
-    expr.kind = Expr::Kind::kColumn;
-    ASSIGN_OR_RETURN(expr.column, ParseQualifiedName("a column name"));
-    return expr;
-  }
-  return Expected("a column, a literal or CAST(...)");
 }
 
 Result<Schema> Parser::ParseColumnList() {
