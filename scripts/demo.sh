@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: `sluice run examples/events.sql` (a
+# The main job on the embedded default: `sluice run examples/metrics.sql` (a
 # local warehouse folder, the SQLite catalog, the built-in log) ingests
 # generated events over HTTP and commits them exactly once, every second, into
-# the Iceberg table lake.events; malformed events land in lake.events__dlq.
-# Live metrics are shown while it runs; at the end the table is scanned.
+# the Iceberg table lake.events, and from the same source per-minute metrics
+# into lake.metrics_per_minute, each minute committed once its watermark
+# passes; malformed events land in lake.events__dlq. Live metrics and the
+# metrics table filling in are shown while it runs; at the end both tables
+# are scanned.
 # Then the table tools: a batch table with pruning, deletes, compaction and
 # time travel, and a standalone Parquet file.
 # Usage: scripts/demo.sh [ROWS]   (default 200000); DEMO_PORT (default 8080).
@@ -19,9 +22,9 @@ ninja -C build sluice
 rm -rf warehouse
 mkdir -p warehouse
 S="build/sluice --warehouse warehouse"
-echo "== sluice run examples/events.sql --listen 127.0.0.1:$PORT"
-cat examples/events.sql
-$S run examples/events.sql --listen "127.0.0.1:$PORT" 2> warehouse/run.log &
+echo "== sluice run examples/metrics.sql --listen 127.0.0.1:$PORT"
+cat examples/metrics.sql
+$S run examples/metrics.sql --listen "127.0.0.1:$PORT" 2> warehouse/run.log &
 RUN_PID=$!
 trap 'kill -9 $RUN_PID 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.05; done
@@ -31,12 +34,15 @@ metrics() {
     sed 's/^/    /'
 }
 echo "== posting $ROWS events in batches of 10000 (Idempotency-Key per batch; every 50000th event is malformed)"
+# Event time advances 30 ms per event (up to 3 s out of order) from 2024-01-01T00:00Z.
 awk -v n="$ROWS" 'BEGIN {
   srand(7); split("click view purchase signup", kinds, " ");
   for (i = 1; i <= n; i++) {
     if (i % 50000 == 0) { printf "{\"id\":\"not-a-number-%d\"}\n", i; continue }
-    printf "{\"id\":%d,\"user_id\":%d,\"kind\":\"%s\",\"ts\":\"2024-01-%02dT%02d:%02d:00Z\"}\n", \
-      i, int(rand() * 1000), kinds[1 + int(rand() * 4)], 1 + i % 7, int(rand() * 24), int(rand() * 60);
+    ms = i * 30 + int(rand() * 3000); s = int(ms / 1000);
+    printf "{\"id\":%d,\"user_id\":%d,\"kind\":\"%s\",\"ts\":\"2024-01-%02dT%02d:%02d:%02d.%03dZ\"}\n", \
+      i, int(rand() * 1000), kinds[1 + int(rand() * 4)], 1 + int(s / 86400), int(s / 3600) % 24, \
+      int(s / 60) % 60, s % 60, ms % 1000;
   }
 }' | split -l 10000 -d -a 4 - warehouse/batch-
 b=0
@@ -44,7 +50,10 @@ for f in warehouse/batch-*; do
   b=$((b + 1))
   until curl -sf -o /dev/null -H "Idempotency-Key: demo-$b" -H 'Content-Type: application/x-ndjson' \
       --data-binary "@$f" "http://127.0.0.1:$PORT/v1/streams/events_in/records"; do sleep 0.2; done
-  if [ $((b % 5)) -eq 0 ]; then echo "  after $b batches:"; metrics; fi
+  if [ $((b % 5)) -eq 0 ]; then
+    echo "  after $b batches: $($S scan lake.metrics_per_minute --columns minute | wc -l) metric rows committed"
+    metrics
+  fi
 done
 rm -f warehouse/batch-*
 echo "== waiting for the last checkpoint"
@@ -64,6 +73,8 @@ echo "== the table: rows, a few of them, its snapshots"
 echo "rows in lake.events: $($S scan lake.events --columns id | wc -l)"
 $S scan lake.events --where "kind = 'purchase'" --limit 5 --format table
 $S table snapshots lake.events | tail -5
+echo "== the per-minute metrics (the first minutes; one row per minute and kind)"
+$S scan lake.metrics_per_minute --limit 8 --format table
 echo "== dead letters"
 $S scan lake.events__dlq --columns offset,error,payload --format table
 

@@ -105,13 +105,14 @@ Status CheckSource(const sql::CreateSource& s) {
   }
   std::vector<const char*> required;
   if (connector->value == "http") {
-    RETURN_IF_ERROR(CheckOptions(s.options, {"connector"}, "http source"));
+    RETURN_IF_ERROR(CheckOptions(s.options, {"connector", "idle_timeout"}, "http source"));
   } else if (connector->value == "kafka") {
-    RETURN_IF_ERROR(
-        CheckOptions(s.options, {"connector", "brokers", "topic", "client_id"}, "kafka source"));
+    RETURN_IF_ERROR(CheckOptions(
+        s.options, {"connector", "brokers", "topic", "client_id", "idle_timeout"}, "kafka source"));
     required = {"brokers", "topic"};
   } else if (connector->value == "file") {
-    RETURN_IF_ERROR(CheckOptions(s.options, {"connector", "path", "pattern"}, "file source"));
+    RETURN_IF_ERROR(
+        CheckOptions(s.options, {"connector", "path", "pattern", "idle_timeout"}, "file source"));
     required = {"path"};
   } else {
     return Status::Invalid("{}: unknown connector '{}' (http, kafka or file)",
@@ -126,13 +127,49 @@ Status CheckSource(const sql::CreateSource& s) {
   return Status::OK();
 }
 
+namespace {
+
+// The windowed part of BindPipeline: watermark, lateness, idleness, the plan.
+Status BindAggregation(const sql::CreatePipeline& p, const sql::CreateSource& source,
+                       const Schema& target, PipelineOptions* o) {
+  std::string watermark_column;
+  if (source.watermark) {
+    ASSIGN_OR_RETURN(sql::WatermarkSpec wm, sql::SourceWatermark(source));
+    watermark_column = wm.column;
+    o->watermark_delay_us = wm.delay_us;
+  }
+  int64_t lateness_ms = 0;
+  if (const sql::Option* l = p.options.Find("allowed_lateness")) {
+    if (l->value != "0" && l->value != "0s") {
+      auto ms = ParseDurationMs(l->value);
+      if (!ms.ok()) return ms.status().WithContextF("{}: allowed_lateness", Where(l->pos));
+      lateness_ms = *ms;
+    }
+  }
+  if (const sql::Option* idle = source.options.Find("idle_timeout")) {
+    auto ms = ParseDurationMs(idle->value);
+    if (!ms.ok()) return ms.status().WithContextF("{}: idle_timeout", Where(idle->pos));
+    o->idle_timeout_ms = *ms;
+  }
+  o->one_watermark_partition = source.options.Find("connector")->value == "file";
+  ASSIGN_OR_RETURN(sql::AggregatePlan plan,
+                   sql::BindAggregateInsert(p.insert, source.schema, target, watermark_column,
+                                            lateness_ms * 1000));
+  o->aggregate = std::make_shared<const sql::AggregatePlan>(std::move(plan));
+  o->source_schema = std::make_shared<Schema>(source.schema);
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
                                      const sql::CreatePipeline& p,
                                      const std::map<std::string, sql::CreateSource>& sources,
                                      const std::map<std::string, Schema>* planned) {
   PipelineOptions o;
   ASSIGN_OR_RETURN(o.name, SimpleName(p.name, "pipeline"));
-  RETURN_IF_ERROR(CheckOptions(p.options, {"commit_interval", "delivery"}, "pipeline"));
+  RETURN_IF_ERROR(
+      CheckOptions(p.options, {"commit_interval", "delivery", "allowed_lateness"}, "pipeline"));
   if (const sql::Option* d = p.options.Find("delivery"); d && d->value != "exactly-once") {
     return Status::Invalid(
         "{}: pipeline {}: delivery '{}' is not offered: sluice commits source offsets with the "
@@ -161,6 +198,10 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
   } else {
     return table.status().WithContextF("{}: target table {}", Where(p.insert.target.pos()),
                                        o.target.ToString());
+  }
+  if (sql::IsAggregation(p.insert)) {
+    RETURN_IF_ERROR(BindAggregation(p, src->second, *target_schema, &o));
+    return o;
   }
   ASSIGN_OR_RETURN(sql::ProjectionPlan plan,
                    sql::BindInsert(p.insert, src->second.schema, *target_schema));

@@ -29,6 +29,13 @@ std::string Quote(const std::string& s) {
 Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
                                        const PipelineOptions& bound, const std::string& filter,
                                        bool dry_run) {
+  if (bound.aggregate) {
+    return Status::NotImplemented(
+        "pipeline {} aggregates windows: its dead letters (late events, rows that failed) "
+        "cannot be replayed into windows that were committed already; recompute those windows "
+        "with a bounded run into a new table instead",
+        bound.name);
+  }
   const catalog::TableIdent dlq_ident = DeadLetterTable(bound.target);
   ASSIGN_OR_RETURN(auto target, Table::Load(catalog, io, bound.target));
   ASSIGN_OR_RETURN(auto dlq, Table::Load(catalog, io, dlq_ident));

@@ -9,6 +9,8 @@
 #include "common/kill_point.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
+#include "operators/watermark.h"
+#include "operators/window_aggregate.h"
 
 namespace sluice::pipeline {
 
@@ -199,6 +201,7 @@ Status Pipeline::Recover() {
   for (const auto& [p, o] : committed_) sum += o;
   stats_.committed_offset_sum = sum;
 
+  if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(committed));
   ASSIGN_OR_RETURN(decoder_, JsonDecoder::Make(options_.source_schema));
   last_checkpoint_ms_ = NowMs();
   return StartWriters();
@@ -250,7 +253,12 @@ Status Pipeline::FlushRows() {
     rows_ = Batch::Make(options_.source_schema);
     std::vector<RowOrigin> origins = std::move(origins_);
     origins_.clear();
-    if (options_.projection) {
+    if (options_.aggregate) {
+      // The windowed path writes the windows it closes itself.
+      Status st = FlushAggregate(std::move(b), origins);
+      partition_names_.clear();
+      RETURN_IF_ERROR(st);
+    } else if (options_.projection) {
       std::vector<sql::RejectedRow> rejected;
       ASSIGN_OR_RETURN(b, options_.projection(std::move(b), &rejected));
       int64_t now_us = NowMs() * 1000;
@@ -263,9 +271,11 @@ Status Pipeline::FlushRows() {
       }
     }
     partition_names_.clear();
-    int64_t n = b.num_rows();
-    RETURN_IF_ERROR_CTX(writer_->Write(b), "writing to {}", options_.target.ToString());
-    rows_pending_ += n;
+    if (!options_.aggregate) {
+      int64_t n = b.num_rows();
+      RETURN_IF_ERROR_CTX(writer_->Write(b), "writing to {}", options_.target.ToString());
+      rows_pending_ += n;
+    }
   }
   if (dead_rows_.num_rows() > 0) {
     RETURN_IF_ERROR_CTX(dlq_writer_->Write(dead_rows_), "writing dead letters of {}",
@@ -324,6 +334,8 @@ Status Pipeline::Checkpoint() {
   updates[0].update.summary = summary;
   updates[0].update.set_properties[CheckpointProperty(options_.name)] =
       EncodeCheckpointProperty(epoch_, next_checkpoint_, {{options_.source_name, positions}});
+  std::vector<std::string> superseded_state;
+  if (window_) RETURN_IF_ERROR(SaveState(&updates[0], &superseded_state));
   if (!dead_files.empty()) {
     catalog::TableUpdate u;
     u.table = dlq_table_.get();
@@ -344,6 +356,13 @@ Status Pipeline::Checkpoint() {
   int64_t commit_micros = MonoMicros() - commit_started;
   KillPoint("pipeline.after_commit");
   RETURN_IF_ERROR(journal_->Clear());
+  if (window_) {
+    // Files of the state the commit retired: no checkpoint refers to them now
+    // (a crash before this leaves them for orphan cleanup).
+    for (const std::string& f : superseded_state) (void)io_.Delete(f);
+    state_files_ = std::move(pending_state_files_);
+    deltas_since_base_ = static_cast<int64_t>(state_files_.size()) - 1;
+  }
 
   int64_t files_added = 0;
   for (const auto& u : updates) files_added += static_cast<int64_t>(u.update.add_data.size());

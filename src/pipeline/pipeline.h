@@ -40,6 +40,10 @@
 
 namespace sluice {
 class JsonDecoder;
+namespace operators {
+class WatermarkTracker;
+class WindowAggregate;
+}  // namespace operators
 namespace iceberg {
 class DataWriter;
 }
@@ -70,6 +74,12 @@ struct PipelineOptions {
   std::string source_name;  // the SQL source, the key in sluice.offsets
   std::shared_ptr<const Schema> source_schema;
   Projection projection;
+  // A windowed aggregation instead (sql::AggregatePlan; `projection` is null):
+  // its state is checkpointed with each commit (docs/state.md).
+  std::shared_ptr<const sql::AggregatePlan> aggregate;
+  int64_t watermark_delay_us = 0;
+  int64_t idle_timeout_ms = 0;           // 0: partitions never count as idle
+  bool one_watermark_partition = false;  // the source's partitions are one ordered stream
   int64_t commit_interval_ms = 1000;
   // Local state (the staged-file journal) lives here.
   std::string state_dir;
@@ -137,6 +147,9 @@ class Pipeline {
   Status Checkpoint();
   // Steps until RequestStop(), then takes a final checkpoint.
   Status Run();
+  // The end of a bounded input: every open window is emitted (the next
+  // checkpoint commits them); later events for those windows are late.
+  Status FinishInput();
   void RequestStop() { stop_.store(true); }
 
   const PipelineStats& stats() const { return stats_; }
@@ -146,6 +159,14 @@ class Pipeline {
   const Positions& committed_positions() const { return committed_; }
 
  private:
+  // Where each row of rows_ came from (for the dead letters of rows the
+  // projection rejects).
+  struct RowOrigin {
+    uint32_t partition;  // index into partition_names_
+    int64_t offset;
+    int64_t timestamp_ms;
+  };
+
   Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions options,
            std::unique_ptr<Source> source);
   Status Recover();
@@ -153,6 +174,15 @@ class Pipeline {
   Status FlushRows();
   void OnRecord(const SourceRecord& r);
   Status CheckEpoch();
+  // pipeline_aggregate.cc: the windowed path.
+  Status StartAggregate(const std::optional<CommittedCheckpoint>& committed);
+  Status FlushAggregate(Batch rows, const std::vector<RowOrigin>& origins);
+  Status EmitWindows(int64_t watermark);
+  // Writes the state file of the checkpoint being taken and sets its
+  // property in `update`; `superseded` gets the files the commit retires.
+  Status SaveState(catalog::TableUpdate* update, std::vector<std::string>* superseded);
+  void DeadLetterRow(std::string_view payload, const std::string& error,
+                     const std::string& partition, int64_t offset, int64_t ingested_ms);
 
   catalog::Catalog& catalog_;
   FileIO& io_;
@@ -165,13 +195,6 @@ class Pipeline {
   std::unique_ptr<iceberg::DataWriter> writer_;
   std::unique_ptr<iceberg::DataWriter> dlq_writer_;
   Batch rows_;  // decoded, not yet written (source schema)
-  // Where each row of rows_ came from (for the dead letters of rows the
-  // projection rejects).
-  struct RowOrigin {
-    uint32_t partition;  // index into partition_names_
-    int64_t offset;
-    int64_t timestamp_ms;
-  };
   std::vector<RowOrigin> origins_;
   std::vector<std::string> partition_names_;  // of the rows in rows_
   uint32_t last_partition_ = 0;
@@ -186,6 +209,12 @@ class Pipeline {
   int64_t last_checkpoint_ms_ = 0;
   std::atomic<bool> stop_{false};
   PipelineStats stats_;
+  // Windowed aggregations only.
+  std::unique_ptr<operators::WindowAggregate> window_;
+  std::unique_ptr<operators::WatermarkTracker> watermarks_;
+  std::vector<std::string> state_files_;          // of the last committed checkpoint, base first
+  std::vector<std::string> pending_state_files_;  // of the checkpoint being taken
+  int64_t deltas_since_base_ = 0;
 };
 
 }  // namespace sluice::pipeline

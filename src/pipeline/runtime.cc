@@ -326,7 +326,10 @@ Status Runtime::RunUntilStopOrFailure(Running& r) {
     if (!n.ok()) return n.status();
     if (r.retrying.load() && p.stats().commits.load() > 0) r.retrying = false;  // healed
     if (!streams_.empty()) ApplyRetention();
-    if (options_.bounded && p.source().Exhausted()) break;
+    if (options_.bounded && p.source().Exhausted()) {
+      RETURN_IF_ERROR(p.FinishInput());  // the input's end: every window closes
+      break;
+    }
   }
   Status st = p.Checkpoint();  // the final checkpoint
   r.committed_offset = p.stats().committed_offset_sum.load();

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -125,15 +126,30 @@ struct SelectItem {
   SourcePos pos;      // of the item's first token
 };
 
-// INSERT INTO target [(col, ...)] SELECT items FROM source
+// A window table function in FROM: TUMBLE(src, ts, size), HOP(src, ts, slide,
+// size), SESSION(src, ts, gap), or Flink's TABLE(TUMBLE(TABLE src,
+// DESCRIPTOR(ts), size)) spellings of the same.
+struct WindowClause {
+  enum class Kind { kTumble, kHop, kSession };
+  Kind kind = Kind::kTumble;
+  SourcePos pos;
+  Identifier time_column;
+  std::vector<Expr> intervals;  // tumble: size; hop: slide, size; session: gap
+};
+
+// INSERT INTO target [(col, ...)] SELECT items FROM source [WHERE ...]
+// [GROUP BY ...] [HAVING ...]
 struct InsertSelect {
   QualifiedName target;
   std::vector<Identifier> columns;  // the explicit INSERT column list, or empty
   std::vector<SelectItem> items;
   QualifiedName source;
-  std::unique_ptr<Expr> where;  // WHERE, or null
-  SourcePos pos;                // of INSERT
-  SourcePos select_pos;         // of SELECT
+  std::unique_ptr<Expr> where;           // WHERE, or null
+  std::unique_ptr<WindowClause> window;  // FROM a window function, or null
+  std::vector<Expr> group_by;
+  std::unique_ptr<Expr> having;
+  SourcePos pos;         // of INSERT
+  SourcePos select_pos;  // of SELECT
 };
 
 struct CreateTable {
@@ -154,10 +170,18 @@ struct CreateTable {
   std::string PartitionSpecText() const;
 };
 
+// WATERMARK FOR column AS column [- INTERVAL ...] in a source's column list.
+struct Watermark {
+  Identifier column;
+  std::shared_ptr<const Expr> expr;  // shared: sources are copied
+  SourcePos pos;
+};
+
 struct CreateSource {
   QualifiedName name;
   bool if_not_exists = false;
   Schema schema;
+  std::optional<Watermark> watermark;
   Options options;     // connector = 'http' | 'kafka', brokers, topic, ...
   std::string format;  // lowercased FORMAT name; today always "json"
 };

@@ -34,8 +34,14 @@ struct BoundValue {
 
 class Binder {
  public:
-  Binder(const InsertSelect& insert, const Schema& source, const Schema& target)
-      : insert_(insert), source_(source), target_(target), exprs_(source, insert.source) {}
+  Binder(const InsertSelect& insert, const Schema& source, const Schema& target, const Expr* filter,
+         internal::ExprBinder::Resolver resolver)
+      : insert_(insert),
+        source_(source),
+        target_(target),
+        filter_(filter),
+        computed_only_(resolver != nullptr),
+        exprs_(source, insert.source, std::move(resolver)) {}
 
   Result<ProjectionPlan> Bind() {
     // Values in select order, * expanded.
@@ -77,8 +83,10 @@ class Binder {
     }
 
     ProjectionPlan plan;
-    if (insert_.where) {
-      ASSIGN_OR_RETURN(plan.filter, exprs_.BindPredicate(*insert_.where, "WHERE"));
+    if (filter_ != nullptr) {
+      ASSIGN_OR_RETURN(
+          plan.filter,
+          exprs_.BindPredicate(*filter_, filter_ == insert_.having.get() ? "HAVING" : "WHERE"));
     }
     plan.source_schema = std::make_shared<Schema>(source_);
     plan.target_schema = std::make_shared<Schema>(target_);
@@ -109,7 +117,7 @@ class Binder {
   }
 
   Result<BoundValue> BindExpr(const Expr& expr) {
-    if (!IsSimple(expr)) return BindComputed(expr);
+    if (computed_only_ || !IsSimple(expr)) return BindComputed(expr);
     BoundValue v;
     switch (expr.kind) {
       case Expr::Kind::kStar: return ErrorAt(expr.pos, "* is only allowed as a select item");
@@ -247,6 +255,8 @@ class Binder {
   const InsertSelect& insert_;
   const Schema& source_;
   const Schema& target_;
+  const Expr* filter_;
+  bool computed_only_;  // a resolver decides names: every item goes through the ExprBinder
   internal::ExprBinder exprs_;
 };
 
@@ -254,7 +264,20 @@ class Binder {
 
 Result<ProjectionPlan> BindInsert(const InsertSelect& insert, const Schema& source,
                                   const Schema& target) {
-  return Binder(insert, source, target).Bind();
+  if (insert.window || !insert.group_by.empty() || insert.having) {
+    return ErrorAt(insert.select_pos, "this pipeline aggregates: bind it with BindAggregateInsert");
+  }
+  return Binder(insert, source, target, insert.where.get(), nullptr).Bind();
 }
+
+namespace internal {
+
+Result<ProjectionPlan> BindProjection(const InsertSelect& insert, const Schema& source,
+                                      const Schema& target, const Expr* filter,
+                                      ExprBinder::Resolver resolver) {
+  return Binder(insert, source, target, filter, std::move(resolver)).Bind();
+}
+
+}  // namespace internal
 
 }  // namespace sluice::sql

@@ -40,6 +40,7 @@
 #include "columnar/column.h"
 #include "common/status.h"
 #include "expr/expr.h"
+#include "operators/window_aggregate.h"
 #include "sql/ast.h"
 
 namespace sluice::sql {
@@ -85,5 +86,45 @@ Result<ProjectionPlan> BindInsert(const InsertSelect& insert, const Schema& sour
 // `rejected`, the first of them is a kInvalidArgument error.
 Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source,
                         std::vector<RejectedRow>* rejected = nullptr);
+// The same, leaving `source` as it is (its columns are copied, not moved).
+Result<Batch> ApplyPlanKeepingSource(const ProjectionPlan& plan, const Batch& source,
+                                     std::vector<RejectedRow>* rejected);
+
+// A windowed aggregation: INSERT INTO t SELECT window_start, k, count(*), ...
+// FROM TUMBLE(src, ts, INTERVAL '1' MINUTE) [WHERE ...] GROUP BY window_start,
+// window_end, k [HAVING ...] (docs/sql.md "Windows and aggregates"). Three
+// stages run it:
+//   pre    over source rows plus a last BIGINT column `$row` (each row's index
+//          in its batch): WHERE, then the operator's input columns
+//          ($row, the event time, the keys, one per aggregate argument);
+//   window the operator (operators/window_aggregate.h), its input without $row;
+//   post   over the window rows (window_start, window_end, keys, $agg0...):
+//          HAVING, then the target table's columns.
+struct AggregatePlan {
+  ProjectionPlan pre;
+  operators::WindowAggregateOptions window;
+  ProjectionPlan post;
+  int time_column = -1;  // in the source: the watermark's column, the event time
+};
+
+// Whether `insert` aggregates (a window in FROM, GROUP BY, HAVING).
+bool IsAggregation(const InsertSelect& insert);
+
+// Binds an aggregation over `source` (whose WATERMARK is on `watermark_column`;
+// empty when it has none, which is an error naming it). Errors name the line
+// and column: a non-grouped column outside an aggregate, GROUP BY without the
+// window's bounds, a window column other than the watermark's, ...
+Result<AggregatePlan> BindAggregateInsert(const InsertSelect& insert, const Schema& source,
+                                          const Schema& target, const std::string& watermark_column,
+                                          int64_t allowed_lateness_us);
+
+// A source's WATERMARK FOR col AS col [- INTERVAL ...]: the column (as the
+// source's schema spells it) and the delay in µs; kInvalidArgument (line,
+// column) for any other form or an unknown column.
+struct WatermarkSpec {
+  std::string column;
+  int64_t delay_us = 0;
+};
+Result<WatermarkSpec> SourceWatermark(const CreateSource& source);
 
 }  // namespace sluice::sql

@@ -50,7 +50,7 @@ struct Failures {
   size_t failed_size = 0;
 };
 
-Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch source,
+Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch& source, bool may_move,
                             std::vector<RejectedRow>* rejected);
 
 }  // namespace
@@ -60,16 +60,22 @@ Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source,
   std::vector<RejectedRow> local;
   std::vector<RejectedRow>* out_rejected = rejected != nullptr ? rejected : &local;
   size_t first_rejected = out_rejected->size();
-  ASSIGN_OR_RETURN(Batch out, ApplyPlanRows(plan, std::move(source), out_rejected));
+  ASSIGN_OR_RETURN(Batch out, ApplyPlanRows(plan, source, true, out_rejected));
   if (rejected == nullptr && out_rejected->size() > first_rejected) {
     return Status::Invalid("{}", (*out_rejected)[first_rejected].error);
   }
   return out;
 }
 
+Result<Batch> ApplyPlanKeepingSource(const ProjectionPlan& plan, const Batch& source,
+                                     std::vector<RejectedRow>* rejected) {
+  // Nothing of `source` is moved: the const_cast only lets the shared code take it.
+  return ApplyPlanRows(plan, const_cast<Batch&>(source), false, rejected);
+}
+
 namespace {
 
-Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch source,
+Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch& source, bool may_move,
                             std::vector<RejectedRow>* rejected) {
   const Schema& from = *plan.source_schema;
   const Schema& to = *plan.target_schema;
@@ -176,7 +182,7 @@ Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch source,
       case ProjectionColumn::Kind::kSource: {
         Column& src = work.columns[c.source_index];
         const std::string& name = from.fields[c.source_index].name;
-        bool last_use = --uses[c.source_index] == 0;
+        bool last_use = --uses[c.source_index] == 0 && (may_move || has_filter);
         const DataType& have = *src.type();
         if (have.Equals(*target.type) ||
             (!have.is_nested() && internal::SameType(have, *target.type))) {

@@ -138,6 +138,57 @@ Result<expr::TimeUnit> ParseUnit(const Expr& at, std::string_view text, bool for
 
 }  // namespace
 
+Result<expr::Interval> IntervalValue(const Expr& interval) {
+  if (interval.kind != Expr::Kind::kInterval) {
+    return ErrorAt(interval.pos, "expected an INTERVAL, got {}", interval.text);
+  }
+  // INTERVAL '5' SECOND, INTERVAL '5 seconds', INTERVAL '1.5' HOUR.
+  std::string text = interval.literal.text, unit = interval.op;
+  if (unit.empty()) {
+    size_t space = text.find(' ');
+    if (space == std::string::npos) {
+      return ErrorAt(interval.pos, "INTERVAL '{}' needs a unit (INTERVAL '5' SECOND)", text);
+    }
+    unit = text.substr(space + 1);
+    text = text.substr(0, space);
+    std::transform(unit.begin(), unit.end(), unit.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (unit.size() > 1 && unit.back() == 'S') unit.pop_back();
+  }
+  errno = 0;
+  char* end = nullptr;
+  double amount = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(amount)) {
+    return ErrorAt(interval.pos, "INTERVAL '{}': not a number", interval.literal.text);
+  }
+  static const std::map<std::string, int64_t, std::less<>> kMicros = {
+      {"MICROSECOND", 1},
+      {"MILLISECOND", 1000},
+      {"SECOND", 1000000},
+      {"MINUTE", 60000000},
+      {"HOUR", int64_t{3600000000}},
+      {"DAY", int64_t{86400000000}},
+      {"WEEK", int64_t{604800000000}}};
+  expr::Interval iv;
+  if (unit == "MONTH" || unit == "YEAR") {
+    double months = amount * (unit == "YEAR" ? 12 : 1);
+    if (months != std::floor(months) || std::fabs(months) > 1e6) {
+      return ErrorAt(interval.pos, "INTERVAL '{}' {}: months and years must be whole", text, unit);
+    }
+    iv.months = static_cast<int32_t>(months);
+  } else if (auto it = kMicros.find(unit); it != kMicros.end()) {
+    double micros = amount * static_cast<double>(it->second);
+    if (std::fabs(micros) > 9e18 || micros != std::floor(micros)) {
+      return ErrorAt(interval.pos,
+                     "INTERVAL '{}' {} is not a whole number of microseconds in range", text, unit);
+    }
+    iv.micros = static_cast<int64_t>(micros);
+  } else {
+    return ErrorAt(interval.pos, "unknown INTERVAL unit '{}'", unit);
+  }
+  return iv;
+}
+
 NodePtr ExprBinder::Call(const Expr& at, Op op, TypePtr type, std::vector<NodePtr> args) {
   auto n = std::make_shared<expr::Node>();
   n->kind = expr::Node::Kind::kCall;
@@ -291,6 +342,10 @@ Result<std::vector<NodePtr>> ExprBinder::BindArgs(const Expr& e, size_t min, siz
 }
 
 Result<ExprBinder::Typed> ExprBinder::BindAny(const Expr& e) {
+  if (resolver_) {
+    ASSIGN_OR_RETURN(NodePtr resolved, resolver_(e));
+    if (resolved) return Typed{std::move(resolved), nullptr};
+  }
   switch (e.kind) {
     case Expr::Kind::kStar: return ErrorAt(e.pos, "* is only allowed as a select item");
     case Expr::Kind::kColumn: {
@@ -482,50 +537,7 @@ Result<ExprBinder::Typed> ExprBinder::BindInterval(const Expr& e, Typed ts, cons
         subtract || e.args[0].kind != Expr::Kind::kInterval ? e.args[0].text : e.args[1].text,
         TypeName(ts.type()));
   }
-  // INTERVAL '5' SECOND, INTERVAL '5 seconds', INTERVAL '1.5' HOUR.
-  std::string text = interval.literal.text, unit = interval.op;
-  if (unit.empty()) {
-    size_t space = text.find(' ');
-    if (space == std::string::npos) {
-      return ErrorAt(interval.pos, "INTERVAL '{}' needs a unit (INTERVAL '5' SECOND)", text);
-    }
-    unit = text.substr(space + 1);
-    text = text.substr(0, space);
-    std::transform(unit.begin(), unit.end(), unit.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    if (unit.size() > 1 && unit.back() == 'S') unit.pop_back();
-  }
-  errno = 0;
-  char* end = nullptr;
-  double amount = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(amount)) {
-    return ErrorAt(interval.pos, "INTERVAL '{}': not a number", interval.literal.text);
-  }
-  static const std::map<std::string, int64_t, std::less<>> kMicros = {
-      {"MICROSECOND", 1},
-      {"MILLISECOND", 1000},
-      {"SECOND", 1000000},
-      {"MINUTE", 60000000},
-      {"HOUR", int64_t{3600000000}},
-      {"DAY", int64_t{86400000000}},
-      {"WEEK", int64_t{604800000000}}};
-  expr::Interval iv;
-  if (unit == "MONTH" || unit == "YEAR") {
-    double months = amount * (unit == "YEAR" ? 12 : 1);
-    if (months != std::floor(months) || std::fabs(months) > 1e6) {
-      return ErrorAt(interval.pos, "INTERVAL '{}' {}: months and years must be whole", text, unit);
-    }
-    iv.months = static_cast<int32_t>(months);
-  } else if (auto it = kMicros.find(unit); it != kMicros.end()) {
-    double micros = amount * static_cast<double>(it->second);
-    if (std::fabs(micros) > 9e18 || micros != std::floor(micros)) {
-      return ErrorAt(interval.pos,
-                     "INTERVAL '{}' {} is not a whole number of microseconds in range", text, unit);
-    }
-    iv.micros = static_cast<int64_t>(micros);
-  } else {
-    return ErrorAt(interval.pos, "unknown INTERVAL unit '{}'", unit);
-  }
+  ASSIGN_OR_RETURN(expr::Interval iv, IntervalValue(interval));
   if (subtract) {
     iv.months = -iv.months;
     iv.micros = -iv.micros;

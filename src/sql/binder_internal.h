@@ -2,12 +2,14 @@
 // Private to src/sql.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "columnar/column.h"
 #include "common/status.h"
 #include "expr/expr.h"
 #include "sql/ast.h"
+#include "sql/binder.h"
 
 namespace sluice::sql::internal {
 
@@ -37,8 +39,12 @@ std::string DescribeLiteral(const Literal& literal);
 // arguments of the types each op needs.
 class ExprBinder {
  public:
-  ExprBinder(const Schema& source, const QualifiedName& source_name)
-      : source_(source), source_name_(source_name) {}
+  // Binds some expressions itself (an aggregate call, a grouped column), or
+  // returns null to let the binder go on.
+  using Resolver = std::function<Result<expr::NodePtr>(const Expr& e)>;
+
+  ExprBinder(const Schema& source, const QualifiedName& source_name, Resolver resolver = nullptr)
+      : source_(source), source_name_(source_name), resolver_(std::move(resolver)) {}
 
   // A node of the expression's own type. A bare NULL has no type of its own:
   // kInvalidArgument unless `want` gives one.
@@ -81,6 +87,17 @@ class ExprBinder {
 
   const Schema& source_;
   const QualifiedName& source_name_;
+  Resolver resolver_;
 };
+
+// INTERVAL '5' SECOND, '90 minutes', '1' MONTH as months and microseconds.
+Result<expr::Interval> IntervalValue(const Expr& interval);
+
+// Binds `insert`'s select items onto `target` over `source`, with `filter` as
+// its condition (WHERE, or HAVING for a window's rows) and `resolver` for
+// names only the caller knows (binder.cc; BindInsert is the plain case).
+Result<ProjectionPlan> BindProjection(const InsertSelect& insert, const Schema& source,
+                                      const Schema& target, const Expr* filter,
+                                      ExprBinder::Resolver resolver);
 
 }  // namespace sluice::sql::internal

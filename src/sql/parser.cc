@@ -97,7 +97,7 @@ Result<CreateSource> Parser::ParseCreateSource() {
   CreateSource source;
   ASSIGN_OR_RETURN(source.if_not_exists, ParseIfNotExists());
   ASSIGN_OR_RETURN(source.name, ParseQualifiedName("a source name"));
-  ASSIGN_OR_RETURN(source.schema, ParseColumnList());
+  ASSIGN_OR_RETURN(source.schema, ParseColumnList(&source.watermark));
   RETURN_IF_ERROR(ExpectKeyword("WITH", "after the source's column list"));
   ASSIGN_OR_RETURN(source.options, ParseOptions());
   RETURN_IF_ERROR(ExpectKeyword("FORMAT", "after the source's options"));

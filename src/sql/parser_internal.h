@@ -58,7 +58,11 @@ class Parser {
   Expr Node(Expr::Kind kind, SourcePos pos, size_t start, std::string op, std::vector<Expr> args);
   std::string Span(size_t start) const;
   Status CheckHeight(const Expr& e) const;
-  Result<Schema> ParseColumnList();  // '(' name type [NOT NULL] [COMMENT '...'], ... ')'
+  // '(' name type [NOT NULL] [COMMENT '...'], ... ')'; with `watermark`, one
+  // WATERMARK FOR col AS expr entry may appear among the columns.
+  Result<Schema> ParseColumnList(std::optional<Watermark>* watermark = nullptr);
+  // FROM's source: a name or a window table function.
+  Status ParseFrom(InsertSelect* insert);
   // A type name as columnar::ParseSqlType reads it; `text` gets it as written.
   Result<TypePtr> ParseType(std::string* text);
 

@@ -21,9 +21,9 @@ struct Clause {
   std::string_view keyword, name;
 };
 constexpr Clause kUnsupportedClauses[] = {
-    {"GROUP", "GROUP BY"}, {"HAVING", "HAVING"}, {"ORDER", "ORDER BY"}, {"LIMIT", "LIMIT"},
-    {"JOIN", "JOIN"},      {"LEFT", "JOIN"},     {"RIGHT", "JOIN"},     {"INNER", "JOIN"},
-    {"FULL", "JOIN"},      {"CROSS", "JOIN"},    {"UNION", "UNION"},    {"WINDOW", "WINDOW"}};
+    {"ORDER", "ORDER BY"}, {"LIMIT", "LIMIT"},  {"JOIN", "JOIN"}, {"LEFT", "JOIN"},
+    {"RIGHT", "JOIN"},     {"INNER", "JOIN"},   {"FULL", "JOIN"}, {"CROSS", "JOIN"},
+    {"UNION", "UNION"},    {"WINDOW", "WINDOW"}};
 
 }  // namespace
 
@@ -67,10 +67,21 @@ Result<InsertSelect> Parser::ParseInsert() {
     if (AcceptKeyword("FROM")) break;
     return Expected("',' or FROM after a select item");
   }
-  ASSIGN_OR_RETURN(insert.source, ParseQualifiedName("a source name after FROM"));
+  RETURN_IF_ERROR(ParseFrom(&insert));
   if (AcceptKeyword("WHERE")) {
     ASSIGN_OR_RETURN(Expr where, ParseExpr());
     insert.where = std::make_unique<Expr>(std::move(where));
+  }
+  if (AcceptKeyword("GROUP")) {
+    RETURN_IF_ERROR(ExpectKeyword("BY", "after GROUP"));
+    do {
+      ASSIGN_OR_RETURN(Expr key, ParseExpr());
+      insert.group_by.push_back(std::move(key));
+    } while (AcceptSymbol(","));
+  }
+  if (AcceptKeyword("HAVING")) {
+    ASSIGN_OR_RETURN(Expr having, ParseExpr());
+    insert.having = std::make_unique<Expr>(std::move(having));
   }
   for (const Clause& clause : kUnsupportedClauses) {
     if (Peek().IsKeyword(clause.keyword)) return NotSupportedAt(Peek().pos, "{}", clause.name);
@@ -97,11 +108,71 @@ Result<SelectItem> Parser::ParseSelectItem() {
   return item;
 }
 
-Result<Schema> Parser::ParseColumnList() {
+Status Parser::ParseFrom(InsertSelect* insert) {
+  // TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), size)) or TUMBLE(src, ts, size).
+  bool flink = Peek().IsKeyword("TABLE") && Peek(1).IsSymbol("(");
+  if (flink) {
+    Next();
+    Next();
+  }
+  const Token& fn = Peek();
+  bool window = fn.kind == TokenKind::kIdentifier && Peek(1).IsSymbol("(") &&
+                (fn.IsKeyword("TUMBLE") || fn.IsKeyword("HOP") || fn.IsKeyword("SESSION"));
+  if (!window) {
+    if (flink) return Expected("TUMBLE, HOP or SESSION in TABLE(...)");
+    ASSIGN_OR_RETURN(insert->source, ParseQualifiedName("a source name after FROM"));
+    return Status::OK();
+  }
+  auto w = std::make_unique<WindowClause>();
+  w->pos = fn.pos;
+  w->kind = fn.IsKeyword("TUMBLE") ? WindowClause::Kind::kTumble
+            : fn.IsKeyword("HOP")  ? WindowClause::Kind::kHop
+                                   : WindowClause::Kind::kSession;
+  std::string name = fn.text;
+  Next();
+  Next();  // (
+  (void)AcceptKeyword("TABLE");
+  ASSIGN_OR_RETURN(insert->source, ParseQualifiedName(fmt::format("a source name in {}(", name)));
+  if (Peek().IsKeyword("PARTITION")) {
+    return NotSupportedAt(Peek().pos, "PARTITION BY in {}() (GROUP BY the keys instead)", name);
+  }
+  RETURN_IF_ERROR(ExpectSymbol(",", fmt::format("after the source of {}(", name)));
+  bool descriptor = AcceptKeyword("DESCRIPTOR");
+  if (descriptor) RETURN_IF_ERROR(ExpectSymbol("(", "after DESCRIPTOR"));
+  ASSIGN_OR_RETURN(w->time_column, ParseIdentifier("the time column"));
+  if (descriptor) RETURN_IF_ERROR(ExpectSymbol(")", "after the DESCRIPTOR column"));
+  size_t want = w->kind == WindowClause::Kind::kHop ? 2 : 1;
+  for (size_t i = 0; i < want; ++i) {
+    RETURN_IF_ERROR(ExpectSymbol(",", fmt::format("and an INTERVAL in {}(", name)));
+    ASSIGN_OR_RETURN(Expr interval, ParseExpr(1));
+    w->intervals.push_back(std::move(interval));
+  }
+  RETURN_IF_ERROR(ExpectSymbol(")", fmt::format("to close {}(", name)));
+  if (flink) RETURN_IF_ERROR(ExpectSymbol(")", "to close TABLE("));
+  insert->window = std::move(w);
+  return Status::OK();
+}
+
+Result<Schema> Parser::ParseColumnList(std::optional<Watermark>* watermark) {
   RETURN_IF_ERROR(ExpectSymbol("(", "before the column list"));
   Schema schema;
   std::unordered_set<std::string> seen;  // lowercased names
   while (true) {
+    if (watermark != nullptr && Peek().IsKeyword("WATERMARK") && Peek(1).IsKeyword("FOR")) {
+      Watermark wm;
+      wm.pos = Peek().pos;
+      if (watermark->has_value()) return ErrorAt(wm.pos, "a source has one WATERMARK");
+      Next();
+      Next();
+      ASSIGN_OR_RETURN(wm.column, ParseIdentifier("the watermark's column"));
+      RETURN_IF_ERROR(ExpectKeyword("AS", "after WATERMARK FOR column"));
+      ASSIGN_OR_RETURN(Expr e, ParseExpr());
+      wm.expr = std::make_shared<const Expr>(std::move(e));
+      *watermark = std::move(wm);
+      if (AcceptSymbol(",")) continue;
+      if (AcceptSymbol(")")) break;
+      return Expected("',' or ')' after the WATERMARK");
+    }
     ASSIGN_OR_RETURN(Identifier name, ParseIdentifier("a column name"));
     std::string lower = name.name;
     std::transform(lower.begin(), lower.end(), lower.begin(),

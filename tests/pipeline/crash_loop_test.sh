@@ -15,6 +15,7 @@
 # "-": $SLUICE_CRASH_KILLS, else 200; the on-demand soak is
 # `crash_loop_test.sh build/sluice 10000`)
 set -euo pipefail
+source "$(dirname "$0")/lib/crash.sh"
 SLUICE=$(realpath "$1")
 KILLS=${2:-}
 [ "$KILLS" != - ] || KILLS=
@@ -25,12 +26,7 @@ W=$(mktemp -d /tmp/sluice-crash.XXXXXX)
 SERVER_PID=
 MOCK_PID=
 cleanup() {
-  [ -z "$SERVER_PID" ] || kill -9 "$SERVER_PID" 2>/dev/null || true
-  [ -z "$MOCK_PID" ] || kill -9 "$MOCK_PID" 2>/dev/null || true
-  local kids
-  kids=$(jobs -p)
-  [ -z "$kids" ] || kill $kids 2>/dev/null || true
-  wait 2>/dev/null || true
+  kill_all "$SERVER_PID" "$MOCK_PID"
   rm -rf "$W"
 }
 trap cleanup EXIT
@@ -63,19 +59,11 @@ start_server() {  # start_server [KILL_POINT]
     --listen "127.0.0.1:$PORT" >>"$W/server.log" 2>&1 &
   SERVER_PID=$!
 }
-wait_up() {  # until /healthz answers or the server died
-  for _ in $(seq 1 200); do
-    curl -s -o /dev/null --max-time 1 "$URL/healthz" && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || return 1
-    sleep 0.02
-  done
-  return 1
-}
 
 # The producer: batch b holds ids (b-1)*PER+1 .. b*PER; it moves on only once
 # the batch is acknowledged, and keeps going until the killer is done.
 producer() {
-  local b=0 code
+  local b=0
   while [ ! -f "$W/kills-done" ] || [ "$b" -lt 20 ]; do
     b=$((b + 1))
     seq $(( (b - 1) * PER + 1 )) $(( b * PER )) |
@@ -88,13 +76,7 @@ producer() {
       echo "$b" > "$W/acked"
       continue
     fi
-    while true; do
-      code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Idempotency-Key: batch-$b" \
-        -H 'Content-Type: application/x-ndjson' --data-binary "@$W/body" \
-        "$URL/v1/streams/events_in/records" || true)
-      [ "$code" = 200 ] && break
-      sleep 0.02
-    done
+    post_until_acked "$URL" events_in "batch-$b" "$W/body"
     echo "$b" > "$W/acked"
   done
 }
@@ -112,7 +94,7 @@ while [ "$kills" -lt "$KILLS" ]; do
     2) if [ "$next" = pipeline.mid_recovery ]; then kp=$next:1; else kp=$next:$((1 + RANDOM % 3)); fi ;;
   esac
   start_server "$kp"
-  wait_up || true
+  wait_up "$URL" "$SERVER_PID" || true
   if [ -n "$kp" ]; then
     # Armed: give it up to 3 s to die at its kill point.
     for _ in $(seq 1 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.02; done
@@ -132,7 +114,7 @@ touch "$W/kills-done"
 
 # A clean run: the producer finishes, the pipeline catches up, SIGTERM.
 start_server
-wait_up || { cat "$W/server.log"; echo "FAILED: the server does not start after the crashes"; exit 1; }
+wait_up "$URL" "$SERVER_PID" || { cat "$W/server.log"; echo "FAILED: the server does not start after the crashes"; exit 1; }
 wait "$PRODUCER"
 acked=$(cat "$W/acked")
 want=$(( acked * PER ))

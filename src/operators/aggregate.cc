@@ -1,0 +1,393 @@
+#include "operators/aggregate.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "columnar/sql_schema.h"
+#include "columnar/value_format.h"
+#include "operators/bytes.h"
+
+namespace sluice::operators {
+namespace {
+
+using internal::Get;
+using internal::GetBytes;
+using internal::Put;
+using internal::PutBytes;
+
+constexpr size_t kExactHashes = 256;  // approx_count_distinct is exact up to here
+constexpr int kHllBits = 12;          // 4096 registers
+constexpr size_t kRegisters = size_t{1} << kHllBits;
+
+bool IsInteger(TypeId id) { return id == TypeId::kInt || id == TypeId::kLong; }
+
+// Orders two min/max candidates of `type` (physical bytes as best_ holds them).
+int CompareBest(const DataType& type, std::string_view a, std::string_view b) {
+  auto three = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+  auto load = [](std::string_view s, auto* v) { std::memcpy(v, s.data(), sizeof(*v)); };
+  switch (type.id()) {
+    case TypeId::kString:
+    case TypeId::kBinary:
+    case TypeId::kUuid:
+    case TypeId::kFixed: {
+      int c = a.compare(b);
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    }
+    case TypeId::kBoolean: return three(a[0], b[0]);
+    case TypeId::kInt:
+    case TypeId::kDate: {
+      int32_t x, y;
+      load(a, &x);
+      load(b, &y);
+      return three(x, y);
+    }
+    case TypeId::kFloat:
+    case TypeId::kDouble: {
+      double x, y;
+      load(a, &x);
+      load(b, &y);
+      bool xn = std::isnan(x), yn = std::isnan(y);
+      if (xn || yn) return xn == yn ? 0 : (xn ? 1 : -1);  // NaN above every number
+      return three(x, y);
+    }
+    case TypeId::kDecimal: {
+      int128_t x, y;
+      load(a, &x);
+      load(b, &y);
+      return three(x, y);
+    }
+    default: {
+      int64_t x, y;
+      load(a, &x);
+      load(b, &y);
+      return three(x, y);
+    }
+  }
+}
+
+// The value of a fixed column row as the physical bytes (float widened to double).
+std::string FixedBytes(const Column& c, int64_t row) {
+  if (c.type()->id() == TypeId::kFloat) {
+    double d = c.Value<float>(row);
+    return std::string(reinterpret_cast<const char*>(&d), sizeof(d));
+  }
+  if (c.type()->id() == TypeId::kBoolean) return std::string(1, c.GetBool(row) ? 1 : 0);
+  int w = c.type()->value_width();
+  return std::string(reinterpret_cast<const char*>(c.data<uint8_t>() + row * w), w);
+}
+
+}  // namespace
+
+uint64_t StableHash(std::string_view bytes) {
+  // FNV-1a over the bytes, then the splitmix64 finalizer to spread the bits.
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h;
+}
+
+void AppendValueKey(const Column& column, int64_t row, std::string* out) {
+  if (column.IsNull(row)) {
+    out->push_back(0);
+    return;
+  }
+  out->push_back(1);
+  if (column.type()->is_binary_like()) {
+    PutBytes(out, column.GetBytes(row));
+  } else if (column.type()->id() == TypeId::kBoolean) {
+    out->push_back(column.GetBool(row) ? 1 : 0);
+  } else {
+    int w = column.type()->value_width();
+    out->append(reinterpret_cast<const char*>(column.data<uint8_t>() + row * w), w);
+  }
+}
+
+Status AppendFromValueKey(std::string_view* in, Column* column) {
+  if (in->empty()) return Status::Corruption("value key: truncated");
+  bool valid = (*in)[0] != 0;
+  in->remove_prefix(1);
+  if (!valid) {
+    column->AppendNull();
+    return Status::OK();
+  }
+  if (column->type()->is_binary_like()) {
+    std::string bytes;
+    if (!GetBytes(in, &bytes)) return Status::Corruption("value key: truncated bytes");
+    column->AppendBytes(bytes);
+    return Status::OK();
+  }
+  if (column->type()->id() == TypeId::kBoolean) {
+    if (in->empty()) return Status::Corruption("value key: truncated boolean");
+    column->AppendBool((*in)[0] != 0);
+    in->remove_prefix(1);
+    return Status::OK();
+  }
+  size_t w = static_cast<size_t>(column->type()->value_width());
+  if (in->size() < w) return Status::Corruption("value key: truncated value");
+  column->AppendRaw(in->data(), 1);
+  in->remove_prefix(w);
+  return Status::OK();
+}
+
+Result<TypePtr> ResultType(AggKind kind, const TypePtr& input) {
+  switch (kind) {
+    case AggKind::kCountStar:
+    case AggKind::kCount:
+    case AggKind::kCountDistinct:
+    case AggKind::kApproxCountDistinct: return DataType::Long();
+    default: break;
+  }
+  TypeId id = input->id();
+  bool number =
+      IsInteger(id) || id == TypeId::kFloat || id == TypeId::kDouble || id == TypeId::kDecimal;
+  if (kind == AggKind::kSum || kind == AggKind::kAvg) {
+    if (!number) return Status::Invalid("needs a number, not {}", ToSqlType(*input));
+    if (kind == AggKind::kAvg) return DataType::Double();
+    if (IsInteger(id)) return DataType::Long();
+    if (id == TypeId::kDecimal) return DataType::Decimal(38, input->scale());
+    return DataType::Double();
+  }
+  if (input->is_nested() || id == TypeId::kTime) {
+    return Status::Invalid("cannot order {} values", ToSqlType(*input));
+  }
+  return id == TypeId::kFloat ? DataType::Double() : input;
+}
+
+void Accumulator::Add(const Column* values, int64_t row) {
+  if (spec_->kind == AggKind::kCountStar) {
+    ++count_;
+    return;
+  }
+  if (values->IsNull(row)) return;
+  switch (spec_->kind) {
+    case AggKind::kCount: ++count_; return;
+    case AggKind::kSum:
+    case AggKind::kAvg: AddNumber(*values, row); return;
+    case AggKind::kMin:
+    case AggKind::kMax: AddMinMax(*values, row); return;
+    default: break;
+  }
+  std::string key;
+  AppendValueKey(*values, row, &key);
+  if (spec_->kind == AggKind::kCountDistinct) {
+    AddDistinct(key);
+  } else {
+    AddHash(StableHash(key));
+  }
+}
+
+void Accumulator::AddNumber(const Column& values, int64_t row) {
+  ++count_;
+  switch (values.type()->id()) {
+    case TypeId::kInt: exact_ += values.Value<int32_t>(row); return;
+    case TypeId::kLong: exact_ += values.Value<int64_t>(row); return;
+    case TypeId::kDecimal:
+      if (__builtin_add_overflow(exact_, values.Value<int128_t>(row), &exact_)) overflow_ = true;
+      return;
+    case TypeId::kFloat: real_ += values.Value<float>(row); return;
+    default: real_ += values.Value<double>(row); return;
+  }
+}
+
+void Accumulator::AddMinMax(const Column& values, int64_t row) {
+  std::string v =
+      values.type()->is_binary_like() ? std::string(values.GetBytes(row)) : FixedBytes(values, row);
+  const DataType& type = *spec_->output;
+  int c = count_ == 0 ? 1 : CompareBest(type, v, best_);
+  if (count_ == 0 || (spec_->kind == AggKind::kMin ? c < 0 : c > 0)) best_ = std::move(v);
+  ++count_;
+}
+
+void Accumulator::AddDistinct(std::string_view bytes) {
+  if (!distinct_) distinct_ = std::make_unique<std::unordered_set<std::string>>();
+  distinct_->emplace(bytes);
+}
+
+void Accumulator::AddHash(uint64_t hash) {
+  if (registers_.empty()) {
+    auto it = std::lower_bound(hashes_.begin(), hashes_.end(), hash);
+    if (it != hashes_.end() && *it == hash) return;
+    hashes_.insert(it, hash);
+    if (hashes_.size() <= kExactHashes) return;
+    registers_.assign(kRegisters, 0);
+    std::vector<uint64_t> pending;
+    pending.swap(hashes_);
+    for (uint64_t h : pending) AddHash(h);
+    return;
+  }
+  size_t index = hash >> (64 - kHllBits);
+  uint64_t rest = (hash << kHllBits) | (uint64_t{1} << (kHllBits - 1));  // never all zero
+  uint8_t rank = static_cast<uint8_t>(std::countl_zero(rest) + 1);
+  registers_[index] = std::max(registers_[index], rank);
+}
+
+void Accumulator::Merge(const Accumulator& other) {
+  switch (spec_->kind) {
+    case AggKind::kMin:
+    case AggKind::kMax: {
+      if (other.count_ == 0) return;
+      int c = count_ == 0 ? 1 : CompareBest(*spec_->output, other.best_, best_);
+      if (count_ == 0 || (spec_->kind == AggKind::kMin ? c < 0 : c > 0)) best_ = other.best_;
+      count_ += other.count_;
+      return;
+    }
+    case AggKind::kCountDistinct:
+      if (other.distinct_) {
+        for (const std::string& v : *other.distinct_) AddDistinct(v);
+      }
+      return;
+    case AggKind::kApproxCountDistinct:
+      for (uint64_t h : other.hashes_) AddHash(h);
+      if (!other.registers_.empty()) {
+        if (registers_.empty()) {
+          std::vector<uint64_t> mine;
+          mine.swap(hashes_);
+          registers_ = other.registers_;
+          for (uint64_t h : mine) AddHash(h);
+        } else {
+          for (size_t i = 0; i < kRegisters; ++i) {
+            registers_[i] = std::max(registers_[i], other.registers_[i]);
+          }
+        }
+      }
+      return;
+    default:
+      count_ += other.count_;
+      if (__builtin_add_overflow(exact_, other.exact_, &exact_)) overflow_ = true;
+      overflow_ = overflow_ || other.overflow_;
+      real_ += other.real_;
+      return;
+  }
+}
+
+bool Accumulator::Finish(Column* out, std::string* error) const {
+  TypeId in = spec_->input ? spec_->input->id() : TypeId::kLong;
+  switch (spec_->kind) {
+    case AggKind::kCountStar:
+    case AggKind::kCount: out->Append<int64_t>(count_); return true;
+    case AggKind::kCountDistinct:
+      out->Append<int64_t>(distinct_ ? static_cast<int64_t>(distinct_->size()) : 0);
+      return true;
+    case AggKind::kApproxCountDistinct: {
+      if (registers_.empty()) {
+        out->Append<int64_t>(static_cast<int64_t>(hashes_.size()));
+        return true;
+      }
+      double m = static_cast<double>(kRegisters), sum = 0;
+      int zeros = 0;
+      for (uint8_t r : registers_) {
+        sum += std::ldexp(1.0, -r);
+        zeros += r == 0;
+      }
+      double estimate = 0.7213 / (1 + 1.079 / m) * m * m / sum;
+      if (estimate <= 2.5 * m && zeros > 0) estimate = m * std::log(m / zeros);  // small range
+      out->Append<int64_t>(static_cast<int64_t>(std::llround(estimate)));
+      return true;
+    }
+    case AggKind::kMin:
+    case AggKind::kMax:
+      if (count_ == 0) {
+        out->AppendNull();
+      } else if (out->type()->is_binary_like()) {
+        out->AppendBytes(best_);
+      } else if (out->type()->id() == TypeId::kBoolean) {
+        out->AppendBool(best_[0] != 0);
+      } else {
+        out->AppendRaw(best_.data(), 1);
+      }
+      return true;
+    case AggKind::kSum:
+    case AggKind::kAvg: break;
+  }
+  if (count_ == 0) {
+    out->AppendNull();
+    return true;
+  }
+  bool exact = IsInteger(in) || in == TypeId::kDecimal;
+  if (spec_->kind == AggKind::kAvg) {
+    double sum = exact ? static_cast<double>(exact_) /
+                             std::pow(10.0, in == TypeId::kDecimal ? spec_->input->scale() : 0)
+                       : real_;
+    out->Append<double>(sum / static_cast<double>(count_));
+    return !overflow_ || (*error = fmt::format("decimal overflow in {}", spec_->text), false);
+  }
+  if (!exact) {
+    out->Append<double>(real_);
+    return true;
+  }
+  bool fits = !overflow_;
+  if (IsInteger(in)) {
+    fits = fits && exact_ >= INT64_MIN && exact_ <= INT64_MAX;
+    out->Append<int64_t>(fits ? static_cast<int64_t>(exact_) : 0);
+    if (!fits) *error = fmt::format("integer overflow in {}", spec_->text);
+  } else {
+    int128_t max = DecimalMaxUnscaled(38);
+    fits = fits && exact_ <= max && exact_ >= -max;
+    out->Append<int128_t>(fits ? exact_ : 0);
+    if (!fits) *error = fmt::format("decimal overflow in {}", spec_->text);
+  }
+  return fits;
+}
+
+void Accumulator::EncodeTo(std::string* out) const {
+  Put<int64_t>(out, count_);
+  Put<int128_t>(out, exact_);
+  Put<double>(out, real_);
+  Put<uint8_t>(out, overflow_ ? 1 : 0);
+  PutBytes(out, best_);
+  Put<uint32_t>(out, distinct_ ? static_cast<uint32_t>(distinct_->size()) : 0);
+  if (distinct_) {
+    for (const std::string& v : *distinct_) PutBytes(out, v);
+  }
+  Put<uint32_t>(out, static_cast<uint32_t>(hashes_.size()));
+  for (uint64_t h : hashes_) Put<uint64_t>(out, h);
+  Put<uint32_t>(out, static_cast<uint32_t>(registers_.size()));
+  out->append(reinterpret_cast<const char*>(registers_.data()), registers_.size());
+}
+
+Status Accumulator::DecodeFrom(std::string_view* in) {
+  uint8_t overflow = 0;
+  uint32_t n = 0;
+  if (!Get(in, &count_) || !Get(in, &exact_) || !Get(in, &real_) || !Get(in, &overflow) ||
+      !GetBytes(in, &best_) || !Get(in, &n)) {
+    return Status::Corruption("accumulator of {}: truncated", spec_->text);
+  }
+  overflow_ = overflow != 0;
+  distinct_.reset();
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string v;
+    if (!GetBytes(in, &v)) return Status::Corruption("accumulator of {}: truncated", spec_->text);
+    AddDistinct(v);
+  }
+  if (!Get(in, &n) || in->size() < size_t{n} * 8) {
+    return Status::Corruption("accumulator of {}: truncated hashes", spec_->text);
+  }
+  hashes_.resize(n);
+  for (uint32_t i = 0; i < n; ++i) Get(in, &hashes_[i]);
+  if (!Get(in, &n) || (n != 0 && n != kRegisters) || in->size() < n) {
+    return Status::Corruption("accumulator of {}: bad registers", spec_->text);
+  }
+  registers_.assign(in->data(), in->data() + n);
+  in->remove_prefix(n);
+  return Status::OK();
+}
+
+int64_t Accumulator::MemoryUsage() const {
+  int64_t bytes = sizeof(*this) + static_cast<int64_t>(best_.capacity()) +
+                  static_cast<int64_t>(hashes_.capacity() * 8 + registers_.capacity());
+  if (distinct_) {
+    for (const std::string& v : *distinct_) bytes += 48 + static_cast<int64_t>(v.capacity());
+  }
+  return bytes;
+}
+
+}  // namespace sluice::operators

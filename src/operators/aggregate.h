@@ -1,0 +1,106 @@
+// Aggregate functions: their specs and the accumulators a window operator
+// keeps per group (operators/window_aggregate.h).
+//
+//   count(*)                 BIGINT, rows
+//   count(x)                 BIGINT, rows where x is not NULL
+//   count(DISTINCT x)        BIGINT, exact (the distinct values are kept)
+//   sum(x)                   BIGINT for INT/BIGINT, DECIMAL(38,s) for DECIMAL(p,s),
+//                            DOUBLE for DOUBLE; NULL when no non-NULL x; a result outside
+//                            its type fails the window's row (never wraps)
+//   avg(x)                   DOUBLE (integers and decimals summed exactly first)
+//   min(x), max(x)           x's type (numbers, strings, dates, timestamps, booleans)
+//   approx_count_distinct(x) BIGINT: exact up to 256 distinct values, then HyperLogLog
+//                            with 2^12 registers (standard error 1.04/64 = 1.6%)
+//
+// Accumulators only grow by Add (one value at a time, in the source's order, so
+// floating sums are deterministic for a given input order) and merge by Merge
+// (HOP windows never need it; SESSION windows merge when sessions join). They
+// serialize to bytes for state files (EncodeTo / DecodeFrom, little-endian,
+// versioned by the state file).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "columnar/column.h"
+#include "common/status.h"
+
+namespace sluice::operators {
+
+enum class AggKind : uint8_t {
+  kCountStar,
+  kCount,
+  kCountDistinct,
+  kSum,
+  kAvg,
+  kMin,
+  kMax,
+  kApproxCountDistinct,
+};
+
+struct AggSpec {
+  AggKind kind = AggKind::kCountStar;
+  TypePtr input;     // null for count(*)
+  TypePtr output;    // the result type (ResultType)
+  std::string text;  // as written, for errors: "sum(amount)"
+};
+
+// The result type of `kind` over `input`, or kInvalidArgument naming the
+// unsupported input type.
+Result<TypePtr> ResultType(AggKind kind, const TypePtr& input);
+
+// One group's state of one aggregate.
+class Accumulator {
+ public:
+  explicit Accumulator(const AggSpec* spec) : spec_(spec) {}
+  Accumulator(Accumulator&&) = default;
+  Accumulator& operator=(Accumulator&&) = default;
+
+  // Adds row `row` of `values` (a column of spec.input; ignored for count(*)).
+  void Add(const Column* values, int64_t row);
+  void Merge(const Accumulator& other);
+  // Appends the result to `out` (a column of spec.output). False when it does
+  // not fit the type (`error` says why); the caller rejects the row.
+  bool Finish(Column* out, std::string* error) const;
+
+  void EncodeTo(std::string* out) const;
+  // Reads what EncodeTo wrote from `in`, advancing it.
+  Status DecodeFrom(std::string_view* in);
+  // Approximate heap bytes held.
+  int64_t MemoryUsage() const;
+
+ private:
+  void AddNumber(const Column& values, int64_t row);
+  void AddMinMax(const Column& values, int64_t row);
+  void AddDistinct(std::string_view bytes);
+  void AddHash(uint64_t hash);
+
+  const AggSpec* spec_;
+  int64_t count_ = 0;      // rows (count, avg) or non-NULL values seen
+  int128_t exact_ = 0;     // integer and decimal sums
+  double real_ = 0;        // double sums
+  bool overflow_ = false;  // an exact sum left int128
+  // min/max: the best value so far, in the column's physical form (fixed
+  // values as raw bytes, strings as themselves).
+  std::string best_;
+  std::unique_ptr<std::unordered_set<std::string>> distinct_;  // count(DISTINCT)
+  // approx_count_distinct: hashes while few, then registers.
+  std::vector<uint64_t> hashes_;
+  std::vector<uint8_t> registers_;
+};
+
+// A stable 64-bit hash of bytes (state files keep HyperLogLog registers, so
+// the hash must not change between versions or machines).
+uint64_t StableHash(std::string_view bytes);
+
+// The bytes identifying row `row` of a primitive column (for DISTINCT sets,
+// group keys and hashes): a NULL flag, then the raw value or the bytes.
+void AppendValueKey(const Column& column, int64_t row, std::string* out);
+// Reads one value written by AppendValueKey from `in` into `column`.
+Status AppendFromValueKey(std::string_view* in, Column* column);
+
+}  // namespace sluice::operators

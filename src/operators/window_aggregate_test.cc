@@ -1,0 +1,212 @@
+#include "operators/window_aggregate.h"
+
+#include <gtest/gtest.h>
+
+#include "columnar/json_writer.h"
+#include "columnar/sql_schema.h"
+#include "common/testing.h"
+#include "operators/watermark.h"
+
+namespace sluice::operators {
+namespace {
+
+constexpr int64_t kSec = 1000000;
+
+// Input: t TIMESTAMP, k STRING, v BIGINT; aggregates count(*), sum(v),
+// count(DISTINCT v), max(k)... over (k).
+struct Fixture {
+  WindowAggregateOptions options;
+  std::shared_ptr<const Schema> input;
+  Fixture(WindowSpec window, int64_t lateness_us = 0) {
+    options.window = window;
+    options.allowed_lateness_us = lateness_us;
+    options.key_types = {DataType::String()};
+    options.aggs = {
+        {AggKind::kCountStar, nullptr, DataType::Long(), "count(*)"},
+        {AggKind::kSum, DataType::Long(), DataType::Long(), "sum(v)"},
+        {AggKind::kCountDistinct, DataType::Long(), DataType::Long(), "count(DISTINCT v)"},
+        {AggKind::kMin, DataType::Long(), DataType::Long(), "min(v)"}};
+    options.output_schema = std::make_shared<Schema>(
+        *ParseColumnList("window_start TIMESTAMP, window_end TIMESTAMP, k STRING, n BIGINT, "
+                         "s BIGINT, d BIGINT, lo BIGINT"));
+    input =
+        std::make_shared<Schema>(*ParseColumnList("t TIMESTAMP, k STRING, v BIGINT, "
+                                                  "v2 BIGINT, v3 BIGINT"));
+  }
+  // Rows (seconds, key, value); the aggregate arguments are all v.
+  Batch Rows(const std::vector<std::tuple<int64_t, std::string, int64_t>>& rows) const {
+    Batch b = Batch::Make(input);
+    for (const auto& [t, k, v] : rows) {
+      b.columns[0].Append<int64_t>(t * kSec);
+      b.columns[1].AppendBytes(k);
+      for (int c = 2; c < 5; ++c) b.columns[c].Append<int64_t>(v);
+    }
+    return b;
+  }
+};
+
+std::vector<std::string> JsonRows(const Batch& b) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < b.num_rows(); ++i) {
+    std::string row;
+    AppendJsonRow(b, i, &row);
+    out.push_back(row);
+  }
+  return out;
+}
+
+TEST(WindowAggregateTest, TumblingWindowsEmitOnceTheWatermarkPassesTheirEnd) {
+  Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0});
+  ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+  std::vector<LateRow> late;
+  op->Add(f.Rows({{1, "a", 5}, {59, "a", 5}, {61, "a", 7}, {2, "b", 1}}),
+          std::vector<int64_t>(4, INT64_MIN), &late);
+  EXPECT_TRUE(late.empty());
+  EXPECT_EQ(op->groups(), 3);
+  std::vector<FailedGroup> failed;
+  ASSERT_OK_AND_ASSIGN(Batch none, op->Emit(59 * kSec, &failed));
+  EXPECT_EQ(none.num_rows(), 0);
+  ASSERT_OK_AND_ASSIGN(Batch first, op->Emit(60 * kSec, &failed));
+  EXPECT_EQ(
+      JsonRows(first),
+      (std::vector<std::string>{
+          R"({"window_start":"1970-01-01T00:00:00.000000","window_end":"1970-01-01T00:01:00.000000","k":"a","n":2,"s":10,"d":1,"lo":5})",
+          R"({"window_start":"1970-01-01T00:00:00.000000","window_end":"1970-01-01T00:01:00.000000","k":"b","n":1,"s":1,"d":1,"lo":1})"}));
+  // Emitted once: a second Emit at the same watermark gives nothing.
+  ASSERT_OK_AND_ASSIGN(Batch again, op->Emit(60 * kSec, &failed));
+  EXPECT_EQ(again.num_rows(), 0);
+  EXPECT_EQ(op->groups(), 1);
+}
+
+TEST(WindowAggregateTest, ARowWhoseWindowsAreAllClosedIsLate) {
+  Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0}, /*lateness=*/10 * kSec);
+  ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+  std::vector<LateRow> late;
+  // Watermark 65 s: [0, 60) is still open (lateness 10 s); at 70 s it is closed.
+  op->Add(f.Rows({{5, "a", 1}, {6, "a", 1}}), {65 * kSec, 70 * kSec}, &late);
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].row, 1);
+  EXPECT_NE(late[0].reason.find("late"), std::string::npos);
+}
+
+TEST(WindowAggregateTest, HopCountsARowInEveryWindowHoldingIt) {
+  Fixture f({WindowSpec::Kind::kHop, 60 * kSec, 20 * kSec, 0});
+  ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+  std::vector<LateRow> late;
+  op->Add(f.Rows({{50, "a", 1}}), {INT64_MIN}, &late);
+  EXPECT_EQ(op->groups(), 3);  // [0,60) [20,80) [40,100)
+  std::vector<FailedGroup> failed;
+  ASSERT_OK_AND_ASSIGN(Batch all, op->Emit(INT64_MAX, &failed));
+  ASSERT_EQ(all.num_rows(), 3);
+  EXPECT_EQ(all.columns[0].Value<int64_t>(0), 0);
+  EXPECT_EQ(all.columns[0].Value<int64_t>(2), 40 * kSec);
+}
+
+TEST(WindowAggregateTest, SessionsExtendAndMergeWhenAnEventBridgesThem) {
+  Fixture f({WindowSpec::Kind::kSession, 0, 0, 10 * kSec});
+  ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+  std::vector<LateRow> late;
+  op->Add(f.Rows({{0, "a", 1}, {24, "a", 2}, {5, "a", 3}, {100, "b", 4}}),
+          std::vector<int64_t>(4, INT64_MIN), &late);
+  EXPECT_EQ(op->groups(), 3);                           // a:[0,15) a:[24,34) b:[100,110)
+  op->Add(f.Rows({{14, "a", 4}}), {INT64_MIN}, &late);  // [14,24) bridges both sessions of a
+  EXPECT_EQ(op->groups(), 2);
+  std::vector<FailedGroup> failed;
+  ASSERT_OK_AND_ASSIGN(Batch all, op->Emit(INT64_MAX, &failed));
+  EXPECT_EQ(
+      JsonRows(all)[0],
+      R"({"window_start":"1970-01-01T00:00:00.000000","window_end":"1970-01-01T00:00:34.000000","k":"a","n":4,"s":10,"d":4,"lo":1})");
+}
+
+TEST(WindowAggregateTest, AClosedSessionNeverChangesEvenBeforeItIsEmitted) {
+  // Gap 3 s, lateness 2 s: at the watermark 5 s, [0, 3) is closed; an event at
+  // 2.9 s starts a session of its own instead of joining it.
+  Fixture f({WindowSpec::Kind::kSession, 0, 0, 3 * kSec}, 2 * kSec);
+  ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+  std::vector<LateRow> late;
+  op->Add(f.Rows({{0, "a", 1}, {10, "a", 2}}), {INT64_MIN, INT64_MIN}, &late);
+  Batch one = f.Rows({{0, "a", 3}});
+  one.columns[0].mutable_data<int64_t>()[0] = 2'900'000;
+  op->Add(one, {5 * kSec}, &late);
+  EXPECT_TRUE(late.empty());
+  std::vector<FailedGroup> failed;
+  ASSERT_OK_AND_ASSIGN(Batch all, op->Emit(INT64_MAX, &failed));
+  ASSERT_EQ(all.num_rows(), 3);
+  EXPECT_EQ(all.columns[1].Value<int64_t>(0), 3 * kSec);
+  EXPECT_EQ(all.columns[0].Value<int64_t>(1), 2'900'000);
+  EXPECT_EQ(all.columns[1].Value<int64_t>(1), 5'900'000);
+}
+
+TEST(WindowAggregateTest, ASumBeyondBigintFailsItsWindowRowOnly) {
+  Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0});
+  ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+  std::vector<LateRow> late;
+  op->Add(f.Rows({{1, "a", INT64_MAX}, {2, "a", 1}, {3, "b", 2}}),
+          std::vector<int64_t>(3, INT64_MIN), &late);
+  std::vector<FailedGroup> failed;
+  ASSERT_OK_AND_ASSIGN(Batch out, op->Emit(INT64_MAX, &failed));
+  ASSERT_EQ(out.num_rows(), 1);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].reason, "integer overflow in sum(v)");
+  EXPECT_NE(failed[0].payload.find(R"("k":"a")"), std::string::npos);
+}
+
+TEST(WindowAggregateTest, IncrementalSnapshotsRestoreTheSameState) {
+  for (WindowSpec spec : {WindowSpec{WindowSpec::Kind::kHop, 60 * kSec, 30 * kSec, 0},
+                          WindowSpec{WindowSpec::Kind::kSession, 0, 0, 10 * kSec}}) {
+    Fixture f(spec);
+    ASSERT_OK_AND_ASSIGN(auto live, WindowAggregate::Make(f.options));
+    std::vector<LateRow> late;
+    std::vector<FailedGroup> failed;
+    std::vector<std::string> snapshots;
+    live->Add(f.Rows({{1, "a", 1}, {2, "b", 2}}), {INT64_MIN, INT64_MIN}, &late);
+    snapshots.push_back(live->Snapshot());
+    live->Add(f.Rows({{8, "a", 3}, {95, "c", 4}}), {INT64_MIN, INT64_MIN}, &late);
+    ASSERT_OK(live->Emit(40 * kSec, &failed).status());
+    snapshots.push_back(live->SnapshotChanged());
+    live->Add(f.Rows({{14, "b", 5}, {100, "c", 6}, {99, "c", 6}}),
+              {40 * kSec, 40 * kSec, 40 * kSec}, &late);
+    snapshots.push_back(live->SnapshotChanged());
+
+    ASSERT_OK_AND_ASSIGN(auto restored, WindowAggregate::Make(f.options));
+    for (const std::string& s : snapshots) ASSERT_OK(restored->Restore(s));
+    EXPECT_EQ(restored->groups(), live->groups());
+    ASSERT_OK_AND_ASSIGN(Batch a, live->Emit(INT64_MAX, &failed));
+    ASSERT_OK_AND_ASSIGN(Batch b, restored->Emit(INT64_MAX, &failed));
+    EXPECT_EQ(JsonRows(a), JsonRows(b));
+    EXPECT_GT(a.num_rows(), 0);
+  }
+}
+
+TEST(WindowAggregateTest, ACorruptSnapshotIsRefused) {
+  Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0});
+  ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+  std::vector<LateRow> late;
+  op->Add(f.Rows({{1, "a", 1}}), {INT64_MIN}, &late);
+  std::string s = op->Snapshot();
+  ASSERT_OK_AND_ASSIGN(auto other, WindowAggregate::Make(f.options));
+  EXPECT_EQ(other->Restore(s.substr(0, s.size() - 3)).code(), StatusCode::kCorruption);
+  EXPECT_EQ(other->Restore("garbage").code(), StatusCode::kCorruption);
+}
+
+TEST(WatermarkTest, TheSlowestActivePartitionHoldsTheWatermarkUntilItIsIdle) {
+  WatermarkTracker w(5 * kSec, /*idle_timeout_ms=*/1000);
+  EXPECT_EQ(w.current(), INT64_MIN);
+  w.Observe("0", 100 * kSec, 0);
+  EXPECT_EQ(w.current(), 95 * kSec);
+  w.Observe("1", 50 * kSec, 0);
+  EXPECT_EQ(w.current(), 95 * kSec);  // never goes back
+  w.Observe("0", 200 * kSec, 10);
+  EXPECT_EQ(w.current(), 95 * kSec);  // partition 1 holds it (at 45 s)
+  w.Observe("1", 150 * kSec, 20);
+  EXPECT_EQ(w.current(), 145 * kSec);
+  w.Observe("0", 300 * kSec, 1500);
+  w.CheckIdle(1500);  // partition 1 quiet since 20 ms
+  EXPECT_EQ(w.current(), 295 * kSec);
+  WatermarkTracker copy(5 * kSec, 0);
+  ASSERT_OK(copy.Decode(w.Encode()));
+  EXPECT_EQ(copy.current(), 295 * kSec);
+}
+
+}  // namespace
+}  // namespace sluice::operators

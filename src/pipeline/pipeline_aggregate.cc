@@ -1,0 +1,175 @@
+// Pipeline, the windowed path: watermarks, the window operator, emitting
+// closed windows, and the operator's state in each checkpoint
+// (docs/state.md).
+#include <nlohmann/json.hpp>
+
+#include "columnar/json_writer.h"
+#include "common/kill_point.h"
+#include "iceberg/data_writer.h"
+#include "iceberg/table_builder.h"
+#include "operators/watermark.h"
+#include "operators/window_aggregate.h"
+#include "pipeline/pipeline.h"
+
+namespace sluice::pipeline {
+namespace {
+
+// Deltas since the last full state file before the next checkpoint writes a
+// full one again (restores read at most this many files after the base).
+constexpr int64_t kMaxDeltas = 8;
+
+std::string StateProperty(const std::string& pipeline) { return "sluice.state." + pipeline; }
+
+}  // namespace
+
+void Pipeline::DeadLetterRow(std::string_view payload, const std::string& error,
+                             const std::string& partition, int64_t offset, int64_t ingested_ms) {
+  Status st = Status::Invalid("{}", error);
+  AppendDeadLetter({payload, &st, source_->Describe(), partition, offset, ingested_ms * 1000,
+                    iceberg::NowMillis() * 1000, options_.name},
+                   &dead_rows_);
+}
+
+Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& committed) {
+  ASSIGN_OR_RETURN(window_, operators::WindowAggregate::Make(options_.aggregate->window));
+  watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
+                                                              options_.idle_timeout_ms);
+  state_files_.clear();
+  deltas_since_base_ = 0;
+  const auto& props = table_->metadata().properties;
+  auto it = props.find(StateProperty(options_.name));
+  if (it == props.end()) {
+    if (committed) {
+      return Status::Corruption(
+          "table {} has checkpoint {} of pipeline {} but no window state ({}): it was not "
+          "written by a windowed pipeline of this name",
+          options_.target.ToString(), committed->checkpoint, options_.name,
+          StateProperty(options_.name));
+    }
+    return Status::OK();
+  }
+  auto j = nlohmann::json::parse(it->second, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("checkpoint") ||
+      !j["checkpoint"].is_number_integer() || !j.contains("files") || !j["files"].is_array() ||
+      !j.contains("watermark") || !j["watermark"].is_string()) {
+    return Status::Corruption("table {}: property {} is not the state sluice writes",
+                              options_.target.ToString(), StateProperty(options_.name));
+  }
+  int64_t checkpoint = j["checkpoint"].get<int64_t>();
+  if (!committed || committed->checkpoint != checkpoint) {
+    return Status::Corruption(
+        "table {}: the window state is of checkpoint {} but the table's newest checkpoint of "
+        "pipeline {} is {} (was the table rolled back?); give the pipeline a new name to "
+        "start over",
+        options_.target.ToString(), checkpoint, options_.name,
+        committed ? committed->checkpoint : 0);
+  }
+  for (const auto& f : j["files"]) {
+    if (!f.is_string()) return Status::Corruption("window state: a file name is not a string");
+    std::string path = f.get<std::string>();
+    ASSIGN_OR_RETURN(std::string bytes, io_.ReadFile(path));
+    RETURN_IF_ERROR_CTX(window_->Restore(bytes), "window state file {}", path);
+    state_files_.push_back(std::move(path));
+  }
+  deltas_since_base_ = static_cast<int64_t>(state_files_.size()) - 1;
+  return watermarks_->Decode(j["watermark"].get<std::string>());
+}
+
+Status Pipeline::FlushAggregate(Batch rows, const std::vector<RowOrigin>& origins) {
+  const sql::AggregatePlan& plan = *options_.aggregate;
+  int64_t n = rows.num_rows();
+  // 1. The watermark before each row, advanced by each row's event time.
+  std::vector<int64_t> before(n);
+  const Column& time = rows.columns[plan.time_column];
+  int64_t now = iceberg::NowMillis();
+  static const std::string kOne;
+  for (int64_t i = 0; i < n; ++i) {
+    before[i] = watermarks_->current();
+    if (time.IsNull(i)) continue;
+    const std::string& partition =
+        options_.one_watermark_partition ? kOne : partition_names_[origins[i].partition];
+    watermarks_->Observe(partition, time.Value<int64_t>(i), now);
+  }
+  watermarks_->CheckIdle(now);
+
+  // 2. WHERE and the operator's columns, with each row's index ($row).
+  Column index(DataType::Long());
+  index.ResizeFixed(n);
+  for (int64_t i = 0; i < n; ++i) index.mutable_data<int64_t>()[i] = i;
+  rows.columns.push_back(std::move(index));
+  rows.schema = plan.pre.source_schema;
+  std::vector<sql::RejectedRow> rejected;
+  ASSIGN_OR_RETURN(Batch input, sql::ApplyPlanKeepingSource(plan.pre, rows, &rejected));
+  rows.columns.pop_back();
+  rows.schema = options_.source_schema;
+  for (const sql::RejectedRow& r : rejected) {
+    const RowOrigin& o = origins[r.row];
+    std::string payload;
+    AppendJsonRow(rows, r.row, &payload);
+    DeadLetterRow(payload, r.error, partition_names_[o.partition], o.offset, o.timestamp_ms);
+  }
+
+  // 3. Into the windows; rows whose windows all closed are late.
+  Column row_of = std::move(input.columns[0]);
+  input.columns.erase(input.columns.begin());
+  std::vector<int64_t> watermarks(input.num_rows());
+  for (int64_t i = 0; i < input.num_rows(); ++i) watermarks[i] = before[row_of.Value<int64_t>(i)];
+  std::vector<operators::LateRow> late;
+  window_->Add(input, watermarks, &late);
+  for (const operators::LateRow& l : late) {
+    int64_t r = row_of.Value<int64_t>(l.row);
+    const RowOrigin& o = origins[r];
+    std::string payload;
+    AppendJsonRow(rows, r, &payload);
+    DeadLetterRow(payload, l.reason, partition_names_[o.partition], o.offset, o.timestamp_ms);
+  }
+  return EmitWindows(watermarks_->current());
+}
+
+Status Pipeline::EmitWindows(int64_t watermark) {
+  std::vector<operators::FailedGroup> failed;
+  ASSIGN_OR_RETURN(Batch closed, window_->Emit(watermark, &failed));
+  int64_t now = iceberg::NowMillis();
+  for (const operators::FailedGroup& f : failed) DeadLetterRow(f.payload, f.reason, "", -1, now);
+  if (closed.num_rows() == 0) return Status::OK();
+  std::vector<sql::RejectedRow> rejected;
+  ASSIGN_OR_RETURN(Batch out,
+                   sql::ApplyPlanKeepingSource(options_.aggregate->post, closed, &rejected));
+  for (const sql::RejectedRow& r : rejected) DeadLetterRow(r.payload, r.error, "", -1, now);
+  if (out.num_rows() == 0) return Status::OK();
+  RETURN_IF_ERROR_CTX(writer_->Write(out), "writing to {}", options_.target.ToString());
+  rows_pending_ += out.num_rows();
+  return Status::OK();
+}
+
+Status Pipeline::FinishInput() {
+  RETURN_IF_ERROR(FlushRows());
+  if (!window_) return Status::OK();
+  RETURN_IF_ERROR(EmitWindows(INT64_MAX));
+  // What was emitted is closed for good: later events for it are late.
+  watermarks_->AdvanceTo(window_->emitted_below());
+  dirty_ = true;
+  return Status::OK();
+}
+
+Status Pipeline::SaveState(catalog::TableUpdate* update, std::vector<std::string>* superseded) {
+  bool full = state_files_.empty() || deltas_since_base_ >= kMaxDeltas;
+  std::string bytes = full ? window_->Snapshot() : window_->SnapshotChanged();
+  std::string path = fmt::format("{}/state/{}/{:06d}-{:08d}-{}.state", table_->metadata().location,
+                                 options_.name, epoch_, next_checkpoint_, full ? "base" : "delta");
+  RETURN_IF_ERROR(journal_->Record(epoch_, next_checkpoint_, path));
+  RETURN_IF_ERROR_CTX(io_.WriteFile(path, bytes, /*overwrite=*/true), "window state file {}", path);
+  KillPoint("pipeline.after_state_file");
+  pending_state_files_ = full ? std::vector<std::string>{} : state_files_;
+  pending_state_files_.push_back(path);
+  if (full) *superseded = state_files_;
+  nlohmann::json j;
+  j["checkpoint"] = next_checkpoint_;
+  j["epoch"] = epoch_;
+  j["files"] = pending_state_files_;
+  j["watermark"] = watermarks_->Encode();
+  update->update.set_properties[StateProperty(options_.name)] = j.dump();
+  return Status::OK();
+}
+
+}  // namespace sluice::pipeline

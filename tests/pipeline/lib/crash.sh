@@ -1,0 +1,35 @@
+# Helpers shared by the crash loops (sourced; bash).
+
+# wait_up URL PID: returns 0 once URL/healthz answers, 1 if PID died or after 4 s.
+wait_up() {
+  local url=$1 pid=$2
+  for _ in $(seq 1 200); do
+    curl -s -o /dev/null --max-time 1 "$url/healthz" && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.02
+  done
+  return 1
+}
+
+# post_until_acked URL STREAM KEY FILE: POSTs FILE (NDJSON) with Idempotency-Key
+# KEY until it is acknowledged (200), however often the server dies meanwhile.
+post_until_acked() {
+  local url=$1 stream=$2 key=$3 file=$4 code
+  while true; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Idempotency-Key: $key" \
+      -H 'Content-Type: application/x-ndjson' --data-binary "@$file" \
+      "$url/v1/streams/$stream/records" || true)
+    [ "$code" = 200 ] && return 0
+    sleep 0.02
+  done
+}
+
+# kill_all PID...: SIGKILLs the given processes (empty ones skipped) and every
+# background job, and waits for them.
+kill_all() {
+  local p kids
+  for p in "$@"; do [ -z "$p" ] || kill -9 "$p" 2>/dev/null || true; done
+  kids=$(jobs -p)
+  [ -z "$kids" ] || kill $kids 2>/dev/null || true
+  wait 2>/dev/null || true
+}
