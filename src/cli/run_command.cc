@@ -12,7 +12,7 @@
 #include "cli/context.h"
 #include "pipeline/bind.h"
 #include "pipeline/dead_letter_replay.h"
-#include "pipeline/runtime.h"
+#include "runtime/runtime.h"
 #include "sql/parser.h"
 
 namespace sluice::cli {
@@ -35,14 +35,14 @@ Status Run(const RunArgs& a) {
   auto script = sql::ParseScript(text);
   if (!script.ok()) return script.status().WithContext(a.file);
   ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
-  pipeline::RuntimeOptions o;
+  runtime::RuntimeOptions o;
   o.warehouse = WarehousePath();
   o.listen = a.listen;
   o.max_lag_records = a.max_lag_records;
   o.bounded = a.bounded;
   if (const char* token = std::getenv(a.token_env.c_str()); token && *token) o.bearer_token = token;
   if (a.check) {
-    Status checked = pipeline::Runtime::Check(*cat, LocalIO(), o, *script);
+    Status checked = runtime::Runtime::Check(*cat, LocalIO(), o, *script);
     if (!checked.ok()) return checked.WithContext(a.file);
     std::printf("%s: ok (%zu statements; no table, log or journal created)\n", a.file.c_str(),
                 script->statements.size());
@@ -56,7 +56,7 @@ Status Run(const RunArgs& a) {
   sigaction(SIGINT, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  auto rt = pipeline::Runtime::Make(*cat, LocalIO(), o, *script);
+  auto rt = runtime::Runtime::Make(*cat, LocalIO(), o, *script);
   if (!rt.ok()) return rt.status().WithContext(a.file);
   RETURN_IF_ERROR((*rt)->Start());
   if ((*rt)->http_port() != 0) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "catalog/table.h"
-#include "pipeline/runtime_internal.h"
+#include "sources/connectors.h"
 #include "sql/binder.h"
 
 namespace sluice::pipeline {
@@ -53,7 +53,7 @@ Result<std::string> SimpleName(const sql::QualifiedName& q, const char* what) {
 }
 
 // Options a statement accepts; anything else is a typo the user must hear about.
-Status CheckOptions(const sql::Options& o, std::initializer_list<std::string_view> allowed,
+Status CheckOptions(const sql::Options& o, const std::vector<std::string_view>& allowed,
                     const char* what) {
   for (const auto& item : o.items) {
     if (std::find(allowed.begin(), allowed.end(), item.key) != allowed.end()) continue;
@@ -96,29 +96,21 @@ Status CheckSource(const sql::CreateSource& s) {
   ASSIGN_OR_RETURN(std::string name, SimpleName(s.name, "source"));
   const sql::Option* connector = s.options.Find("connector");
   if (connector == nullptr) {
-    return Status::Invalid("{}: source {} needs WITH (connector = 'http' | 'kafka' | 'file')",
-                           Where(s.name.pos()), name);
+    return Status::Invalid("{}: source {} needs WITH (connector = ...): {}", Where(s.name.pos()),
+                           name, sources::ConnectorNames());
   }
   if (s.format != "json") {
     return Status::NotImplemented("{}: source {}: FORMAT {} (only JSON today)", Where(s.name.pos()),
                                   name, s.format);
   }
-  std::vector<const char*> required;
-  if (connector->value == "http") {
-    RETURN_IF_ERROR(CheckOptions(s.options, {"connector", "idle_timeout"}, "http source"));
-  } else if (connector->value == "kafka") {
-    RETURN_IF_ERROR(CheckOptions(
-        s.options, {"connector", "brokers", "topic", "client_id", "idle_timeout"}, "kafka source"));
-    required = {"brokers", "topic"};
-  } else if (connector->value == "file") {
-    RETURN_IF_ERROR(
-        CheckOptions(s.options, {"connector", "path", "pattern", "idle_timeout"}, "file source"));
-    required = {"path"};
-  } else {
-    return Status::Invalid("{}: unknown connector '{}' (http, kafka or file)",
-                           Where(connector->pos), connector->value);
+  const sources::Connector* c = sources::FindConnector(connector->value);
+  if (c == nullptr) {
+    return Status::Invalid("{}: unknown connector '{}' ({})", Where(connector->pos),
+                           connector->value, sources::ConnectorNames());
   }
-  for (const char* option : required) {
+  std::string what = fmt::format("{} source", c->name);
+  RETURN_IF_ERROR(CheckOptions(s.options, c->options, what.c_str()));
+  for (std::string_view option : c->required) {
     if (s.options.Find(option) == nullptr) {
       return Status::Invalid("{}: {} source {} needs the option {}", Where(s.name.pos()),
                              connector->value, name, option);
@@ -128,6 +120,23 @@ Status CheckSource(const sql::CreateSource& s) {
 }
 
 namespace {
+
+// The schema the source's records are decoded with: the source's columns,
+// made required where they feed a required target column, so that a record
+// with a null there is dead-lettered alone instead of failing its batch.
+Schema DecodeSchema(const sql::ProjectionPlan& plan) {
+  Schema s = *plan.source_schema;
+  // With a WHERE, a NULL there may belong to a row the filter drops: the
+  // projection checks NOT NULL targets itself, row by row.
+  if (plan.filter) return s;
+  for (size_t i = 0; i < plan.columns.size(); ++i) {
+    const sql::ProjectionColumn& c = plan.columns[i];
+    if (c.kind == sql::ProjectionColumn::Kind::kSource && plan.target_schema->fields[i].required) {
+      s.fields[c.source_index].required = true;
+    }
+  }
+  return s;
+}
 
 // The windowed part of BindPipeline: watermark, lateness, idleness, the plan.
 Status BindAggregation(const sql::CreatePipeline& p, const sql::CreateSource& source,
@@ -151,7 +160,8 @@ Status BindAggregation(const sql::CreatePipeline& p, const sql::CreateSource& so
     if (!ms.ok()) return ms.status().WithContextF("{}: idle_timeout", Where(idle->pos));
     o->idle_timeout_ms = *ms;
   }
-  o->one_watermark_partition = source.options.Find("connector")->value == "file";
+  o->one_watermark_partition =
+      sources::FindConnector(source.options.Find("connector")->value)->ordered;
   ASSIGN_OR_RETURN(sql::AggregatePlan plan,
                    sql::BindAggregateInsert(p.insert, source.schema, target, watermark_column,
                                             lateness_ms * 1000));

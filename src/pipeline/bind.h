@@ -5,10 +5,10 @@
 // column.
 #pragma once
 
-#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "catalog/catalog.h"
 #include "io/file_io.h"
@@ -24,7 +24,7 @@ Result<catalog::TableIdent> TableName(const sql::QualifiedName& q);
 // A one-part name (source, pipeline); bare names are lowercased.
 Result<std::string> SimpleName(const sql::QualifiedName& q, const char* what);
 // Refuses options outside `allowed`, naming the known ones.
-Status CheckOptions(const sql::Options& o, std::initializer_list<std::string_view> allowed,
+Status CheckOptions(const sql::Options& o, const std::vector<std::string_view>& allowed,
                     const char* what);
 // Parses a duration such as "250ms", "1s", "1.5s", "15m", "1h" into milliseconds;
 // kInvalidArgument outside 1 ms to 7 days (no silent overflow).

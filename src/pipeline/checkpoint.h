@@ -25,7 +25,7 @@
 
 #include "common/status.h"
 #include "iceberg/table_metadata.h"
-#include "pipeline/source.h"
+#include "sources/source.h"
 
 namespace sluice::pipeline {
 
@@ -35,6 +35,11 @@ inline constexpr char kSummaryCheckpoint[] = "sluice.checkpoint";
 inline constexpr char kSummaryOffsets[] = "sluice.offsets";
 
 // source name -> partition -> next offset
+// The source interface a pipeline consumes (sources/source.h).
+using sources::Positions;
+using sources::Source;
+using sources::SourceRecord;
+
 using SourceOffsets = std::map<std::string, Positions>;
 
 struct CommittedCheckpoint {

@@ -15,8 +15,8 @@
 #include "common/testing.h"
 #include "iceberg/scan.h"
 #include "pipeline/dead_letter_replay.h"
-#include "pipeline/runtime.h"
 #include "pipeline/test_util.h"
+#include "runtime/runtime.h"
 #include "sql/parser.h"
 
 namespace sluice::pipeline {
@@ -262,12 +262,12 @@ TEST_F(PipelineFaultTest, RuntimeRestartsAFailingPipelineInPlaceUntilStorageHeal
       "CREATE PIPELINE load_events WITH (commit_interval = '100ms') AS"
       "  INSERT INTO lake.events SELECT * FROM events_in;");
   ASSERT_OK(script.status());
-  RuntimeOptions o;
+  runtime::RuntimeOptions o;
   o.warehouse = warehouse_;
   o.state_dir = (dir_ / "state").string();
   o.retry_initial_ms = 20;
   o.retry_max_ms = 200;
-  ASSERT_OK_AND_ASSIGN(auto rt, Runtime::Make(*catalog_, *io_, o, *script));
+  ASSERT_OK_AND_ASSIGN(auto rt, runtime::Runtime::Make(*catalog_, *io_, o, *script));
   ASSERT_OK(rt->Start());
   log::StreamLog* stream = rt->FindStream("events_in");
   ASSERT_NE(stream, nullptr);

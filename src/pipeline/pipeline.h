@@ -35,7 +35,7 @@
 #include "columnar/column.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/journal.h"
-#include "pipeline/source.h"
+#include "sources/source.h"
 #include "sql/binder.h"
 
 namespace sluice {

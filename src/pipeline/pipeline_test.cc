@@ -9,8 +9,8 @@
 #include "common/testing.h"
 #include "iceberg/table_builder.h"
 #include "log/stream_log.h"
-#include "pipeline/log_source.h"
 #include "pipeline/test_util.h"
+#include "sources/log_source.h"
 
 namespace sluice::pipeline {
 namespace {

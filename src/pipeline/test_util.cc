@@ -12,7 +12,7 @@
 #include "common/testing.h"
 #include "iceberg/scan.h"
 #include "iceberg/table_builder.h"
-#include "pipeline/log_source.h"
+#include "sources/log_source.h"
 
 namespace sluice::pipeline::testing {
 
@@ -103,7 +103,7 @@ PipelineOptions PipelineFixture::Options(int64_t interval_ms) {
 
 Result<std::unique_ptr<Pipeline>> PipelineFixture::Open(PipelineOptions o) {
   return Pipeline::Open(*catalog_, *io_, std::move(o),
-                        std::make_unique<LogSource>("events_in", log_.get()));
+                        std::make_unique<sources::LogSource>("events_in", log_.get()));
 }
 
 std::string PipelineFixture::Event(int64_t id) {
@@ -120,7 +120,8 @@ void PipelineFixture::Produce(int64_t from, int64_t to) {
 void PipelineFixture::Consume(Pipeline& p) { ASSERT_OK(TryConsume(p)); }
 
 Status PipelineFixture::TryConsume(Pipeline& p) {
-  while (p.source().Lag().at(LogSource::kPartition) > 0) RETURN_IF_ERROR(p.Step(0).status());
+  while (p.source().Lag().at(sources::LogSource::kPartition) > 0)
+    RETURN_IF_ERROR(p.Step(0).status());
   return Status::OK();
 }
 

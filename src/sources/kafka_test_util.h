@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "common/status.h"
-#include "pipeline/source.h"
+#include "sources/source.h"
 
 struct rd_kafka_s;
 struct rd_kafka_mock_cluster_s;
 
-namespace sluice::pipeline::testing {
+namespace sluice::sources::testing {
 
 // A mock Kafka cluster living in this process (its brokers listen on random
 // local ports).
@@ -76,4 +76,4 @@ class Child {
 // True when `program` is found on $PATH.
 bool OnPath(const std::string& program);
 
-}  // namespace sluice::pipeline::testing
+}  // namespace sluice::sources::testing

@@ -33,7 +33,7 @@
 
 #include "common/status.h"
 
-namespace sluice::pipeline {
+namespace sluice::sources {
 
 struct SourceRecord {
   const std::string& partition;  // stable partition name: "0", "1", or a file name
@@ -65,4 +65,4 @@ class Source {
   virtual bool Exhausted() const { return false; }
 };
 
-}  // namespace sluice::pipeline
+}  // namespace sluice::sources

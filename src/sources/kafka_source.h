@@ -1,7 +1,7 @@
 // KafkaSource: a pipeline Source reading every partition of one Kafka topic
 // with librdkafka (docs/kafka.md).
 //
-// Contract (on top of pipeline/source.h):
+// Contract (on top of sources/source.h):
 // - Partitions are found with a metadata query at Open() and are assigned
 //   directly with rd_kafka_assign: no subscription, no consumer-group
 //   rebalancing, and no offset commits to Kafka ever (enable.auto.commit and
@@ -31,11 +31,11 @@
 #include <vector>
 
 #include "common/status.h"
-#include "pipeline/source.h"
+#include "sources/source.h"
 
 struct rd_kafka_s;  // rd_kafka_t from <librdkafka/rdkafka.h>
 
-namespace sluice::pipeline {
+namespace sluice::sources {
 
 struct KafkaOptions {
   std::string brokers;  // bootstrap.servers, "host:port[,host:port...]"
@@ -91,4 +91,4 @@ class KafkaSource final : public Source {
 // The factory the pipeline runner uses for `connector='kafka'`.
 Result<std::unique_ptr<Source>> OpenKafkaSource(const KafkaOptions& options);
 
-}  // namespace sluice::pipeline
+}  // namespace sluice::sources

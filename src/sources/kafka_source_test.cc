@@ -1,4 +1,4 @@
-#include "pipeline/kafka_source.h"
+#include "sources/kafka_source.h"
 
 #include <sys/wait.h>
 
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "common/testing.h"
-#include "pipeline/kafka_test_util.h"
+#include "sources/kafka_test_util.h"
 
-namespace sluice::pipeline {
+namespace sluice::sources {
 namespace {
 
 using testing::Drain;
@@ -327,4 +327,4 @@ TEST_F(KafkaSourceTest, AllBrokersDownIsAnErrorAfterTheTimeout) {
 }
 
 }  // namespace
-}  // namespace sluice::pipeline
+}  // namespace sluice::sources

@@ -1,4 +1,4 @@
-#include "pipeline/kafka_source.h"
+#include "sources/kafka_source.h"
 
 #include <librdkafka/rdkafka.h>
 
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-namespace sluice::pipeline {
+namespace sluice::sources {
 namespace {
 
 int64_t SteadyNowMs() {
@@ -415,4 +415,4 @@ Result<std::unique_ptr<Source>> OpenKafkaSource(const KafkaOptions& options) {
   return std::unique_ptr<Source>(std::move(source));
 }
 
-}  // namespace sluice::pipeline
+}  // namespace sluice::sources

@@ -1,9 +1,9 @@
-#include "pipeline/log_source.h"
+#include "sources/log_source.h"
 
 #include <chrono>
 #include <thread>
 
-namespace sluice::pipeline {
+namespace sluice::sources {
 
 Status LogSource::Seek(const Positions& positions) {
   auto it = positions.find(kPartition);
@@ -44,4 +44,4 @@ Result<int64_t> LogSource::Poll(int64_t max_bytes, int timeout_ms,
   return delivered;
 }
 
-}  // namespace sluice::pipeline
+}  // namespace sluice::sources

@@ -1,4 +1,4 @@
-#include "pipeline/file_source.h"
+#include "sources/file_source.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -12,7 +12,7 @@
 #include <system_error>
 #include <thread>
 
-namespace sluice::pipeline {
+namespace sluice::sources {
 namespace {
 
 namespace fs = std::filesystem;
@@ -328,4 +328,4 @@ Result<int64_t> FileSource::ReadFile(const std::string& file, FileState& f, int6
   return delivered;
 }
 
-}  // namespace sluice::pipeline
+}  // namespace sluice::sources

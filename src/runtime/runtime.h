@@ -45,7 +45,11 @@
 #include "server/metrics.h"
 #include "sql/ast.h"
 
-namespace sluice::pipeline {
+namespace sluice::runtime {
+
+using pipeline::Pipeline;
+using pipeline::PipelineOptions;
+using sources::Source;
 
 struct RuntimeOptions {
   std::string warehouse;  // where new tables go
@@ -138,4 +142,4 @@ class Runtime : public server::IngestTarget {
   int64_t started_ms_ = 0;
 };
 
-}  // namespace sluice::pipeline
+}  // namespace sluice::runtime

@@ -10,10 +10,10 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/runtime.h"
+#include "runtime/runtime.h"
 #include "sql/binder.h"
 
-namespace sluice::pipeline {
+namespace sluice::runtime {
 
 // An HTTP source: its log and the pipelines reading it.
 struct Runtime::Stream {
@@ -62,9 +62,4 @@ struct Runtime::Running {
   server::Histogram *commit_seconds = nullptr, *checkpoint_seconds = nullptr;
 };
 
-// The schema the source's records are decoded with: the source's columns,
-// made required where they feed a required target column, so that a record
-// with a null there is dead-lettered alone instead of failing its batch.
-Schema DecodeSchema(const sql::ProjectionPlan& plan);
-
-}  // namespace sluice::pipeline
+}  // namespace sluice::runtime

@@ -4,23 +4,12 @@
 #include "catalog/table.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
-#include "pipeline/runtime_internal.h"
+#include "runtime/runtime_internal.h"
 
-namespace sluice::pipeline {
+namespace sluice::runtime {
 
-Schema DecodeSchema(const sql::ProjectionPlan& plan) {
-  Schema s = *plan.source_schema;
-  // With a WHERE, a NULL there may belong to a row the filter drops: the
-  // projection checks NOT NULL targets itself, row by row.
-  if (plan.filter) return s;
-  for (size_t i = 0; i < plan.columns.size(); ++i) {
-    const sql::ProjectionColumn& c = plan.columns[i];
-    if (c.kind == sql::ProjectionColumn::Kind::kSource && plan.target_schema->fields[i].required) {
-      s.fields[c.source_index].required = true;
-    }
-  }
-  return s;
-}
+using pipeline::CheckpointReport;
+using pipeline::PipelineStats;
 
 namespace {
 
@@ -314,4 +303,4 @@ std::string Runtime::StatusJson() {
   return j.dump();
 }
 
-}  // namespace sluice::pipeline
+}  // namespace sluice::runtime

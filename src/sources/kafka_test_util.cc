@@ -1,4 +1,4 @@
-#include "pipeline/kafka_test_util.h"
+#include "sources/kafka_test_util.h"
 
 // clang-format off
 #include <librdkafka/rdkafka.h>
@@ -19,7 +19,7 @@
 
 extern char** environ;
 
-namespace sluice::pipeline::testing {
+namespace sluice::sources::testing {
 
 MockCluster::MockCluster(rd_kafka_s* rk, rd_kafka_mock_cluster_s* mc, int brokers)
     : rk_(rk), mc_(mc), brokers_(brokers), bootstraps_(rd_kafka_mock_cluster_bootstraps(mc)) {}
@@ -214,4 +214,4 @@ bool OnPath(const std::string& program) {
   return false;
 }
 
-}  // namespace sluice::pipeline::testing
+}  // namespace sluice::sources::testing

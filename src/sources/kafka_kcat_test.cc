@@ -7,14 +7,14 @@
 #include <string>
 
 #include "common/testing.h"
-#include "pipeline/kafka_source.h"
-#include "pipeline/kafka_test_util.h"
+#include "sources/kafka_source.h"
+#include "sources/kafka_test_util.h"
 
 #ifndef SLUICE_KAFKA_MOCK_PATH
 #error "SLUICE_KAFKA_MOCK_PATH must name the sluice-kafka-mock binary"
 #endif
 
-namespace sluice::pipeline {
+namespace sluice::sources {
 namespace {
 
 using testing::Child;
@@ -66,4 +66,4 @@ TEST(KafkaKcatTest, MockProgramRejectsBadArguments) {
 }
 
 }  // namespace
-}  // namespace sluice::pipeline
+}  // namespace sluice::sources

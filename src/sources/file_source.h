@@ -23,9 +23,9 @@
 #include <memory>
 #include <string>
 
-#include "pipeline/source.h"
+#include "sources/source.h"
 
-namespace sluice::pipeline {
+namespace sluice::sources {
 
 struct FileSourceOptions {
   std::string dir;                  // the folder; must exist
@@ -84,4 +84,4 @@ class FileSource : public Source {
   bool drained_ = false;  // the last Poll found nothing new right after a rescan
 };
 
-}  // namespace sluice::pipeline
+}  // namespace sluice::sources

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "log/stream_log.h"
-#include "pipeline/source.h"
+#include "sources/source.h"
 
-namespace sluice::pipeline {
+namespace sluice::sources {
 
 class LogSource : public Source {
  public:
@@ -30,4 +30,4 @@ class LogSource : public Source {
   int64_t next_ = 0;
 };
 
-}  // namespace sluice::pipeline
+}  // namespace sluice::sources

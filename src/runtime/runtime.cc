@@ -1,4 +1,4 @@
-#include "pipeline/runtime.h"
+#include "runtime/runtime.h"
 
 #include <algorithm>
 #include <set>
@@ -6,12 +6,20 @@
 #include "catalog/table.h"
 #include "iceberg/table_builder.h"
 #include "pipeline/bind.h"
-#include "pipeline/file_source.h"
-#include "pipeline/kafka_source.h"
-#include "pipeline/log_source.h"
-#include "pipeline/runtime_internal.h"
+#include "runtime/runtime_internal.h"
+#include "sources/connectors.h"
 
-namespace sluice::pipeline {
+namespace sluice::runtime {
+
+using pipeline::BindPipeline;
+using pipeline::CheckpointReport;
+using pipeline::CheckSource;
+using pipeline::EnsureDeadLetterTable;
+using pipeline::PipelineStats;
+using pipeline::SimpleName;
+using pipeline::SourcesOf;
+using pipeline::TableName;
+using pipeline::Where;
 
 using catalog::TableIdent;
 
@@ -143,7 +151,7 @@ Status Runtime::CreateTable(const sql::CreateTable& t, std::map<std::string, Sch
 }
 
 Status Runtime::AddSource(const std::string& name, const sql::CreateSource& s) {
-  if (s.options.Find("connector")->value == "http") {
+  if (sources::FindConnector(s.options.Find("connector")->value)->uses_log) {
     auto stream = std::make_unique<Stream>();
     stream->name = name;
     // Any body within the HTTP limit must fit one log batch once framed (4 bytes a
@@ -176,35 +184,21 @@ Status Runtime::AddPipeline(const sql::CreatePipeline& p) {
   running->stream = o.source_name;
   RETURN_IF_ERROR(RegisterPipelineMetrics(running.get(), o));
   const sql::CreateSource& def = sources_.at(o.source_name);
-  if (options_.bounded && def.options.Find("connector")->value != "file") {
+  const sources::Connector& connector =
+      *sources::FindConnector(def.options.Find("connector")->value);
+  if (options_.bounded && !connector.bounded) {
     return Status::Invalid(
         "{}: pipeline {} reads the {} source {}, which has no end: --bounded runs read file "
         "sources",
-        Where(p.name.pos()), name, def.options.Find("connector")->value, o.source_name);
+        Where(p.name.pos()), name, connector.name, o.source_name);
   }
+  log::StreamLog* log = nullptr;
   if (auto s = streams_.find(o.source_name); s != streams_.end()) {
-    log::StreamLog* log = s->second->log.get();
-    std::string source = o.source_name;
-    running->open_source = [source, log]() -> Result<std::unique_ptr<Source>> {
-      return std::unique_ptr<Source>(std::make_unique<LogSource>(source, log));
-    };
+    log = s->second->log.get();
     s->second->readers.push_back(running.get());
-  } else if (def.options.Find("connector")->value == "file") {
-    FileSourceOptions f;
-    f.dir = def.options.Find("path")->value;
-    if (const auto* pat = def.options.Find("pattern")) f.pattern = pat->value;
-    f.name = o.source_name;
-    running->open_source = [f]() -> Result<std::unique_ptr<Source>> {
-      ASSIGN_OR_RETURN(auto source, FileSource::Open(f));
-      return std::unique_ptr<Source>(std::move(source));
-    };
-  } else {
-    KafkaOptions k;
-    k.brokers = def.options.Find("brokers")->value;
-    k.topic = def.options.Find("topic")->value;
-    if (const auto* c = def.options.Find("client_id")) k.client_id = c->value;
-    running->open_source = [k]() { return OpenKafkaSource(k); };
   }
+  ASSIGN_OR_RETURN(running->open_source,
+                   sources::MakeOpener(o.source_name, connector, def.options.ToMap(), log));
   running->options = o;
   ASSIGN_OR_RETURN(auto source, running->open_source());
   ASSIGN_OR_RETURN(running->pipeline, Pipeline::Open(catalog_, io_, o, std::move(source)));
@@ -391,4 +385,4 @@ std::optional<server::Backpressure> Runtime::CheckBackpressure(const std::string
   return std::nullopt;
 }
 
-}  // namespace sluice::pipeline
+}  // namespace sluice::runtime
