@@ -221,11 +221,19 @@ Status TableScan::Impl::Plan() {
         !ManifestMightMatch(*filter, *spec, table_schema, m.partitions)) {
       continue;
     }
+    if (options.only_added &&
+        (m.content != ManifestContent::kData || m.added_snapshot_id != snapshot->snapshot_id)) {
+      continue;
+    }
     ++stats.manifests_scanned;
     m.manifest_path = Path(m.manifest_path);
     ASSIGN_OR_RETURN(auto entries, ReadManifest(*io, m, fv));
     for (auto& e : entries) {
       if (e.status == EntryStatus::kDeleted) continue;
+      if (options.only_added &&
+          (e.status != EntryStatus::kAdded || e.snapshot_id != snapshot->snapshot_id)) {
+        continue;
+      }
       if (e.file.content == FileContent::kData) {
         ++stats.files_total;
         if (filter && (!PartitionMightMatch(*filter, *spec, table_schema, e.file.partition) ||

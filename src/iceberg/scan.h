@@ -39,6 +39,10 @@ struct ScanOptions {
   // Adds the metadata columns _file (string, id 2147483646) and _pos (long,
   // id 2147483645): each row's data file and position in it.
   bool with_positions = false;
+  // Only the data files the snapshot itself added (what an append snapshot
+  // appended), without deletes: a streaming read of the table's appends
+  // (sources/table_source.h).
+  bool only_added = false;
 };
 
 constexpr int32_t kFilePathFieldId = 2147483646;

@@ -92,21 +92,47 @@ Result<int64_t> ParseDurationMs(const std::string& text) {
   return std::llround(ms);
 }
 
+std::string ConnectorOf(const sql::CreateSource& s) {
+  if (s.from_table) return "table";
+  const sql::Option* connector = s.options.Find("connector");
+  return connector == nullptr ? "" : connector->value;
+}
+
+std::map<std::string, std::string> ConnectorOptions(const sql::CreateSource& s) {
+  std::map<std::string, std::string> out = s.options.ToMap();
+  if (s.from_table) {
+    out["connector"] = "table";
+    auto ident = TableName(*s.from_table);
+    if (ident.ok()) out["table"] = ident->ToString();
+  }
+  return out;
+}
+
 Status CheckSource(const sql::CreateSource& s) {
   ASSIGN_OR_RETURN(std::string name, SimpleName(s.name, "source"));
+  if (s.from_table) {
+    RETURN_IF_ERROR(TableName(*s.from_table).status());
+    RETURN_IF_ERROR(CheckOptions(s.options, {"start"}, "table source"));
+    if (const sql::Option* start = s.options.Find("start");
+        start && start->value != "earliest" && start->value != "latest") {
+      return Status::Invalid("{}: table source {}: start is 'earliest' or 'latest', not '{}'",
+                             Where(start->pos), name, start->value);
+    }
+    return Status::OK();
+  }
   const sql::Option* connector = s.options.Find("connector");
   if (connector == nullptr) {
-    return Status::Invalid("{}: source {} needs WITH (connector = ...): {}", Where(s.name.pos()),
-                           name, sources::ConnectorNames());
+    return Status::Invalid("{}: source {} needs WITH (connector = ...): {}, or FROM TABLE",
+                           Where(s.name.pos()), name, sources::ConnectorNames());
   }
   if (s.format != "json") {
     return Status::NotImplemented("{}: source {}: FORMAT {} (only JSON today)", Where(s.name.pos()),
                                   name, s.format);
   }
   const sources::Connector* c = sources::FindConnector(connector->value);
-  if (c == nullptr) {
-    return Status::Invalid("{}: unknown connector '{}' ({})", Where(connector->pos),
-                           connector->value, sources::ConnectorNames());
+  if (c == nullptr || c->name == "table") {
+    return Status::Invalid("{}: unknown connector '{}' ({}; a table is read with FROM TABLE)",
+                           Where(connector->pos), connector->value, sources::ConnectorNames());
   }
   std::string what = fmt::format("{} source", c->name);
   RETURN_IF_ERROR(CheckOptions(s.options, c->options, what.c_str()));
@@ -160,8 +186,7 @@ Status BindAggregation(const sql::CreatePipeline& p, const sql::CreateSource& so
     if (!ms.ok()) return ms.status().WithContextF("{}: idle_timeout", Where(idle->pos));
     o->idle_timeout_ms = *ms;
   }
-  o->one_watermark_partition =
-      sources::FindConnector(source.options.Find("connector")->value)->ordered;
+  o->one_watermark_partition = sources::FindConnector(ConnectorOf(source))->ordered;
   ASSIGN_OR_RETURN(sql::AggregatePlan plan,
                    sql::BindAggregateInsert(p.insert, source.schema, target, watermark_column,
                                             lateness_ms * 1000));
@@ -198,6 +223,23 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
     return Status::Invalid("{}: unknown source {} (define it with CREATE SOURCE)",
                            Where(p.insert.source.pos()), o.source_name);
   }
+  // A source FROM TABLE has the table's columns (the table exists, or the
+  // script creates it).
+  sql::CreateSource def = src->second;
+  if (def.from_table) {
+    ASSIGN_OR_RETURN(catalog::TableIdent upstream, TableName(*def.from_table));
+    auto t = catalog::Table::Load(catalog, io, upstream);
+    if (t.ok()) {
+      def.schema = *(*t)->metadata().current_schema();
+    } else if (t.status().code() == StatusCode::kNotFound && planned != nullptr &&
+               planned->count(upstream.ToString())) {
+      def.schema = planned->at(upstream.ToString());
+    } else {
+      return t.status().WithContextF("{}: source {} reads table {}", Where(def.name.pos()),
+                                     o.source_name, upstream.ToString());
+    }
+    def.schema.identifier_field_ids.clear();
+  }
   const Schema* target_schema = nullptr;
   auto table = catalog::Table::Load(catalog, io, o.target);
   if (table.ok()) {
@@ -210,11 +252,10 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
                                        o.target.ToString());
   }
   if (sql::IsAggregation(p.insert)) {
-    RETURN_IF_ERROR(BindAggregation(p, src->second, *target_schema, &o));
+    RETURN_IF_ERROR(BindAggregation(p, def, *target_schema, &o));
     return o;
   }
-  ASSIGN_OR_RETURN(sql::ProjectionPlan plan,
-                   sql::BindInsert(p.insert, src->second.schema, *target_schema));
+  ASSIGN_OR_RETURN(sql::ProjectionPlan plan, sql::BindInsert(p.insert, def.schema, *target_schema));
   auto shared_plan = std::make_shared<const sql::ProjectionPlan>(std::move(plan));
   o.source_schema = std::make_shared<Schema>(DecodeSchema(*shared_plan));
   o.projection = [shared_plan](Batch&& rows, std::vector<sql::RejectedRow>* rejected) {

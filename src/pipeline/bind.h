@@ -31,8 +31,13 @@ Status CheckOptions(const sql::Options& o, const std::vector<std::string_view>& 
 Result<int64_t> ParseDurationMs(const std::string& text);
 
 // Checks a CREATE SOURCE: a known connector with its required options and no
-// unknown ones, FORMAT JSON.
+// unknown ones, FORMAT JSON (none for FROM TABLE).
 Status CheckSource(const sql::CreateSource& source);
+
+// A source's connector name ("table" for FROM TABLE) and its options as a map
+// (for FROM TABLE with table = "ns.name"). The source must have passed CheckSource.
+std::string ConnectorOf(const sql::CreateSource& source);
+std::map<std::string, std::string> ConnectorOptions(const sql::CreateSource& source);
 
 // The options of a pipeline from its statement: name, target, source name and
 // decoding schema, the bound projection, commit interval. `sources` maps

@@ -86,6 +86,15 @@ Status Runtime::Setup(const sql::Script& script) {
       RETURN_IF_ERROR(AddPipeline(*p));
     }
   }
+  // Chains: a pipeline reading a table another pipeline writes.
+  for (auto& r : pipelines_) {
+    if (r->reads_table.empty()) continue;
+    for (const auto& w : pipelines_) {
+      if (w.get() != r.get() && w->options.target.ToString() == r->reads_table) {
+        r->upstream.push_back(w.get());
+      }
+    }
+  }
   return RegisterStreamReaders();
 }
 
@@ -151,7 +160,7 @@ Status Runtime::CreateTable(const sql::CreateTable& t, std::map<std::string, Sch
 }
 
 Status Runtime::AddSource(const std::string& name, const sql::CreateSource& s) {
-  if (sources::FindConnector(s.options.Find("connector")->value)->uses_log) {
+  if (sources::FindConnector(pipeline::ConnectorOf(s))->uses_log) {
     auto stream = std::make_unique<Stream>();
     stream->name = name;
     // Any body within the HTTP limit must fit one log batch once framed (4 bytes a
@@ -184,12 +193,11 @@ Status Runtime::AddPipeline(const sql::CreatePipeline& p) {
   running->stream = o.source_name;
   RETURN_IF_ERROR(RegisterPipelineMetrics(running.get(), o));
   const sql::CreateSource& def = sources_.at(o.source_name);
-  const sources::Connector& connector =
-      *sources::FindConnector(def.options.Find("connector")->value);
+  const sources::Connector& connector = *sources::FindConnector(pipeline::ConnectorOf(def));
   if (options_.bounded && !connector.bounded) {
     return Status::Invalid(
         "{}: pipeline {} reads the {} source {}, which has no end: --bounded runs read file "
-        "sources",
+        "and table sources",
         Where(p.name.pos()), name, connector.name, o.source_name);
   }
   log::StreamLog* log = nullptr;
@@ -197,8 +205,11 @@ Status Runtime::AddPipeline(const sql::CreatePipeline& p) {
     log = s->second->log.get();
     s->second->readers.push_back(running.get());
   }
-  ASSIGN_OR_RETURN(running->open_source,
-                   sources::MakeOpener(o.source_name, connector, def.options.ToMap(), log));
+  sources::OpenContext context{log, &catalog_, &io_, options_.bounded};
+  if (def.from_table) running->reads_table = pipeline::ConnectorOptions(def).at("table");
+  ASSIGN_OR_RETURN(
+      running->open_source,
+      sources::MakeOpener(o.source_name, connector, pipeline::ConnectorOptions(def), context));
   running->options = o;
   ASSIGN_OR_RETURN(auto source, running->open_source());
   ASSIGN_OR_RETURN(running->pipeline, Pipeline::Open(catalog_, io_, o, std::move(source)));
@@ -255,9 +266,36 @@ bool RetryInPlace(const Status& st) {
 // a backoff (doubling up to retry_max_ms) opened again, which recovers it exactly
 // as a restart of the process would. Ingest goes on meanwhile (into the log, up
 // to the backpressure limit) and /healthz reports the failure.
+Status Runtime::AwaitUpstream(Running* r) {
+  if (!options_.bounded || r->upstream.empty()) return Status::OK();
+  // A bounded run reads a chained table to what its writers committed by
+  // their end: wait for them, then open the source again to see it.
+  while (!stopping_.load() && !std::all_of(r->upstream.begin(), r->upstream.end(),
+                                           [](const Running* u) { return u->done.load(); })) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (stopping_.load()) return Status::OK();
+  {
+    std::lock_guard<std::mutex> lock(r->mu);
+    r->pipeline.reset();  // releases its journal for the new one
+  }
+  ASSIGN_OR_RETURN(auto source, r->open_source());
+  ASSIGN_OR_RETURN(auto reopened, Pipeline::Open(catalog_, io_, r->options, std::move(source)));
+  std::lock_guard<std::mutex> lock(r->mu);
+  r->pipeline = std::move(reopened);
+  return Status::OK();
+}
+
 void Runtime::RunPipeline(Running* r) {
   int64_t backoff_ms = options_.retry_initial_ms;
-  Status st;
+  Status st = AwaitUpstream(r);
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (first_error_.ok()) first_error_ = st;
+    stopping_.store(true);
+    r->done.store(true);
+    return;
+  }
   for (;;) {
     st = RunUntilStopOrFailure(*r);
     if (!r->retrying.load()) backoff_ms = options_.retry_initial_ms;

@@ -122,6 +122,7 @@ class Runtime : public server::IngestTarget {
   Status RegisterPipelineMetrics(Running* r, PipelineOptions& o);
   void RefreshMetrics();
   void RunPipeline(Running* r);
+  Status AwaitUpstream(Running* r);
   Status RunUntilStopOrFailure(Running& r);
   void ApplyRetention();
 

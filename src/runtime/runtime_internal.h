@@ -34,6 +34,10 @@ struct Runtime::Running {
   std::string name;
   std::string stream;       // the source's name
   std::string table;        // the target, "ns.name"
+  std::string reads_table;  // a source FROM TABLE: that table, "ns.name"
+  // Bounded runs: the pipelines of this script writing the table this one
+  // reads; it starts once they have ended, so that it reads all they wrote.
+  std::vector<const Running*> upstream;
   PipelineOptions options;  // bound, with the metric hooks: to reopen after a failure
   std::function<Result<std::unique_ptr<Source>>()> open_source;
   // Replaced by the pipeline thread when it restarts the pipeline after a

@@ -3,6 +3,7 @@
 #include "sources/file_source.h"
 #include "sources/kafka_source.h"
 #include "sources/log_source.h"
+#include "sources/table_source.h"
 
 namespace sluice::sources {
 namespace {
@@ -17,6 +18,7 @@ const std::vector<Connector>& All() {
        false,
        false},
       {"file", {"connector", "path", "pattern", "idle_timeout"}, {"path"}, true, true, false},
+      {"table", {"connector", "table", "start"}, {"table"}, true, true, false},
   };
   return *kAll;
 }
@@ -42,7 +44,8 @@ std::string ConnectorNames() {
 
 Result<SourceOpener> MakeOpener(const std::string& name, const Connector& connector,
                                 const std::map<std::string, std::string>& options,
-                                log::StreamLog* log) {
+                                const OpenContext& context) {
+  log::StreamLog* log = context.log;
   auto get = [&](const char* key, std::string fallback = "") {
     auto it = options.find(key);
     return it == options.end() ? fallback : it->second;
@@ -69,6 +72,32 @@ Result<SourceOpener> MakeOpener(const std::string& name, const Connector& connec
     k.topic = get("topic");
     k.client_id = get("client_id", k.client_id);
     return SourceOpener([k]() { return OpenKafkaSource(k); });
+  }
+  if (connector.name == "table") {
+    if (context.catalog == nullptr || context.io == nullptr) {
+      return Status::Internal("source {}: a table source needs the catalog", name);
+    }
+    TableSourceOptions t;
+    std::string table = get("table");
+    size_t dot = table.rfind('.');
+    if (dot == std::string::npos) return Status::Internal("source {}: table '{}'", name, table);
+    std::string ns = table.substr(0, dot);
+    for (size_t start = 0;;) {
+      size_t next = ns.find('.', start);
+      t.table.ns.push_back(ns.substr(start, next - start));
+      if (next == std::string::npos) break;
+      start = next + 1;
+    }
+    t.table.name = table.substr(dot + 1);
+    t.name = name;
+    t.start_latest = get("start", "earliest") == "latest";
+    t.bounded = context.bounded;
+    catalog::Catalog* catalog = context.catalog;
+    FileIO* io = context.io;
+    return SourceOpener([t, catalog, io]() -> Result<std::unique_ptr<Source>> {
+      ASSIGN_OR_RETURN(auto source, TableSource::Open(*catalog, *io, t));
+      return std::unique_ptr<Source>(std::move(source));
+    });
   }
   return Status::Internal("source {}: connector {} has no opener", name, connector.name);
 }

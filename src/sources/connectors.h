@@ -1,5 +1,6 @@
 // Connectors: every kind of source a CREATE SOURCE may name
-// (WITH (connector = 'http' | 'kafka' | 'file', ...)), the options each takes,
+// (WITH (connector = 'http' | 'kafka' | 'file', ...), or FROM TABLE t, whose
+// connector is "table" with the option table = 't'), the options each takes,
 // what each can do, and the one place that opens a source by its connector.
 //
 // The binder checks a definition against Find(connector); the runtime opens
@@ -17,9 +18,15 @@
 #include "common/status.h"
 #include "sources/source.h"
 
-namespace sluice::log {
+namespace sluice {
+class FileIO;
+namespace catalog {
+class Catalog;
+}
+namespace log {
 class StreamLog;
 }
+}  // namespace sluice
 
 namespace sluice::sources {
 
@@ -41,12 +48,19 @@ const Connector* FindConnector(std::string_view name);
 // "http, kafka or file", for messages.
 std::string ConnectorNames();
 
+// What opening a source may need besides its options.
+struct OpenContext {
+  log::StreamLog* log = nullptr;        // connectors that use the log
+  catalog::Catalog* catalog = nullptr;  // table sources
+  FileIO* io = nullptr;                 // table sources
+  bool bounded = false;                 // sluice run --bounded
+};
+
 // Opens a source of connector `connector` with `options` (already checked);
-// `name` is the SQL source's name; `log` the stream's log for connectors that
-// use one (null otherwise). Called again for each restart of a pipeline.
+// `name` is the SQL source's name. Called again for each restart of a pipeline.
 using SourceOpener = std::function<Result<std::unique_ptr<Source>>()>;
 Result<SourceOpener> MakeOpener(const std::string& name, const Connector& connector,
                                 const std::map<std::string, std::string>& options,
-                                log::StreamLog* log);
+                                const OpenContext& context);
 
 }  // namespace sluice::sources

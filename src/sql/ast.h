@@ -180,10 +180,11 @@ struct Watermark {
 struct CreateSource {
   QualifiedName name;
   bool if_not_exists = false;
-  Schema schema;
+  Schema schema;  // FROM TABLE: empty until bound (the table's columns)
   std::optional<Watermark> watermark;
-  Options options;     // connector = 'http' | 'kafka', brokers, topic, ...
-  std::string format;  // lowercased FORMAT name; today always "json"
+  std::optional<QualifiedName> from_table;  // CREATE SOURCE s FROM TABLE lake.events
+  Options options;                          // connector = 'http' | 'kafka', brokers, topic, ...
+  std::string format;                       // lowercased FORMAT name: "json" (empty FROM TABLE)
 };
 
 struct CreatePipeline {

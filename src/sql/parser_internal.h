@@ -22,9 +22,10 @@ class Parser {
 
  private:
   // parser.cc
-  Result<Statement> ParseStatement();
+  Status ParseStatement(Statement* out);
   Result<CreateTable> ParseCreateTable();
   Result<CreateSource> ParseCreateSource();
+  Status ParseTableSource(CreateSource* source);  // after CREATE SOURCE name FROM
   Result<CreatePipeline> ParseCreatePipeline();
   Result<bool> ParseIfNotExists();
   Result<Options> ParseOptions();  // after WITH: '(' key = value, ... ')'

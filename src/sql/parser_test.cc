@@ -229,6 +229,13 @@ TEST(ParserTest, ErrorsNameLineColumnAndToken) {
       {"create pipeline p as insert into t select a from s where a between 1",
        StatusCode::kInvalidArgument,
        "line 1, column 69: expected AND between the BETWEEN bounds, got end of input"},
+      {"create source s from table lake.t (a int)", StatusCode::kInvalidArgument,
+       "line 1, column 35: a source FROM TABLE takes its columns from the table: only a "
+       "WATERMARK may be given here"},
+      {"create source s from table lake.t format json", StatusCode::kInvalidArgument,
+       "line 1, column 35: a source FROM TABLE has no FORMAT"},
+      {"create source s from lake.t", StatusCode::kInvalidArgument,
+       "line 1, column 22: expected TABLE after FROM, got 'lake'"},
       {"create pipeline p as insert into t select a from s order by a", StatusCode::kNotImplemented,
        "line 1, column 52: ORDER BY is not supported yet"},
       {"create pipeline p as insert into t select a from tumble(s, ts) group by a",

@@ -41,14 +41,15 @@
 // Prints one PASS/FAIL line per expression and "N passed, M failed"; exits 1
 // on any failure.
 import {DuckDBInstance} from '@duckdb/node-api';
-import {spawnSync} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import {FormatDate, FormatDecimal, FormatTimestamp} from './lib/forms.mjs';
-import {FormError, FromDuck, FromJson, JNum, JObj, ParseJsonLossless} from './lib/normalize.mjs';
+import {FormatDecimal, FormatTimestamp} from './lib/forms.mjs';
+import {FormError, ParseJsonLossless} from './lib/normalize.mjs';
 import {Rng} from './lib/rng.mjs';
+import {FakeSluiceBase, ReadDeadLetters, ReadTable, RealSluice, Results} from './lib/sql_runner.mjs';
+import {FromDuckValue, FromSluiceJson, Show, ToSluiceJson, TypeInfo} from './lib/sql_values.mjs';
 
 const seed = Number(process.env.SLUICE_INTEROP_SEED ?? (Date.now() % 2147483647));
 console.log(`seed ${seed} (reproduce with SLUICE_INTEROP_SEED=${seed})`);
@@ -509,82 +510,8 @@ function SqlLiteral(c, v) {
 }
 
 // ---------------------------------------------------------------------------
-// Types and values: sluice JSON (scan output) and DuckDB values → canonical.
-
-function TypeInfo(type) {
-  const m = /^DECIMAL\((\d+),(\d+)\)$/.exec(type);
-  if (m) {
-    const s = Number(m[2]);
-    return {kind: 'decimal', s, duck: `DECIMAL(38,${s})`};
-  }
-  const t = {
-    INT: {kind: 'int', duck: 'HUGEINT'},
-    BIGINT: {kind: 'long', duck: 'HUGEINT'},
-    DOUBLE: {kind: 'double', duck: 'DOUBLE'},
-    STRING: {kind: 'string', duck: 'VARCHAR'},
-    BOOLEAN: {kind: 'boolean', duck: 'BOOLEAN'},
-    TIMESTAMPTZ: {kind: 'timestamptz', duck: 'TIMESTAMPTZ'},
-    DATE: {kind: 'date', duck: 'DATE'},
-  }[type];
-  if (!t) throw new Error(`no type info for ${type}`);
-  return t;
-}
-
-// DuckDB value of the wrapped expression → canonical value.
-function FromDuckValue(ti, v) {
-  if (v === null || v === undefined) return null;
-  if (ti.kind === 'int' || ti.kind === 'long') return BigInt(v);
-  return FromDuck(ti, v);
-}
-
-// sluice JSON value → canonical value (throws FormError on a wrong form).
-function FromSluiceJson(ti, j) {
-  if (j === null) return null;
-  if (ti.kind === 'int' || ti.kind === 'long') {
-    const v = FromJson({kind: 'long'}, j);
-    const [lo, hi] =
-        ti.kind === 'int' ? [BigInt(kInt32Min), BigInt(kInt32Max)] : [kInt64Min, kInt64Max];
-    if (v < lo || v > hi) throw new FormError(`${v} is out of range for ${ti.kind}`);
-    return v;
-  }
-  return FromJson(ti, j);
-}
-
-// The form sluice's scan prints (used by the fake).
-function ToSluiceJson(ti, v) {
-  if (v === null) return 'null';
-  switch (ti.kind) {
-    case 'int':
-    case 'long':
-      return String(v);
-    case 'decimal':
-      return JSON.stringify(FormatDecimal(v, ti.s));
-    case 'double':
-      return Number.isFinite(v) ? String(v) : JSON.stringify(String(v));
-    case 'timestamptz':
-      return JSON.stringify(FormatTimestamp(v, false, true));
-    case 'date':
-      return JSON.stringify(FormatDate(v));
-    default:
-      return JSON.stringify(v);
-  }
-}
-
-function Show(ti, v) {
-  if (v === null) return 'NULL';
-  switch (ti.kind) {
-    case 'decimal':
-      return FormatDecimal(v, ti.s);
-    case 'timestamptz':
-      return FormatTimestamp(v, false, true);
-    case 'date':
-      return FormatDate(v);
-    case 'string':
-      return JSON.stringify(v);
-    default:
-      return String(v);
-  }
-}
+// Comparing canonical values (lib/sql_values.mjs): doubles within 1e-12
+// relative, NaN equal to NaN.
 
 function Same(ti, x, y) {
   if (x === null || y === null) return x === y;
@@ -642,66 +569,7 @@ function BuildScript(cases, inDir) {
 }
 
 // ---------------------------------------------------------------------------
-// Running sluice, or DuckDB playing it.
-
-// Retries a few times when the binary is being relinked (shared checkout).
-function Run(bin, args, timeoutMs = 120000) {
-  let r;
-  for (let attempt = 0; attempt < 10; ++attempt) {
-    r = spawnSync(bin, args, {maxBuffer: 1 << 30, encoding: 'utf8', timeout: timeoutMs});
-    if (!['EACCES', 'ETXTBSY', 'ENOENT'].includes(r.error?.code)) break;
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
-  }
-  if (r.error && r.error.code !== 'ETIMEDOUT') throw r.error;
-  return {
-    code: r.status,
-    signal: r.signal,
-    timedOut: r.error?.code === 'ETIMEDOUT',
-    stdout: r.stdout ?? '',
-    stderr: r.stderr ?? '',
-    cmd: [bin, ...args].join(' ')
-  };
-}
-
-class RealSluice {
-  constructor(bin, wh) {
-    this.bin = bin;
-    this.wh = wh;
-    this.name = `sluice (${bin})`;
-  }
-  Missing() {
-    return fs.existsSync(this.bin) ? null : `no binary at ${this.bin}`;
-  }
-  // null when the script binds, else {line, column, message}.
-  Check(sqlFile) {
-    const r = Run(this.bin, ['--warehouse', this.wh, 'run', '--check', sqlFile]);
-    if (r.code === 0) return null;
-    const m = /line (\d+), column (\d+)/.exec(r.stderr);
-    return {
-      line: m ? Number(m[1]) : null,
-      column: m ? Number(m[2]) : null,
-      message: r.stderr.trim() || `exit ${r.code ?? r.signal}`
-    };
-  }
-  Run(sqlFile) {
-    const t0 = Date.now();
-    const r = Run(this.bin, ['--warehouse', this.wh, 'run', sqlFile, '--bounded'], 90000);
-    if (r.timedOut) throw new Error(`${r.cmd} did not finish in 90 s`);
-    if (r.code !== 0) {
-      throw new Error(`${r.cmd} failed (exit ${r.code ?? r.signal}):\n${r.stderr.trim()}`);
-    }
-    console.log(`sluice run --bounded: ${Date.now() - t0} ms`);
-  }
-  // The JSON lines `sluice scan` prints for the table.
-  Scan(table) {
-    const r = Run(this.bin, ['--warehouse', this.wh, 'scan', table, '--format', 'jsonl']);
-    if (r.code !== 0) {
-      throw new Error(
-          `sluice scan ${table} failed (exit ${r.code ?? r.signal}): ${r.stderr.trim()}`);
-    }
-    return r.stdout.split('\n').filter((l) => l !== '');
-  }
-}
+// DuckDB playing sluice (the real one: lib/sql_runner.mjs).
 
 // DuckDB reads the JSON lines sluice would read and computes the tables and
 // their dead letters, using the error predicates to split the rows. With a
@@ -709,27 +577,17 @@ class RealSluice {
 // and `sluice append` and read back with `sluice scan`, so the parser reads
 // the real scan output; without one, they are printed in its forms directly.
 // `corrupt` spoils a few results (the checker must notice).
-class FakeSluice {
+class FakeSluice extends FakeSluiceBase {
   constructor(conn, linesById, corrupt, store) {
+    super(`DuckDB posing as sluice (SLUICE_FAKE=${fakeMode})${
+        store ? `, results stored and scanned by ${store.bin}` : ''}`);
     this.conn = conn;
     this.linesById = linesById;
     this.corrupt = corrupt;
     this.store = store;
-    this.name = `DuckDB posing as sluice (SLUICE_FAKE=${fakeMode})${
-        store ? `, results stored and scanned by ${store.bin}` : ''}`;
-    this.out = new Map();
-  }
-  Missing() {
-    return null;
-  }
-  Check() {
-    return null;
   }
   async Prepare(tables) {
-    if (this.store) {
-      const r = Run(this.store.bin, ['--warehouse', this.store.wh, 'namespace', 'create', 'lake']);
-      if (r.code !== 0) throw new Error(`${r.cmd} failed: ${r.stderr.trim()}`);
-    }
+    if (this.store) this.store.Must(['namespace', 'create', 'lake']);
     for (const [k, tb] of tables.entries()) {
       const c0 = tb.cases[0].c;
       const err = c0.err ? `coalesce((${c0.err}), false)` : 'false';
@@ -775,16 +633,11 @@ class FakeSluice {
     }
   }
   Store(table, schema, lines) {
-    const must = (r) => {
-      if (r.code !== 0) throw new Error(`${r.cmd} failed: ${r.stderr.trim()}`);
-    };
-    must(
-        Run(this.store.bin,
-            ['--warehouse', this.store.wh, 'table', 'create', table, '--schema', schema]));
+    this.store.Must(['table', 'create', table, '--schema', schema]);
     if (lines.length === 0) return;
     const file = path.join(tmp, `fake_${table}.jsonl`);
     fs.writeFileSync(file, lines.join('\n') + '\n');
-    must(Run(this.store.bin, ['--warehouse', this.store.wh, 'append', table, file]));
+    this.store.Must(['append', table, file]);
   }
   Spoil(k, tb, lines, dlq) {
     if (this.store) throw new Error('SLUICE_FAKE=corrupt runs without a sluice binary');
@@ -816,9 +669,7 @@ class FakeSluice {
     }
   }
   Scan(table) {
-    if (this.store) return this.store.Scan(table);
-    if (!this.out.has(table)) throw new Error(`no table ${table}`);
-    return this.out.get(table);
+    return this.store ? this.store.Scan(table) : super.Scan(table);
   }
 }
 
@@ -851,67 +702,6 @@ async function Oracle(conn, c) {
     }
   }
   return {ti, expected, errors, bad};
-}
-
-function ParseRow(line, problems, where) {
-  try {
-    const j = ParseJsonLossless(line);
-    if (!(j instanceof JObj)) throw new FormError('not an object');
-    return new Map(j.entries);
-  } catch (e) {
-    problems.Add(`${where}: unparsable line ${line.slice(0, 200)} (${e.message})`);
-    return null;
-  }
-}
-
-function IdOf(j) {
-  return j instanceof JNum && /^-?\d+$/.test(j.text) ? BigInt(j.text) : null;
-}
-
-// The rows of a table: id → Map(column → JSON value); duplicates and bad lines
-// go to `problems`.
-function ReadTable(lines, problems, table) {
-  const rows = new Map();
-  for (const line of lines) {
-    const row = ParseRow(line, problems, table);
-    if (!row) continue;
-    const id = IdOf(row.get('id'));
-    if (id === null) {
-      problems.Add(`${table}: row without an integer id: ${line.slice(0, 200)}`);
-    } else if (rows.has(id)) {
-      problems.Add(`${table}: id ${id} twice`);
-    } else {
-      rows.set(id, row);
-    }
-  }
-  return rows;
-}
-
-// Dead letters: id (from the payload) → error message.
-function ReadDeadLetters(lines, problems, table) {
-  const out = new Map();
-  for (const line of lines) {
-    const row = ParseRow(line, problems, table);
-    if (!row) continue;
-    const payload = row.get('payload');
-    const error = row.get('error');
-    let id = null;
-    if (typeof payload === 'string') {
-      try {
-        const p = ParseJsonLossless(payload);
-        if (p instanceof JObj) id = IdOf(new Map(p.entries).get('id'));
-      } catch (e) {
-      }
-    }
-    if (id === null) {
-      problems.Add(`${table}: dead letter without an id in its payload: ${line.slice(0, 200)}`);
-    } else if (out.has(id)) {
-      problems.Add(`${table}: dead letter for id ${id} twice`);
-    } else {
-      out.set(id, typeof error === 'string' ? error : JSON.stringify(error));
-    }
-  }
-  return out;
 }
 
 // Where a row error must point: the pipeline's line, a column in its SELECT.
@@ -978,18 +768,8 @@ const sluice =
 console.log(
     `sluice side: ${sluice.name}; ${kRows} events, ${kCases.length} expressions; temp dir ${tmp}`);
 
-let passed = 0;
-let failed = 0;
-function Report(name, problems) {
-  if (problems.length === 0) {
-    ++passed;
-    console.log(`PASS ${name}`);
-  } else {
-    ++failed;
-    console.log(`FAIL ${name}: ${problems.length} problem(s)`);
-    for (const p of problems.slice(0, kShown)) console.log(`       ${p}`);
-  }
-}
+const results = new Results(kShown);
+const Report = (name, problems) => results.Report(name, problems);
 
 // The input: DuckDB's read_json of the file equals the generated events
 // (checks the JSON writer, independently of sluice).
@@ -1005,12 +785,7 @@ function Report(name, problems) {
       diff ? [`${diff} rows differ`] : []);
 }
 
-const missing = sluice.Missing();
-if (missing) {
-  Report(sluice.name, [missing]);
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(1);
-}
+results.StopIfMissing(sluice);
 
 // sluice decodes every event as DuckDB does (`sluice append` uses the JSON
 // lines decoder of the sources): a decoding problem would otherwise show up as
@@ -1019,19 +794,13 @@ const scanner = fake ? store : sluice;
 if (scanner) {
   const problems = [];
   try {
-    const must = (r) => {
-      if (r.code !== 0) throw new Error(`${r.cmd} failed: ${r.stderr.trim()}`);
-      return r;
-    };
-    const w = ['--warehouse', scanner.wh];
-    must(Run(scanner.bin, [...w, 'namespace', 'create', 'input']));
-    must(Run(scanner.bin, [
-      ...w, 'table', 'create', 'input.events', '--schema',
+    scanner.Must(['namespace', 'create', 'input']);
+    scanner.Must([
+      'table', 'create', 'input.events', '--schema',
       kColumns.map(([n, t]) => `${n} ${t}`).join(', ')
-    ]));
-    must(Run(scanner.bin, [...w, 'append', 'input.events', path.join(inDir, 'events.jsonl')]));
-    const got =
-        ReadTable(scanner.Scan('input.events'), {Add: (p) => problems.push(p)}, 'input.events');
+    ]);
+    scanner.Must(['append', 'input.events', path.join(inDir, 'events.jsonl')]);
+    const got = ReadTable(scanner.Scan('input.events'), problems, 'input.events');
     const want = (await conn.runAndReadAll('SELECT * FROM events ORDER BY id')).getRowObjects();
     if (got.size !== want.length) problems.push(`${got.size} rows, want ${want.length}`);
     for (const ev of want) {
@@ -1105,9 +874,8 @@ for (const tb of script.tables) {
   let unread = runError ? 'sluice run failed (above)' : null;
   if (!unread) {
     try {
-      rows = ReadTable(sluice.Scan(tb.name), {Add: (p) => tableProblems.push(p)}, tb.name);
-      dlq = ReadDeadLetters(
-          sluice.Scan(`${tb.name}__dlq`), {Add: (p) => tableProblems.push(p)}, `${tb.name}__dlq`);
+      rows = ReadTable(sluice.Scan(tb.name), tableProblems, tb.name);
+      dlq = ReadDeadLetters(sluice.Scan(`${tb.name}__dlq`), tableProblems, `${tb.name}__dlq`);
     } catch (e) {
       unread = e.message;
     }
@@ -1122,7 +890,7 @@ for (const tb of script.tables) {
     const ids = [...o.expected.keys()];
     const absent = ids.filter((id) => !rows.has(id));
     const extra = [...rows.keys()].filter((id) => !o.expected.has(id));
-    for (const [id, msg] of dlq) {
+    for (const [id, {error: msg}] of dlq) {
       const m = /line (\d+), column (\d+)/.exec(msg);
       const col = m && Number(m[1]) === tb.line ? Number(m[2]) : -1;
       const it = tb.cases.find((x) => col >= x.start && col <= x.end);
@@ -1157,7 +925,7 @@ for (const tb of script.tables) {
         if (!row) {
           if (!wide) {
             problems.push(`id ${id}: missing, expected ${Show(o.ti, want)}${
-                dlq.has(id) ? ` (dead letter: ${dlq.get(id)})` : ''}${input(id)}`);
+                dlq.has(id) ? ` (dead letter: ${dlq.get(id).error})` : ''}${input(id)}`);
           }
           continue;
         }
@@ -1190,7 +958,7 @@ for (const tb of script.tables) {
           if (!dlq.has(id))
             problems.push(`id ${id}: expected a row error, no dead letter${input(id)}`);
         }
-        for (const [id, msg] of dlq) {
+        for (const [id, {error: msg}] of dlq) {
           if (!o.errors.has(id)) {
             problems.push(`id ${id}: unexpected dead letter: ${msg}${input(id)}`);
           } else {
@@ -1208,10 +976,4 @@ for (const tb of script.tables) {
   }
 }
 
-console.log(`${passed} passed, ${failed} failed`);
-if (failed === 0 && process.env.SLUICE_INTEROP_KEEP !== '1') {
-  fs.rmSync(tmp, {recursive: true, force: true});
-} else {
-  console.log(`temp dir kept: ${tmp} (script ${sqlFile})`);
-}
-process.exit(failed ? 1 : 0);
+results.Finish(tmp, sqlFile);

@@ -32,9 +32,10 @@
 // the HAVING), which must equal sluice's table exactly: one row per window
 // and key, counts, sums, min/max of decimals, strings and timestamps exactly,
 // avg within 1e-9 relative, approx_count_distinct exactly when the true count
-// is <= 256, else within 6% (4096 registers: standard error 1.6%). The dead-letter table must hold exactly the ids
-// of the late rows and of the rows with a NULL event time (that pass the
-// WHERE), with errors "late: ..." and "... the event time is NULL".
+// is <= 256, else within 6% (4096 registers: standard error 1.6%). The
+// dead-letter table must hold exactly the ids of the late rows and of the rows
+// with a NULL event time (that pass the WHERE), with errors "late: ..." and
+// "... the event time is NULL".
 //
 // Then a second file of later events (and some for windows already emitted)
 // is added and the same script runs again on the same warehouse: it resumes.
@@ -56,14 +57,15 @@
 // their windows, and rows overlapping an already closed session of their key)
 // and "N passed, M failed"; exits 1 on any failure.
 import {DuckDBInstance} from '@duckdb/node-api';
-import {spawnSync} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 import {FormatDecimal, FormatTimestamp} from './lib/forms.mjs';
-import {FormError, FromJson, JNum, JObj, ParseJsonLossless} from './lib/normalize.mjs';
+import {FormError} from './lib/normalize.mjs';
 import {Rng} from './lib/rng.mjs';
+import {FakeSluiceBase, ParseRow, ReadDeadLetters, ReadTable, RealSluice, Results} from './lib/sql_runner.mjs';
+import {FromDuckValue, FromSluiceJson, Show, ToSluiceJson, TypeInfo as SqlTypeInfo} from './lib/sql_values.mjs';
 
 const seed = Number(process.env.SLUICE_INTEROP_SEED ?? (Date.now() % 2147483647));
 console.log(`seed ${seed} (reproduce with SLUICE_INTEROP_SEED=${seed})`);
@@ -620,150 +622,22 @@ class Simulation {
 }
 
 // ---------------------------------------------------------------------------
-// Values: DuckDB and sluice JSON -> canonical (BigInt for integers and
-// timestamps (µs), number for doubles, BigInt unscaled for decimals, strings).
+// Values (lib/sql_values.mjs). The oracle computes event times and window
+// bounds in µs (ts_us, a.ws, a.we): its TIMESTAMPTZ values are integers.
 
 function TypeInfo(type) {
-  const m = /^DECIMAL\((\d+),(\d+)\)$/.exec(type);
-  if (m) return {kind: 'decimal', s: Number(m[2]), duck: `DECIMAL(38,${m[2]})`};
-  return {
-    INT: {kind: 'int', duck: 'HUGEINT'},
-    BIGINT: {kind: 'long', duck: 'HUGEINT'},
-    DOUBLE: {kind: 'double', duck: 'DOUBLE'},
-    STRING: {kind: 'string', duck: 'VARCHAR'},
-    TIMESTAMPTZ: {kind: 'timestamptz', duck: 'HUGEINT'},  // µs
-  }[type];
-}
-
-function FromDuckValue(ti, v) {
-  if (v === null || v === undefined) return null;
-  switch (ti.kind) {
-    case 'int':
-    case 'long':
-    case 'timestamptz':
-      return BigInt(v);
-    case 'decimal':
-      if (v?.constructor?.name !== 'DuckDBDecimalValue' || v.scale !== ti.s)
-        throw new Error(`DuckDB gave ${v?.constructor?.name} scale ${v?.scale} for ${ti.duck}`);
-      return v.value;
-    default:
-      return v;
-  }
-}
-
-function FromSluiceJson(ti, j) {
-  if (j === null || j === undefined) return null;
-  if (ti.kind === 'int' || ti.kind === 'long') {
-    const v = FromJson({kind: 'long'}, j);
-    const lim = ti.kind === 'int' ? 2n ** 31n : 2n ** 63n;
-    if (v < -lim || v >= lim) throw new FormError(`${v} is out of range for ${ti.kind}`);
-    return v;
-  }
-  return FromJson(ti, j);
-}
-
-function ToSluiceJson(ti, v) {
-  if (v === null) return 'null';
-  switch (ti.kind) {
-    case 'int':
-    case 'long':
-      return String(v);
-    case 'decimal':
-      return JSON.stringify(FormatDecimal(v, ti.s));
-    case 'timestamptz':
-      return JSON.stringify(FormatTimestamp(v, false, true));
-    case 'double':
-      return String(v);
-    default:
-      return JSON.stringify(v);
-  }
-}
-
-function Show(ti, v) {
-  if (v === null) return 'NULL';
-  switch (ti.kind) {
-    case 'decimal':
-      return FormatDecimal(v, ti.s);
-    case 'timestamptz':
-      return FormatTimestamp(v, false, true);
-    case 'string':
-      return JSON.stringify(v);
-    default:
-      return String(v);
-  }
+  return SqlTypeInfo(type, {micros: true});
 }
 
 // ---------------------------------------------------------------------------
-// Running sluice.
-
-// Retries a few times when the binary is being relinked (shared checkout).
-function Run(bin, args, timeoutMs = 120000) {
-  let r;
-  for (let attempt = 0; attempt < 10; ++attempt) {
-    r = spawnSync(bin, args, {maxBuffer: 1 << 30, encoding: 'utf8', timeout: timeoutMs});
-    if (!['EACCES', 'ETXTBSY', 'ENOENT'].includes(r.error?.code)) break;
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
-  }
-  if (r.error && r.error.code !== 'ETIMEDOUT') throw r.error;
-  return {
-    code: r.status,
-    signal: r.signal,
-    timedOut: r.error?.code === 'ETIMEDOUT',
-    stdout: r.stdout ?? '',
-    stderr: r.stderr ?? '',
-    cmd: [bin, ...args].join(' ')
-  };
-}
-
-class RealSluice {
-  constructor(bin, wh) {
-    this.bin = bin;
-    this.wh = wh;
-    this.name = `sluice (${bin})`;
-  }
-  Missing() {
-    return fs.existsSync(this.bin) ? null : `no binary at ${this.bin}`;
-  }
-  // null when the script binds, else {line, message}.
-  Check(sqlFile) {
-    const r = Run(this.bin, ['--warehouse', this.wh, 'run', '--check', sqlFile]);
-    if (r.code === 0) return null;
-    const m = /line (\d+), column (\d+)/.exec(r.stderr);
-    return {
-      line: m ? Number(m[1]) : null,
-      message: r.stderr.trim() || `exit ${r.code ?? r.signal}`
-    };
-  }
-  Run(sqlFile) {
-    const started = Date.now();
-    const r = Run(this.bin, ['--warehouse', this.wh, 'run', sqlFile, '--bounded'], 90000);
-    if (r.timedOut) throw new Error(`${r.cmd} did not finish in 90 s`);
-    if (r.code !== 0)
-      throw new Error(`${r.cmd} failed (exit ${r.code ?? r.signal}):\n${r.stderr.trim()}`);
-    console.log(`sluice run --bounded: ${Date.now() - started} ms`);
-  }
-  Scan(table) {
-    const r = Run(this.bin, ['--warehouse', this.wh, 'scan', table, '--format', 'jsonl']);
-    if (r.code !== 0)
-      throw new Error(
-          `sluice scan ${table} failed (exit ${r.code ?? r.signal}): ${r.stderr.trim()}`);
-    return r.stdout.split('\n').filter((l) => l !== '');
-  }
-}
+// The oracle playing sluice (the real one: lib/sql_runner.mjs).
 
 // The oracle's own results, in the forms sluice's scan prints, play sluice
 // (`Stage` hands them over after each run); `corrupt` spoils a few.
-class FakeSluice {
+class FakeSluice extends FakeSluiceBase {
   constructor(corrupt) {
+    super(`the oracle posing as sluice (SLUICE_FAKE=${fakeMode})`);
     this.corrupt = corrupt;
-    this.name = `the oracle posing as sluice (SLUICE_FAKE=${fakeMode})`;
-    this.out = new Map();
-  }
-  Missing() {
-    return null;
-  }
-  Check() {
-    return null;
   }
   Run() {}
   Stage(run, p, expected, dlq) {
@@ -796,29 +670,10 @@ class FakeSluice {
     this.out.set(p.table, lines);
     this.out.set(`${p.table}__dlq`, dead);
   }
-  Scan(table) {
-    if (!this.out.has(table)) throw new Error(`no table ${table}`);
-    return this.out.get(table);
-  }
 }
 
 // ---------------------------------------------------------------------------
-// Reading sluice's tables.
-
-function ParseRow(line, problems, where) {
-  try {
-    const j = ParseJsonLossless(line);
-    if (!(j instanceof JObj)) throw new FormError('not an object');
-    return new Map(j.entries);
-  } catch (e) {
-    problems.push(`${where}: unparsable line ${line.slice(0, 200)} (${e.message})`);
-    return null;
-  }
-}
-
-function IdOf(j) {
-  return j instanceof JNum && /^-?\d+$/.test(j.text) ? Number(j.text) : null;
-}
+// Reading sluice's tables (their lines: lib/sql_runner.mjs) as windows.
 
 const GroupKey = (p, values) => JSON.stringify(
     p.cols.map((c, i) => c.group ? (values[i] === null ? null : String(values[i])) : undefined)
@@ -865,37 +720,6 @@ function ReadWindows(p, lines, problems) {
   return rows;
 }
 
-// Dead letters: id (from the payload) -> {error, payload}.
-function ReadDeadLetters(lines, problems, table) {
-  const out = new Map();
-  for (const line of lines) {
-    const row = ParseRow(line, problems, table);
-    if (!row) continue;
-    const payload = row.get('payload');
-    let id = null;
-    if (typeof payload === 'string') {
-      try {
-        const pj = ParseJsonLossless(payload);
-        if (pj instanceof JObj) id = IdOf(new Map(pj.entries).get('id'));
-      } catch (e) {
-      }
-    }
-    const error = row.get('error');
-    const entry = {
-      error: typeof error === 'string' ? error : JSON.stringify(error),
-      payload: typeof payload === 'string' ? payload : null
-    };
-    if (id === null) {
-      problems.push(`${table}: dead letter without an id in its payload: ${line.slice(0, 200)}`);
-    } else if (out.has(id)) {
-      problems.push(`${table}: dead letter for id ${id} twice`);
-    } else {
-      out.set(id, entry);
-    }
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------------------
 // Main.
 
@@ -939,18 +763,8 @@ await conn.run(
 console.log(`sluice side: ${sluice.name}; ${kRows} + ${kRows2} events, ${
     kPipelines.length} windowed pipelines; temp dir ${tmp}`);
 
-let passed = 0;
-let failed = 0;
-function Report(name, problems) {
-  if (problems.length === 0) {
-    ++passed;
-    console.log(`PASS ${name}`);
-  } else {
-    ++failed;
-    console.log(`FAIL ${name}: ${problems.length} problem(s)`);
-    for (const q of problems.slice(0, kShown)) console.log(`       ${q}`);
-  }
-}
+const results = new Results(kShown);
+const Report = (name, problems) => results.Report(name, problems);
 
 // The oracle checks itself: DuckDB loaded the generated events.
 {
@@ -971,12 +785,7 @@ function Report(name, problems) {
   Report(`oracle input: DuckDB holds the ${allEvents.length} generated events`, problems);
 }
 
-const missing = sluice.Missing();
-if (missing) {
-  Report(sluice.name, [missing]);
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(1);
-}
+results.StopIfMissing(sluice);
 
 // WHERE per pipeline, by DuckDB: id -> TRUE.
 for (const p of kPipelines) {
@@ -1151,14 +960,7 @@ function SluiceRowJson(ev) {
 // The plain copy: every row as generated (checks sluice's decoding).
 function CheckRaw(run, events) {
   const problems = [];
-  const rows = new Map();
-  for (const line of sluice.Scan('lake.raw')) {
-    const row = ParseRow(line, problems, 'lake.raw');
-    if (!row) continue;
-    const id = IdOf(row.get('id'));
-    if (rows.has(id)) problems.push(`lake.raw: id ${id} twice`);
-    rows.set(id, row);
-  }
+  const rows = ReadTable(sluice.Scan('lake.raw'), problems, 'lake.raw', Number);
   if (rows.size !== events.length) problems.push(`${rows.size} rows, expected ${events.length}`);
   for (const ev of events) {
     const row = rows.get(ev.id);
@@ -1184,7 +986,7 @@ async function CheckRun(run) {
     let dlq = new Map();
     try {
       got = ReadWindows(p, sluice.Scan(p.table), problems);
-      dlq = ReadDeadLetters(sluice.Scan(`${p.table}__dlq`), problems, `${p.table}__dlq`);
+      dlq = ReadDeadLetters(sluice.Scan(`${p.table}__dlq`), problems, `${p.table}__dlq`, Number);
     } catch (e) {
       problems.push(e.message);
     }
@@ -1237,10 +1039,4 @@ if (hll.values) {
       hll.values} windows, largest error ${(hll.maxErr * 100).toFixed(2)}%`);
 }
 
-console.log(`${passed} passed, ${failed} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-if (failed === 0 && process.env.SLUICE_INTEROP_KEEP !== '1') {
-  fs.rmSync(tmp, {recursive: true, force: true});
-} else {
-  console.log(`temp dir kept: ${tmp} (script ${sqlFile})`);
-}
-process.exit(failed ? 1 : 0);
+results.Finish(tmp, sqlFile, ` (${((Date.now() - t0) / 1000).toFixed(1)} s)`);

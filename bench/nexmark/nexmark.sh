@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Nexmark queries q0 q1 q2 q5 q7 over generated bids: sluice (`sluice run --bounded`
+# of a file source, into Iceberg tables) against DuckDB (threads=1, the same bids.jsonl
+# to a zstd Parquet file) measured in the same run. See bench/README.md "Nexmark".
+#   bench/nexmark/nexmark.sh [build dir]   (default build)
+# Env: NEXMARK_BIDS (default 2000000), NEXMARK_RATE (event-time events/s, default 100000),
+# NEXMARK_KEEP=1 keeps the temp dir (events, SQL scripts, warehouses, DuckDB's files).
+# Each figure is events per CPU-second (user + system of the whole process, from
+# /usr/bin/time), one query per process, a fresh warehouse per sluice run.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(realpath "${1:-$repo/build}")
+sluice=$build/sluice
+bids=${NEXMARK_BIDS:-2000000}
+rate=${NEXMARK_RATE:-100000}
+queries=(q0 q1 q2 q5 q7)
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+[ -e "$sluice" ] || { echo "build sluice first ($sluice)" >&2; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sluice-nexmark-XXXXXX")
+if [ "${NEXMARK_KEEP:-0}" = 1 ]; then echo "keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+
+echo "== generating $bids bids (with persons and auctions, 1:3:46) at $rate events/s of event time"
+/usr/bin/time -f '%e' -o "$tmp/gen.time" \
+  node "$repo/bench/nexmark/gen.mjs" "$bids" "$tmp/events" "$rate" > "$tmp/gen.out"
+read -r events persons auctions nbids first last < "$tmp/gen.out"
+echo "$events events: $persons persons, $auctions auctions, $nbids bids, $first .. $last," \
+  "bids.jsonl $(du -m "$tmp/events/bid/bids.jsonl" | cut -f1) MB, in $(cat "$tmp/gen.time") s"
+bidfile=$tmp/events/bid/bids.jsonl
+
+# The pipeline script of one query: the bid source, the table, the pipeline.
+write_sql() {  # QUERY FILE
+  local table select
+  case $1 in
+    q0) table='auction BIGINT, bidder BIGINT, price BIGINT, date_time TIMESTAMPTZ, extra STRING'
+        select='SELECT auction, bidder, price, date_time, extra FROM bid' ;;
+    q1) table='auction BIGINT, bidder BIGINT, price DECIMAL(23,3), date_time TIMESTAMPTZ, extra STRING'
+        select='SELECT auction, bidder, 0.908 * price, date_time, extra FROM bid' ;;
+    q2) table='auction BIGINT, price BIGINT'
+        select='SELECT auction, price FROM bid WHERE auction % 123 = 0' ;;
+    q5) table='auction BIGINT, num BIGINT, window_start TIMESTAMPTZ, window_end TIMESTAMPTZ'
+        select="SELECT auction, count(*), window_start, window_end
+  FROM HOP(bid, date_time, INTERVAL '2' SECOND, INTERVAL '10' SECOND)
+  GROUP BY auction, window_start, window_end" ;;
+    q7) table='window_start TIMESTAMPTZ, window_end TIMESTAMPTZ, max_price BIGINT'
+        select="SELECT window_start, window_end, max(price)
+  FROM TUMBLE(bid, date_time, INTERVAL '10' SECOND)
+  GROUP BY window_start, window_end" ;;
+  esac
+  cat > "$2" <<EOF
+CREATE TABLE lake.$1 ($table);
+CREATE SOURCE bid (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING,
+  date_time TIMESTAMPTZ, extra STRING, WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND)
+  WITH (connector = 'file', path = '$tmp/events/bid') FORMAT JSON;
+CREATE PIPELINE $1 WITH (commit_interval = '1s') AS
+  INSERT INTO lake.$1
+  $select;
+EOF
+}
+
+# Runs sluice on a fresh warehouse, under /usr/bin/time; retries while the binary is
+# being relinked (missing, or "Text file busy").
+run_sluice() {  # QUERY
+  local q=$1 attempt
+  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+    rm -rf "$tmp/wh-$q"
+    if [ -x "$sluice" ] && /usr/bin/time -f '%e %U %S %M' -o "$tmp/$q.sluice.time" \
+        "$sluice" --warehouse "$tmp/wh-$q" run "$tmp/$q.sql" --bounded \
+        > "$tmp/$q.sluice.out" 2> "$tmp/$q.sluice.err"; then
+      return 0
+    fi
+    if [ -x "$sluice" ] && ! grep -q 'Text file busy' "$tmp/$q.sluice.err" "$tmp/$q.sluice.time"; then
+      echo "sluice failed on $q:" >&2
+      cat "$tmp/$q.sluice.err" >&2
+      return 1
+    fi
+    echo "  (sluice binary busy or missing, retrying in 5 s)" >&2
+    sleep 5
+  done
+  return 1
+}
+sl() { "$sluice" --warehouse "$tmp/wh-$1" "${@:2}"; }
+total_records() {  # QUERY TABLE: rows in the table's current snapshot (0 with none)
+  sl "$1" table snapshots "$2" --json |
+    node -e 'const s = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(s.length ? s[s.length - 1].total_records : 0)'
+}
+
+failed=0
+: > "$tmp/results"
+for q in "${queries[@]}"; do
+  echo "== $q"
+  write_sql "$q" "$tmp/$q.sql"
+  if ! run_sluice "$q"; then failed=1; echo "$q FAILED - - - - - - - - -" >> "$tmp/results"; continue; fi
+  read -r s_wall s_user s_sys s_rss < "$tmp/$q.sluice.time"
+  rows=$(total_records "$q" "lake.$q")
+  dlq=$(total_records "$q" "lake.${q}__dlq")
+  /usr/bin/time -f '%e %U %S %M' -o "$tmp/$q.duck.time" \
+    node "$repo/bench/nexmark/duckdb_q.mjs" run "$q" "$bidfile" "$tmp/$q.duck.parquet" > "$tmp/$q.duck.out"
+  read -r d_rows d_stmt d_stmt_cpu < "$tmp/$q.duck.out"
+  read -r d_wall d_user d_sys d_rss < "$tmp/$q.duck.time"
+  # Same rows? DuckDB fingerprints sluice's live data files and its own result.
+  sl "$q" table files "lake.$q" --json |
+    node -e 'for (const f of JSON.parse(require("fs").readFileSync(0, "utf8")))
+               if (f.content === "data") console.log(f.file_path.replace(/^file:\/\//, ""))' \
+    > "$tmp/$q.files"
+  read -r c_ours c_theirs verdict < <(
+    node "$repo/bench/nexmark/duckdb_q.mjs" check "$q" "$tmp/$q.files" "$tmp/$q.duck.parquet")
+  echo "sluice: $rows rows ($dlq dead letters), wall ${s_wall}s, user ${s_user}s, sys ${s_sys}s, peak RSS $((s_rss / 1024)) MB"
+  echo "DuckDB: $d_rows rows, wall ${d_wall}s (statement: wall ${d_stmt}s, CPU ${d_stmt_cpu}s), user ${d_user}s, sys ${d_sys}s, peak RSS $((d_rss / 1024)) MB"
+  echo "result: sluice's table and DuckDB's file are $verdict ($c_ours vs $c_theirs rows)"
+  problems=()
+  [ "$verdict" = same ] || problems+=("results differ from DuckDB's")
+  [ "$dlq" = 0 ] || problems+=("$dlq dead letters")
+  case $q in
+    q0|q1) [ "$rows" = "$nbids" ] || problems+=("$rows rows, expected every bid ($nbids)") ;;
+    q2) # the auctions that are multiples of 123: about bids/123, more or less by the hot auctions
+        awk -v r="$rows" -v n="$nbids" 'BEGIN { exit !(r > 0 && r > n / 123 / 10 && r < n / 123 * 10) }' ||
+          problems+=("$rows rows, not near bids/123 = $((nbids / 123))") ;;
+    q5|q7) [ "$rows" -gt 0 ] || problems+=("no rows") ;;
+  esac
+  if [ ${#problems[@]} -gt 0 ]; then
+    failed=1
+    printf 'WRONG: %s\n' "${problems[@]}"
+  fi
+  echo "$q $nbids $s_wall $s_user $s_sys $s_rss $d_user $d_sys $d_stmt_cpu $rows $verdict" >> "$tmp/results"
+done
+
+echo
+echo "== Nexmark, $nbids bids; figures are bids per CPU-second (user + sys) of one process;"
+echo "   DuckDB with threads=1; its process CPU includes node and DuckDB start-up (~0.3-0.4 s),"
+echo "   \"DuckDB statement\" is the CPU of the COPY statement alone (start-up excluded)"
+awk '
+  function k(x) { return sprintf("%.0f K", x / 1000) }
+  BEGIN {
+    flink["q0"] = flink["q1"] = flink["q2"] = "155-175 K"
+    flink["q5"] = flink["q7"] = "12-22 K"
+    printf "| query | bids | sluice wall s | sluice CPU s | sluice bids/CPU-s | sluice peak RSS | DuckDB CPU s | DuckDB bids/CPU-s | sluice/DuckDB | DuckDB statement CPU s | sluice/DuckDB statement | Flink (published, per core) |\n"
+    printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+  }
+  $2 == "FAILED" { printf "| %s | failed | | | | | | | | | | %s |\n", $1, flink[$1]; next }
+  {
+    sc = $4 + $5; dc = $7 + $8
+    so = sc > 0 ? $2 / sc : 0; du = dc > 0 ? $2 / dc : 0
+    printf "| %s | %d | %.2f | %.2f | %s | %d MB | %.2f | %s | %.2fx | %.2f | %.2fx | %s |\n", $1, $2, $3,
+      sc, k(so), $6 / 1024, dc, k(du), (du > 0 ? so / du : 0), $9, (sc > 0 ? $9 / sc : 0), flink[$1]
+  }' "$tmp/results"
+echo
+echo "Flink figures: the published Nexmark results (events/s/core of Flink on its own cluster,"
+echo "a different machine and the full queries); only DuckDB is measured here, in this run."
+exit $failed
