@@ -152,8 +152,23 @@ void WindowAggregate::Add(const Batch& rows, const std::vector<int64_t>& waterma
       }
       continue;
     }
+    if (w.kind == WindowSpec::Kind::kHop) {
+      // Windows the watermark closed take their values before this row can
+      // count in a pane they share with open ones.
+      FinalizeHop(wm);
+      int64_t start = FloorDiv(t, w.slide_us) * w.slide_us;
+      int64_t newest_end = start + w.size_us;  // the last window holding the pane
+      if (Closed(newest_end, wm)) {
+        late->push_back({r, fmt::format("late: its windows up to [{}, {}) had closed at the "
+                                        "watermark {}",
+                                        Time(start), Time(newest_end), Time(wm))});
+        continue;
+      }
+      AddToGroup(FindOrAdd(WindowKey{start + w.slide_us, start, key}), rows, r);
+      continue;
+    }
     int64_t size = w.size_us;
-    int64_t slide = w.kind == WindowSpec::Kind::kHop ? w.slide_us : size;
+    int64_t slide = size;
     int64_t last_start = FloorDiv(t, slide) * slide;
     bool counted = false;
     int64_t newest_end = last_start + size;
@@ -170,7 +185,85 @@ void WindowAggregate::Add(const Batch& rows, const std::vector<int64_t>& waterma
   }
 }
 
+void WindowAggregate::AppendWindowRow(int64_t start, int64_t end, const std::string& key,
+                                      const Group& g, Batch* out,
+                                      std::vector<FailedGroup>* failed) {
+  size_t keys = options_.key_types.size();
+  int64_t row = out->num_rows();
+  last_emitted_end_ = std::max(last_emitted_end_, end);
+  out->columns[0].Append<int64_t>(start);
+  out->columns[1].Append<int64_t>(end);
+  std::string_view k = key;
+  for (size_t i = 0; i < keys; ++i) (void)AppendFromValueKey(&k, &out->columns[2 + i]);
+  std::string reason, error;
+  for (size_t a = 0; a < g.accs.size(); ++a) {
+    if (!g.accs[a].Finish(&out->columns[2 + keys + a], &error)) {
+      out->columns[2 + keys + a].SetNull(row);
+      if (reason.empty()) reason = error;
+    }
+  }
+  if (reason.empty()) return;
+  FailedGroup f;
+  f.reason = std::move(reason);
+  AppendJsonRow(*out, row, &f.payload);
+  failed->push_back(std::move(f));
+  for (Column& c : out->columns) c.Truncate(row);
+}
+
+void WindowAggregate::FinalizeHop(int64_t watermark) {
+  const int64_t size = options_.window.size_us, slide = options_.window.slide_us;
+  if (!pending_) pending_ = std::make_unique<Batch>(Batch::Make(options_.output_schema));
+  while (!windows_.empty()) {
+    // The next window end that has data: after the last finalized one, and
+    // no earlier than the oldest pane's own end.
+    int64_t e = windows_.begin()->first.end;
+    if (finalized_end_ != INT64_MIN) e = std::max(e, finalized_end_ + slide);
+    if (!Closed(e, watermark)) break;
+    // Window [e - size, e): the panes ending in (e - size, e], merged per key.
+    std::map<std::string, Group> merged;
+    for (auto it = windows_.begin(); it != windows_.end() && it->first.end <= e; ++it) {
+      if (it->first.end <= e - size) continue;
+      auto [m, fresh] = merged.try_emplace(it->first.key);
+      if (fresh) m->second = NewGroup();
+      for (size_t a = 0; a < m->second.accs.size(); ++a)
+        m->second.accs[a].Merge(it->second.accs[a]);
+    }
+    for (const auto& [key, g] : merged) {
+      AppendWindowRow(e - size, e, key, g, pending_.get(), &pending_failed_);
+    }
+    finalized_end_ = e;
+    // Panes whose last window (ending at their end + size - slide) is done.
+    while (!windows_.empty() && windows_.begin()->first.end + size - slide <= e) {
+      auto it = windows_.begin();
+      for (const Accumulator& acc : it->second.accs) memory_ -= acc.MemoryUsage();
+      memory_ -= 96 + static_cast<int64_t>(it->first.key.size());
+      changed_.erase(it->first);
+      windows_.erase(it);
+      --groups_;
+    }
+  }
+  // Every window the watermark closed is taken, with data or not: a pane
+  // created later must not reach back into one of them.
+  if (watermark != INT64_MIN && watermark != INT64_MAX &&
+      watermark > INT64_MIN + options_.allowed_lateness_us) {
+    int64_t closed_to = watermark - options_.allowed_lateness_us;
+    finalized_end_ = std::max(finalized_end_, FloorDiv(closed_to, slide) * slide);
+  }
+  emitted_below_ = std::max(emitted_below_, watermark == INT64_MAX ? emitted_below_ : watermark);
+}
+
 Result<Batch> WindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>* failed) {
+  if (options_.window.kind == WindowSpec::Kind::kHop) {
+    FinalizeHop(watermark);
+    Batch out = std::move(*pending_);
+    pending_.reset();
+    for (FailedGroup& f : pending_failed_) failed->push_back(std::move(f));
+    pending_failed_.clear();
+    if (watermark == INT64_MAX && last_emitted_end_ != INT64_MIN) {
+      emitted_below_ = std::max(emitted_below_, last_emitted_end_ + options_.allowed_lateness_us);
+    }
+    return out;
+  }
   Batch out = Batch::Make(options_.output_schema);
   size_t keys = options_.key_types.size();
   std::string error;
@@ -299,10 +392,19 @@ Status WindowAggregate::Restore(std::string_view in) {
     ++groups_;
   }
   if (!in.empty()) return Status::Corruption("window state: {} bytes after the groups", in.size());
-  // Windows emitted before this state was taken are gone.
+  // Windows emitted before this state was taken are gone (for HOP: panes
+  // whose every window was emitted).
   emitted_below_ = std::max(emitted_below_, emitted);
-  while (!windows_.empty() && Closed(windows_.begin()->first.end, emitted_below_)) {
+  bool hop = options_.window.kind == WindowSpec::Kind::kHop;
+  int64_t reach = hop ? options_.window.size_us - options_.window.slide_us : 0;
+  while (!windows_.empty() && Closed(windows_.begin()->first.end + reach, emitted_below_)) {
     erase(WindowKey(windows_.begin()->first));
+  }
+  if (hop && emitted_below_ != INT64_MIN) {
+    // The last window end the emitted watermark closed: a multiple of the slide.
+    int64_t slide = options_.window.slide_us;
+    int64_t closed_to = emitted_below_ - options_.allowed_lateness_us;
+    finalized_end_ = FloorDiv(closed_to, slide) * slide;
   }
   changed_.clear();
   merged_away_.clear();

@@ -7,7 +7,10 @@
 // caller tracks watermarks per source partition, operators/watermark.h).
 //   - TUMBLE(size): one window [floor(t / size) * size, + size).
 //   - HOP(slide, size): every window of length `size` starting at a multiple of
-//     `slide` that holds t (size / slide of them).
+//     `slide` that holds t (size / slide of them). A row counts once, into its
+//     pane (the slide-long slice holding t); a window's values are the merge of
+//     its panes, taken when the watermark closes it (before any later row can
+//     count in a pane it shares with open windows).
 //   - SESSION(gap): per key, a window from its first to its last event + gap;
 //     an event within `gap` of a session extends it, and sessions it bridges
 //     merge.
@@ -119,6 +122,11 @@ class WindowAggregate {
   bool AddToSession(const std::string& key, int64_t t, int64_t watermark, const Batch& rows,
                     int64_t row);
   bool Closed(int64_t window_end, int64_t watermark) const;
+  // HOP keeps panes of `slide` per key; a window is the merge of its panes,
+  // taken (into pending_) once the watermark closes it.
+  void FinalizeHop(int64_t watermark);
+  void AppendWindowRow(int64_t start, int64_t end, const std::string& key, const Group& g,
+                       Batch* out, std::vector<FailedGroup>* failed);
   void EncodeGroup(const WindowKey& k, const Group& g, std::string* out) const;
 
   WindowAggregateOptions options_;
@@ -129,6 +137,10 @@ class WindowAggregate {
   std::vector<WindowKey> merged_away_;  // sessions removed by merging, since the last snapshot
   int64_t emitted_below_ = INT64_MIN;   // every window closed at this watermark was emitted
   int64_t last_emitted_end_ = INT64_MIN;
+  // HOP: the end of the last window taken, and the windows taken since the last Emit.
+  int64_t finalized_end_ = INT64_MIN;
+  std::unique_ptr<Batch> pending_;
+  std::vector<FailedGroup> pending_failed_;
   int64_t groups_ = 0;
   int64_t memory_ = 0;
 };

@@ -94,12 +94,44 @@ TEST(WindowAggregateTest, HopCountsARowInEveryWindowHoldingIt) {
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
   std::vector<LateRow> late;
   op->Add(f.Rows({{50, "a", 1}}), {INT64_MIN}, &late);
-  EXPECT_EQ(op->groups(), 3);  // [0,60) [20,80) [40,100)
+  EXPECT_EQ(op->groups(), 1);  // one pane [40,60), in the windows [0,60) [20,80) [40,100)
   std::vector<FailedGroup> failed;
   ASSERT_OK_AND_ASSIGN(Batch all, op->Emit(INT64_MAX, &failed));
   ASSERT_EQ(all.num_rows(), 3);
   EXPECT_EQ(all.columns[0].Value<int64_t>(0), 0);
   EXPECT_EQ(all.columns[0].Value<int64_t>(2), 40 * kSec);
+}
+
+TEST(WindowAggregateTest, AHopWindowTakesItsPanesWhenItClosesNotLater) {
+  // slide 10 s, size 20 s. At the watermark 20 s, [0, 20) closes; a row at
+  // 15 s arriving then counts in [10, 30) only, though its pane is in both.
+  Fixture f({WindowSpec::Kind::kHop, 20 * kSec, 10 * kSec, 0});
+  ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+  std::vector<LateRow> late;
+  op->Add(f.Rows({{5, "a", 1}, {12, "a", 2}, {15, "a", 4}}), {INT64_MIN, INT64_MIN, 20 * kSec},
+          &late);
+  EXPECT_TRUE(late.empty());
+  std::vector<FailedGroup> failed;
+  ASSERT_OK_AND_ASSIGN(Batch all, op->Emit(INT64_MAX, &failed));
+  std::vector<std::string> rows = JsonRows(all);  // [-10,10) [0,20) [10,30)
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NE(rows[1].find(R"("window_end":"1970-01-01T00:00:20.000000","k":"a","n":2,"s":3)"),
+            std::string::npos)
+      << rows[1];
+  EXPECT_NE(rows[2].find(R"("window_end":"1970-01-01T00:00:30.000000","k":"a","n":2,"s":6)"),
+            std::string::npos)
+      << rows[2];
+  // Windows closed while no pane existed stay closed: at the watermark 30 s
+  // with nothing open, a row at 25 s counts in [20, 40) and later, not [10, 30).
+  ASSERT_OK_AND_ASSIGN(auto op3, WindowAggregate::Make(f.options));
+  op3->Add(f.Rows({{25, "b", 1}}), {30 * kSec}, &late);
+  ASSERT_OK_AND_ASSIGN(Batch b, op3->Emit(INT64_MAX, &failed));
+  ASSERT_EQ(b.num_rows(), 1);
+  EXPECT_EQ(b.columns[0].Value<int64_t>(0), 20 * kSec);
+  // A row whose every window closed is late: at the watermark 30 s, t = 15 s.
+  ASSERT_OK_AND_ASSIGN(auto op2, WindowAggregate::Make(f.options));
+  op2->Add(f.Rows({{15, "a", 1}}), {30 * kSec}, &late);
+  EXPECT_EQ(late.size(), 1u);
 }
 
 TEST(WindowAggregateTest, SessionsExtendAndMergeWhenAnEventBridgesThem) {
