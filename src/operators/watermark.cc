@@ -19,6 +19,7 @@ void WatermarkTracker::CheckIdle(int64_t now_ms) {
   if (idle_timeout_ms_ <= 0) return;
   bool changed = false;
   for (auto& [name, p] : partitions_) {
+    if (p.last_seen_ms < 0) p.last_seen_ms = now_ms;  // restored: its clock starts now
     if (!p.idle && now_ms - p.last_seen_ms >= idle_timeout_ms_) {
       p.idle = true;
       changed = true;
@@ -61,7 +62,9 @@ Status WatermarkTracker::Decode(std::string_view text) {
   partitions_.clear();
   for (const auto& [name, v] : j["partitions"].items()) {
     if (!v.is_number_integer()) return Status::Corruption("watermark state: partition {}", name);
-    partitions_[name].max_event_us = v.get<int64_t>();
+    Partition& p = partitions_[name];
+    p.max_event_us = v.get<int64_t>();
+    p.last_seen_ms = -1;  // not seen in this run yet: idle only after a whole timeout from now
   }
   return Status::OK();
 }

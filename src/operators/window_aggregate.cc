@@ -185,16 +185,16 @@ void WindowAggregate::Add(const Batch& rows, const std::vector<int64_t>& waterma
   }
 }
 
-void WindowAggregate::AppendWindowRow(int64_t start, int64_t end, const std::string& key,
-                                      const Group& g, Batch* out,
-                                      std::vector<FailedGroup>* failed) {
+Status WindowAggregate::AppendWindowRow(int64_t start, int64_t end, const std::string& key,
+                                        const Group& g, Batch* out,
+                                        std::vector<FailedGroup>* failed) {
   size_t keys = options_.key_types.size();
   int64_t row = out->num_rows();
   last_emitted_end_ = std::max(last_emitted_end_, end);
   out->columns[0].Append<int64_t>(start);
   out->columns[1].Append<int64_t>(end);
   std::string_view k = key;
-  for (size_t i = 0; i < keys; ++i) (void)AppendFromValueKey(&k, &out->columns[2 + i]);
+  for (size_t i = 0; i < keys; ++i) RETURN_IF_ERROR(AppendFromValueKey(&k, &out->columns[2 + i]));
   std::string reason, error;
   for (size_t a = 0; a < g.accs.size(); ++a) {
     if (!g.accs[a].Finish(&out->columns[2 + keys + a], &error)) {
@@ -202,12 +202,13 @@ void WindowAggregate::AppendWindowRow(int64_t start, int64_t end, const std::str
       if (reason.empty()) reason = error;
     }
   }
-  if (reason.empty()) return;
+  if (reason.empty()) return Status::OK();
   FailedGroup f;
   f.reason = std::move(reason);
   AppendJsonRow(*out, row, &f.payload);
   failed->push_back(std::move(f));
   for (Column& c : out->columns) c.Truncate(row);
+  return Status::OK();
 }
 
 void WindowAggregate::FinalizeHop(int64_t watermark) {
@@ -229,7 +230,8 @@ void WindowAggregate::FinalizeHop(int64_t watermark) {
         m->second.accs[a].Merge(it->second.accs[a]);
     }
     for (const auto& [key, g] : merged) {
-      AppendWindowRow(e - size, e, key, g, pending_.get(), &pending_failed_);
+      Status st = AppendWindowRow(e - size, e, key, g, pending_.get(), &pending_failed_);
+      if (!st.ok() && hop_error_.ok()) hop_error_ = st;
     }
     finalized_end_ = e;
     // Panes whose last window (ending at their end + size - slide) is done.
@@ -255,6 +257,7 @@ void WindowAggregate::FinalizeHop(int64_t watermark) {
 Result<Batch> WindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>* failed) {
   if (options_.window.kind == WindowSpec::Kind::kHop) {
     FinalizeHop(watermark);
+    RETURN_IF_ERROR(hop_error_);
     Batch out = std::move(*pending_);
     pending_.reset();
     for (FailedGroup& f : pending_failed_) failed->push_back(std::move(f));
@@ -365,6 +368,8 @@ Status WindowAggregate::Restore(std::string_view in) {
   auto erase = [&](const WindowKey& k) {
     auto it = windows_.find(k);
     if (it == windows_.end()) return;
+    for (const Accumulator& acc : it->second.accs) memory_ -= acc.MemoryUsage();
+    memory_ -= 96 + static_cast<int64_t>(k.key.size());
     if (options_.window.kind == WindowSpec::Kind::kSession) sessions_[k.key].erase(k.start);
     windows_.erase(it);
     --groups_;
@@ -381,6 +386,13 @@ Status WindowAggregate::Restore(std::string_view in) {
     WindowKey k;
     if (!Get(&in, &k.end) || !Get(&in, &k.start) || !GetBytes(&in, &k.key)) {
       return Status::Corruption("window state: truncated group {}", i);
+    }
+    if (options_.window.kind == WindowSpec::Kind::kHop &&
+        k.end - k.start != options_.window.slide_us) {
+      return Status::Corruption(
+          "window state: a HOP pane [{}, {}) is not one slide ({} µs) long: the state is of "
+          "another window definition",
+          k.start, k.end, options_.window.slide_us);
     }
     Group g = NewGroup();
     for (Accumulator& acc : g.accs) RETURN_IF_ERROR(acc.DecodeFrom(&in));

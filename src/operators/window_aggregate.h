@@ -125,8 +125,8 @@ class WindowAggregate {
   // HOP keeps panes of `slide` per key; a window is the merge of its panes,
   // taken (into pending_) once the watermark closes it.
   void FinalizeHop(int64_t watermark);
-  void AppendWindowRow(int64_t start, int64_t end, const std::string& key, const Group& g,
-                       Batch* out, std::vector<FailedGroup>* failed);
+  Status AppendWindowRow(int64_t start, int64_t end, const std::string& key, const Group& g,
+                         Batch* out, std::vector<FailedGroup>* failed);
   void EncodeGroup(const WindowKey& k, const Group& g, std::string* out) const;
 
   WindowAggregateOptions options_;
@@ -141,6 +141,7 @@ class WindowAggregate {
   int64_t finalized_end_ = INT64_MIN;
   std::unique_ptr<Batch> pending_;
   std::vector<FailedGroup> pending_failed_;
+  Status hop_error_;  // a key that did not decode while taking windows (reported by Emit)
   int64_t groups_ = 0;
   int64_t memory_ = 0;
 };

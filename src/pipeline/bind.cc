@@ -240,6 +240,15 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
     }
     def.schema.identifier_field_ids.clear();
   }
+  if (def.from_table) {
+    ASSIGN_OR_RETURN(catalog::TableIdent upstream, TableName(*def.from_table));
+    if (upstream.ToString() == o.target.ToString()) {
+      return Status::Invalid(
+          "{}: pipeline {} reads table {} (source {}) and writes it: it would "
+          "read its own output forever",
+          Where(p.name.pos()), o.name, upstream.ToString(), o.source_name);
+    }
+  }
   const Schema* target_schema = nullptr;
   auto table = catalog::Table::Load(catalog, io, o.target);
   if (table.ok()) {

@@ -20,6 +20,20 @@ constexpr int64_t kMaxDeltas = 8;
 
 std::string StateProperty(const std::string& pipeline) { return "sluice.state." + pipeline; }
 
+// What the state's meaning depends on: a state written under another window,
+// lateness, keys or aggregates must not be restored.
+std::string PlanFingerprint(const operators::WindowAggregateOptions& w) {
+  std::string out =
+      fmt::format("window {} {} {} {}; lateness {}; keys", static_cast<int>(w.window.kind),
+                  w.window.size_us, w.window.slide_us, w.window.gap_us, w.allowed_lateness_us);
+  for (const TypePtr& k : w.key_types) out += " " + k->ToString();
+  out += "; aggregates";
+  for (const operators::AggSpec& a : w.aggs) {
+    out += fmt::format(" {}({})", static_cast<int>(a.kind), a.input ? a.input->ToString() : "*");
+  }
+  return out;
+}
+
 }  // namespace
 
 void Pipeline::DeadLetterRow(std::string_view payload, const std::string& error,
@@ -56,6 +70,13 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
                               options_.target.ToString(), StateProperty(options_.name));
   }
   int64_t checkpoint = j["checkpoint"].get<int64_t>();
+  std::string plan = PlanFingerprint(options_.aggregate->window);
+  if (j.contains("plan") && j["plan"].is_string() && j["plan"].get<std::string>() != plan) {
+    return Status::Invalid(
+        "table {}: the window state of pipeline {} was written by another definition ({}; now "
+        "{}); give the pipeline a new name to start over",
+        options_.target.ToString(), options_.name, j["plan"].get<std::string>(), plan);
+  }
   if (!committed || committed->checkpoint != checkpoint) {
     return Status::Corruption(
         "table {}: the window state is of checkpoint {} but the table's newest checkpoint of "
@@ -168,6 +189,7 @@ Status Pipeline::SaveState(catalog::TableUpdate* update, std::vector<std::string
   j["epoch"] = epoch_;
   j["files"] = pending_state_files_;
   j["watermark"] = watermarks_->Encode();
+  j["plan"] = PlanFingerprint(options_.aggregate->window);
   update->update.set_properties[StateProperty(options_.name)] = j.dump();
   return Status::OK();
 }

@@ -1,6 +1,8 @@
 #include "runtime/runtime.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "catalog/table.h"
@@ -95,6 +97,24 @@ Status Runtime::Setup(const sql::Script& script) {
       }
     }
   }
+  // A cycle of chained pipelines (A reads B's table, B reads A's) would wait
+  // on itself in a bounded run and feed itself forever otherwise.
+  std::map<const Running*, int> state;  // 1: on the path, 2: done
+  std::function<Status(const Running*)> visit = [&](const Running* r) -> Status {
+    int& s = state[r];
+    if (s == 2) return Status::OK();
+    if (s == 1) {
+      return Status::Invalid(
+          "pipelines read each other's tables in a cycle (through {}): a "
+          "chain must end",
+          r->name);
+    }
+    s = 1;
+    for (const Running* u : r->upstream) RETURN_IF_ERROR(visit(u));
+    state[r] = 2;
+    return Status::OK();
+  };
+  for (const auto& r : pipelines_) RETURN_IF_ERROR(visit(r.get()));
   return RegisterStreamReaders();
 }
 

@@ -107,8 +107,11 @@ class AggregateBinder {
     std::vector<int64_t> micros;
     for (const Expr& e : w.intervals) {
       ASSIGN_OR_RETURN(expr::Interval iv, internal::IntervalValue(e));
-      if (iv.months != 0 || iv.micros <= 0) {
-        return ErrorAt(e.pos, "a window's {} must be a positive fixed length (seconds to weeks)",
+      constexpr int64_t kMaxWindowUs = int64_t{100} * 366 * 86400 * 1000000;  // 100 years
+      if (iv.months != 0 || iv.micros <= 0 || iv.micros > kMaxWindowUs) {
+        return ErrorAt(e.pos,
+                       "a window's {} must be a positive fixed length (microseconds to weeks, at "
+                       "most 100 years)",
                        e.text);
       }
       micros.push_back(iv.micros);
