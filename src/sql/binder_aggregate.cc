@@ -20,16 +20,9 @@ std::string Lower(std::string s) {
   return s;
 }
 
-bool IsAggregateName(std::string_view fn) {
-  for (std::string_view a : {"count", "sum", "avg", "min", "max", "approx_count_distinct"}) {
-    if (fn == a) return true;
-  }
-  return false;
-}
-
 // The aggregate calls of `e` (not inside another aggregate: that is an error).
 Status CollectAggregates(const Expr& e, bool inside, std::vector<const Expr*>* out) {
-  if (e.kind == Expr::Kind::kFunction && IsAggregateName(e.op)) {
+  if (e.kind == Expr::Kind::kFunction && internal::IsAggregateFunction(e.op)) {
     if (inside) return ErrorAt(e.pos, "an aggregate inside an aggregate: {}", e.text);
     out->push_back(&e);
     for (const Expr& a : e.args) RETURN_IF_ERROR(CollectAggregates(a, true, out));
@@ -281,7 +274,7 @@ class AggregateBinder {
     size_t first_agg = 2 + keys_.size();
     const Schema& schema = *plan_.window.output_schema;
     auto resolver = [this, first_agg, &schema](const Expr& e) -> Result<expr::NodePtr> {
-      if (e.kind == Expr::Kind::kFunction && IsAggregateName(e.op)) {
+      if (e.kind == Expr::Kind::kFunction && internal::IsAggregateFunction(e.op)) {
         int index = static_cast<int>(first_agg) + agg_index_.at(AggregateKey(e));
         return expr::ColumnRef(index, schema.fields[index].type);
       }

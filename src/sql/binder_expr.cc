@@ -20,17 +20,10 @@ std::string WhereOf(const Expr& e) {
   return fmt::format("line {}, column {}", e.pos.line, e.pos.column);
 }
 
-bool IsInteger(TypeId id) { return id == TypeId::kInt || id == TypeId::kLong; }
-bool IsNumeric(TypeId id) {
-  return IsInteger(id) || id == TypeId::kFloat || id == TypeId::kDouble || id == TypeId::kDecimal;
-}
-bool IsTimestamp(TypeId id) { return id == TypeId::kTimestamp || id == TypeId::kTimestampTz; }
 bool IsTemporal(TypeId id) {
   return id == TypeId::kDate || id == TypeId::kTimestamp || id == TypeId::kTimestampTz ||
          id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs || id == TypeId::kTime;
 }
-
-std::string TypeName(const TypePtr& t) { return t ? ToSqlType(*t) : "NULL"; }
 
 // INT → DECIMAL(10,0), BIGINT → DECIMAL(19,0).
 TypePtr AsDecimal(const DataType& t) {
@@ -76,64 +69,6 @@ Result<TypePtr> NumberType(const Expr& e) {
   int precision = static_cast<int>(dot - lead) + scale;
   if (precision > 38) return DataType::Double();
   return DataType::Decimal(std::max(precision, 1), scale);
-}
-
-struct FunctionInfo {
-  size_t min_args, max_args;
-};
-
-const std::map<std::string, FunctionInfo, std::less<>>& Functions() {
-  static const auto* kFunctions = new std::map<std::string, FunctionInfo, std::less<>>{
-      {"lower", {1, 1}},       {"upper", {1, 1}},       {"length", {1, 1}},
-      {"char_length", {1, 1}}, {"substring", {2, 3}},   {"substr", {2, 3}},
-      {"trim", {1, 1}},        {"ltrim", {1, 1}},       {"rtrim", {1, 1}},
-      {"concat", {1, 64}},     {"starts_with", {2, 2}}, {"regexp_matches", {2, 2}},
-      {"abs", {1, 1}},         {"round", {1, 2}},       {"floor", {1, 1}},
-      {"ceil", {1, 1}},        {"ceiling", {1, 1}},     {"date_trunc", {2, 2}},
-      {"extract", {2, 2}},     {"coalesce", {1, 64}},   {"nullif", {2, 2}}};
-  return *kFunctions;
-}
-
-bool IsAggregate(std::string_view fn) {
-  for (std::string_view a : {"count", "sum", "avg", "min", "max", "approx_count_distinct"}) {
-    if (fn == a) return true;
-  }
-  return false;
-}
-
-Result<expr::TimeUnit> ParseUnit(const Expr& at, std::string_view text, bool for_extract) {
-  std::string u(text);
-  std::transform(u.begin(), u.end(), u.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (u.size() > 1 && u.back() == 's' && u != "dows" && u != "doys") u.pop_back();
-  using expr::TimeUnit;
-  static const std::map<std::string, TimeUnit, std::less<>> kUnits = {
-      {"microsecond", TimeUnit::kMicrosecond},
-      {"millisecond", TimeUnit::kMillisecond},
-      {"second", TimeUnit::kSecond},
-      {"minute", TimeUnit::kMinute},
-      {"hour", TimeUnit::kHour},
-      {"day", TimeUnit::kDay},
-      {"week", TimeUnit::kWeek},
-      {"month", TimeUnit::kMonth},
-      {"quarter", TimeUnit::kQuarter},
-      {"year", TimeUnit::kYear},
-      {"dow", TimeUnit::kDayOfWeek},
-      {"doy", TimeUnit::kDayOfYear},
-      {"epoch", TimeUnit::kEpoch}};
-  auto it = kUnits.find(u);
-  bool extract_only =
-      it != kUnits.end() && (it->second == TimeUnit::kDayOfWeek ||
-                             it->second == TimeUnit::kDayOfYear || it->second == TimeUnit::kEpoch);
-  if (it == kUnits.end() || (extract_only && !for_extract)) {
-    return ErrorAt(at.pos, "unknown {} unit '{}' (use {})", for_extract ? "extract" : "date_trunc",
-                   text,
-                   for_extract ? "year, quarter, month, week, day, hour, minute, second, "
-                                 "millisecond, microsecond, dow, doy or epoch"
-                               : "year, quarter, month, week, day, hour, minute, second, "
-                                 "millisecond or microsecond");
-  }
-  return it->second;
 }
 
 }  // namespace
@@ -247,7 +182,7 @@ Result<NodePtr> ExprBinder::BindPredicate(const Expr& e, std::string_view what) 
   ASSIGN_OR_RETURN(Typed t, BindAny(e));
   if (t.node && t.type()->id() != TypeId::kBoolean) {
     return ErrorAt(e.pos, "{} needs a BOOLEAN condition, {} is {}", what, e.text,
-                   TypeName(t.type()));
+                   SqlTypeName(t.type()));
   }
   return Coerce(t, DataType::Boolean(), e);
 }
@@ -266,14 +201,15 @@ Result<NodePtr> ExprBinder::Coerce(const Typed& t, const TypePtr& type, const Ex
   bool exact =
       Widens(*have, *type) || (from == TypeId::kInt && to == TypeId::kDouble) ||
       (from == TypeId::kLong && to == TypeId::kDouble) ||
-      (IsInteger(from) && to == TypeId::kDecimal) ||
+      (IsIntegerType(from) && to == TypeId::kDecimal) ||
       (from == TypeId::kDecimal && to == TypeId::kDecimal && type->scale() >= have->scale()) ||
       (from == TypeId::kDecimal && to == TypeId::kDouble) ||
-      (from == TypeId::kDate && IsTimestamp(to));
+      (from == TypeId::kDate && IsTimestampType(to));
   if (!exact) {
-    return ErrorAt(at.pos, "{} is {}, {} is needed here{}", at.text, TypeName(have), TypeName(type),
-                   ChangesZoneOnly(*have, *type) || IsNumeric(from) == IsNumeric(to)
-                       ? fmt::format(" (use CAST(... AS {}))", TypeName(type))
+    return ErrorAt(at.pos, "{} is {}, {} is needed here{}", at.text, SqlTypeName(have),
+                   SqlTypeName(type),
+                   ChangesZoneOnly(*have, *type) || IsNumericType(from) == IsNumericType(to)
+                       ? fmt::format(" (use CAST(... AS {}))", SqlTypeName(type))
                        : "");
   }
   // A decimal of a larger scale, an integer as a decimal: the cast is exact
@@ -295,25 +231,25 @@ Result<TypePtr> ExprBinder::CommonType(const std::vector<Typed>& values, const E
       continue;
     }
     if (SameType(*common, *t)) continue;
-    if (IsNumeric(common->id()) && IsNumeric(t->id())) {
+    if (IsNumericType(common->id()) && IsNumericType(t->id())) {
       common = NumericCommon(*common, *t);
-    } else if (common->id() == TypeId::kDate && IsTimestamp(t->id())) {
+    } else if (common->id() == TypeId::kDate && IsTimestampType(t->id())) {
       common = t;
-    } else if (IsTimestamp(common->id()) && t->id() == TypeId::kDate) {
+    } else if (IsTimestampType(common->id()) && t->id() == TypeId::kDate) {
       // keep the timestamp
     } else {
-      return ErrorAt(at.pos, "{} mixes {} and {}{}", at.text, TypeName(common), TypeName(t),
+      return ErrorAt(at.pos, "{} mixes {} and {}{}", at.text, SqlTypeName(common), SqlTypeName(t),
                      ChangesZoneOnly(*common, *t) ? " (CAST one side)" : "");
     }
   }
   if (!common) return ErrorAt(at.pos, "the type of {} is unknown (CAST a NULL)", at.text);
   // Number literals next to numbers: the common type must hold them too.
-  if (IsNumeric(common->id())) {
+  if (IsNumericType(common->id())) {
     for (const Typed& v : values) {
-      if (v.literal && v.node && IsNumeric(v.node->type->id()) && !only_literals) {
+      if (v.literal && v.node && IsNumericType(v.node->type->id()) && !only_literals) {
         TypeId lit = v.node->type->id();
         if (common->id() == TypeId::kInt && lit == TypeId::kLong) common = DataType::Long();
-        if (IsInteger(common->id()) && (lit == TypeId::kDecimal || lit == TypeId::kDouble)) {
+        if (IsIntegerType(common->id()) && (lit == TypeId::kDecimal || lit == TypeId::kDouble)) {
           common = NumericCommon(*common, *v.node->type);
         }
         if (common->id() == TypeId::kDecimal && lit == TypeId::kDecimal &&
@@ -424,8 +360,8 @@ Result<ExprBinder::Typed> ExprBinder::BindUnary(const Expr& e) {
   }
   if (!x.node) return ErrorAt(e.pos, "the type of -NULL is unknown (CAST the NULL)");
   TypePtr type = x.type();
-  if (!IsNumeric(type->id())) {
-    return ErrorAt(e.pos, "unary - needs a number, {} is {}", e.args[0].text, TypeName(type));
+  if (!IsNumericType(type->id())) {
+    return ErrorAt(e.pos, "unary - needs a number, {} is {}", e.args[0].text, SqlTypeName(type));
   }
   if (type->id() == TypeId::kFloat) type = DataType::Double();
   ASSIGN_OR_RETURN(NodePtr n, Coerce(x, type, e.args[0]));
@@ -442,7 +378,7 @@ Result<ExprBinder::Typed> ExprBinder::BindBinary(const Expr& e) {
       const Typed& t = i == 0 ? a : b;
       if (t.node && t.type()->id() != TypeId::kBoolean) {
         return ErrorAt(e.args[i].pos, "{} needs BOOLEAN operands, {} is {}", op, e.args[i].text,
-                       TypeName(t.type()));
+                       SqlTypeName(t.type()));
       }
       ASSIGN_OR_RETURN(NodePtr n, Coerce(t, DataType::Boolean(), e.args[i]));
       args.push_back(std::move(n));
@@ -483,9 +419,9 @@ Result<ExprBinder::Typed> ExprBinder::BindBinary(const Expr& e) {
 Result<ExprBinder::Typed> ExprBinder::BindArithmetic(const Expr& e, Typed a, Typed b) {
   for (size_t i = 0; i < 2; ++i) {
     const Typed& t = i == 0 ? a : b;
-    if (t.node && !IsNumeric(t.type()->id())) {
+    if (t.node && !IsNumericType(t.type()->id())) {
       return ErrorAt(e.args[i].pos, "{} needs numbers, {} is {}{}", e.op, e.args[i].text,
-                     TypeName(t.type()),
+                     SqlTypeName(t.type()),
                      IsTemporal(t.type()->id()) ? " (add an INTERVAL to a timestamp)" : "");
     }
   }
@@ -529,13 +465,13 @@ Result<ExprBinder::Typed> ExprBinder::BindArithmetic(const Expr& e, Typed a, Typ
 
 Result<ExprBinder::Typed> ExprBinder::BindInterval(const Expr& e, Typed ts, const Expr& interval,
                                                    bool subtract) {
-  if (!ts.node || !(IsTimestamp(ts.type()->id()) || ts.type()->id() == TypeId::kDate)) {
+  if (!ts.node || !(IsTimestampType(ts.type()->id()) || ts.type()->id() == TypeId::kDate)) {
     return ErrorAt(
         e.pos,
         "an INTERVAL can only be added to a DATE, TIMESTAMP or TIMESTAMPTZ; {} is "
         "{}",
         subtract || e.args[0].kind != Expr::Kind::kInterval ? e.args[0].text : e.args[1].text,
-        TypeName(ts.type()));
+        SqlTypeName(ts.type()));
   }
   ASSIGN_OR_RETURN(expr::Interval iv, IntervalValue(interval));
   if (subtract) {
@@ -552,7 +488,7 @@ Result<ExprBinder::Typed> ExprBinder::BindInterval(const Expr& e, Typed ts, cons
 Result<ExprBinder::Typed> ExprBinder::BindCompare(const Expr& e, Op op, Typed a, Typed b) {
   ASSIGN_OR_RETURN(TypePtr common, CommonType({a, b}, e));
   if (common->is_nested() || common->id() == TypeId::kBinary) {
-    return NotSupportedAt(e.pos, "comparing {} values", TypeName(common));
+    return NotSupportedAt(e.pos, "comparing {} values", SqlTypeName(common));
   }
   // Positions for errors: the operands when `e` has them (a = b), else `e`
   // itself (the value of CASE x WHEN value).
@@ -570,8 +506,8 @@ Result<ExprBinder::Typed> ExprBinder::BindCast(const Expr& e) {
   if (!x.node) return Typed{expr::NullLiteral(to), nullptr};
   const TypePtr& from = x.type();
   TypeId f = from->id(), t = to->id();
-  bool ok = SameType(*from, *to) || (IsNumeric(f) && IsNumeric(t)) || f == TypeId::kString ||
-            t == TypeId::kString ||
+  bool ok = SameType(*from, *to) || (IsNumericType(f) && IsNumericType(t)) ||
+            f == TypeId::kString || t == TypeId::kString ||
             (IsTemporal(f) && IsTemporal(t) && f != TypeId::kTime && t != TypeId::kTime);
   if (!ok) return NotSupportedAt(e.pos, "CAST from {} to {}", ToSqlType(*from), ToSqlType(*to));
   // CAST('2024-01-31' AS DATE): converted now, so a bad literal is a bind error.
@@ -671,145 +607,6 @@ Result<ExprBinder::Typed> ExprBinder::BindLike(const Expr& e) {
   NodePtr out = n;
   if (e.negated) out = Call(e, Op::kNot, DataType::Boolean(), {out});
   return Typed{out, nullptr};
-}
-
-Result<ExprBinder::Typed> ExprBinder::BindFunction(const Expr& e) {
-  const std::string& fn = e.op;
-  if (IsAggregate(fn)) {
-    return NotSupportedAt(e.pos, "the aggregate {}() outside GROUP BY", fn);
-  }
-  auto info = Functions().find(fn);
-  if (info == Functions().end()) {
-    std::string known;
-    for (const auto& [name, unused] : Functions()) known += (known.empty() ? "" : ", ") + name;
-    return ErrorAt(e.pos, "unknown function {}() (known: {})", fn, known);
-  }
-  if (e.distinct) return ErrorAt(e.pos, "DISTINCT is only allowed in aggregates");
-  if (fn == "coalesce" || fn == "nullif") {
-    if (e.args.size() < info->second.min_args || e.args.size() > info->second.max_args) {
-      return ErrorAt(e.pos, "{}() takes {} arguments, got {}", fn,
-                     fn == "nullif" ? "2" : "at least 1", e.args.size());
-    }
-    ASSIGN_OR_RETURN(auto bound, BindCommon(e));
-    return Typed{Call(e, fn == "coalesce" ? Op::kCoalesce : Op::kNullIf, bound.second,
-                      std::move(bound.first)),
-                 nullptr};
-  }
-  if (fn == "date_trunc" || fn == "extract") {
-    bool is_extract = fn == "extract";
-    if (e.args.size() != 2) return ErrorAt(e.pos, "{}() takes 2 arguments", fn);
-    const Expr& unit = e.args[0];
-    if (unit.kind != Expr::Kind::kLiteral || unit.literal.kind != Literal::Kind::kString) {
-      return ErrorAt(unit.pos, "the unit of {}() must be a 'string' such as 'minute'", fn);
-    }
-    ASSIGN_OR_RETURN(expr::TimeUnit u, ParseUnit(unit, unit.literal.text, is_extract));
-    ASSIGN_OR_RETURN(Typed x, BindAny(e.args[1]));
-    if (!x.node || !(IsTimestamp(x.type()->id()) || x.type()->id() == TypeId::kDate)) {
-      return ErrorAt(e.args[1].pos, "{}() needs a DATE, TIMESTAMP or TIMESTAMPTZ, {} is {}", fn,
-                     e.args[1].text, TypeName(x.type()));
-    }
-    NodePtr ts = x.node;
-    if (ts->type->id() == TypeId::kDate) {
-      ts = Call(e.args[1], Op::kCast, DataType::Timestamp(), {ts});
-    }
-    auto n =
-        std::const_pointer_cast<expr::Node>(Call(e, is_extract ? Op::kExtract : Op::kDateTrunc,
-                                                 is_extract ? DataType::Long() : ts->type, {ts}));
-    n->unit = u;
-    return Typed{n, nullptr};
-  }
-  ASSIGN_OR_RETURN(std::vector<NodePtr> args,
-                   BindArgs(e, info->second.min_args, info->second.max_args));
-  auto need = [&](size_t i, bool ok, std::string_view what) -> Status {
-    if (ok) return Status::OK();
-    return ErrorAt(e.args[i].pos, "{}() needs {}, {} is {}", fn, what, e.args[i].text,
-                   TypeName(args[i]->type));
-  };
-  auto is_string = [&](size_t i) { return args[i]->type->id() == TypeId::kString; };
-  auto to_long = [&](size_t i) -> Status {
-    RETURN_IF_ERROR(need(i, IsInteger(args[i]->type->id()), "a whole number"));
-    if (args[i]->type->id() == TypeId::kInt) {
-      args[i] = Call(e.args[i], Op::kCast, DataType::Long(), {args[i]});
-    }
-    return Status::OK();
-  };
-  static const std::map<std::string, Op, std::less<>> kStringOps = {{"lower", Op::kLower},
-                                                                    {"upper", Op::kUpper},
-                                                                    {"trim", Op::kTrim},
-                                                                    {"ltrim", Op::kLTrim},
-                                                                    {"rtrim", Op::kRTrim}};
-  if (auto it = kStringOps.find(fn); it != kStringOps.end()) {
-    RETURN_IF_ERROR(need(0, is_string(0), "a STRING"));
-    return Typed{Call(e, it->second, DataType::String(), args), nullptr};
-  }
-  if (fn == "length" || fn == "char_length") {
-    RETURN_IF_ERROR(need(0, is_string(0), "a STRING"));
-    return Typed{Call(e, Op::kLength, DataType::Long(), args), nullptr};
-  }
-  if (fn == "substring" || fn == "substr") {
-    RETURN_IF_ERROR(need(0, is_string(0), "a STRING"));
-    for (size_t i = 1; i < args.size(); ++i) RETURN_IF_ERROR(to_long(i));
-    return Typed{Call(e, Op::kSubstring, DataType::String(), args), nullptr};
-  }
-  if (fn == "concat") {
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!is_string(i)) args[i] = Call(e.args[i], Op::kCast, DataType::String(), {args[i]});
-    }
-    return Typed{Call(e, Op::kConcatSkipNull, DataType::String(), args), nullptr};
-  }
-  if (fn == "starts_with") {
-    RETURN_IF_ERROR(need(0, is_string(0), "a STRING"));
-    RETURN_IF_ERROR(need(1, is_string(1), "a STRING"));
-    return Typed{Call(e, Op::kStartsWith, DataType::Boolean(), args), nullptr};
-  }
-  if (fn == "regexp_matches") {
-    RETURN_IF_ERROR(need(0, is_string(0), "a STRING"));
-    const Expr& p = e.args[1];
-    if (p.kind != Expr::Kind::kLiteral || p.literal.kind != Literal::Kind::kString) {
-      return NotSupportedAt(p.pos, "regexp_matches() with a pattern that is not a 'string'");
-    }
-    re2::RE2::Options options;
-    options.set_log_errors(false);
-    auto re = std::make_shared<re2::RE2>(p.literal.text, options);
-    if (!re->ok()) return ErrorAt(p.pos, "invalid regular expression: {}", re->error());
-    auto n = std::const_pointer_cast<expr::Node>(
-        Call(e, Op::kRegexpMatches, DataType::Boolean(), {args[0]}));
-    n->regex = std::move(re);
-    return Typed{n, nullptr};
-  }
-  // Math.
-  RETURN_IF_ERROR(need(0, IsNumeric(args[0]->type->id()), "a number"));
-  TypePtr type = args[0]->type;
-  if (type->id() == TypeId::kFloat) {
-    type = DataType::Double();
-    args[0] = Call(e.args[0], Op::kCast, type, {args[0]});
-  }
-  if (fn == "abs") return Typed{Call(e, Op::kAbs, type, {args[0]}), nullptr};
-  if (fn == "floor" || fn == "ceil" || fn == "ceiling") {
-    if (type->id() == TypeId::kDecimal) {
-      type = DataType::Decimal(std::min(38, type->precision() - type->scale() + 1), 0);
-    }
-    return Typed{Call(e, fn == "floor" ? Op::kFloor : Op::kCeil, type, {args[0]}), nullptr};
-  }
-  // round(x[, digits]): digits an integer literal.
-  int digits = 0;
-  if (args.size() > 1) {
-    const Expr& d = e.args[1];
-    std::string_view text = d.literal.text;
-    if (d.kind != Expr::Kind::kLiteral || d.literal.kind != Literal::Kind::kNumber ||
-        text.find_first_of(".eE") != std::string_view::npos || text.size() > 4) {
-      return ErrorAt(d.pos, "the digits of round() must be a whole number literal");
-    }
-    digits = std::stoi(std::string(text));
-  }
-  if (type->id() == TypeId::kDecimal && digits < type->scale()) {
-    int scale = std::max(digits, 0);
-    type = DataType::Decimal(
-        std::min(38, std::max(1, type->precision() - type->scale() + scale + 1)), scale);
-  }
-  auto n = std::const_pointer_cast<expr::Node>(Call(e, Op::kRound, type, {args[0]}));
-  n->round_digits = digits;
-  return Typed{n, nullptr};
 }
 
 }  // namespace sluice::sql::internal

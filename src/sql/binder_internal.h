@@ -13,6 +13,20 @@
 
 namespace sluice::sql::internal {
 
+// Type families the expression rules speak of.
+inline bool IsIntegerType(TypeId id) { return id == TypeId::kInt || id == TypeId::kLong; }
+inline bool IsNumericType(TypeId id) {
+  return IsIntegerType(id) || id == TypeId::kFloat || id == TypeId::kDouble ||
+         id == TypeId::kDecimal;
+}
+inline bool IsTimestampType(TypeId id) {
+  return id == TypeId::kTimestamp || id == TypeId::kTimestampTz;
+}
+// For messages: "BIGINT", or "NULL" for an untyped NULL.
+std::string SqlTypeName(const TypePtr& t);
+// count, sum, avg, min, max, approx_count_distinct (binder_functions.cc).
+bool IsAggregateFunction(std::string_view fn);
+
 // Whether `id` names `name`: exactly when quoted, else ignoring case.
 bool NameMatches(const Identifier& id, std::string_view name);
 

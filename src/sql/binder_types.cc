@@ -115,6 +115,8 @@ Status AppendLiteral(const Literal& lit, Column* out) {
 
 }  // namespace
 
+std::string SqlTypeName(const TypePtr& t) { return t ? ToSqlType(*t) : "NULL"; }
+
 bool NameMatches(const Identifier& id, std::string_view name) {
   if (id.quoted) return id.name == name;
   return id.name.size() == name.size() &&
