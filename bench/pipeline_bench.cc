@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   if (argc < 2)
     return Fail(
         "usage: pipeline_bench SLUICE [SECONDS] [EVENTS_PER_REQUEST] [CLIENTS] [COMMIT_INTERVAL] "
-        "[SAMPLE_JSONL]");
+        "[RATE] [SAMPLE_JSONL] [PARALLELISM]");
   const std::string sluice = argv[1];
   const int seconds = argc > 2 ? std::atoi(argv[2]) : 10;
   const int per_request = argc > 3 ? std::atoi(argv[3]) : 20000;
@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
   const std::string interval = argc > 5 ? argv[5] : "1s";
   const double rate = argc > 6 ? std::atof(argv[6]) : 0;
   const std::string sample = argc > 7 ? argv[7] : "";
+  const int parallelism = argc > 8 ? std::atoi(argv[8]) : 0;  // 0: sluice's default
 
   fs::path dir = fs::temp_directory_path() / ("sluice-pbench-" + std::to_string(getpid()));
   fs::remove_all(dir);
@@ -119,8 +120,9 @@ int main(int argc, char** argv) {
          "CREATE SOURCE events_in (id BIGINT, user_id BIGINT, kind STRING, url STRING,"
          " ts TIMESTAMPTZ) WITH (connector = 'http') FORMAT JSON;\n"
          "CREATE PIPELINE load WITH (commit_interval = '"
-      << interval
-      << "') AS INSERT INTO lake.events SELECT id, user_id, kind, url, ts FROM "
+      << interval << "'"
+      << (parallelism > 0 ? ", parallelism = " + std::to_string(parallelism) : std::string())
+      << ") AS INSERT INTO lake.events SELECT id, user_id, kind, url, ts FROM "
          "events_in;\n";
   const int port = 21000 + getpid() % 20000;
   std::string listen = "127.0.0.1:" + std::to_string(port);

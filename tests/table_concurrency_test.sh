@@ -5,11 +5,12 @@
 # row present exactly once, every metadata file of the table parses.
 # Then a race on a second table: appenders, a row-level delete and a
 # compaction loop at once; no deleted row may come back, no row may be lost.
-# Usage: table_concurrency_test.sh SLUICE_BINARY [WRITERS] [COMMITS]
+# Usage: table_concurrency_test.sh SLUICE_BINARY [WRITERS] [COMMITS]  (COMMITS default
+# $SLUICE_CONCURRENCY_COMMITS or 50)
 set -euo pipefail
 SLUICE=$1
 WRITERS=${2:-4}
-COMMITS=${3:-50}
+COMMITS=${3:-${SLUICE_CONCURRENCY_COMMITS:-50}}
 W=$(mktemp -d /tmp/sluice-conc.XXXXXX)
 # On any exit (a failed check included) stop the background writers and the
 # compactor first: a loop left running would keep the test from ever ending.

@@ -4,15 +4,20 @@
 # to a zstd Parquet file) measured in the same run. See bench/README.md "Nexmark".
 #   bench/nexmark/nexmark.sh [build dir]   (default build)
 # Env: NEXMARK_BIDS (default 2000000), NEXMARK_RATE (event-time events/s, default 100000),
+# NEXMARK_PARALLEL (default 2: each query runs again with that `parallelism`, for the
+# wall-clock speedup over one thread; 1 skips it),
 # NEXMARK_KEEP=1 keeps the temp dir (events, SQL scripts, warehouses, DuckDB's files).
 # Each figure is events per CPU-second (user + system of the whole process, from
-# /usr/bin/time), one query per process, a fresh warehouse per sluice run.
+# /usr/bin/time) with `parallelism = 1`, one query per process, a fresh warehouse per
+# sluice run; the parallel run's figure is bids per wall-clock second, and its rows must
+# be the one-thread run's.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath "${1:-$repo/build}")
 sluice=$build/sluice
 bids=${NEXMARK_BIDS:-2000000}
 rate=${NEXMARK_RATE:-100000}
+parallel=${NEXMARK_PARALLEL:-2}
 queries=(q0 q1 q2 q5 q7)
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 [ -e "$sluice" ] || { echo "build sluice first ($sluice)" >&2; exit 1; }
@@ -28,7 +33,7 @@ echo "$events events: $persons persons, $auctions auctions, $nbids bids, $first 
 bidfile=$tmp/events/bid/bids.jsonl
 
 # The pipeline script of one query: the bid source, the table, the pipeline.
-write_sql() {  # QUERY FILE
+write_sql() {  # QUERY FILE PARALLELISM
   local table select
   case $1 in
     q0) table='auction BIGINT, bidder BIGINT, price BIGINT, date_time TIMESTAMPTZ, extra STRING'
@@ -51,7 +56,7 @@ CREATE TABLE lake.$1 ($table);
 CREATE SOURCE bid (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING,
   date_time TIMESTAMPTZ, extra STRING, WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND)
   WITH (connector = 'file', path = '$tmp/events/bid') FORMAT JSON;
-CREATE PIPELINE $1 WITH (commit_interval = '1s') AS
+CREATE PIPELINE $1 WITH (commit_interval = '1s', parallelism = $3) AS
   INSERT INTO lake.$1
   $select;
 EOF
@@ -59,18 +64,18 @@ EOF
 
 # Runs sluice on a fresh warehouse, under /usr/bin/time; retries while the binary is
 # being relinked (missing, or "Text file busy").
-run_sluice() {  # QUERY
-  local q=$1 attempt
+run_sluice() {  # QUERY [RUN]: RUN names the warehouse, SQL and time files (default QUERY)
+  local q=$1 r=${2:-$1} attempt
   for attempt in 1 2 3 4 5 6 7 8 9 10; do
-    rm -rf "$tmp/wh-$q"
-    if [ -x "$sluice" ] && /usr/bin/time -f '%e %U %S %M' -o "$tmp/$q.sluice.time" \
-        "$sluice" --warehouse "$tmp/wh-$q" run "$tmp/$q.sql" --bounded \
-        > "$tmp/$q.sluice.out" 2> "$tmp/$q.sluice.err"; then
+    rm -rf "$tmp/wh-$r"
+    if [ -x "$sluice" ] && /usr/bin/time -f '%e %U %S %M' -o "$tmp/$r.sluice.time" \
+        "$sluice" --warehouse "$tmp/wh-$r" run "$tmp/$r.sql" --bounded \
+        > "$tmp/$r.sluice.out" 2> "$tmp/$r.sluice.err"; then
       return 0
     fi
-    if [ -x "$sluice" ] && ! grep -q 'Text file busy' "$tmp/$q.sluice.err" "$tmp/$q.sluice.time"; then
-      echo "sluice failed on $q:" >&2
-      cat "$tmp/$q.sluice.err" >&2
+    if [ -x "$sluice" ] && ! grep -q 'Text file busy' "$tmp/$r.sluice.err" "$tmp/$r.sluice.time"; then
+      echo "sluice failed on $r:" >&2
+      cat "$tmp/$r.sluice.err" >&2
       return 1
     fi
     echo "  (sluice binary busy or missing, retrying in 5 s)" >&2
@@ -79,6 +84,11 @@ run_sluice() {  # QUERY
   return 1
 }
 sl() { "$sluice" --warehouse "$tmp/wh-$1" "${@:2}"; }
+data_files() {  # RUN QUERY: paths of the live data files of lake.QUERY in RUN's warehouse
+  sl "$1" table files "lake.$2" --json |
+    node -e 'for (const f of JSON.parse(require("fs").readFileSync(0, "utf8")))
+               if (f.content === "data") console.log(f.file_path.replace(/^file:\/\//, ""))'
+}
 total_records() {  # QUERY TABLE: rows in the table's current snapshot (0 with none)
   sl "$1" table snapshots "$2" --json |
     node -e 'const s = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(s.length ? s[s.length - 1].total_records : 0)'
@@ -88,7 +98,7 @@ failed=0
 : > "$tmp/results"
 for q in "${queries[@]}"; do
   echo "== $q"
-  write_sql "$q" "$tmp/$q.sql"
+  write_sql "$q" "$tmp/$q.sql" 1
   if ! run_sluice "$q"; then failed=1; echo "$q FAILED - - - - - - - - -" >> "$tmp/results"; continue; fi
   read -r s_wall s_user s_sys s_rss < "$tmp/$q.sluice.time"
   rows=$(total_records "$q" "lake.$q")
@@ -98,17 +108,29 @@ for q in "${queries[@]}"; do
   read -r d_rows d_stmt d_stmt_cpu < "$tmp/$q.duck.out"
   read -r d_wall d_user d_sys d_rss < "$tmp/$q.duck.time"
   # Same rows? DuckDB fingerprints sluice's live data files and its own result.
-  sl "$q" table files "lake.$q" --json |
-    node -e 'for (const f of JSON.parse(require("fs").readFileSync(0, "utf8")))
-               if (f.content === "data") console.log(f.file_path.replace(/^file:\/\//, ""))' \
-    > "$tmp/$q.files"
+  data_files "$q" "$q" > "$tmp/$q.files"
   read -r c_ours c_theirs verdict < <(
     node "$repo/bench/nexmark/duckdb_q.mjs" check "$q" "$tmp/$q.files" "$tmp/$q.duck.parquet")
+  p_wall=- p_verdict=-
+  if [ "$parallel" -gt 1 ]; then
+    write_sql "$q" "$tmp/$q-p$parallel.sql" "$parallel"
+    if run_sluice "$q" "$q-p$parallel"; then
+      read -r p_wall _ < "$tmp/$q-p$parallel.sluice.time"
+      data_files "$q-p$parallel" "$q" > "$tmp/$q-p$parallel.files"
+      read -r _ _ p_verdict < <(node "$repo/bench/nexmark/duckdb_q.mjs" check "$q" \
+        "$tmp/$q-p$parallel.files" "$tmp/$q.duck.parquet")
+      echo "sluice, parallelism $parallel: wall ${p_wall}s ($(awk -v a="$s_wall" -v b="$p_wall" 'BEGIN { printf "%.2fx", a / b }') the one-thread run), rows $p_verdict"
+    else
+      p_verdict=failed
+    fi
+  fi
   echo "sluice: $rows rows ($dlq dead letters), wall ${s_wall}s, user ${s_user}s, sys ${s_sys}s, peak RSS $((s_rss / 1024)) MB"
   echo "DuckDB: $d_rows rows, wall ${d_wall}s (statement: wall ${d_stmt}s, CPU ${d_stmt_cpu}s), user ${d_user}s, sys ${d_sys}s, peak RSS $((d_rss / 1024)) MB"
   echo "result: sluice's table and DuckDB's file are $verdict ($c_ours vs $c_theirs rows)"
   problems=()
   [ "$verdict" = same ] || problems+=("results differ from DuckDB's")
+  [ "$p_verdict" = same ] || [ "$p_verdict" = - ] ||
+    problems+=("with parallelism $parallel, results differ from DuckDB's ($p_verdict)")
   [ "$dlq" = 0 ] || problems+=("$dlq dead letters")
   case $q in
     q0|q1) [ "$rows" = "$nbids" ] || problems+=("$rows rows, expected every bid ($nbids)") ;;
@@ -121,7 +143,7 @@ for q in "${queries[@]}"; do
     failed=1
     printf 'WRONG: %s\n' "${problems[@]}"
   fi
-  echo "$q $nbids $s_wall $s_user $s_sys $s_rss $d_user $d_sys $d_stmt_cpu $rows $verdict" >> "$tmp/results"
+  echo "$q $nbids $s_wall $s_user $s_sys $s_rss $d_user $d_sys $d_stmt_cpu $rows $verdict $p_wall" >> "$tmp/results"
 done
 
 echo
@@ -133,15 +155,16 @@ awk '
   BEGIN {
     flink["q0"] = flink["q1"] = flink["q2"] = "155-175 K"
     flink["q5"] = flink["q7"] = "12-22 K"
-    printf "| query | bids | sluice wall s | sluice CPU s | sluice bids/CPU-s | sluice peak RSS | DuckDB CPU s | DuckDB bids/CPU-s | sluice/DuckDB | DuckDB statement CPU s | sluice/DuckDB statement | Flink (published, per core) |\n"
-    printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    printf "| query | bids | sluice wall s | sluice CPU s | sluice bids/CPU-s | sluice peak RSS | DuckDB CPU s | DuckDB bids/CPU-s | sluice/DuckDB | DuckDB statement CPU s | sluice/DuckDB statement | parallel wall s | parallel speedup | Flink (published, per core) |\n"
+    printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
   }
-  $2 == "FAILED" { printf "| %s | failed | | | | | | | | | | %s |\n", $1, flink[$1]; next }
+  $2 == "FAILED" { printf "| %s | failed | | | | | | | | | | | | %s |\n", $1, flink[$1]; next }
   {
     sc = $4 + $5; dc = $7 + $8
     so = sc > 0 ? $2 / sc : 0; du = dc > 0 ? $2 / dc : 0
-    printf "| %s | %d | %.2f | %.2f | %s | %d MB | %.2f | %s | %.2fx | %.2f | %.2fx | %s |\n", $1, $2, $3,
-      sc, k(so), $6 / 1024, dc, k(du), (du > 0 ? so / du : 0), $9, (sc > 0 ? $9 / sc : 0), flink[$1]
+    ps = ($12 != "-" && $12 > 0) ? sprintf("%.2fx", $3 / $12) : "-"
+    printf "| %s | %d | %.2f | %.2f | %s | %d MB | %.2f | %s | %.2fx | %.2f | %.2fx | %s | %s | %s |\n", $1, $2, $3,
+      sc, k(so), $6 / 1024, dc, k(du), (du > 0 ? so / du : 0), $9, (sc > 0 ? $9 / sc : 0), $12, ps, flink[$1]
   }' "$tmp/results"
 echo
 echo "Flink figures: the published Nexmark results (events/s/core of Flink on its own cluster,"

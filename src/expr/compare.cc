@@ -82,6 +82,28 @@ void CompareFixed(Op op, const Column& a, const Column& b, const Active& active,
   }
 }
 
+// Decimals of different scales (the binder leaves them so when their common
+// type would need more than 38 digits): the side of the smaller scale is
+// scaled up; when that leaves int128 its magnitude exceeds any 38-digit
+// value, so its sign decides.
+int CompareScaled(int128_t x, int x_scale, int128_t y, int y_scale) {
+  if (x_scale > y_scale) return -CompareScaled(y, y_scale, x, x_scale);
+  int128_t scaled;
+  if (__builtin_mul_overflow(x, Pow10(y_scale - x_scale), &scaled)) return x < 0 ? -1 : 1;
+  return Three(scaled, y);
+}
+
+void CompareDecimals(Op op, const Column& a, const Column& b, const Active& active, Column* out) {
+  int sa = a.type()->scale(), sb = b.type()->scale();
+  for (int64_t i = 0; i < a.size(); ++i) {
+    if (!IsActive(active, i) || a.IsNull(i) || b.IsNull(i)) {
+      out->AppendNull();
+    } else {
+      out->AppendBool(Holds(op, CompareScaled(a.Value<int128_t>(i), sa, b.Value<int128_t>(i), sb)));
+    }
+  }
+}
+
 }  // namespace
 
 int CompareValues(const Column& a, int64_t i, const Column& b, int64_t j) {
@@ -113,6 +135,10 @@ Result<Column> EvalCompare(const Node& node, std::vector<Column>& args, const Ac
   }
   if (a.type()->is_nested()) {
     return Status::Internal("{}: comparison of {}", node.where, a.type()->ToString());
+  }
+  if (a.type()->id() == TypeId::kDecimal && a.type()->scale() != b.type()->scale()) {
+    CompareDecimals(node.op, a, b, active, &out);
+    return out;
   }
   VisitFixed(a.type()->id(), [&](auto t) {
     using T = decltype(t);

@@ -352,7 +352,15 @@ std::string WindowAggregate::SnapshotChanged() {
   return out;
 }
 
-Status WindowAggregate::Restore(std::string_view in) {
+void WindowAggregate::Clear() {
+  windows_.clear();
+  sessions_.clear();
+  changed_.clear();
+  merged_away_.clear();
+  groups_ = memory_ = 0;
+}
+
+Status WindowAggregate::Restore(std::string_view in, const KeyFilter& keep, bool clear_on_full) {
   uint32_t magic = 0, tombstones = 0, count = 0;
   uint8_t kind = 0;
   int64_t emitted = 0;
@@ -360,11 +368,7 @@ Status WindowAggregate::Restore(std::string_view in) {
       !Get(&in, &emitted) || !Get(&in, &tombstones)) {
     return Status::Corruption("window state: bad header");
   }
-  if (kind == kFull) {
-    windows_.clear();
-    sessions_.clear();
-    groups_ = memory_ = 0;
-  }
+  if (kind == kFull && clear_on_full) Clear();
   auto erase = [&](const WindowKey& k) {
     auto it = windows_.find(k);
     if (it == windows_.end()) return;
@@ -379,7 +383,7 @@ Status WindowAggregate::Restore(std::string_view in) {
     if (!Get(&in, &k.end) || !Get(&in, &k.start) || !GetBytes(&in, &k.key)) {
       return Status::Corruption("window state: truncated tombstone");
     }
-    erase(k);
+    if (!keep || keep(k.key)) erase(k);
   }
   if (!Get(&in, &count)) return Status::Corruption("window state: truncated");
   for (uint32_t i = 0; i < count; ++i) {
@@ -396,6 +400,7 @@ Status WindowAggregate::Restore(std::string_view in) {
     }
     Group g = NewGroup();
     for (Accumulator& acc : g.accs) RETURN_IF_ERROR(acc.DecodeFrom(&in));
+    if (keep && !keep(k.key)) continue;  // another shard's
     erase(k);
     for (const Accumulator& acc : g.accs) memory_ += acc.MemoryUsage();
     memory_ += 96 + static_cast<int64_t>(k.key.size());

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -96,7 +97,13 @@ class WindowAggregate {
   std::string Snapshot();
   std::string SnapshotChanged();
   // Applies a Snapshot and then SnapshotChanged outputs, in the order taken.
-  Status Restore(std::string_view bytes);
+  // `keep` (when set) restores only the groups of the keys it accepts (a
+  // shard of the state, sharded_window_aggregate.h); `clear_on_full` false
+  // adds a full snapshot to what is there (the shards of one full state).
+  using KeyFilter = std::function<bool(std::string_view key)>;
+  Status Restore(std::string_view bytes, const KeyFilter& keep = nullptr,
+                 bool clear_on_full = true);
+  void Clear();
 
  private:
   struct Group {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "catalog/table.h"
@@ -203,8 +204,8 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
                                      const std::map<std::string, Schema>* planned) {
   PipelineOptions o;
   ASSIGN_OR_RETURN(o.name, SimpleName(p.name, "pipeline"));
-  RETURN_IF_ERROR(
-      CheckOptions(p.options, {"commit_interval", "delivery", "allowed_lateness"}, "pipeline"));
+  RETURN_IF_ERROR(CheckOptions(
+      p.options, {"commit_interval", "delivery", "allowed_lateness", "parallelism"}, "pipeline"));
   if (const sql::Option* d = p.options.Find("delivery"); d && d->value != "exactly-once") {
     return Status::Invalid(
         "{}: pipeline {}: delivery '{}' is not offered: sluice commits source offsets with the "
@@ -215,6 +216,16 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
     auto ms = ParseDurationMs(ci->value);
     if (!ms.ok()) return ms.status().WithContextF("{}: commit_interval", Where(ci->pos));
     o.commit_interval_ms = *ms;
+  }
+  if (const sql::Option* par = p.options.Find("parallelism")) {
+    char* end = nullptr;
+    long n = std::strtol(par->value.c_str(), &end, 10);
+    if (par->value.empty() || *end != '\0' || n < 1 || n > kMaxParallelism) {
+      return Status::Invalid(
+          "{}: pipeline {}: parallelism '{}' is not a number of threads from 1 to {}",
+          Where(par->pos), o.name, par->value, kMaxParallelism);
+    }
+    o.parallelism = static_cast<int>(n);
   }
   ASSIGN_OR_RETURN(o.target, TableName(p.insert.target));
   ASSIGN_OR_RETURN(o.source_name, SimpleName(p.insert.source, "source"));

@@ -7,10 +7,11 @@
 #include "columnar/json_reader.h"
 #include "columnar/sql_schema.h"
 #include "common/kill_point.h"
+#include "common/task_pool.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
+#include "operators/sharded_window_aggregate.h"
 #include "operators/watermark.h"
-#include "operators/window_aggregate.h"
 
 namespace sluice::pipeline {
 
@@ -18,6 +19,10 @@ using catalog::Table;
 using catalog::TableIdent;
 
 namespace {
+
+// A batch smaller than this per lane is not split (the threads would cost
+// more than they save).
+constexpr size_t kMinRecordsPerLane = 512;
 
 int64_t NowMs() { return iceberg::NowMillis(); }
 
@@ -201,24 +206,37 @@ Status Pipeline::Recover() {
   for (const auto& [p, o] : committed_) sum += o;
   stats_.committed_offset_sum = sum;
 
+  source_description_ = source_->Describe();
+  int threads = options_.parallelism > 0 ? options_.parallelism : AvailableCores();
+  threads = std::clamp(threads, 1, kMaxParallelism);
+  pool_ = std::make_unique<TaskPool>(threads);
   if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(committed));
-  ASSIGN_OR_RETURN(decoder_, JsonDecoder::Make(options_.source_schema));
+  lanes_.resize(threads);
+  for (Lane& lane : lanes_) {
+    ASSIGN_OR_RETURN(lane.decoder, JsonDecoder::Make(options_.source_schema));
+  }
   last_checkpoint_ms_ = NowMs();
   return StartWriters();
 }
 
 Status Pipeline::StartWriters() {
-  auto make = [&](const Table& t) -> Result<std::unique_ptr<iceberg::DataWriter>> {
+  auto make = [&](const Table& t, int share) -> Result<std::unique_ptr<iceberg::DataWriter>> {
     ASSIGN_OR_RETURN(iceberg::DataWriterOptions o,
                      iceberg::DataWriterOptionsFromProperties(t.metadata().properties));
+    // The lanes' writers share the table's memory and open-file budgets.
+    o.memory_budget_bytes /= share;
+    o.max_open_files = std::max(1, o.max_open_files / share);
     o.before_create = [this](const std::string& path) {
+      std::lock_guard<std::mutex> lock(journal_mu_);
       return journal_->Record(epoch_, next_checkpoint_, path);
     };
     return iceberg::DataWriter::Make(io_, t.metadata(), std::move(o));
   };
-  ASSIGN_OR_RETURN(writer_, make(*table_));
-  ASSIGN_OR_RETURN(dlq_writer_, make(*dlq_table_));
-  rows_ = Batch::Make(options_.source_schema);
+  int lanes = static_cast<int>(lanes_.size());
+  for (Lane& lane : lanes_) {
+    ASSIGN_OR_RETURN(lane.writer, make(*table_, lanes));
+  }
+  ASSIGN_OR_RETURN(dlq_writer_, make(*dlq_table_, 1));
   dead_rows_ = Batch::Make(std::make_shared<Schema>(*dlq_table_->metadata().current_schema()));
   return Status::OK();
 }
@@ -228,62 +246,87 @@ void Pipeline::OnRecord(const SourceRecord& r) {
   stats_.bytes_in.fetch_add(static_cast<int64_t>(r.value.size()), std::memory_order_relaxed);
   dirty_ = true;
   newest_ingest_ms_ = std::max(newest_ingest_ms_, r.timestamp_ms);
-  int64_t before = rows_.num_rows();
-  Status st = decoder_->DecodeLine(r.value, r.offset, &rows_);
-  if (st.ok()) {
-    if (rows_.num_rows() > before) {
-      if (partition_names_.empty() || partition_names_[last_partition_] != r.partition) {
-        auto it = std::find(partition_names_.begin(), partition_names_.end(), r.partition);
-        last_partition_ = static_cast<uint32_t>(it - partition_names_.begin());
-        if (it == partition_names_.end()) partition_names_.push_back(r.partition);
-      }
-      origins_.push_back({last_partition_, r.offset, r.timestamp_ms});
-    }
-    return;
+  if (partition_names_.empty() || partition_names_[last_partition_] != r.partition) {
+    auto it = std::find(partition_names_.begin(), partition_names_.end(), r.partition);
+    last_partition_ = static_cast<uint32_t>(it - partition_names_.begin());
+    if (it == partition_names_.end()) partition_names_.push_back(r.partition);
   }
-  // The decoder left rows_ unchanged: the record becomes a dead letter.
-  AppendDeadLetter({r.value, &st, source_->Describe(), r.partition, r.offset, r.timestamp_ms * 1000,
-                    NowMs() * 1000, options_.name},
-                   &dead_rows_);
+  raw_records_.push_back(
+      {raw_.size(), r.value.size(), {last_partition_, r.offset, r.timestamp_ms}});
+  raw_.append(r.value);
+}
+
+Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
+  lane.rows = Batch::Make(options_.source_schema);
+  lane.origins.clear();
+  lane.dead = Batch::Make(dead_rows_.schema);
+  lane.written = 0;
+  for (size_t i = begin; i < end; ++i) {
+    const RawRecord& r = raw_records_[i];
+    std::string_view value(raw_.data() + r.begin, r.size);
+    int64_t before = lane.rows.num_rows();
+    Status st = lane.decoder->DecodeLine(value, r.origin.offset, &lane.rows);
+    if (st.ok()) {
+      if (lane.rows.num_rows() > before) lane.origins.push_back(r.origin);
+      continue;
+    }
+    // The decoder left the rows unchanged: the record becomes a dead letter.
+    AppendDeadLetter({value, &st, source_description_, partition_names_[r.origin.partition],
+                      r.origin.offset, r.origin.timestamp_ms * 1000, NowMs() * 1000, options_.name},
+                     &lane.dead);
+  }
+  if (options_.aggregate) return PrepareAggregate(lane);  // the windows write their own rows
+  Batch b = std::move(lane.rows);
+  if (options_.projection) {
+    std::vector<sql::RejectedRow> rejected;
+    ASSIGN_OR_RETURN(b, options_.projection(std::move(b), &rejected));
+    int64_t now_us = NowMs() * 1000;
+    for (const sql::RejectedRow& r : rejected) {
+      Status error = Status::Invalid("{}", r.error);
+      const RowOrigin& o = lane.origins[r.row];
+      AppendDeadLetter({r.payload, &error, source_description_, partition_names_[o.partition],
+                        o.offset, o.timestamp_ms * 1000, now_us, options_.name},
+                       &lane.dead);
+    }
+  }
+  RETURN_IF_ERROR_CTX(lane.writer->Write(b), "writing to {}", options_.target.ToString());
+  lane.written = b.num_rows();
+  return Status::OK();
 }
 
 Status Pipeline::FlushRows() {
-  if (rows_.num_rows() > 0) {
-    Batch b = std::move(rows_);
-    rows_ = Batch::Make(options_.source_schema);
-    std::vector<RowOrigin> origins = std::move(origins_);
-    origins_.clear();
-    if (options_.aggregate) {
-      // The windowed path writes the windows it closes itself.
-      Status st = FlushAggregate(std::move(b), origins);
-      partition_names_.clear();
-      RETURN_IF_ERROR(st);
-    } else if (options_.projection) {
-      std::vector<sql::RejectedRow> rejected;
-      ASSIGN_OR_RETURN(b, options_.projection(std::move(b), &rejected));
-      int64_t now_us = NowMs() * 1000;
-      for (const sql::RejectedRow& r : rejected) {
-        Status error = Status::Invalid("{}", r.error);
-        const RowOrigin& o = origins[r.row];
-        AppendDeadLetter({r.payload, &error, source_->Describe(), partition_names_[o.partition],
-                          o.offset, o.timestamp_ms * 1000, now_us, options_.name},
-                         &dead_rows_);
-      }
-    }
-    partition_names_.clear();
-    if (!options_.aggregate) {
-      int64_t n = b.num_rows();
-      RETURN_IF_ERROR_CTX(writer_->Write(b), "writing to {}", options_.target.ToString());
-      rows_pending_ += n;
-    }
-  }
-  if (dead_rows_.num_rows() > 0) {
-    RETURN_IF_ERROR_CTX(dlq_writer_->Write(dead_rows_), "writing dead letters of {}",
+  auto write_dead = [this](Batch& dead) -> Status {
+    if (dead.num_rows() == 0) return Status::OK();
+    RETURN_IF_ERROR_CTX(dlq_writer_->Write(dead), "writing dead letters of {}",
                         options_.target.ToString());
-    dead_pending_ += dead_rows_.num_rows();
-    dead_rows_ = Batch::Make(dead_rows_.schema);
+    dead_pending_ += dead.num_rows();
+    dead = Batch::Make(dead.schema);
+    return Status::OK();
+  };
+  if (!raw_records_.empty()) {
+    // Lanes of consecutive records, at once; then, in source order, their
+    // dead letters and (windowed) their rows into the windows.
+    size_t n = raw_records_.size();
+    int parts = static_cast<int>(std::clamp<size_t>(n / kMinRecordsPerLane, 1, lanes_.size()));
+    pool_->Run(parts, [&](int i) {
+      lanes_[i].status = RunLane(lanes_[i], n * i / parts, n * (i + 1) / parts);
+    });
+    Status st;
+    for (int i = 0; i < parts && st.ok(); ++i) {
+      Lane& lane = lanes_[i];
+      st = lane.status;
+      rows_pending_ += lane.written;
+      if (st.ok()) st = write_dead(lane.dead);
+      if (st.ok() && options_.aggregate) st = FeedAggregate(lane);
+      lane.rows = Batch{};
+      lane.input = Batch{};
+    }
+    raw_.clear();
+    raw_records_.clear();
+    partition_names_.clear();
+    RETURN_IF_ERROR(st);
   }
-  return Status::OK();
+  return write_dead(dead_rows_);
 }
 
 Result<int64_t> Pipeline::Step(int timeout_ms) {
@@ -294,7 +337,10 @@ Result<int64_t> Pipeline::Step(int timeout_ms) {
   int64_t lag = 0;
   for (const auto& [partition, n] : source_->Lag()) lag += n;
   stats_.source_lag = lag;
-  if (rows_.num_rows() + dead_rows_.num_rows() >= options_.batch_rows) RETURN_IF_ERROR(FlushRows());
+  if (static_cast<int64_t>(raw_records_.size()) + dead_rows_.num_rows() >= options_.batch_rows ||
+      static_cast<int64_t>(raw_.size()) >= options_.batch_bytes) {
+    RETURN_IF_ERROR(FlushRows());
+  }
   if (NowMs() - last_checkpoint_ms_ >= options_.commit_interval_ms) RETURN_IF_ERROR(Checkpoint());
   return n;
 }
@@ -315,7 +361,11 @@ Status Pipeline::Checkpoint() {
   if (!dirty_) return Status::OK();
   int64_t started = MonoMicros();
   RETURN_IF_ERROR(FlushRows());
-  ASSIGN_OR_RETURN(auto files, writer_->Close());
+  std::vector<iceberg::DataFile> files;
+  for (Lane& lane : lanes_) {
+    ASSIGN_OR_RETURN(auto closed, lane.writer->Close());
+    for (auto& f : closed) files.push_back(std::move(f));
+  }
   ASSIGN_OR_RETURN(auto dead_files, dlq_writer_->Close());
   KillPoint("pipeline.after_data_files");
 

@@ -3,11 +3,14 @@
 //
 // Loop: poll records from the source, decode them (FORMAT JSON) into column
 // batches, project them onto the target table's schema, and write them with
-// a partitioned DataWriter. Records that cannot be decoded become rows of the
-// dead-letter table `<table>__dlq`, and so do rows the projection rejects
-// (an expression failed on them; their payload is the decoded row
-// re-encoded as JSON). Every commit interval (and on Stop) a
-// checkpoint:
+// a partitioned DataWriter. A batch is split into `parallelism` lanes of
+// consecutive records, decoded, projected and written at once on that many
+// threads, each lane with its own writer (its own data files); the windowed
+// path decodes and filters in lanes and feeds the window operator in source
+// order, whose shards (by key hash, one per thread) take their rows at once. Records that cannot be
+// decoded become rows of the dead-letter table `<table>__dlq`, and so do rows the projection
+// rejects (an expression failed on them; their payload is the decoded row re-encoded as JSON).
+// Every commit interval (and on Stop) a checkpoint:
 //   1. closes the open data files (staged: each was recorded in the journal
 //      before it was created),
 //   2. commits one snapshot to the target table (and one to the dead-letter
@@ -29,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "catalog/table.h"
@@ -40,9 +44,10 @@
 
 namespace sluice {
 class JsonDecoder;
+class TaskPool;
 namespace operators {
 class WatermarkTracker;
-class WindowAggregate;
+class ShardedWindowAggregate;
 }  // namespace operators
 namespace iceberg {
 class DataWriter;
@@ -68,6 +73,9 @@ struct CheckpointReport {
 using Projection =
     std::function<Result<Batch>(Batch&& source_rows, std::vector<sql::RejectedRow>* rejected)>;
 
+// The most threads one pipeline takes.
+constexpr int kMaxParallelism = 64;
+
 struct PipelineOptions {
   std::string name;  // the pipeline's id, stored in every snapshot it commits
   catalog::TableIdent target;
@@ -83,8 +91,13 @@ struct PipelineOptions {
   int64_t commit_interval_ms = 1000;
   // Local state (the staged-file journal) lives here.
   std::string state_dir;
-  // Rows buffered before a batch is projected and written.
+  // Threads that decode, project and write at once (0: every core the
+  // process may use, at most kMaxParallelism).
+  int parallelism = 0;
+  // Records (or bytes of them) buffered before a batch is decoded, projected
+  // and written.
   int64_t batch_rows = 16 * 1024;
+  int64_t batch_bytes = 64 << 20;
   int64_t poll_bytes = 4 << 20;
   catalog::CommitOptions commit;
   // Called on the pipeline's thread after each committed checkpoint.
@@ -169,20 +182,46 @@ class Pipeline {
 
   Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions options,
            std::unique_ptr<Source> source);
+  // A record polled but not yet decoded: its value is raw_[begin, begin + size).
+  struct RawRecord {
+    size_t begin, size;
+    RowOrigin origin;
+  };
+  // One thread's share of a batch: its decoder and writer, and what it made
+  // of its records.
+  struct Lane {
+    std::unique_ptr<JsonDecoder> decoder;
+    std::unique_ptr<iceberg::DataWriter> writer;
+    Batch rows;                      // decoded (source schema)
+    std::vector<RowOrigin> origins;  // of rows
+    Batch input;                     // windowed path: the operator's columns of rows...
+    std::vector<int64_t> row_of;     // ...and the row each came from
+    Batch dead;                      // dead letters
+    int64_t written = 0;             // rows written
+    Status status;
+  };
+
   Status Recover();
   Status StartWriters();
   Status FlushRows();
+  // Decodes raw records [begin, end) into `lane`, dead-letters what fails,
+  // and projects and writes the rows (or prepares them for the windows).
+  Status RunLane(Lane& lane, size_t begin, size_t end);
   void OnRecord(const SourceRecord& r);
   Status CheckEpoch();
-  // pipeline_aggregate.cc: the windowed path.
+  // pipeline_aggregate.cc: the windowed path. PrepareAggregate runs in a
+  // lane (WHERE and the operator's columns); FeedAggregate takes the lanes
+  // in source order (watermarks, the windows, emitting closed ones).
   Status StartAggregate(const std::optional<CommittedCheckpoint>& committed);
-  Status FlushAggregate(Batch rows, const std::vector<RowOrigin>& origins);
+  Status PrepareAggregate(Lane& lane);
+  Status FeedAggregate(Lane& lane);
   Status EmitWindows(int64_t watermark);
   // Writes the state file of the checkpoint being taken and sets its
   // property in `update`; `superseded` gets the files the commit retires.
   Status SaveState(catalog::TableUpdate* update, std::vector<std::string>* superseded);
   void DeadLetterRow(std::string_view payload, const std::string& error,
-                     const std::string& partition, int64_t offset, int64_t ingested_ms);
+                     const std::string& partition, int64_t offset, int64_t ingested_ms,
+                     Batch* dead);
 
   catalog::Catalog& catalog_;
   FileIO& io_;
@@ -191,14 +230,16 @@ class Pipeline {
   std::unique_ptr<catalog::Table> table_;
   std::unique_ptr<catalog::Table> dlq_table_;
   std::unique_ptr<StagedJournal> journal_;
-  std::unique_ptr<JsonDecoder> decoder_;
-  std::unique_ptr<iceberg::DataWriter> writer_;
+  std::mutex journal_mu_;  // lanes' writers record their files at once
+  std::string source_description_;
+  std::unique_ptr<TaskPool> pool_;
+  std::vector<Lane> lanes_;  // lanes_[0]'s writer also takes the windows' rows
   std::unique_ptr<iceberg::DataWriter> dlq_writer_;
-  Batch rows_;  // decoded, not yet written (source schema)
-  std::vector<RowOrigin> origins_;
-  std::vector<std::string> partition_names_;  // of the rows in rows_
+  std::string raw_;  // values of raw_records_
+  std::vector<RawRecord> raw_records_;
+  std::vector<std::string> partition_names_;  // of the records in raw_records_
   uint32_t last_partition_ = 0;
-  Batch dead_rows_;  // dead letters not yet written
+  Batch dead_rows_;  // dead letters not yet written (of the windowed path)
   int64_t epoch_ = 0;
   int64_t next_checkpoint_ = 1;
   Positions committed_;
@@ -210,7 +251,7 @@ class Pipeline {
   std::atomic<bool> stop_{false};
   PipelineStats stats_;
   // Windowed aggregations only.
-  std::unique_ptr<operators::WindowAggregate> window_;
+  std::unique_ptr<operators::ShardedWindowAggregate> window_;  // a shard per thread
   std::unique_ptr<operators::WatermarkTracker> watermarks_;
   std::vector<std::string> state_files_;          // of the last committed checkpoint, base first
   std::vector<std::string> pending_state_files_;  // of the checkpoint being taken

@@ -7,8 +7,8 @@
 #include "common/kill_point.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
+#include "operators/sharded_window_aggregate.h"
 #include "operators/watermark.h"
-#include "operators/window_aggregate.h"
 #include "pipeline/pipeline.h"
 
 namespace sluice::pipeline {
@@ -37,15 +37,17 @@ std::string PlanFingerprint(const operators::WindowAggregateOptions& w) {
 }  // namespace
 
 void Pipeline::DeadLetterRow(std::string_view payload, const std::string& error,
-                             const std::string& partition, int64_t offset, int64_t ingested_ms) {
+                             const std::string& partition, int64_t offset, int64_t ingested_ms,
+                             Batch* dead) {
   Status st = Status::Invalid("{}", error);
-  AppendDeadLetter({payload, &st, source_->Describe(), partition, offset, ingested_ms * 1000,
+  AppendDeadLetter({payload, &st, source_description_, partition, offset, ingested_ms * 1000,
                     iceberg::NowMillis() * 1000, options_.name},
-                   &dead_rows_);
+                   dead);
 }
 
 Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& committed) {
-  ASSIGN_OR_RETURN(window_, operators::WindowAggregate::Make(options_.aggregate->window));
+  ASSIGN_OR_RETURN(
+      window_, operators::ShardedWindowAggregate::Make(options_.aggregate->window, pool_.get()));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
                                                               options_.idle_timeout_ms);
   state_files_.clear();
@@ -96,10 +98,41 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
   return watermarks_->Decode(j["watermark"].get<std::string>());
 }
 
-Status Pipeline::FlushAggregate(Batch rows, const std::vector<RowOrigin>& origins) {
+Status Pipeline::PrepareAggregate(Lane& lane) {
   const sql::AggregatePlan& plan = *options_.aggregate;
+  Batch& rows = lane.rows;
   int64_t n = rows.num_rows();
-  // 1. The watermark before each row, advanced by each row's event time.
+  // WHERE and the operator's columns, with each row's index ($row).
+  Column index(DataType::Long());
+  index.ResizeFixed(n);
+  for (int64_t i = 0; i < n; ++i) index.mutable_data<int64_t>()[i] = i;
+  rows.columns.push_back(std::move(index));
+  rows.schema = plan.pre.source_schema;
+  std::vector<sql::RejectedRow> rejected;
+  auto input = sql::ApplyPlanKeepingSource(plan.pre, rows, &rejected);
+  rows.columns.pop_back();
+  rows.schema = options_.source_schema;
+  RETURN_IF_ERROR(input.status());
+  lane.input = std::move(*input);
+  for (const sql::RejectedRow& r : rejected) {
+    const RowOrigin& o = lane.origins[r.row];
+    std::string payload;
+    AppendJsonRow(rows, r.row, &payload);
+    DeadLetterRow(payload, r.error, partition_names_[o.partition], o.offset, o.timestamp_ms,
+                  &lane.dead);
+  }
+  const Column& row_of = lane.input.columns[0];
+  lane.row_of.assign(row_of.data<int64_t>(), row_of.data<int64_t>() + row_of.size());
+  lane.input.columns.erase(lane.input.columns.begin());
+  return Status::OK();
+}
+
+Status Pipeline::FeedAggregate(Lane& lane) {
+  const sql::AggregatePlan& plan = *options_.aggregate;
+  const Batch& rows = lane.rows;
+  int64_t n = rows.num_rows();
+  // 1. The watermark before each row (every decoded row, filtered or not),
+  //    advanced by each row's event time.
   std::vector<int64_t> before(n);
   const Column& time = rows.columns[plan.time_column];
   int64_t now = iceberg::NowMillis();
@@ -108,41 +141,24 @@ Status Pipeline::FlushAggregate(Batch rows, const std::vector<RowOrigin>& origin
     before[i] = watermarks_->current();
     if (time.IsNull(i)) continue;
     const std::string& partition =
-        options_.one_watermark_partition ? kOne : partition_names_[origins[i].partition];
+        options_.one_watermark_partition ? kOne : partition_names_[lane.origins[i].partition];
     watermarks_->Observe(partition, time.Value<int64_t>(i), now);
   }
   watermarks_->CheckIdle(now);
 
-  // 2. WHERE and the operator's columns, with each row's index ($row).
-  Column index(DataType::Long());
-  index.ResizeFixed(n);
-  for (int64_t i = 0; i < n; ++i) index.mutable_data<int64_t>()[i] = i;
-  rows.columns.push_back(std::move(index));
-  rows.schema = plan.pre.source_schema;
-  std::vector<sql::RejectedRow> rejected;
-  ASSIGN_OR_RETURN(Batch input, sql::ApplyPlanKeepingSource(plan.pre, rows, &rejected));
-  rows.columns.pop_back();
-  rows.schema = options_.source_schema;
-  for (const sql::RejectedRow& r : rejected) {
-    const RowOrigin& o = origins[r.row];
-    std::string payload;
-    AppendJsonRow(rows, r.row, &payload);
-    DeadLetterRow(payload, r.error, partition_names_[o.partition], o.offset, o.timestamp_ms);
-  }
-
-  // 3. Into the windows; rows whose windows all closed are late.
-  Column row_of = std::move(input.columns[0]);
-  input.columns.erase(input.columns.begin());
+  // 2. Into the windows; rows whose windows all closed are late.
+  Batch& input = lane.input;
   std::vector<int64_t> watermarks(input.num_rows());
-  for (int64_t i = 0; i < input.num_rows(); ++i) watermarks[i] = before[row_of.Value<int64_t>(i)];
+  for (int64_t i = 0; i < input.num_rows(); ++i) watermarks[i] = before[lane.row_of[i]];
   std::vector<operators::LateRow> late;
   window_->Add(input, watermarks, &late);
   for (const operators::LateRow& l : late) {
-    int64_t r = row_of.Value<int64_t>(l.row);
-    const RowOrigin& o = origins[r];
+    int64_t r = lane.row_of[l.row];
+    const RowOrigin& o = lane.origins[r];
     std::string payload;
     AppendJsonRow(rows, r, &payload);
-    DeadLetterRow(payload, l.reason, partition_names_[o.partition], o.offset, o.timestamp_ms);
+    DeadLetterRow(payload, l.reason, partition_names_[o.partition], o.offset, o.timestamp_ms,
+                  &dead_rows_);
   }
   return EmitWindows(watermarks_->current());
 }
@@ -151,14 +167,19 @@ Status Pipeline::EmitWindows(int64_t watermark) {
   std::vector<operators::FailedGroup> failed;
   ASSIGN_OR_RETURN(Batch closed, window_->Emit(watermark, &failed));
   int64_t now = iceberg::NowMillis();
-  for (const operators::FailedGroup& f : failed) DeadLetterRow(f.payload, f.reason, "", -1, now);
+  for (const operators::FailedGroup& f : failed) {
+    DeadLetterRow(f.payload, f.reason, "", -1, now, &dead_rows_);
+  }
   if (closed.num_rows() == 0) return Status::OK();
   std::vector<sql::RejectedRow> rejected;
   ASSIGN_OR_RETURN(Batch out,
                    sql::ApplyPlanKeepingSource(options_.aggregate->post, closed, &rejected));
-  for (const sql::RejectedRow& r : rejected) DeadLetterRow(r.payload, r.error, "", -1, now);
+  for (const sql::RejectedRow& r : rejected) {
+    DeadLetterRow(r.payload, r.error, "", -1, now, &dead_rows_);
+  }
   if (out.num_rows() == 0) return Status::OK();
-  RETURN_IF_ERROR_CTX(writer_->Write(out), "writing to {}", options_.target.ToString());
+  // One writer, so that the table holds the windows in the order they closed.
+  RETURN_IF_ERROR_CTX(lanes_[0].writer->Write(out), "writing to {}", options_.target.ToString());
   rows_pending_ += out.num_rows();
   return Status::OK();
 }

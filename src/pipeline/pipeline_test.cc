@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "columnar/sql_schema.h"
@@ -247,6 +248,62 @@ TEST_F(PipelineTest, BadConfigurationIsRefused) {
   o = Options();
   o.target = TableIdent{{"lake"}, "missing"};
   ASSERT_ERROR(Open(o), StatusCode::kNotFound, "missing");
+}
+
+// Lanes (parallelism): the same events give the same rows, dead letters and
+// offsets on one thread and on three; each lane writes its own files, and one
+// checkpoint commits them all in one snapshot.
+TEST_F(PipelineTest, LanesOfAnyParallelismCommitTheSameRowsAndDeadLettersOnce) {
+  struct Outcome {
+    std::vector<std::string> rows;
+    std::vector<std::pair<int64_t, std::string>> dead;  // offset, payload
+    std::string offsets;
+    int64_t files = 0, snapshots = 0;
+  };
+  auto run = [&](int parallelism) {
+    Reset();
+    std::vector<std::string> recs;
+    for (int64_t i = 0; i < 6000; ++i) {
+      recs.push_back(i % 997 == 5 ? fmt::format(R"({{"id": broken {})", i) : Event(i));
+    }
+    EXPECT_OK(log_->Append(recs).status());
+    PipelineOptions o = Options();
+    o.parallelism = parallelism;
+    o.batch_rows = 4096;  // batches of at least 4096 records: three lanes
+    Outcome out;
+    auto p = Open(o);
+    EXPECT_OK(p.status());
+    if (!p.ok()) return out;
+    Consume(**p);
+    EXPECT_OK((*p)->Checkpoint());
+    out.rows = Rows(target_);
+    for (const std::string& r : Rows(DeadLetterTable(target_))) {
+      auto j = nlohmann::json::parse(r);
+      out.dead.emplace_back(j["offset"].get<int64_t>(), j["payload"].get<std::string>());
+    }
+    std::sort(out.dead.begin(), out.dead.end());
+    const iceberg::Snapshot* s = Current();
+    EXPECT_NE(s, nullptr);
+    if (s == nullptr) return out;
+    out.offsets = s->summary.at("sluice.offsets");
+    out.files = std::stoll(s->summary.at("added-data-files"));
+    out.snapshots = static_cast<int64_t>(table_->metadata().snapshots.size());
+    return out;
+  };
+  Outcome one = run(1);
+  Outcome three = run(3);
+  EXPECT_EQ(one.rows.size(), 6000u - 7);
+  EXPECT_EQ(testing::LeadingIds(one.rows).count(5), 0u);
+  EXPECT_EQ(one.rows, three.rows);
+  ASSERT_EQ(one.dead.size(), 7u);
+  EXPECT_EQ(one.dead, three.dead);
+  EXPECT_EQ(one.dead[1], std::make_pair(int64_t{1002}, std::string(R"({"id": broken 1002)")));
+  EXPECT_EQ(one.offsets, R"({"events_in":{"0":6000}})");
+  EXPECT_EQ(three.offsets, one.offsets);
+  EXPECT_EQ(one.snapshots, 1);
+  EXPECT_EQ(three.snapshots, 1);
+  EXPECT_EQ(one.files, 3) << "one file per day partition";
+  EXPECT_EQ(three.files, 9) << "three lanes, each with a file per day partition";
 }
 
 }  // namespace

@@ -286,7 +286,7 @@ bool RetryInPlace(const Status& st) {
 // a backoff (doubling up to retry_max_ms) opened again, which recovers it exactly
 // as a restart of the process would. Ingest goes on meanwhile (into the log, up
 // to the backpressure limit) and /healthz reports the failure.
-Status Runtime::AwaitUpstream(Running* r) {
+Status Runtime::AwaitUpstream(Running* r, int64_t* backoff_ms) {
   if (!options_.bounded || r->upstream.empty()) return Status::OK();
   // A bounded run reads a chained table to what its writers committed by
   // their end: wait for them, then open the source again to see it.
@@ -299,20 +299,46 @@ Status Runtime::AwaitUpstream(Running* r) {
     std::lock_guard<std::mutex> lock(r->mu);
     r->pipeline.reset();  // releases its journal for the new one
   }
-  ASSIGN_OR_RETURN(auto source, r->open_source());
-  ASSIGN_OR_RETURN(auto reopened, Pipeline::Open(catalog_, io_, r->options, std::move(source)));
-  std::lock_guard<std::mutex> lock(r->mu);
-  r->pipeline = std::move(reopened);
-  return Status::OK();
+  return Reopen(r, backoff_ms, /*wait_first=*/false);
+}
+
+Status Runtime::Reopen(Running* r, int64_t* backoff_ms, bool wait_first) {
+  for (bool wait = wait_first;; wait = true) {
+    if (wait) {
+      for (int64_t waited = 0; waited < *backoff_ms && !stopping_.load(); waited += 10) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      *backoff_ms = std::min(*backoff_ms * 2, options_.retry_max_ms);
+    }
+    if (stopping_.load()) return Status::OK();
+    auto reopened = [&]() -> Result<std::unique_ptr<Pipeline>> {
+      ASSIGN_OR_RETURN(auto source, r->open_source());
+      return Pipeline::Open(catalog_, io_, r->options, std::move(source));
+    }();
+    if (reopened.ok()) {
+      std::lock_guard<std::mutex> lock(r->mu);
+      r->pipeline = std::move(*reopened);
+      return Status::OK();
+    }
+    if (!RetryInPlace(reopened.status())) return reopened.status();
+    std::fprintf(stderr, "sluice: pipeline %s could not open, retrying in %lld ms: %s\n",
+                 r->name.c_str(), static_cast<long long>(*backoff_ms),
+                 PrintableText(reopened.status().ToString()).c_str());
+    r->retrying = true;
+    std::lock_guard<std::mutex> lock(r->mu);
+    r->last_error = reopened.status().ToString();
+  }
 }
 
 void Runtime::RunPipeline(Running* r) {
   int64_t backoff_ms = options_.retry_initial_ms;
-  Status st = AwaitUpstream(r);
-  if (!st.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (first_error_.ok()) first_error_ = st;
-    stopping_.store(true);
+  Status st = AwaitUpstream(r, &backoff_ms);
+  if (!st.ok() || r->pipeline == nullptr) {  // failed, or stopped while waiting
+    if (!st.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (first_error_.ok()) first_error_ = st;
+      stopping_.store(true);
+    }
     r->done.store(true);
     return;
   }
@@ -339,26 +365,8 @@ void Runtime::RunPipeline(Running* r) {
       r->pipeline.reset();  // releases its journal; its staged files stay for recovery
     }
     // Reopen (recover) after the backoff, again and again while it fails likewise.
-    while (!stopping_.load()) {
-      for (int64_t waited = 0; waited < backoff_ms && !stopping_.load(); waited += 10) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      if (stopping_.load()) break;
-      backoff_ms = std::min(backoff_ms * 2, options_.retry_max_ms);
-      auto reopened = [&]() -> Result<std::unique_ptr<Pipeline>> {
-        ASSIGN_OR_RETURN(auto source, r->open_source());
-        return Pipeline::Open(catalog_, io_, r->options, std::move(source));
-      }();
-      if (reopened.ok()) {
-        std::lock_guard<std::mutex> lock(r->mu);
-        r->pipeline = std::move(*reopened);
-        break;
-      }
-      st = reopened.status();
-      if (!RetryInPlace(st)) break;
-      std::lock_guard<std::mutex> lock(r->mu);
-      r->last_error = st.ToString();
-    }
+    Status reopened = Reopen(r, &backoff_ms, /*wait_first=*/true);
+    if (!reopened.ok()) st = reopened;
     if (r->pipeline == nullptr) break;  // stopped while failing, or a fatal error
     // `retrying` (and the longer backoff) last until the new run commits.
   }

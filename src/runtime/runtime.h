@@ -122,7 +122,13 @@ class Runtime : public server::IngestTarget {
   Status RegisterPipelineMetrics(Running* r, PipelineOptions& o);
   void RefreshMetrics();
   void RunPipeline(Running* r);
-  Status AwaitUpstream(Running* r);
+  // A bounded run's chained pipeline: waits for its upstream pipelines to
+  // end, then reopens it to read what they committed.
+  Status AwaitUpstream(Running* r, int64_t* backoff_ms);
+  // Opens r's pipeline again (recovering, as a restart would), after the
+  // backoff when `wait_first`, and again with a doubling backoff while it
+  // fails with a storage error. OK with no pipeline: stopped meanwhile.
+  Status Reopen(Running* r, int64_t* backoff_ms, bool wait_first);
   Status RunUntilStopOrFailure(Running& r);
   void ApplyRetention();
 

@@ -494,6 +494,18 @@ Result<ExprBinder::Typed> ExprBinder::BindCompare(const Expr& e, Op op, Typed a,
   // itself (the value of CASE x WHEN value).
   const Expr& at_a = !e.args.empty() ? e.args[0] : e;
   const Expr& at_b = e.args.size() > 1 ? e.args[1] : e;
+  if (common->id() == TypeId::kDecimal && a.node && b.node) {
+    // Decimals whose common type would need more than 38 digits (DECIMAL(38,0)
+    // against 0.5): each side keeps its own scale and the kernel compares the
+    // scaled values exactly, so no value fails a cast to a capped type.
+    TypePtr ta = AsDecimal(*a.type()), tb = AsDecimal(*b.type());
+    int whole = std::max(ta->precision() - ta->scale(), tb->precision() - tb->scale());
+    if (whole + std::max(ta->scale(), tb->scale()) > 38) {
+      ASSIGN_OR_RETURN(NodePtr x, Coerce(a, ta, at_a));
+      ASSIGN_OR_RETURN(NodePtr y, Coerce(b, tb, at_b));
+      return Typed{Call(e, op, DataType::Boolean(), {x, y}), nullptr};
+    }
+  }
   ASSIGN_OR_RETURN(NodePtr x, Coerce(a, common, at_a));
   ASSIGN_OR_RETURN(NodePtr y, Coerce(b, common, at_b));
   return Typed{Call(e, op, DataType::Boolean(), {x, y}), nullptr};

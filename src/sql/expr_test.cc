@@ -14,7 +14,8 @@ namespace sluice::sql {
 namespace {
 
 constexpr std::string_view kSource =
-    "id BIGINT, a INT, b INT, l BIGINT, d DOUBLE, m DECIMAL(10,2), s STRING, ts TIMESTAMPTZ";
+    "id BIGINT, a INT, b INT, l BIGINT, d DOUBLE, m DECIMAL(10,2), s STRING, ts TIMESTAMPTZ, "
+    "big DECIMAL(38,0), w DECIMAL(38,10)";
 
 struct Output {
   std::vector<std::string> rows;  // JSON objects
@@ -100,6 +101,34 @@ TEST(ExprTest, DecimalsAreExactAndLiteralsTakeTheirSqlTypes) {
             R"({"id":1,"x":"24.70","y":"908.000","z":"12.355","r":"12.4","f":"12","e":0.5})");
   EXPECT_EQ(out.rows[1],
             R"({"id":2,"x":"-24.70","y":"2.724","z":"-12.345","r":"-12.4","f":"-13","e":2})");
+}
+
+TEST(ExprTest, DecimalsOfThirtyEightDigitsCompareExactlyWithOtherScales) {
+  // DECIMAL(38,0) against 0.5 or DECIMAL(38,10) has no common 38-digit type:
+  // the scaled values are compared, so no row fails a capped cast.
+  const std::string nines(38, '9');
+  ASSERT_OK_AND_ASSIGN(
+      Output out,
+      Project("SELECT id FROM s WHERE big > 0.5 AND big >= w AND NOT big < 1 AND big <> w",
+              "id BIGINT",
+              {fmt::format(R"({{"id":1,"big":"{}","w":"-1.5"}})", nines),
+               fmt::format(R"({{"id":2,"big":"-{}","w":"0"}})", nines),
+               R"({"id":3,"big":"0","w":"-0.25"})", R"({"id":4,"big":"1","w":"1.0000000000"})",
+               R"({"id":5,"big":"2","w":"1.9999999999"})",
+               fmt::format(R"({{"id":6,"big":"1","w":"{}.5"}})", std::string(27, '9'))}));
+  EXPECT_TRUE(out.rejected.empty()) << out.rejected[0].error;
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[0], R"({"id":1})");
+  EXPECT_EQ(out.rows[1], R"({"id":5})");
+
+  ASSERT_OK_AND_ASSIGN(out, Project("SELECT id, big = w, w BETWEEN big AND 1.5 FROM s",
+                                    "id BIGINT, e BOOLEAN, b BOOLEAN",
+                                    {R"({"id":1,"big":"1","w":"1.0000000000"})",
+                                     fmt::format(R"({{"id":2,"big":"-{}","w":"0.1"}})", nines)}));
+  EXPECT_TRUE(out.rejected.empty()) << out.rejected[0].error;
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[0], R"({"id":1,"e":true,"b":true})");
+  EXPECT_EQ(out.rows[1], R"({"id":2,"e":false,"b":true})");
 }
 
 TEST(ExprTest, StringsCastsAndTime) {

@@ -34,10 +34,7 @@ PORT=$(( 20000 + RANDOM % 12000 ))
 URL=http://127.0.0.1:$PORT
 CONNECTOR="connector = 'http'"
 if [ -n "$KAFKA_MOCK" ]; then
-  "$KAFKA_MOCK" --topic events:4 > "$W/bootstrap" 2> "$W/mock.log" & MOCK_PID=$!
-  for _ in $(seq 1 100); do [ -s "$W/bootstrap" ] && break; sleep 0.05; done
-  BOOTSTRAP=$(head -n1 "$W/bootstrap")
-  [ -n "$BOOTSTRAP" ] || { cat "$W/mock.log"; echo "FAILED: the Kafka mock did not start"; exit 1; }
+  start_kafka_mock "$KAFKA_MOCK" "$W" events:4
   CONNECTOR="connector = 'kafka', brokers = '$BOOTSTRAP', topic = 'events'"
   echo "source: Kafka (mock cluster at $BOOTSTRAP)"
 else

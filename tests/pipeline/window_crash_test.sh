@@ -10,18 +10,27 @@
 # hold the same late events. Every window is thus committed exactly once, with
 # the state of the committed checkpoint, whatever the kills.
 #
-# Usage: window_crash_test.sh SLUICE_BINARY [KILLS]  (default $SLUICE_CRASH_KILLS
-# or 100)
+# With a third argument, the path of sluice-kafka-mock, the events go through
+# Kafka instead: kcat produces them into a one-partition topic of librdkafka's
+# mock cluster (one partition: the order of the events, and so which ones are
+# late, is the file's, as in the bounded run).
+#
+# Usage: window_crash_test.sh SLUICE_BINARY [KILLS [KAFKA_MOCK]]  (KILLS empty
+# or "-": $SLUICE_CRASH_KILLS, else 100)
 set -euo pipefail
 source "$(dirname "$0")/lib/crash.sh"
 SLUICE=$(realpath "$1")
-KILLS=${2:-${SLUICE_CRASH_KILLS:-100}}
+KILLS=${2:-}
+[ "$KILLS" != - ] || KILLS=
+KILLS=${KILLS:-${SLUICE_CRASH_KILLS:-100}}
+KAFKA_MOCK=${3:-}
 EVENTS=6000
 PER=100
 W=$(mktemp -d /tmp/sluice-wcrash.XXXXXX)
 SERVER_PID=
+MOCK_PID=
 cleanup() {
-  kill_all "$SERVER_PID"
+  kill_all "$SERVER_PID" "$MOCK_PID"
   rm -rf "$W"
 }
 trap cleanup EXIT
@@ -60,7 +69,15 @@ CREATE PIPELINE sessions WITH (commit_interval = '150ms') AS INSERT INTO lake.se
   GROUP BY window_start, window_end, k;
 SQL
 }
-script "connector = 'http'" > "$W/stream.sql"
+CONNECTOR="connector = 'http'"
+if [ -n "$KAFKA_MOCK" ]; then
+  start_kafka_mock "$KAFKA_MOCK" "$W" ev:1
+  CONNECTOR="connector = 'kafka', brokers = '$BOOTSTRAP', topic = 'ev'"
+  echo "source: Kafka (mock cluster at $BOOTSTRAP, one partition)"
+else
+  echo "source: HTTP"
+fi
+script "$CONNECTOR" > "$W/stream.sql"
 script "connector = 'file', path = '$W/files'" > "$W/batch.sql"
 
 KILL_POINTS=(pipeline.after_state_file pipeline.after_data_files catalog.before_swap
@@ -77,7 +94,11 @@ producer() {
   local b
   for b in $(seq 1 "$batches"); do
     sed -n "$(( (b - 1) * PER + 1 )),$(( b * PER ))p" "$W/events.jsonl" > "$W/body"
-    post_until_acked "$URL" ev "b-$b" "$W/body"
+    if [ -n "$KAFKA_MOCK" ]; then
+      kcat -b "$BOOTSTRAP" -P -t ev < "$W/body"  # one message per line
+    else
+      post_until_acked "$URL" ev "b-$b" "$W/body"
+    fi
     echo "$b" > "$W/acked"
     sleep "$PACE"  # spread the events over the kills
   done

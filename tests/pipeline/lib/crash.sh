@@ -33,3 +33,14 @@ kill_all() {
   [ -z "$kids" ] || kill $kids 2>/dev/null || true
   wait 2>/dev/null || true
 }
+
+# start_kafka_mock MOCK DIR TOPIC:PARTITIONS: starts sluice-kafka-mock with that
+# topic in the background; sets MOCK_PID and BOOTSTRAP (its broker list), or
+# exits the test when it does not start.
+start_kafka_mock() {
+  local mock=$1 dir=$2 topic=$3
+  "$mock" --topic "$topic" > "$dir/bootstrap" 2> "$dir/mock.log" & MOCK_PID=$!
+  for _ in $(seq 1 100); do [ -s "$dir/bootstrap" ] && break; sleep 0.05; done
+  BOOTSTRAP=$(head -n1 "$dir/bootstrap")
+  [ -n "$BOOTSTRAP" ] || { cat "$dir/mock.log"; echo "FAILED: the Kafka mock did not start"; exit 1; }
+}
