@@ -4,7 +4,7 @@
 # to a zstd Parquet file) measured in the same run. See bench/README.md "Nexmark".
 #   bench/nexmark/nexmark.sh [build dir]   (default build)
 # Env: NEXMARK_BIDS (default 2000000), NEXMARK_RATE (event-time events/s, default 100000),
-# NEXMARK_PARALLEL (default 2: each query runs again with that `parallelism`, for the
+# NEXMARK_QUERIES (default "q0 q1 q2 q5 q7"), NEXMARK_PARALLEL (default 2: each query runs again with that `parallelism`, for the
 # wall-clock speedup over one thread; 1 skips it),
 # NEXMARK_KEEP=1 keeps the temp dir (events, SQL scripts, warehouses, DuckDB's files).
 # Each figure is events per CPU-second (user + system of the whole process, from
@@ -18,7 +18,7 @@ sluice=$build/sluice
 bids=${NEXMARK_BIDS:-2000000}
 rate=${NEXMARK_RATE:-100000}
 parallel=${NEXMARK_PARALLEL:-2}
-queries=(q0 q1 q2 q5 q7)
+read -r -a queries <<< "${NEXMARK_QUERIES:-q0 q1 q2 q5 q7}"
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 [ -e "$sluice" ] || { echo "build sluice first ($sluice)" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sluice-nexmark-XXXXXX")

@@ -7,57 +7,77 @@
 #include <cstdlib>
 
 namespace sluice {
+namespace {
 
-TaskPool::TaskPool(int threads) {
-  for (int i = 1; i < std::max(threads, 1); ++i) workers_.emplace_back([this, i] { Work(i); });
+void Check(bool ok, const char* what, int parts, int workers) {
+  if (ok) return;
+  std::fprintf(stderr, "TaskPool: %s of %d parts on %d workers\n", what, parts, workers);
+  std::abort();
+}
+
+}  // namespace
+
+TaskPool::TaskPool(int workers) {
+  for (int i = 1; i <= std::max(workers, 0); ++i) threads_.emplace_back([this, i] { Work(i); });
 }
 
 TaskPool::~TaskPool() {
+  Wait();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   start_.notify_all();
-  for (std::thread& t : workers_) t.join();
+  for (std::thread& t : threads_) t.join();
+}
+
+void TaskPool::Dispatch(std::function<void(int)> fn, int parts, int offset, int running) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Check(running_ == 0, "a job started while another runs", parts, workers());
+    job_ = std::move(fn);
+    parts_ = parts;
+    offset_ = offset;
+    running_ = running;
+    ++generation_;
+  }
+  start_.notify_all();
 }
 
 void TaskPool::Run(int parts, const std::function<void(int)>& fn) {
-  if (parts > threads()) {
-    std::fprintf(stderr, "TaskPool::Run: %d parts on %d threads\n", parts, threads());
-    std::abort();
-  }
+  Check(parts <= threads(), "Run", parts, workers());
   if (parts <= 0) return;
-  if (parts > 1) {
-    std::lock_guard<std::mutex> lock(mu_);
-    job_ = &fn;
-    parts_ = parts;
-    running_ = parts - 1;
-    ++generation_;
-  }
-  if (parts > 1) start_.notify_all();
+  if (parts > 1) Dispatch(fn, parts, 0, parts - 1);
   fn(0);
-  if (parts > 1) {
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [this] { return running_ == 0; });
-    job_ = nullptr;
-  }
+  if (parts > 1) Wait();
+}
+
+void TaskPool::Start(int parts, std::function<void(int)> fn) {
+  Check(parts <= workers(), "Start", parts, workers());
+  if (parts <= 0) return;
+  Dispatch(std::move(fn), parts, 1, parts);
+}
+
+void TaskPool::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  done_.wait(lock, [this] { return running_ == 0; });
 }
 
 void TaskPool::Work(int index) {
   int64_t seen = 0;
   for (;;) {
-    const std::function<void(int)>* job;
+    int part;
     {
       std::unique_lock<std::mutex> lock(mu_);
       start_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
-      if (index >= parts_) continue;
-      job = job_;
+      part = index - offset_;
+      if (part < 1 - offset_ || part >= parts_) continue;
     }
-    (*job)(index);
+    job_(part);  // job_ is not replaced before every part has returned
     std::lock_guard<std::mutex> lock(mu_);
-    if (--running_ == 0) done_.notify_one();
+    if (--running_ == 0) done_.notify_all();
   }
 }
 

@@ -2,13 +2,16 @@
 // pipeline that uses every core (docs/pipelines.md "Parallelism").
 //
 // Run(parts, fn) calls fn(0) .. fn(parts - 1), part 0 on the calling thread
-// and the others on the pool's workers, and returns once every call has
-// returned: a fork-join, so the caller sees every part's effects after Run.
-// A pool of `threads` runs up to `threads` parts at once (threads - 1 workers
-// besides the caller); Run with more parts than that is a bug (checked).
-// Parts must not throw.
+// and the others on the workers, and returns once every call has returned: a
+// fork-join, so the caller sees every part's effects after Run.
+// Start(parts, fn) runs every part on the workers and returns at once, so the
+// caller can do other work meanwhile; Wait() returns once they have all
+// returned (and the caller sees their effects). One job at a time: no Run or
+// Start between a Start and its Wait.
+// A pool of `workers` runs Run jobs of up to workers + 1 parts and Start jobs
+// of up to `workers` parts; more is a bug (checked). Parts must not throw.
 //
-// Thread-safety: Run from one thread at a time (the pipeline's).
+// Thread-safety: Run, Start and Wait from one thread at a time.
 #pragma once
 
 #include <condition_variable>
@@ -22,24 +25,31 @@ namespace sluice {
 
 class TaskPool {
  public:
-  explicit TaskPool(int threads);
-  ~TaskPool();
+  explicit TaskPool(int workers);
+  ~TaskPool();  // waits for a started job
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
 
-  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int workers() const { return static_cast<int>(threads_.size()); }
+  // The most parts of a Run: the workers and the caller.
+  int threads() const { return workers() + 1; }
+
   void Run(int parts, const std::function<void(int)>& fn);
+  void Start(int parts, std::function<void(int)> fn);
+  void Wait();
 
  private:
+  // Hands parts to the workers: worker w (1-based) runs part w - offset.
+  void Dispatch(std::function<void(int)> fn, int parts, int offset, int running);
   void Work(int index);
 
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable start_, done_;
-  const std::function<void(int)>* job_ = nullptr;
-  int parts_ = 0;
-  int64_t generation_ = 0;  // one per Run
-  int running_ = 0;         // worker parts of the current Run not yet returned
+  std::function<void(int)> job_;
+  int parts_ = 0, offset_ = 0;
+  int64_t generation_ = 0;  // one per job
+  int running_ = 0;         // worker parts of the current job not yet returned
   bool stop_ = false;
 };
 

@@ -23,9 +23,12 @@ void KeyOf(const Batch& rows, size_t keys, int64_t r, std::string* key) {
 }  // namespace
 
 Result<std::unique_ptr<ShardedWindowAggregate>> ShardedWindowAggregate::Make(
-    WindowAggregateOptions options, TaskPool* pool) {
+    WindowAggregateOptions options, TaskPool* pool, int shards) {
+  if (shards < 1 || shards > pool->threads()) {
+    return Status::Invalid("{} shards on {} threads", shards, pool->threads());
+  }
   std::unique_ptr<ShardedWindowAggregate> s(new ShardedWindowAggregate(options, pool));
-  for (int i = 0; i < pool->threads(); ++i) {
+  for (int i = 0; i < shards; ++i) {
     ASSIGN_OR_RETURN(auto shard, WindowAggregate::Make(options));
     s->shards_.push_back(std::move(shard));
   }

@@ -24,9 +24,9 @@ namespace sluice::operators {
 
 class ShardedWindowAggregate {
  public:
-  // pool->threads() shards; `pool` must outlive the operator.
+  // `shards` (at most pool->threads()) shards; `pool` must outlive the operator.
   static Result<std::unique_ptr<ShardedWindowAggregate>> Make(WindowAggregateOptions options,
-                                                              TaskPool* pool);
+                                                              TaskPool* pool, int shards);
 
   void Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late);
   // The windows closed at `watermark`, ordered by window end, then start.

@@ -90,8 +90,8 @@ TEST_P(ShardedWindowAggregateTest,
        ShardsGiveWhatOneOperatorGivesAndTheirStateMovesBetweenShardCounts) {
   WindowAggregateOptions o = Options(GetParam());
   ASSERT_OK_AND_ASSIGN(auto one, WindowAggregate::Make(o));
-  TaskPool three_threads(3), two_threads(2);
-  ASSERT_OK_AND_ASSIGN(auto sharded, ShardedWindowAggregate::Make(o, &three_threads));
+  TaskPool three_threads(2), two_threads(1);
+  ASSERT_OK_AND_ASSIGN(auto sharded, ShardedWindowAggregate::Make(o, &three_threads, 3));
   EXPECT_EQ(sharded->shards(), 3);
   Stream stream;
   int64_t emitted = 0;
@@ -114,11 +114,11 @@ TEST_P(ShardedWindowAggregateTest,
       // A full state (round 15) and deltas after it restore into two shards.
       std::string base = sharded->Snapshot();
       std::string plain = one->Snapshot();
-      ASSERT_OK_AND_ASSIGN(auto moved, ShardedWindowAggregate::Make(o, &two_threads));
+      ASSERT_OK_AND_ASSIGN(auto moved, ShardedWindowAggregate::Make(o, &two_threads, 2));
       ASSERT_OK(moved->Restore(base));
       EXPECT_EQ(moved->groups(), one->groups());
       // A plain WindowAggregate's state restores too.
-      ASSERT_OK_AND_ASSIGN(auto from_plain, ShardedWindowAggregate::Make(o, &two_threads));
+      ASSERT_OK_AND_ASSIGN(auto from_plain, ShardedWindowAggregate::Make(o, &two_threads, 2));
       ASSERT_OK(from_plain->Restore(plain));
       EXPECT_EQ(from_plain->groups(), one->groups());
       sharded = std::move(moved);
@@ -131,8 +131,8 @@ TEST_P(ShardedWindowAggregateTest,
       sharded->Add(more, more_marks, &l2);
       ASSERT_EQ(Late(l1), Late(l2));
       std::string delta = sharded->SnapshotChanged();
-      TaskPool single(1);
-      ASSERT_OK_AND_ASSIGN(auto restored, ShardedWindowAggregate::Make(o, &single));
+      TaskPool single(0);
+      ASSERT_OK_AND_ASSIGN(auto restored, ShardedWindowAggregate::Make(o, &single, 1));
       ASSERT_OK(restored->Restore(base));
       ASSERT_OK(restored->Restore(delta));
       EXPECT_EQ(restored->groups(), one->groups());
@@ -140,7 +140,7 @@ TEST_P(ShardedWindowAggregateTest,
       ASSERT_OK_AND_ASSIGN(Batch r, restored->Emit(INT64_MAX, &f1));
       // What the restored copy emits at the end is what the original holds.
       std::string copy = sharded->Snapshot();
-      ASSERT_OK_AND_ASSIGN(auto twin, ShardedWindowAggregate::Make(o, &three_threads));
+      ASSERT_OK_AND_ASSIGN(auto twin, ShardedWindowAggregate::Make(o, &three_threads, 3));
       ASSERT_OK(twin->Restore(copy));
       ASSERT_OK_AND_ASSIGN(Batch t, twin->Emit(INT64_MAX, &f2));
       EXPECT_EQ(Sorted(r), Sorted(t));
@@ -163,10 +163,10 @@ INSTANTIATE_TEST_SUITE_P(Windows, ShardedWindowAggregateTest,
 
 TEST(ShardedWindowAggregateStateTest, ATruncatedShardIsCorruption) {
   WindowAggregateOptions o = Options({WindowSpec::Kind::kTumble, 10 * kSec, 0, 0});
-  TaskPool pool(2);
-  ASSERT_OK_AND_ASSIGN(auto op, ShardedWindowAggregate::Make(o, &pool));
+  TaskPool pool(1);
+  ASSERT_OK_AND_ASSIGN(auto op, ShardedWindowAggregate::Make(o, &pool, 2));
   std::string bytes = op->Snapshot();
-  ASSERT_OK_AND_ASSIGN(auto other, ShardedWindowAggregate::Make(o, &pool));
+  ASSERT_OK_AND_ASSIGN(auto other, ShardedWindowAggregate::Make(o, &pool, 2));
   ASSERT_OK(other->Restore(bytes));
   ASSERT_ERROR(other->Restore(bytes.substr(0, bytes.size() - 3)), StatusCode::kCorruption,
                "truncated");

@@ -97,6 +97,7 @@ Pipeline::Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions option
     : catalog_(catalog), io_(io), options_(std::move(options)), source_(std::move(source)) {}
 
 Pipeline::~Pipeline() {
+  if (pool_) pool_->Wait();  // lanes still running use the members
   // Open writers delete their unfinished files as they are destroyed; files
   // closed for a checkpoint that did not commit stay, recorded in the journal,
   // for the next run's recovery (a destructor cannot know whether a commit
@@ -209,9 +210,11 @@ Status Pipeline::Recover() {
   source_description_ = source_->Describe();
   int threads = options_.parallelism > 0 ? options_.parallelism : AvailableCores();
   threads = std::clamp(threads, 1, kMaxParallelism);
-  pool_ = std::make_unique<TaskPool>(threads);
-  if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(committed));
+  // One lane runs on the pipeline's thread; more run on workers, while the
+  // pipeline's thread polls on.
+  pool_ = std::make_unique<TaskPool>(threads > 1 ? threads : 0);
   lanes_.resize(threads);
+  if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(committed));
   for (Lane& lane : lanes_) {
     ASSIGN_OR_RETURN(lane.decoder, JsonDecoder::Make(options_.source_schema));
   }
@@ -237,7 +240,8 @@ Status Pipeline::StartWriters() {
     ASSIGN_OR_RETURN(lane.writer, make(*table_, lanes));
   }
   ASSIGN_OR_RETURN(dlq_writer_, make(*dlq_table_, 1));
-  dead_rows_ = Batch::Make(std::make_shared<Schema>(*dlq_table_->metadata().current_schema()));
+  dead_schema_ = std::make_shared<Schema>(*dlq_table_->metadata().current_schema());
+  dead_rows_ = Batch::Make(dead_schema_);
   return Status::OK();
 }
 
@@ -246,24 +250,25 @@ void Pipeline::OnRecord(const SourceRecord& r) {
   stats_.bytes_in.fetch_add(static_cast<int64_t>(r.value.size()), std::memory_order_relaxed);
   dirty_ = true;
   newest_ingest_ms_ = std::max(newest_ingest_ms_, r.timestamp_ms);
-  if (partition_names_.empty() || partition_names_[last_partition_] != r.partition) {
-    auto it = std::find(partition_names_.begin(), partition_names_.end(), r.partition);
-    last_partition_ = static_cast<uint32_t>(it - partition_names_.begin());
-    if (it == partition_names_.end()) partition_names_.push_back(r.partition);
+  RawBatch& b = polling_;
+  if (b.partitions.empty() || b.partitions[b.last_partition] != r.partition) {
+    auto it = std::find(b.partitions.begin(), b.partitions.end(), r.partition);
+    b.last_partition = static_cast<uint32_t>(it - b.partitions.begin());
+    if (it == b.partitions.end()) b.partitions.push_back(r.partition);
   }
-  raw_records_.push_back(
-      {raw_.size(), r.value.size(), {last_partition_, r.offset, r.timestamp_ms}});
-  raw_.append(r.value);
+  b.records.push_back({b.raw.size(), r.value.size(), {b.last_partition, r.offset, r.timestamp_ms}});
+  b.raw.append(r.value);
 }
 
 Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
   lane.rows = Batch::Make(options_.source_schema);
   lane.origins.clear();
-  lane.dead = Batch::Make(dead_rows_.schema);
+  lane.dead = Batch::Make(dead_schema_);
+  const std::vector<std::string>& partitions = flushing_.partitions;
   lane.written = 0;
   for (size_t i = begin; i < end; ++i) {
-    const RawRecord& r = raw_records_[i];
-    std::string_view value(raw_.data() + r.begin, r.size);
+    const RawRecord& r = flushing_.records[i];
+    std::string_view value(flushing_.raw.data() + r.begin, r.size);
     int64_t before = lane.rows.num_rows();
     Status st = lane.decoder->DecodeLine(value, r.origin.offset, &lane.rows);
     if (st.ok()) {
@@ -271,7 +276,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
       continue;
     }
     // The decoder left the rows unchanged: the record becomes a dead letter.
-    AppendDeadLetter({value, &st, source_description_, partition_names_[r.origin.partition],
+    AppendDeadLetter({value, &st, source_description_, partitions[r.origin.partition],
                       r.origin.offset, r.origin.timestamp_ms * 1000, NowMs() * 1000, options_.name},
                      &lane.dead);
   }
@@ -284,8 +289,8 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
     for (const sql::RejectedRow& r : rejected) {
       Status error = Status::Invalid("{}", r.error);
       const RowOrigin& o = lane.origins[r.row];
-      AppendDeadLetter({r.payload, &error, source_description_, partition_names_[o.partition],
-                        o.offset, o.timestamp_ms * 1000, now_us, options_.name},
+      AppendDeadLetter({r.payload, &error, source_description_, partitions[o.partition], o.offset,
+                        o.timestamp_ms * 1000, now_us, options_.name},
                        &lane.dead);
     }
   }
@@ -295,38 +300,56 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
 }
 
 Status Pipeline::FlushRows() {
-  auto write_dead = [this](Batch& dead) -> Status {
-    if (dead.num_rows() == 0) return Status::OK();
-    RETURN_IF_ERROR_CTX(dlq_writer_->Write(dead), "writing dead letters of {}",
-                        options_.target.ToString());
-    dead_pending_ += dead.num_rows();
-    dead = Batch::Make(dead.schema);
-    return Status::OK();
-  };
-  if (!raw_records_.empty()) {
-    // Lanes of consecutive records, at once; then, in source order, their
-    // dead letters and (windowed) their rows into the windows.
-    size_t n = raw_records_.size();
-    int parts = static_cast<int>(std::clamp<size_t>(n / kMinRecordsPerLane, 1, lanes_.size()));
-    pool_->Run(parts, [&](int i) {
+  RETURN_IF_ERROR(FinishLanes());
+  if (!polling_.records.empty()) {
+    // Lanes of consecutive records: on the pipeline's thread alone, or on the
+    // workers while it polls the next batch.
+    std::swap(flushing_, polling_);
+    polling_.Clear();
+    size_t n = flushing_.records.size();
+    int lanes = static_cast<int>(lanes_.size());
+    lanes_running_ = static_cast<int>(std::clamp<size_t>(n / kMinRecordsPerLane, 1, lanes));
+    int parts = lanes_running_;
+    auto run = [this, n, parts](int i) {
       lanes_[i].status = RunLane(lanes_[i], n * i / parts, n * (i + 1) / parts);
-    });
-    Status st;
-    for (int i = 0; i < parts && st.ok(); ++i) {
-      Lane& lane = lanes_[i];
-      st = lane.status;
-      rows_pending_ += lane.written;
-      if (st.ok()) st = write_dead(lane.dead);
-      if (st.ok() && options_.aggregate) st = FeedAggregate(lane);
-      lane.rows = Batch{};
-      lane.input = Batch{};
+    };
+    if (lanes == 1) {
+      run(0);
+      RETURN_IF_ERROR(FinishLanes());
+    } else {
+      pool_->Start(parts, run);
     }
-    raw_.clear();
-    raw_records_.clear();
-    partition_names_.clear();
-    RETURN_IF_ERROR(st);
   }
-  return write_dead(dead_rows_);
+  return WriteDeadLetters(dead_rows_);
+}
+
+Status Pipeline::WriteDeadLetters(Batch& dead) {
+  if (dead.num_rows() == 0) return Status::OK();
+  RETURN_IF_ERROR_CTX(dlq_writer_->Write(dead), "writing dead letters of {}",
+                      options_.target.ToString());
+  dead_pending_ += dead.num_rows();
+  dead = Batch::Make(dead_schema_);
+  return Status::OK();
+}
+
+Status Pipeline::FinishLanes() {
+  if (lanes_running_ == 0) return Status::OK();
+  pool_->Wait();
+  // In source order: each lane's dead letters and (windowed) its rows into
+  // the windows.
+  Status st;
+  for (int i = 0; i < lanes_running_ && st.ok(); ++i) {
+    Lane& lane = lanes_[i];
+    st = lane.status;
+    rows_pending_ += lane.written;
+    if (st.ok()) st = WriteDeadLetters(lane.dead);
+    if (st.ok() && options_.aggregate) st = FeedAggregate(lane);
+    lane.rows = Batch{};
+    lane.input = Batch{};
+  }
+  lanes_running_ = 0;
+  flushing_.Clear();
+  return st;
 }
 
 Result<int64_t> Pipeline::Step(int timeout_ms) {
@@ -337,8 +360,9 @@ Result<int64_t> Pipeline::Step(int timeout_ms) {
   int64_t lag = 0;
   for (const auto& [partition, n] : source_->Lag()) lag += n;
   stats_.source_lag = lag;
-  if (static_cast<int64_t>(raw_records_.size()) + dead_rows_.num_rows() >= options_.batch_rows ||
-      static_cast<int64_t>(raw_.size()) >= options_.batch_bytes) {
+  if (static_cast<int64_t>(polling_.records.size()) + dead_rows_.num_rows() >=
+          options_.batch_rows ||
+      static_cast<int64_t>(polling_.raw.size()) >= options_.batch_bytes) {
     RETURN_IF_ERROR(FlushRows());
   }
   if (NowMs() - last_checkpoint_ms_ >= options_.commit_interval_ms) RETURN_IF_ERROR(Checkpoint());
@@ -361,10 +385,17 @@ Status Pipeline::Checkpoint() {
   if (!dirty_) return Status::OK();
   int64_t started = MonoMicros();
   RETURN_IF_ERROR(FlushRows());
+  RETURN_IF_ERROR(FinishLanes());
+  RETURN_IF_ERROR(WriteDeadLetters(dead_rows_));  // the windows' last ones
+  // The lanes' files close at once (their last row groups are encoded here).
+  int lanes = static_cast<int>(lanes_.size());
+  std::vector<Result<std::vector<iceberg::DataFile>>> closed(lanes,
+                                                             std::vector<iceberg::DataFile>{});
+  pool_->Run(lanes, [&](int i) { closed[i] = lanes_[i].writer->Close(); });
   std::vector<iceberg::DataFile> files;
-  for (Lane& lane : lanes_) {
-    ASSIGN_OR_RETURN(auto closed, lane.writer->Close());
-    for (auto& f : closed) files.push_back(std::move(f));
+  for (auto& c : closed) {
+    RETURN_IF_ERROR(c.status());
+    for (auto& f : *c) files.push_back(std::move(f));
   }
   ASSIGN_OR_RETURN(auto dead_files, dlq_writer_->Close());
   KillPoint("pipeline.after_data_files");

@@ -175,17 +175,29 @@ class Pipeline {
   // Where each row of rows_ came from (for the dead letters of rows the
   // projection rejects).
   struct RowOrigin {
-    uint32_t partition;  // index into partition_names_
+    uint32_t partition;  // index into its RawBatch's partitions
     int64_t offset;
     int64_t timestamp_ms;
   };
 
   Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions options,
            std::unique_ptr<Source> source);
-  // A record polled but not yet decoded: its value is raw_[begin, begin + size).
+  // A record polled but not yet decoded: its value is raw[begin, begin + size).
   struct RawRecord {
     size_t begin, size;
     RowOrigin origin;
+  };
+  // Records polled, as they came.
+  struct RawBatch {
+    std::string raw;
+    std::vector<RawRecord> records;
+    std::vector<std::string> partitions;  // names, indexed by RowOrigin::partition
+    uint32_t last_partition = 0;
+    void Clear() {
+      raw.clear();
+      records.clear();
+      partitions.clear();
+    }
   };
   // One thread's share of a batch: its decoder and writer, and what it made
   // of its records.
@@ -203,9 +215,14 @@ class Pipeline {
 
   Status Recover();
   Status StartWriters();
+  // Hands the polled records to the lanes (after finishing the lanes' last
+  // batch); with more than one lane they run while the source is polled on.
   Status FlushRows();
-  // Decodes raw records [begin, end) into `lane`, dead-letters what fails,
-  // and projects and writes the rows (or prepares them for the windows).
+  // Waits for the lanes' batch, then takes their results in source order.
+  Status FinishLanes();
+  Status WriteDeadLetters(Batch& dead);
+  // Decodes records [begin, end) of flushing_ into `lane`, dead-letters what
+  // fails, and projects and writes the rows (or prepares them for the windows).
   Status RunLane(Lane& lane, size_t begin, size_t end);
   void OnRecord(const SourceRecord& r);
   Status CheckEpoch();
@@ -235,10 +252,10 @@ class Pipeline {
   std::unique_ptr<TaskPool> pool_;
   std::vector<Lane> lanes_;  // lanes_[0]'s writer also takes the windows' rows
   std::unique_ptr<iceberg::DataWriter> dlq_writer_;
-  std::string raw_;  // values of raw_records_
-  std::vector<RawRecord> raw_records_;
-  std::vector<std::string> partition_names_;  // of the records in raw_records_
-  uint32_t last_partition_ = 0;
+  RawBatch polling_;       // filled by the source
+  RawBatch flushing_;      // in the lanes
+  int lanes_running_ = 0;  // lanes of flushing_ not yet finished (0: none)
+  std::shared_ptr<const Schema> dead_schema_;
   Batch dead_rows_;  // dead letters not yet written (of the windowed path)
   int64_t epoch_ = 0;
   int64_t next_checkpoint_ = 1;

@@ -46,8 +46,9 @@ void Pipeline::DeadLetterRow(std::string_view payload, const std::string& error,
 }
 
 Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& committed) {
-  ASSIGN_OR_RETURN(
-      window_, operators::ShardedWindowAggregate::Make(options_.aggregate->window, pool_.get()));
+  ASSIGN_OR_RETURN(window_,
+                   operators::ShardedWindowAggregate::Make(options_.aggregate->window, pool_.get(),
+                                                           static_cast<int>(lanes_.size())));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
                                                               options_.idle_timeout_ms);
   state_files_.clear();
@@ -118,7 +119,7 @@ Status Pipeline::PrepareAggregate(Lane& lane) {
     const RowOrigin& o = lane.origins[r.row];
     std::string payload;
     AppendJsonRow(rows, r.row, &payload);
-    DeadLetterRow(payload, r.error, partition_names_[o.partition], o.offset, o.timestamp_ms,
+    DeadLetterRow(payload, r.error, flushing_.partitions[o.partition], o.offset, o.timestamp_ms,
                   &lane.dead);
   }
   const Column& row_of = lane.input.columns[0];
@@ -141,7 +142,7 @@ Status Pipeline::FeedAggregate(Lane& lane) {
     before[i] = watermarks_->current();
     if (time.IsNull(i)) continue;
     const std::string& partition =
-        options_.one_watermark_partition ? kOne : partition_names_[lane.origins[i].partition];
+        options_.one_watermark_partition ? kOne : flushing_.partitions[lane.origins[i].partition];
     watermarks_->Observe(partition, time.Value<int64_t>(i), now);
   }
   watermarks_->CheckIdle(now);
@@ -157,7 +158,7 @@ Status Pipeline::FeedAggregate(Lane& lane) {
     const RowOrigin& o = lane.origins[r];
     std::string payload;
     AppendJsonRow(rows, r, &payload);
-    DeadLetterRow(payload, l.reason, partition_names_[o.partition], o.offset, o.timestamp_ms,
+    DeadLetterRow(payload, l.reason, flushing_.partitions[o.partition], o.offset, o.timestamp_ms,
                   &dead_rows_);
   }
   return EmitWindows(watermarks_->current());
@@ -186,6 +187,7 @@ Status Pipeline::EmitWindows(int64_t watermark) {
 
 Status Pipeline::FinishInput() {
   RETURN_IF_ERROR(FlushRows());
+  RETURN_IF_ERROR(FinishLanes());
   if (!window_) return Status::OK();
   RETURN_IF_ERROR(EmitWindows(INT64_MAX));
   // What was emitted is closed for good: later events for it are late.
