@@ -112,6 +112,10 @@ int CompareValues(const Column& a, int64_t i, const Column& b, int64_t j) {
     int c = x.compare(y);
     return c < 0 ? -1 : (c > 0 ? 1 : 0);
   }
+  if (a.type()->id() == TypeId::kDecimal && a.type()->scale() != b.type()->scale()) {
+    return CompareScaled(a.Value<int128_t>(i), a.type()->scale(), b.Value<int128_t>(j),
+                         b.type()->scale());
+  }
   return VisitFixed(a.type()->id(), [&](auto t) {
     using T = decltype(t);
     return Three(a.Value<T>(i), b.Value<T>(j));

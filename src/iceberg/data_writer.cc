@@ -246,8 +246,9 @@ Result<std::unique_ptr<DataWriter>> DataWriter::Make(FileIO& io, const TableMeta
   impl->max_open = impl->options.max_open_files;
   rlimit files{};
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+    int64_t share = std::max(1, impl->options.open_files_share);
     impl->max_open = std::min<int64_t>(
-        impl->max_open, std::max<int64_t>(4, static_cast<int64_t>(files.rlim_cur) / 4));
+        impl->max_open, std::max<int64_t>(4, static_cast<int64_t>(files.rlim_cur) / 4 / share));
   }
   return std::unique_ptr<DataWriter>(new DataWriter(std::move(impl)));
 }

@@ -36,6 +36,10 @@ struct DataWriterOptions {
   // instead of failing with "too many open files"). Lowered to a quarter of the
   // process's open-file limit when that is smaller.
   int max_open_files = 256;
+  // Writers holding files at once under the process's open-file limit (a
+  // pipeline's lanes and its dead-letter writer): each takes its share of the
+  // quarter of the limit.
+  int open_files_share = 1;
   // Called with a file's path before the file is created; an error stops the
   // write. Pipelines record staged files in their journal here.
   std::function<Status(const std::string& path)> before_create;

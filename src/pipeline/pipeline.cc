@@ -223,21 +223,25 @@ Status Pipeline::Recover() {
 }
 
 Status Pipeline::StartWriters() {
-  auto make = [&](const Table& t, int share) -> Result<std::unique_ptr<iceberg::DataWriter>> {
+  // A windowed pipeline writes its windows through one writer (lane 0's, in
+  // the order they close); otherwise every lane has one, and they share the
+  // table's memory and open-file budgets (with the dead-letter writer).
+  int writers = options_.aggregate ? 1 : static_cast<int>(lanes_.size());
+  auto make = [&](const Table& t,
+                  int memory_share) -> Result<std::unique_ptr<iceberg::DataWriter>> {
     ASSIGN_OR_RETURN(iceberg::DataWriterOptions o,
                      iceberg::DataWriterOptionsFromProperties(t.metadata().properties));
-    // The lanes' writers share the table's memory and open-file budgets.
-    o.memory_budget_bytes /= share;
-    o.max_open_files = std::max(1, o.max_open_files / share);
+    o.memory_budget_bytes /= memory_share;
+    o.max_open_files = std::max(1, o.max_open_files / memory_share);
+    o.open_files_share = writers + 1;
     o.before_create = [this](const std::string& path) {
       std::lock_guard<std::mutex> lock(journal_mu_);
       return journal_->Record(epoch_, next_checkpoint_, path);
     };
     return iceberg::DataWriter::Make(io_, t.metadata(), std::move(o));
   };
-  int lanes = static_cast<int>(lanes_.size());
-  for (Lane& lane : lanes_) {
-    ASSIGN_OR_RETURN(lane.writer, make(*table_, lanes));
+  for (int i = 0; i < writers; ++i) {
+    ASSIGN_OR_RETURN(lanes_[i].writer, make(*table_, writers));
   }
   ASSIGN_OR_RETURN(dlq_writer_, make(*dlq_table_, 1));
   dead_schema_ = std::make_shared<Schema>(*dlq_table_->metadata().current_schema());
@@ -344,9 +348,12 @@ Status Pipeline::FinishLanes() {
     rows_pending_ += lane.written;
     if (st.ok()) st = WriteDeadLetters(lane.dead);
     if (st.ok() && options_.aggregate) st = FeedAggregate(lane);
-    lane.rows = Batch{};
-    lane.input = Batch{};
   }
+  for (int i = 0; i < lanes_running_; ++i) {
+    lanes_[i].rows = Batch{};
+    lanes_[i].input = Batch{};
+  }
+  if (st.ok() && options_.aggregate) st = IdleCheckAggregate();
   lanes_running_ = 0;
   flushing_.Clear();
   return st;
@@ -391,7 +398,9 @@ Status Pipeline::Checkpoint() {
   int lanes = static_cast<int>(lanes_.size());
   std::vector<Result<std::vector<iceberg::DataFile>>> closed(lanes,
                                                              std::vector<iceberg::DataFile>{});
-  pool_->Run(lanes, [&](int i) { closed[i] = lanes_[i].writer->Close(); });
+  pool_->Run(lanes, [&](int i) {
+    if (lanes_[i].writer) closed[i] = lanes_[i].writer->Close();
+  });
   std::vector<iceberg::DataFile> files;
   for (auto& c : closed) {
     RETURN_IF_ERROR(c.status());

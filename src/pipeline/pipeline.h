@@ -232,6 +232,7 @@ class Pipeline {
   Status StartAggregate(const std::optional<CommittedCheckpoint>& committed);
   Status PrepareAggregate(Lane& lane);
   Status FeedAggregate(Lane& lane);
+  Status IdleCheckAggregate();
   Status EmitWindows(int64_t watermark);
   // Writes the state file of the checkpoint being taken and sets its
   // property in `update`; `superseded` gets the files the commit retires.

@@ -145,7 +145,6 @@ Status Pipeline::FeedAggregate(Lane& lane) {
         options_.one_watermark_partition ? kOne : flushing_.partitions[lane.origins[i].partition];
     watermarks_->Observe(partition, time.Value<int64_t>(i), now);
   }
-  watermarks_->CheckIdle(now);
 
   // 2. Into the windows; rows whose windows all closed are late.
   Batch& input = lane.input;
@@ -161,6 +160,13 @@ Status Pipeline::FeedAggregate(Lane& lane) {
     DeadLetterRow(payload, l.reason, flushing_.partitions[o.partition], o.offset, o.timestamp_ms,
                   &dead_rows_);
   }
+  return EmitWindows(watermarks_->current());
+}
+
+Status Pipeline::IdleCheckAggregate() {
+  // Once per batch, after all its lanes: a partition whose records sit in a
+  // later lane must not turn idle between the lanes.
+  watermarks_->CheckIdle(iceberg::NowMillis());
   return EmitWindows(watermarks_->current());
 }
 

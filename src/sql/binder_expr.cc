@@ -46,6 +46,21 @@ TypePtr NumericCommon(const DataType& a, const DataType& b) {
   return x == TypeId::kLong || y == TypeId::kLong ? DataType::Long() : DataType::Int();
 }
 
+// Decimals compared (=, <, IN ...) whose common type would need more than 38
+// digits (DECIMAL(38,0) against 0.5): each keeps its own scale and the kernels
+// compare the scaled values exactly, so no value fails a cast to a capped type.
+bool OwnScales(const TypePtr& common, const std::vector<ExprBinder::Typed>& values) {
+  if (common->id() != TypeId::kDecimal) return false;
+  int whole = 0, scale = 0;
+  for (const ExprBinder::Typed& v : values) {
+    if (!v.node) continue;  // NULL: takes the common type
+    TypePtr d = AsDecimal(*v.type());
+    whole = std::max(whole, d->precision() - d->scale());
+    scale = std::max(scale, d->scale());
+  }
+  return whole + scale > 38;
+}
+
 // A number literal's own type: INT, else BIGINT; with a point DECIMAL(p,s);
 // with an exponent (or more than 38 digits) DOUBLE.
 Result<TypePtr> NumberType(const Expr& e) {
@@ -494,17 +509,10 @@ Result<ExprBinder::Typed> ExprBinder::BindCompare(const Expr& e, Op op, Typed a,
   // itself (the value of CASE x WHEN value).
   const Expr& at_a = !e.args.empty() ? e.args[0] : e;
   const Expr& at_b = e.args.size() > 1 ? e.args[1] : e;
-  if (common->id() == TypeId::kDecimal && a.node && b.node) {
-    // Decimals whose common type would need more than 38 digits (DECIMAL(38,0)
-    // against 0.5): each side keeps its own scale and the kernel compares the
-    // scaled values exactly, so no value fails a cast to a capped type.
-    TypePtr ta = AsDecimal(*a.type()), tb = AsDecimal(*b.type());
-    int whole = std::max(ta->precision() - ta->scale(), tb->precision() - tb->scale());
-    if (whole + std::max(ta->scale(), tb->scale()) > 38) {
-      ASSIGN_OR_RETURN(NodePtr x, Coerce(a, ta, at_a));
-      ASSIGN_OR_RETURN(NodePtr y, Coerce(b, tb, at_b));
-      return Typed{Call(e, op, DataType::Boolean(), {x, y}), nullptr};
-    }
+  if (OwnScales(common, {a, b})) {
+    ASSIGN_OR_RETURN(NodePtr x, Coerce(a, AsDecimal(*a.type()), at_a));
+    ASSIGN_OR_RETURN(NodePtr y, Coerce(b, AsDecimal(*b.type()), at_b));
+    return Typed{Call(e, op, DataType::Boolean(), {x, y}), nullptr};
   }
   ASSIGN_OR_RETURN(NodePtr x, Coerce(a, common, at_a));
   ASSIGN_OR_RETURN(NodePtr y, Coerce(b, common, at_b));
@@ -591,8 +599,20 @@ Result<std::pair<std::vector<NodePtr>, TypePtr>> ExprBinder::BindCommon(const Ex
 }
 
 Result<ExprBinder::Typed> ExprBinder::BindIn(const Expr& e) {
-  ASSIGN_OR_RETURN(auto bound, BindCommon(e));
-  NodePtr in = Call(e, Op::kIn, DataType::Boolean(), std::move(bound.first));
+  std::vector<Typed> values;
+  for (const Expr& a : e.args) {
+    ASSIGN_OR_RETURN(Typed t, BindAny(a));
+    values.push_back(std::move(t));
+  }
+  ASSIGN_OR_RETURN(TypePtr common, CommonType(values, e));
+  bool own_scales = OwnScales(common, values);
+  std::vector<NodePtr> args;
+  for (size_t i = 0; i < values.size(); ++i) {
+    TypePtr type = own_scales && values[i].node ? AsDecimal(*values[i].type()) : common;
+    ASSIGN_OR_RETURN(NodePtr n, Coerce(values[i], type, e.args[i]));
+    args.push_back(std::move(n));
+  }
+  NodePtr in = Call(e, Op::kIn, DataType::Boolean(), std::move(args));
   if (e.negated) in = Call(e, Op::kNot, DataType::Boolean(), {in});
   return Typed{in, nullptr};
 }

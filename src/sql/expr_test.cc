@@ -121,14 +121,16 @@ TEST(ExprTest, DecimalsOfThirtyEightDigitsCompareExactlyWithOtherScales) {
   EXPECT_EQ(out.rows[0], R"({"id":1})");
   EXPECT_EQ(out.rows[1], R"({"id":5})");
 
-  ASSERT_OK_AND_ASSIGN(out, Project("SELECT id, big = w, w BETWEEN big AND 1.5 FROM s",
-                                    "id BIGINT, e BOOLEAN, b BOOLEAN",
-                                    {R"({"id":1,"big":"1","w":"1.0000000000"})",
-                                     fmt::format(R"({{"id":2,"big":"-{}","w":"0.1"}})", nines)}));
+  ASSERT_OK_AND_ASSIGN(
+      out, Project("SELECT id, big = w, w BETWEEN big AND 1.5, big IN (0.5, w), w IN (big, 7) "
+                   "FROM s",
+                   "id BIGINT, e BOOLEAN, b BOOLEAN, i BOOLEAN, j BOOLEAN",
+                   {R"({"id":1,"big":"1","w":"1.0000000000"})",
+                    fmt::format(R"({{"id":2,"big":"-{}","w":"0.1"}})", nines)}));
   EXPECT_TRUE(out.rejected.empty()) << out.rejected[0].error;
   ASSERT_EQ(out.rows.size(), 2u);
-  EXPECT_EQ(out.rows[0], R"({"id":1,"e":true,"b":true})");
-  EXPECT_EQ(out.rows[1], R"({"id":2,"e":false,"b":true})");
+  EXPECT_EQ(out.rows[0], R"({"id":1,"e":true,"b":true,"i":true,"j":true})");
+  EXPECT_EQ(out.rows[1], R"({"id":2,"e":false,"b":true,"i":false,"j":false})");
 }
 
 TEST(ExprTest, StringsCastsAndTime) {
