@@ -93,17 +93,6 @@ int CompareScaled(int128_t x, int x_scale, int128_t y, int y_scale) {
   return Three(scaled, y);
 }
 
-void CompareDecimals(Op op, const Column& a, const Column& b, const Active& active, Column* out) {
-  int sa = a.type()->scale(), sb = b.type()->scale();
-  for (int64_t i = 0; i < a.size(); ++i) {
-    if (!IsActive(active, i) || a.IsNull(i) || b.IsNull(i)) {
-      out->AppendNull();
-    } else {
-      out->AppendBool(Holds(op, CompareScaled(a.Value<int128_t>(i), sa, b.Value<int128_t>(i), sb)));
-    }
-  }
-}
-
 }  // namespace
 
 int CompareValues(const Column& a, int64_t i, const Column& b, int64_t j) {
@@ -127,7 +116,10 @@ Result<Column> EvalCompare(const Node& node, std::vector<Column>& args, const Ac
   const Column& b = args[1];
   Column out(DataType::Boolean());
   out.Reserve(a.size());
-  if (a.type()->is_binary_like()) {
+  // Strings, and decimals of different scales (CompareValues scales them).
+  bool by_value = a.type()->is_binary_like() ||
+                  (a.type()->id() == TypeId::kDecimal && a.type()->scale() != b.type()->scale());
+  if (by_value) {
     for (int64_t i = 0; i < a.size(); ++i) {
       if (!IsActive(active, i) || a.IsNull(i) || b.IsNull(i)) {
         out.AppendNull();
@@ -139,10 +131,6 @@ Result<Column> EvalCompare(const Node& node, std::vector<Column>& args, const Ac
   }
   if (a.type()->is_nested()) {
     return Status::Internal("{}: comparison of {}", node.where, a.type()->ToString());
-  }
-  if (a.type()->id() == TypeId::kDecimal && a.type()->scale() != b.type()->scale()) {
-    CompareDecimals(node.op, a, b, active, &out);
-    return out;
   }
   VisitFixed(a.type()->id(), [&](auto t) {
     using T = decltype(t);

@@ -583,36 +583,27 @@ Result<ExprBinder::Typed> ExprBinder::BindCase(const Expr& e) {
   return Typed{Call(e, Op::kCase, type, std::move(args)), nullptr};
 }
 
-Result<std::pair<std::vector<NodePtr>, TypePtr>> ExprBinder::BindCommon(const Expr& e) {
+Result<std::pair<std::vector<NodePtr>, TypePtr>> ExprBinder::BindCommon(const Expr& e,
+                                                                        bool compared) {
   std::vector<Typed> values;
   for (const Expr& a : e.args) {
     ASSIGN_OR_RETURN(Typed t, BindAny(a));
     values.push_back(std::move(t));
   }
   ASSIGN_OR_RETURN(TypePtr type, CommonType(values, e));
+  bool own_scales = compared && OwnScales(type, values);
   std::vector<NodePtr> args;
   for (size_t i = 0; i < values.size(); ++i) {
-    ASSIGN_OR_RETURN(NodePtr n, Coerce(values[i], type, e.args[i]));
+    TypePtr want = own_scales && values[i].node ? AsDecimal(*values[i].type()) : type;
+    ASSIGN_OR_RETURN(NodePtr n, Coerce(values[i], want, e.args[i]));
     args.push_back(std::move(n));
   }
   return std::make_pair(std::move(args), std::move(type));
 }
 
 Result<ExprBinder::Typed> ExprBinder::BindIn(const Expr& e) {
-  std::vector<Typed> values;
-  for (const Expr& a : e.args) {
-    ASSIGN_OR_RETURN(Typed t, BindAny(a));
-    values.push_back(std::move(t));
-  }
-  ASSIGN_OR_RETURN(TypePtr common, CommonType(values, e));
-  bool own_scales = OwnScales(common, values);
-  std::vector<NodePtr> args;
-  for (size_t i = 0; i < values.size(); ++i) {
-    TypePtr type = own_scales && values[i].node ? AsDecimal(*values[i].type()) : common;
-    ASSIGN_OR_RETURN(NodePtr n, Coerce(values[i], type, e.args[i]));
-    args.push_back(std::move(n));
-  }
-  NodePtr in = Call(e, Op::kIn, DataType::Boolean(), std::move(args));
+  ASSIGN_OR_RETURN(auto bound, BindCommon(e, /*compared=*/true));
+  NodePtr in = Call(e, Op::kIn, DataType::Boolean(), std::move(bound.first));
   if (e.negated) in = Call(e, Op::kNot, DataType::Boolean(), {in});
   return Typed{in, nullptr};
 }

@@ -90,7 +90,10 @@ class ExprBinder {
   Result<Typed> BindCast(const Expr& e);
   Result<std::vector<expr::NodePtr>> BindArgs(const Expr& e, size_t min, size_t max);
   // Every argument of `e`, converted to their common type (IN, COALESCE, NULLIF).
-  Result<std::pair<std::vector<expr::NodePtr>, TypePtr>> BindCommon(const Expr& e);
+  // The arguments of `e` coerced to their common type; `compared` (IN): 38-digit
+  // decimals of other scales keep their own (OwnScales in binder_expr.cc).
+  Result<std::pair<std::vector<expr::NodePtr>, TypePtr>> BindCommon(const Expr& e,
+                                                                    bool compared = false);
 
   // `t` as exactly `type`: literals convert, NULL takes it, other values get
   // an implicit cast when `type` holds every value of theirs (else an error).
