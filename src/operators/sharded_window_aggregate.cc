@@ -29,7 +29,11 @@ Result<std::unique_ptr<ShardedWindowAggregate>> ShardedWindowAggregate::Make(
   }
   std::unique_ptr<ShardedWindowAggregate> s(new ShardedWindowAggregate(options, pool));
   for (int i = 0; i < shards; ++i) {
-    ASSIGN_OR_RETURN(auto shard, WindowAggregate::Make(options));
+    WindowAggregateOptions own = options;
+    own.memory_budget = options.memory_budget / shards;
+    if (!options.spill_dir.empty())
+      own.spill_dir = fmt::format("{}/shard-{}", options.spill_dir, i);
+    ASSIGN_OR_RETURN(auto shard, WindowAggregate::Make(std::move(own)));
     s->shards_.push_back(std::move(shard));
   }
   return s;
@@ -39,8 +43,8 @@ int ShardedWindowAggregate::ShardOf(std::string_view key) const {
   return static_cast<int>(StableHash(key) % shards_.size());
 }
 
-void ShardedWindowAggregate::Add(const Batch& rows, const std::vector<int64_t>& watermarks,
-                                 std::vector<LateRow>* late) {
+Status ShardedWindowAggregate::Add(const Batch& rows, const std::vector<int64_t>& watermarks,
+                                   std::vector<LateRow>* late) {
   int n = shards();
   if (n == 1) return shards_[0]->Add(rows, watermarks, late);
   // Each shard gets its keys' rows, in order, with their watermarks.
@@ -51,62 +55,90 @@ void ShardedWindowAggregate::Add(const Batch& rows, const std::vector<int64_t>& 
     take[ShardOf(key)].push_back(static_cast<uint32_t>(r));
   }
   std::vector<std::vector<LateRow>> lates(n);
+  std::vector<Status> st(n);
   pool_->Run(n, [&](int i) {
     Batch part = TakeRows(rows, take[i]);
     std::vector<int64_t> marks(take[i].size());
     for (size_t j = 0; j < take[i].size(); ++j) marks[j] = watermarks[take[i][j]];
-    shards_[i]->Add(part, marks, &lates[i]);
+    st[i] = shards_[i]->Add(part, marks, &lates[i]);
     for (LateRow& l : lates[i]) l.row = take[i][l.row];
   });
+  for (const Status& s : st) RETURN_IF_ERROR(s);
   size_t first = late->size();
   for (auto& ls : lates) {
     for (LateRow& l : ls) late->push_back(std::move(l));
   }
   std::sort(late->begin() + static_cast<std::ptrdiff_t>(first), late->end(),
             [](const LateRow& a, const LateRow& b) { return a.row < b.row; });
+  return Status::OK();
+}
+
+Result<Batch> ShardedWindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>* failed,
+                                           int64_t max_rows, bool* done) {
+  int n = shards();
+  if (n == 1) return shards_[0]->Emit(watermark, failed, max_rows, done);
+  chunks_.resize(n);
+  Batch merged = Batch::Make(options_.output_schema);
+  for (;;) {
+    // A new chunk from every shard whose chunk is used up and that has more.
+    std::vector<int> refill;
+    for (int i = 0; i < n; ++i) {
+      if (chunks_[i].pos >= chunks_[i].rows.num_rows() && !chunks_[i].done) refill.push_back(i);
+    }
+    std::vector<Status> st(refill.size());
+    std::vector<std::vector<FailedGroup>> fails(refill.size());
+    if (!refill.empty())
+      pool_->Run(static_cast<int>(refill.size()), [&](int j) {
+        Chunk& c = chunks_[refill[j]];
+        auto rows = shards_[refill[j]]->Emit(watermark, &fails[j], max_rows, &c.done);
+        st[j] = rows.status();
+        if (rows.ok()) c.rows = std::move(*rows);
+        c.pos = 0;
+      });
+    for (size_t j = 0; j < refill.size(); ++j) {
+      RETURN_IF_ERROR(st[j]);
+      for (FailedGroup& f : fails[j]) failed->push_back(std::move(f));
+    }
+    // In the order one operator emits: by window end, then start, then shard
+    // (a table the windows go to is read in that order by a chained
+    // pipeline's watermark). A row is taken only while every shard that may
+    // have more has rows at hand.
+    bool starved = false;
+    while (merged.num_rows() < max_rows) {
+      int best = -1;
+      int64_t best_end = 0, best_start = 0;
+      for (int i = 0; i < n && !starved; ++i) {
+        const Chunk& c = chunks_[i];
+        if (c.pos >= c.rows.num_rows()) {
+          starved = !c.done;
+          continue;
+        }
+        int64_t end = c.rows.columns[1].Value<int64_t>(c.pos);
+        int64_t start = c.rows.columns[0].Value<int64_t>(c.pos);
+        if (best < 0 || end < best_end || (end == best_end && start < best_start)) {
+          best = i;
+          best_end = end;
+          best_start = start;
+        }
+      }
+      if (starved || best < 0) break;
+      Chunk& c = chunks_[best];
+      for (size_t col = 0; col < merged.columns.size(); ++col) {
+        AppendRowFrom(c.rows.columns[col], c.pos, &merged.columns[col]);
+      }
+      ++c.pos;
+    }
+    if (!starved) break;  // full, or every shard done and taken
+  }
+  *done = true;
+  for (const Chunk& c : chunks_) *done = *done && c.done && c.pos >= c.rows.num_rows();
+  if (*done) chunks_.clear();
+  return merged;
 }
 
 Result<Batch> ShardedWindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>* failed) {
-  int n = shards();
-  if (n == 1) return shards_[0]->Emit(watermark, failed);
-  std::vector<Batch> out(n);
-  std::vector<Status> st(n);
-  std::vector<std::vector<FailedGroup>> fails(n);
-  pool_->Run(n, [&](int i) {
-    auto emitted = shards_[i]->Emit(watermark, &fails[i]);
-    st[i] = emitted.status();
-    if (emitted.ok()) out[i] = std::move(*emitted);
-  });
-  for (int i = 0; i < n; ++i) {
-    RETURN_IF_ERROR(st[i]);
-    for (FailedGroup& f : fails[i]) failed->push_back(std::move(f));
-  }
-  // In the order one operator emits: by window end, then start (a table the
-  // windows go to is read in that order by a chained pipeline's watermark).
-  struct Ref {
-    int64_t end, start;
-    int shard;
-    int64_t row;
-  };
-  std::vector<Ref> refs;
-  for (int i = 0; i < n; ++i) {
-    const Batch& b = out[i];
-    for (int64_t r = 0; r < b.num_rows(); ++r) {
-      refs.push_back({b.columns[1].Value<int64_t>(r), b.columns[0].Value<int64_t>(r), i, r});
-    }
-  }
-  std::stable_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
-    return a.end != b.end ? a.end < b.end : a.start < b.start;
-  });
-  Batch merged = Batch::Make(options_.output_schema);
-  for (Column& c : merged.columns) c.Reserve(static_cast<int64_t>(refs.size()));
-  for (const Ref& ref : refs) {
-    const Batch& b = out[ref.shard];
-    for (size_t c = 0; c < merged.columns.size(); ++c) {
-      AppendRowFrom(b.columns[c], ref.row, &merged.columns[c]);
-    }
-  }
-  return merged;
+  bool done = false;
+  return Emit(watermark, failed, INT64_MAX, &done);
 }
 
 int64_t ShardedWindowAggregate::groups() const {
@@ -127,63 +159,87 @@ int64_t ShardedWindowAggregate::MemoryUsage() const {
   return m;
 }
 
-std::string ShardedWindowAggregate::Container(bool full) {
-  std::vector<std::string> parts(shards_.size());
-  pool_->Run(shards(), [&](int i) {
-    parts[i] = full ? shards_[i]->Snapshot() : shards_[i]->SnapshotChanged();
-  });
-  std::string out;
-  Put<uint32_t>(&out, kShardsMagic);
-  Put<uint8_t>(&out, full ? kFull : kDelta);
-  Put<uint32_t>(&out, static_cast<uint32_t>(parts.size()));
-  for (const std::string& p : parts) {
-    Put<uint64_t>(&out, p.size());
-    out += p;
-  }
-  return out;
+int64_t ShardedWindowAggregate::spills() const {
+  int64_t m = 0;
+  for (const auto& s : shards_) m += s->spills();
+  return m;
 }
 
-std::string ShardedWindowAggregate::Snapshot() { return Container(true); }
-std::string ShardedWindowAggregate::SnapshotChanged() { return Container(false); }
+Status ShardedWindowAggregate::WriteState(bool full, StateWriter* out) {
+  std::vector<WindowAggregate*> parts;
+  for (const auto& s : shards_) parts.push_back(s.get());
+  return WindowAggregate::WriteState(parts, full, out);
+}
+
+Result<std::string> ShardedWindowAggregate::Snapshot() {
+  return WriteToString([this](StateWriter* out) { return WriteState(true, out); });
+}
+
+Result<std::string> ShardedWindowAggregate::SnapshotChanged() {
+  return WriteToString([this](StateWriter* out) { return WriteState(false, out); });
+}
 
 Status ShardedWindowAggregate::Restore(std::string_view bytes) {
-  // The shard snapshots in the blob (a plain WindowAggregate snapshot is one).
-  std::vector<std::string_view> parts;
-  bool full = false;
-  std::string_view in = bytes;
-  uint32_t magic = 0;
-  if (!Get(&in, &magic)) return Status::Corruption("window state: bad header");
-  if (magic != kShardsMagic) {
-    parts.push_back(bytes);
-    uint8_t kind = 0;
-    full = Get(&in, &kind) && kind == kFull;
-  } else {
-    uint8_t kind = 0;
-    uint32_t count = 0;
-    if (!Get(&in, &kind) || kind > kDelta || !Get(&in, &count) || count == 0 || count > 4096) {
-      return Status::Corruption("window state: bad shard header");
-    }
-    full = kind == kFull;
-    for (uint32_t i = 0; i < count; ++i) {
-      uint64_t size = 0;
-      if (!Get(&in, &size) || size > in.size()) {
-        return Status::Corruption("window state: shard {} of {} is truncated", i, count);
-      }
-      parts.push_back(in.substr(0, size));
-      in.remove_prefix(size);
-    }
-    if (!in.empty())
-      return Status::Corruption("window state: {} bytes after the shards", in.size());
+  return Restore([bytes]() -> Result<std::unique_ptr<StateReader>> {
+    return std::make_unique<StateReader>(StateReader::Of(bytes));
+  });
+}
+
+Status ShardedWindowAggregate::Restore(const Opener& open) {
+  int n = shards();
+  std::vector<std::unique_ptr<StateReader>> readers(n);
+  for (int i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(readers[i], open());
   }
+  uint32_t magic = 0;
+  RETURN_IF_ERROR(readers[0]->Next([&](std::string_view* in) {
+    std::string_view peek = *in;  // read, not taken
+    return Get(&peek, &magic) ? Status::OK() : Status::Corruption("window state: bad header");
+  }));
+  if (magic == kShardsMagic) {
+    std::string all;
+    RETURN_IF_ERROR(readers[0]->ReadAll(&all));
+    return RestoreShardContainer(all);
+  }
+  // Every shard reads the whole file, keeping its own keys.
+  std::vector<Status> st(n);
+  pool_->Run(n, [&](int i) {
+    WindowAggregate::KeyFilter mine = nullptr;
+    if (n > 1) mine = [this, i](std::string_view key) { return ShardOf(key) == i; };
+    st[i] = shards_[i]->Restore(readers[i].get(), mine);
+  });
+  for (const Status& s : st) RETURN_IF_ERROR(s);
+  return Status::OK();
+}
+
+Status ShardedWindowAggregate::RestoreShardContainer(std::string_view bytes) {
+  std::vector<std::string_view> parts;
+  std::string_view in = bytes;
+  uint32_t magic = 0, count = 0;
+  uint8_t kind = 0;
+  if (!Get(&in, &magic) || !Get(&in, &kind) || kind > kDelta || !Get(&in, &count) || count == 0 ||
+      count > 4096) {
+    return Status::Corruption("window state: bad shard header");
+  }
+  bool full = kind == kFull;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint64_t size = 0;
+    if (!Get(&in, &size) || size > in.size()) {
+      return Status::Corruption("window state: shard {} of {} is truncated", i, count);
+    }
+    parts.push_back(in.substr(0, size));
+    in.remove_prefix(size);
+  }
+  if (!in.empty()) return Status::Corruption("window state: {} bytes after the shards", in.size());
   // Every shard reads every part, keeping its own keys.
   std::vector<Status> st(shards_.size());
   pool_->Run(shards(), [&](int i) {
-    if (full) shards_[i]->Clear();
+    if (full) st[i] = shards_[i]->Clear();
     WindowAggregate::KeyFilter mine = nullptr;
     if (shards() > 1) mine = [this, i](std::string_view key) { return ShardOf(key) == i; };
     for (std::string_view part : parts) {
-      st[i] = shards_[i]->Restore(part, mine, /*clear_on_full=*/false);
       if (!st[i].ok()) return;
+      st[i] = shards_[i]->Restore(part, mine, /*clear_on_full=*/false);
     }
   });
   for (const Status& s : st) RETURN_IF_ERROR(s);

@@ -5,14 +5,21 @@
 // row order), the same window rows in the same order of window ends (the keys
 // of one window in shard order), and the same state.
 //
-// State: Snapshot/SnapshotChanged give a container of the shards' own
-// snapshots; Restore routes every group of every shard snapshot (and a plain
-// WindowAggregate snapshot, of one shard) to the shard its key hashes to now,
-// so a state taken with any number of shards restores into any other.
+// Emit gives its rows in chunks (window_aggregate.h): each shard emits a chunk
+// at once, and the chunks are merged as they come, so a window of millions of
+// keys is never held whole.
+//
+// State: one state file holds every shard's records (WindowAggregate::
+// WriteState); restoring, every shard reads the whole file and keeps its own
+// keys, so a state taken with any number of shards restores into any other.
+// Files of the earlier container ("SLSH", one snapshot per shard) restore too.
+// The memory budget is split evenly over the shards, each spilling to a
+// folder of its own under `spill_dir`.
 //
 // Thread-safety: one thread calls it; it runs its shards on the pool.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,28 +35,45 @@ class ShardedWindowAggregate {
   static Result<std::unique_ptr<ShardedWindowAggregate>> Make(WindowAggregateOptions options,
                                                               TaskPool* pool, int shards);
 
-  void Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late);
-  // The windows closed at `watermark`, ordered by window end, then start.
-  Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed);
+  Status Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late);
+  // Up to `max_rows` rows of the windows closed at `watermark`, ordered by
+  // window end, then start; called again with the same watermark until `done`.
+  Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed, int64_t max_rows,
+                     bool* done);
+  Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed);  // all at once
 
   int shards() const { return static_cast<int>(shards_.size()); }
   int64_t groups() const;
   int64_t emitted_below() const;
   int64_t MemoryUsage() const;
+  int64_t spills() const;
 
-  std::string Snapshot();
-  std::string SnapshotChanged();
+  // A state file, whole or of what changed since the last one.
+  Status WriteState(bool full, StateWriter* out);
+  Result<std::string> Snapshot();
+  Result<std::string> SnapshotChanged();
+  // `open` gives a reader of the state file from its start (called once per
+  // shard, on the calling thread).
+  using Opener = std::function<Result<std::unique_ptr<StateReader>>()>;
+  Status Restore(const Opener& open);
   Status Restore(std::string_view bytes);
 
  private:
   ShardedWindowAggregate(WindowAggregateOptions options, TaskPool* pool)
       : options_(std::move(options)), pool_(pool) {}
   int ShardOf(std::string_view key) const;
-  std::string Container(bool full);
+  Status RestoreShardContainer(std::string_view bytes);  // "SLSH"
 
   WindowAggregateOptions options_;
   TaskPool* pool_;
   std::vector<std::unique_ptr<WindowAggregate>> shards_;
+  // Emit: each shard's chunk being merged (kept while not done).
+  struct Chunk {
+    Batch rows;
+    int64_t pos = 0;
+    bool done = false;
+  };
+  std::vector<Chunk> chunks_;
 };
 
 }  // namespace sluice::operators

@@ -9,54 +9,11 @@
 #include <random>
 
 #include "columnar/json_writer.h"
-#include "columnar/sql_schema.h"
 #include "common/testing.h"
+#include "operators/test_util.h"
 
 namespace sluice::operators {
 namespace {
-
-constexpr int64_t kSec = 1000000;
-
-WindowAggregateOptions Options(WindowSpec window) {
-  WindowAggregateOptions o;
-  o.window = window;
-  o.allowed_lateness_us = 2 * kSec;
-  o.key_types = {DataType::Long()};
-  o.aggs = {{AggKind::kCountStar, nullptr, DataType::Long(), "count(*)"},
-            {AggKind::kSum, DataType::Long(), DataType::Long(), "sum(v)"},
-            {AggKind::kCountDistinct, DataType::Long(), DataType::Long(), "count(DISTINCT v)"}};
-  o.output_schema = std::make_shared<Schema>(*ParseColumnList(
-      "window_start TIMESTAMP, window_end TIMESTAMP, k BIGINT, n BIGINT, s BIGINT, d BIGINT"));
-  return o;
-}
-
-// Random rows over 50 keys, out of order by up to 8 s, time column t; the
-// watermark before each row trails the newest time by 5 s.
-struct Stream {
-  std::shared_ptr<const Schema> schema =
-      std::make_shared<Schema>(*ParseColumnList("t TIMESTAMP, k BIGINT, v BIGINT, v2 BIGINT"));
-  std::mt19937_64 rng{7};
-  int64_t newest = 0;
-  int64_t clock = 0;
-
-  std::pair<Batch, std::vector<int64_t>> Next(int rows) {
-    Batch b = Batch::Make(schema);
-    std::vector<int64_t> marks;
-    for (int i = 0; i < rows; ++i) {
-      clock += static_cast<int64_t>(rng() % 300'000);
-      int64_t t = clock - static_cast<int64_t>(rng() % (8 * kSec));
-      marks.push_back(newest == 0 ? INT64_MIN : newest - 5 * kSec);
-      newest = std::max(newest, t);
-      b.columns[0].Append<int64_t>(t);
-      rng() % 20 == 0 ? b.columns[1].AppendNull()
-                      : b.columns[1].Append<int64_t>(static_cast<int64_t>(rng() % 50));
-      int64_t v = static_cast<int64_t>(rng() % 7);
-      b.columns[2].Append<int64_t>(v);
-      b.columns[3].Append<int64_t>(v);
-    }
-    return {std::move(b), std::move(marks)};
-  }
-};
 
 std::vector<std::string> Sorted(const Batch& b) {
   std::vector<std::string> out;
@@ -98,8 +55,8 @@ TEST_P(ShardedWindowAggregateTest,
   for (int round = 0; round < 40; ++round) {
     auto [rows, marks] = stream.Next(200);
     std::vector<LateRow> late_one, late_sharded;
-    one->Add(rows, marks, &late_one);
-    sharded->Add(rows, marks, &late_sharded);
+    ASSERT_OK(one->Add(rows, marks, &late_one));
+    ASSERT_OK(sharded->Add(rows, marks, &late_sharded));
     ASSERT_EQ(Late(late_one), Late(late_sharded)) << round;
     std::vector<FailedGroup> failed;
     ASSERT_OK_AND_ASSIGN(Batch a, one->Emit(marks.back(), &failed));
@@ -112,8 +69,8 @@ TEST_P(ShardedWindowAggregateTest,
 
     if (round == 15 || round == 30) {
       // A full state (round 15) and deltas after it restore into two shards.
-      std::string base = sharded->Snapshot();
-      std::string plain = one->Snapshot();
+      ASSERT_OK_AND_ASSIGN(std::string base, sharded->Snapshot());
+      ASSERT_OK_AND_ASSIGN(std::string plain, one->Snapshot());
       ASSERT_OK_AND_ASSIGN(auto moved, ShardedWindowAggregate::Make(o, &two_threads, 2));
       ASSERT_OK(moved->Restore(base));
       EXPECT_EQ(moved->groups(), one->groups());
@@ -124,13 +81,13 @@ TEST_P(ShardedWindowAggregateTest,
       sharded = std::move(moved);
     } else if (round % 4 == 0) {
       // Deltas restore on top of a base, into as many shards as one.
-      std::string base = sharded->Snapshot();
+      ASSERT_OK_AND_ASSIGN(std::string base, sharded->Snapshot());
       auto [more, more_marks] = stream.Next(100);
       std::vector<LateRow> l1, l2;
-      one->Add(more, more_marks, &l1);
-      sharded->Add(more, more_marks, &l2);
+      ASSERT_OK(one->Add(more, more_marks, &l1));
+      ASSERT_OK(sharded->Add(more, more_marks, &l2));
       ASSERT_EQ(Late(l1), Late(l2));
-      std::string delta = sharded->SnapshotChanged();
+      ASSERT_OK_AND_ASSIGN(std::string delta, sharded->SnapshotChanged());
       TaskPool single(0);
       ASSERT_OK_AND_ASSIGN(auto restored, ShardedWindowAggregate::Make(o, &single, 1));
       ASSERT_OK(restored->Restore(base));
@@ -139,7 +96,7 @@ TEST_P(ShardedWindowAggregateTest,
       std::vector<FailedGroup> f1, f2;
       ASSERT_OK_AND_ASSIGN(Batch r, restored->Emit(INT64_MAX, &f1));
       // What the restored copy emits at the end is what the original holds.
-      std::string copy = sharded->Snapshot();
+      ASSERT_OK_AND_ASSIGN(std::string copy, sharded->Snapshot());
       ASSERT_OK_AND_ASSIGN(auto twin, ShardedWindowAggregate::Make(o, &three_threads, 3));
       ASSERT_OK(twin->Restore(copy));
       ASSERT_OK_AND_ASSIGN(Batch t, twin->Emit(INT64_MAX, &f2));
@@ -161,16 +118,20 @@ INSTANTIATE_TEST_SUITE_P(Windows, ShardedWindowAggregateTest,
                                                       0},
                                            WindowSpec{WindowSpec::Kind::kSession, 0, 0, 3 * kSec}));
 
-TEST(ShardedWindowAggregateStateTest, ATruncatedShardIsCorruption) {
+TEST(ShardedWindowAggregateStateTest, ATruncatedOrLongerStateFileIsCorruption) {
   WindowAggregateOptions o = Options({WindowSpec::Kind::kTumble, 10 * kSec, 0, 0});
   TaskPool pool(1);
   ASSERT_OK_AND_ASSIGN(auto op, ShardedWindowAggregate::Make(o, &pool, 2));
-  std::string bytes = op->Snapshot();
+  Stream stream;
+  auto [rows, marks] = stream.Next(200);
+  std::vector<LateRow> late;
+  ASSERT_OK(op->Add(rows, marks, &late));
+  ASSERT_OK_AND_ASSIGN(std::string bytes, op->Snapshot());
   ASSERT_OK_AND_ASSIGN(auto other, ShardedWindowAggregate::Make(o, &pool, 2));
   ASSERT_OK(other->Restore(bytes));
   ASSERT_ERROR(other->Restore(bytes.substr(0, bytes.size() - 3)), StatusCode::kCorruption,
-               "truncated");
-  ASSERT_ERROR(other->Restore(bytes + "x"), StatusCode::kCorruption, "after the shards");
+               "window state: record");
+  ASSERT_ERROR(other->Restore(bytes + "x"), StatusCode::kCorruption, "after the end");
   ASSERT_ERROR(other->Restore("ab"), StatusCode::kCorruption, "header");
 }
 

@@ -21,10 +21,19 @@
 //
 // Emit(watermark) returns the rows of every window closed at `watermark`
 // (output: window_start, window_end, keys..., aggregates...), each window
-// once, and forgets them. Snapshot/Restore give the open state as bytes for
-// checkpoints; SnapshotChanged gives only the groups changed since the last
-// snapshot (incremental checkpoints, state/README.md), Restore applies a base
-// then deltas in order.
+// once, and forgets them; it gives them in chunks of at most `max_rows`
+// (called again with the same watermark until `done`). Snapshots give the
+// open state for checkpoints: whole, or only the groups changed since the
+// last snapshot (incremental checkpoints, docs/state.md); Restore applies a
+// base then deltas in order. Both stream through StateWriter/StateReader.
+//
+// Beyond memory (`memory_budget`): the groups live in an in-memory front
+// (every group a checkpoint changes passes through it, pre-aggregated there);
+// once the front holds more than the budget it is spilled whole to a
+// SpillStore (RocksDB in `spill_dir`), and a group the front lacks is looked
+// up there. Windows are read in order from both tiers, the front's version
+// winning. The store is a cache rebuilt from the state files at restore.
+// SESSION keeps its index of open sessions per key in memory (start, end).
 //
 // Thread-safety: one thread.
 #pragma once
@@ -41,6 +50,8 @@
 #include "columnar/column.h"
 #include "common/status.h"
 #include "operators/aggregate.h"
+#include "operators/spill_store.h"
+#include "operators/state_stream.h"
 
 namespace sluice::operators {
 
@@ -59,6 +70,10 @@ struct WindowAggregateOptions {
   int64_t allowed_lateness_us = 0;
   // window_start, window_end (the time column's type), keys, aggregates.
   std::shared_ptr<const Schema> output_schema;
+  // Bytes of groups held in memory before they spill to `spill_dir` (0: no
+  // limit, never spills).
+  int64_t memory_budget = 0;
+  std::string spill_dir;
 };
 
 // A row left out of the windows.
@@ -79,35 +94,48 @@ class WindowAggregate {
   static Result<std::unique_ptr<WindowAggregate>> Make(WindowAggregateOptions options);
 
   // `watermarks[i]`: the watermark before row i (INT64_MIN: none yet).
-  void Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late);
-  // The rows of the windows closed at `watermark`; failed rows (a sum beyond
+  // Fails only when spilling fails.
+  Status Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late);
+  // Up to `max_rows` rows of the windows closed at `watermark`, in window-end
+  // order; `done` once every such window was given. Failed rows (a sum beyond
   // its type) are described in `failed` and left out.
+  Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed, int64_t max_rows,
+                     bool* done);
+  // All of them at once.
   Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed);
 
-  // Open groups and windows.
+  // Open groups and windows (both tiers).
   int64_t groups() const { return groups_; }
   // Every window closed at this watermark has been emitted. After Emit(INT64_MAX)
   // (the end of a bounded input) it is the last emitted window's end plus the
   // lateness, so that windows opened later are not taken for emitted ones.
   int64_t emitted_below() const { return emitted_below_; }
+  // Bytes of the in-memory front.
   int64_t MemoryUsage() const { return memory_; }
+  // Times the front spilled to the store.
+  int64_t spills() const { return spills_; }
 
-  // The whole open state, or the groups changed since the last Snapshot*
-  // call (and the windows emitted since, as one "emitted below" watermark).
-  std::string Snapshot();
-  std::string SnapshotChanged();
-  // Applies a Snapshot and then SnapshotChanged outputs, in the order taken.
-  // `keep` (when set) restores only the groups of the keys it accepts (a
-  // shard of the state, sharded_window_aggregate.h); `clear_on_full` false
-  // adds a full snapshot to what is there (the shards of one full state).
+  // One state file of `parts` (the shards of one operator, or one): a header
+  // (kind, the highest "emitted below"), each part's records, an end mark.
+  // Whole, or what changed since each part's last snapshot.
+  static Status WriteState(const std::vector<WindowAggregate*>& parts, bool full, StateWriter* out);
+  Result<std::string> Snapshot();
+  Result<std::string> SnapshotChanged();
+  // Applies a state file (and, in order, the deltas after it). `keep` (when
+  // set) restores only the groups of the keys it accepts (a shard of the
+  // state, sharded_window_aggregate.h). Files of the earlier formats (one
+  // "SLST" snapshot) are read at once; `clear_on_full` false adds such a full
+  // snapshot to what is there (the parts of one earlier sharded file).
   using KeyFilter = std::function<bool(std::string_view key)>;
+  Status Restore(StateReader* in, const KeyFilter& keep = nullptr, bool clear_on_full = true);
   Status Restore(std::string_view bytes, const KeyFilter& keep = nullptr,
                  bool clear_on_full = true);
-  void Clear();
+  Status Clear();
 
  private:
   struct Group {
     std::vector<Accumulator> accs;
+    bool stored = false;  // loaded from the store, which still holds a copy
   };
   // One window of one key: (end, start, key) orders windows by when they close.
   struct WindowKey {
@@ -120,35 +148,80 @@ class WindowAggregate {
     }
   };
 
+  class Scan;  // both tiers in order (window_aggregate.cc)
+
   explicit WindowAggregate(WindowAggregateOptions options) : options_(std::move(options)) {}
   Group NewGroup() const;
-  Group* FindOrAdd(const WindowKey& k);
+  static int64_t GroupBytes(const WindowKey& k, const Group& g);
+  // The group of `k` (from the front, or loaded into it from the store), or
+  // null; FindOrAdd creates it, and marks it changed.
+  Result<Group*> Load(const WindowKey& k);
+  Result<Group*> FindOrAdd(const WindowKey& k);
+  // Forgets one group (in both tiers).
+  Status Erase(const WindowKey& k);
+  // Takes windows from the front of the order while `take` says so (it may
+  // read the group through the scan), forgetting them in both tiers.
+  using TakeFn = std::function<Result<bool>(const WindowKey& k, Scan& scan)>;
+  Status TakePrefix(const TakeFn& take);
+  // Forgets the store's keys of changes (after a snapshot or a restore).
+  Status ForgetStoredChanges();
+  void ForgetSession(const WindowKey& k);  // SESSION: drops it from sessions_
+  // Moves the front into the store once it holds more than the budget.
+  Status MaybeSpill();
+  Status Spill();
   void AddToGroup(Group* g, const Batch& rows, int64_t row);
   // SESSION: adds the row to the session of `key` holding t (extending and
   // merging sessions); false when that session is closed at `watermark` (late).
-  bool AddToSession(const std::string& key, int64_t t, int64_t watermark, const Batch& rows,
-                    int64_t row);
+  Result<bool> AddToSession(const std::string& key, int64_t t, int64_t watermark, const Batch& rows,
+                            int64_t row);
+  Status AddRow(const Batch& rows, int64_t r, int64_t watermark, std::string* key,
+                std::vector<LateRow>* late);
   bool Closed(int64_t window_end, int64_t watermark) const;
   // HOP keeps panes of `slide` per key; a window is the merge of its panes,
   // taken (into pending_) once the watermark closes it.
-  void FinalizeHop(int64_t watermark);
+  Status FinalizeHop(int64_t watermark);
+  Result<Batch> EmitHop(int64_t watermark, std::vector<FailedGroup>* failed, int64_t max_rows,
+                        bool* done);
   Status AppendWindowRow(int64_t start, int64_t end, const std::string& key, const Group& g,
                          Batch* out, std::vector<FailedGroup>* failed);
-  void EncodeGroup(const WindowKey& k, const Group& g, std::string* out) const;
+  void EncodeAccs(const Group& g, std::string* out) const;
+  Status DecodeAccs(std::string_view* in, Group* g) const;
+  // This part's records of a state file.
+  Status WriteRecords(bool full, StateWriter* out);
+  Status WriteChanged(StateWriter* out);
+  // Restore's steps: a restored group or tombstone, then what every restore
+  // ends with (windows the restored watermark closed are dropped).
+  Status RestoreGroup(WindowKey k, Group g, bool known_new);
+  Status RestoreTombstone(const WindowKey& k);
+  Status FinishRestore(int64_t emitted);
+  Status RestoreLegacy(std::string_view in, const KeyFilter& keep, bool clear_on_full);
 
   WindowAggregateOptions options_;
+  // The front: every group changed since the last spill (all, when none spilled).
   std::map<WindowKey, Group> windows_;
+  std::unique_ptr<SpillStore> store_;
+  bool spilled_ = false;  // the store may hold groups
+  // Every stored window key below this one was taken (its deletion is left
+  // in the store until compaction: scans seek past them).
+  std::string store_floor_;
+  // The store's keys of changes are "c" + this generation + the window's key;
+  // a snapshot moves to the next, so scans skip the deletions of the last.
+  uint32_t changed_generation_ = 0;
+  std::string ChangedKey(const WindowKey& k) const;
+  int64_t spills_ = 0;
   // SESSION: the open sessions of each key (start -> end), to find and merge them.
   std::unordered_map<std::string, std::map<int64_t, int64_t>> sessions_;
-  std::set<WindowKey> changed_;         // since the last snapshot
+  // Changed since the last snapshot: in the front (the store keeps the keys
+  // of those spilled since).
+  std::set<WindowKey> changed_;
   std::vector<WindowKey> merged_away_;  // sessions removed by merging, since the last snapshot
   int64_t emitted_below_ = INT64_MIN;   // every window closed at this watermark was emitted
   int64_t last_emitted_end_ = INT64_MIN;
   // HOP: the end of the last window taken, and the windows taken since the last Emit.
   int64_t finalized_end_ = INT64_MIN;
   std::unique_ptr<Batch> pending_;
+  int64_t pending_pos_ = 0;
   std::vector<FailedGroup> pending_failed_;
-  Status hop_error_;  // a key that did not decode while taking windows (reported by Emit)
   int64_t groups_ = 0;
   int64_t memory_ = 0;
 };

@@ -5,6 +5,7 @@
 #include "columnar/json_writer.h"
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
+#include "operators/test_util.h"
 #include "operators/watermark.h"
 
 namespace sluice::operators {
@@ -45,22 +46,12 @@ struct Fixture {
   }
 };
 
-std::vector<std::string> JsonRows(const Batch& b) {
-  std::vector<std::string> out;
-  for (int64_t i = 0; i < b.num_rows(); ++i) {
-    std::string row;
-    AppendJsonRow(b, i, &row);
-    out.push_back(row);
-  }
-  return out;
-}
-
 TEST(WindowAggregateTest, TumblingWindowsEmitOnceTheWatermarkPassesTheirEnd) {
   Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0});
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
   std::vector<LateRow> late;
-  op->Add(f.Rows({{1, "a", 5}, {59, "a", 5}, {61, "a", 7}, {2, "b", 1}}),
-          std::vector<int64_t>(4, INT64_MIN), &late);
+  ASSERT_OK(op->Add(f.Rows({{1, "a", 5}, {59, "a", 5}, {61, "a", 7}, {2, "b", 1}}),
+                    std::vector<int64_t>(4, INT64_MIN), &late));
   EXPECT_TRUE(late.empty());
   EXPECT_EQ(op->groups(), 3);
   std::vector<FailedGroup> failed;
@@ -83,7 +74,7 @@ TEST(WindowAggregateTest, ARowWhoseWindowsAreAllClosedIsLate) {
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
   std::vector<LateRow> late;
   // Watermark 65 s: [0, 60) is still open (lateness 10 s); at 70 s it is closed.
-  op->Add(f.Rows({{5, "a", 1}, {6, "a", 1}}), {65 * kSec, 70 * kSec}, &late);
+  ASSERT_OK(op->Add(f.Rows({{5, "a", 1}, {6, "a", 1}}), {65 * kSec, 70 * kSec}, &late));
   ASSERT_EQ(late.size(), 1u);
   EXPECT_EQ(late[0].row, 1);
   EXPECT_NE(late[0].reason.find("late"), std::string::npos);
@@ -93,7 +84,7 @@ TEST(WindowAggregateTest, HopCountsARowInEveryWindowHoldingIt) {
   Fixture f({WindowSpec::Kind::kHop, 60 * kSec, 20 * kSec, 0});
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
   std::vector<LateRow> late;
-  op->Add(f.Rows({{50, "a", 1}}), {INT64_MIN}, &late);
+  ASSERT_OK(op->Add(f.Rows({{50, "a", 1}}), {INT64_MIN}, &late));
   EXPECT_EQ(op->groups(), 1);  // one pane [40,60), in the windows [0,60) [20,80) [40,100)
   std::vector<FailedGroup> failed;
   ASSERT_OK_AND_ASSIGN(Batch all, op->Emit(INT64_MAX, &failed));
@@ -108,8 +99,8 @@ TEST(WindowAggregateTest, AHopWindowTakesItsPanesWhenItClosesNotLater) {
   Fixture f({WindowSpec::Kind::kHop, 20 * kSec, 10 * kSec, 0});
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
   std::vector<LateRow> late;
-  op->Add(f.Rows({{5, "a", 1}, {12, "a", 2}, {15, "a", 4}}), {INT64_MIN, INT64_MIN, 20 * kSec},
-          &late);
+  ASSERT_OK(op->Add(f.Rows({{5, "a", 1}, {12, "a", 2}, {15, "a", 4}}),
+                    {INT64_MIN, INT64_MIN, 20 * kSec}, &late));
   EXPECT_TRUE(late.empty());
   std::vector<FailedGroup> failed;
   ASSERT_OK_AND_ASSIGN(Batch all, op->Emit(INT64_MAX, &failed));
@@ -124,13 +115,13 @@ TEST(WindowAggregateTest, AHopWindowTakesItsPanesWhenItClosesNotLater) {
   // Windows closed while no pane existed stay closed: at the watermark 30 s
   // with nothing open, a row at 25 s counts in [20, 40) and later, not [10, 30).
   ASSERT_OK_AND_ASSIGN(auto op3, WindowAggregate::Make(f.options));
-  op3->Add(f.Rows({{25, "b", 1}}), {30 * kSec}, &late);
+  ASSERT_OK(op3->Add(f.Rows({{25, "b", 1}}), {30 * kSec}, &late));
   ASSERT_OK_AND_ASSIGN(Batch b, op3->Emit(INT64_MAX, &failed));
   ASSERT_EQ(b.num_rows(), 1);
   EXPECT_EQ(b.columns[0].Value<int64_t>(0), 20 * kSec);
   // A row whose every window closed is late: at the watermark 30 s, t = 15 s.
   ASSERT_OK_AND_ASSIGN(auto op2, WindowAggregate::Make(f.options));
-  op2->Add(f.Rows({{15, "a", 1}}), {30 * kSec}, &late);
+  ASSERT_OK(op2->Add(f.Rows({{15, "a", 1}}), {30 * kSec}, &late));
   EXPECT_EQ(late.size(), 1u);
 }
 
@@ -138,10 +129,11 @@ TEST(WindowAggregateTest, SessionsExtendAndMergeWhenAnEventBridgesThem) {
   Fixture f({WindowSpec::Kind::kSession, 0, 0, 10 * kSec});
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
   std::vector<LateRow> late;
-  op->Add(f.Rows({{0, "a", 1}, {24, "a", 2}, {5, "a", 3}, {100, "b", 4}}),
-          std::vector<int64_t>(4, INT64_MIN), &late);
-  EXPECT_EQ(op->groups(), 3);                           // a:[0,15) a:[24,34) b:[100,110)
-  op->Add(f.Rows({{14, "a", 4}}), {INT64_MIN}, &late);  // [14,24) bridges both sessions of a
+  ASSERT_OK(op->Add(f.Rows({{0, "a", 1}, {24, "a", 2}, {5, "a", 3}, {100, "b", 4}}),
+                    std::vector<int64_t>(4, INT64_MIN), &late));
+  EXPECT_EQ(op->groups(), 3);  // a:[0,15) a:[24,34) b:[100,110)
+  ASSERT_OK(
+      op->Add(f.Rows({{14, "a", 4}}), {INT64_MIN}, &late));  // [14,24) bridges both sessions of a
   EXPECT_EQ(op->groups(), 2);
   std::vector<FailedGroup> failed;
   ASSERT_OK_AND_ASSIGN(Batch all, op->Emit(INT64_MAX, &failed));
@@ -156,10 +148,10 @@ TEST(WindowAggregateTest, AClosedSessionNeverChangesEvenBeforeItIsEmitted) {
   Fixture f({WindowSpec::Kind::kSession, 0, 0, 3 * kSec}, 2 * kSec);
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
   std::vector<LateRow> late;
-  op->Add(f.Rows({{0, "a", 1}, {10, "a", 2}}), {INT64_MIN, INT64_MIN}, &late);
+  ASSERT_OK(op->Add(f.Rows({{0, "a", 1}, {10, "a", 2}}), {INT64_MIN, INT64_MIN}, &late));
   Batch one = f.Rows({{0, "a", 3}});
   one.columns[0].mutable_data<int64_t>()[0] = 2'900'000;
-  op->Add(one, {5 * kSec}, &late);
+  ASSERT_OK(op->Add(one, {5 * kSec}, &late));
   EXPECT_TRUE(late.empty());
   std::vector<FailedGroup> failed;
   ASSERT_OK_AND_ASSIGN(Batch all, op->Emit(INT64_MAX, &failed));
@@ -173,8 +165,8 @@ TEST(WindowAggregateTest, ASumBeyondBigintFailsItsWindowRowOnly) {
   Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0});
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
   std::vector<LateRow> late;
-  op->Add(f.Rows({{1, "a", INT64_MAX}, {2, "a", 1}, {3, "b", 2}}),
-          std::vector<int64_t>(3, INT64_MIN), &late);
+  ASSERT_OK(op->Add(f.Rows({{1, "a", INT64_MAX}, {2, "a", 1}, {3, "b", 2}}),
+                    std::vector<int64_t>(3, INT64_MIN), &late));
   std::vector<FailedGroup> failed;
   ASSERT_OK_AND_ASSIGN(Batch out, op->Emit(INT64_MAX, &failed));
   ASSERT_EQ(out.num_rows(), 1);
@@ -191,14 +183,23 @@ TEST(WindowAggregateTest, IncrementalSnapshotsRestoreTheSameState) {
     std::vector<LateRow> late;
     std::vector<FailedGroup> failed;
     std::vector<std::string> snapshots;
-    live->Add(f.Rows({{1, "a", 1}, {2, "b", 2}}), {INT64_MIN, INT64_MIN}, &late);
-    snapshots.push_back(live->Snapshot());
-    live->Add(f.Rows({{8, "a", 3}, {95, "c", 4}}), {INT64_MIN, INT64_MIN}, &late);
+    ASSERT_OK(live->Add(f.Rows({{1, "a", 1}, {2, "b", 2}}), {INT64_MIN, INT64_MIN}, &late));
+    {
+      ASSERT_OK_AND_ASSIGN(std::string s, live->Snapshot());
+      snapshots.push_back(s);
+    }
+    ASSERT_OK(live->Add(f.Rows({{8, "a", 3}, {95, "c", 4}}), {INT64_MIN, INT64_MIN}, &late));
     ASSERT_OK(live->Emit(40 * kSec, &failed).status());
-    snapshots.push_back(live->SnapshotChanged());
-    live->Add(f.Rows({{14, "b", 5}, {100, "c", 6}, {99, "c", 6}}),
-              {40 * kSec, 40 * kSec, 40 * kSec}, &late);
-    snapshots.push_back(live->SnapshotChanged());
+    {
+      ASSERT_OK_AND_ASSIGN(std::string s, live->SnapshotChanged());
+      snapshots.push_back(s);
+    }
+    ASSERT_OK(live->Add(f.Rows({{14, "b", 5}, {100, "c", 6}, {99, "c", 6}}),
+                        {40 * kSec, 40 * kSec, 40 * kSec}, &late));
+    {
+      ASSERT_OK_AND_ASSIGN(std::string s, live->SnapshotChanged());
+      snapshots.push_back(s);
+    }
 
     ASSERT_OK_AND_ASSIGN(auto restored, WindowAggregate::Make(f.options));
     for (const std::string& s : snapshots) ASSERT_OK(restored->Restore(s));
@@ -214,8 +215,8 @@ TEST(WindowAggregateTest, ACorruptSnapshotIsRefused) {
   Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0});
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
   std::vector<LateRow> late;
-  op->Add(f.Rows({{1, "a", 1}}), {INT64_MIN}, &late);
-  std::string s = op->Snapshot();
+  ASSERT_OK(op->Add(f.Rows({{1, "a", 1}}), {INT64_MIN}, &late));
+  ASSERT_OK_AND_ASSIGN(std::string s, op->Snapshot());
   ASSERT_OK_AND_ASSIGN(auto other, WindowAggregate::Make(f.options));
   EXPECT_EQ(other->Restore(s.substr(0, s.size() - 3)).code(), StatusCode::kCorruption);
   EXPECT_EQ(other->Restore("garbage").code(), StatusCode::kCorruption);

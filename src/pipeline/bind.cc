@@ -68,22 +68,34 @@ Status CheckOptions(const sql::Options& o, const std::vector<std::string_view>& 
 
 constexpr double kMaxDurationMs = 7.0 * 24 * 3600e3;
 
-Result<int64_t> ParseDurationMs(const std::string& text) {
+namespace {
+
+// "1.5 s" -> 1.5 and "s": the leading number (digits and '.'; -1 when there
+// is none or it is not a number) and the unit after it, spaces skipped.
+double SplitNumberAndUnit(const std::string& text, std::string* unit) {
   size_t i = 0;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
     ++i;
   }
-  std::string number = text.substr(0, i), unit = text.substr(i);
-  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+  std::string number = text.substr(0, i);
+  *unit = text.substr(i);
+  while (!unit->empty() && unit->front() == ' ') unit->erase(0, 1);
   char* end = nullptr;
   double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
+  return number.empty() || end != number.c_str() + number.size() ? -1 : v;
+}
+
+}  // namespace
+
+Result<int64_t> ParseDurationMs(const std::string& text) {
+  std::string unit;
+  double v = SplitNumberAndUnit(text, &unit);
   double scale = unit == "ms"                   ? 1
                  : unit == "s"                  ? 1e3
                  : unit == "m" || unit == "min" ? 60e3
                  : unit == "h"                  ? 3600e3
                                                 : -1;
-  if (number.empty() || end != number.c_str() + number.size() || scale < 0 || v <= 0 ||
-      !std::isfinite(v)) {
+  if (scale < 0 || v <= 0 || !std::isfinite(v)) {
     return Status::Invalid("'{}' is not a duration (examples: '500ms', '1s', '15m', '1h')", text);
   }
   double ms = v * scale;
@@ -91,6 +103,24 @@ Result<int64_t> ParseDurationMs(const std::string& text) {
     return Status::Invalid("duration '{}' is out of range (1ms to 7 days, e.g. '168h')", text);
   }
   return std::llround(ms);
+}
+
+Result<int64_t> ParseByteSize(const std::string& text) {
+  std::string unit;
+  double v = SplitNumberAndUnit(text, &unit);
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  double scale = unit.empty() || unit == "b"    ? 1
+                 : unit == "kib" || unit == "k" ? 1024.0
+                 : unit == "mib" || unit == "m" ? 1024.0 * 1024
+                 : unit == "gib" || unit == "g" ? 1024.0 * 1024 * 1024
+                 : unit == "kb"                 ? 1e3
+                 : unit == "mb"                 ? 1e6
+                 : unit == "gb"                 ? 1e9
+                                                : -1;
+  if (scale < 0 || v <= 0 || !std::isfinite(v) || v * scale > 1e15) {
+    return Status::Invalid("'{}' is not a size (examples: '64MiB', '1GiB', '500MB')", text);
+  }
+  return static_cast<int64_t>(v * scale);
 }
 
 std::string ConnectorOf(const sql::CreateSource& s) {
@@ -205,7 +235,8 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
   PipelineOptions o;
   ASSIGN_OR_RETURN(o.name, SimpleName(p.name, "pipeline"));
   RETURN_IF_ERROR(CheckOptions(
-      p.options, {"commit_interval", "delivery", "allowed_lateness", "parallelism"}, "pipeline"));
+      p.options, {"commit_interval", "delivery", "allowed_lateness", "parallelism", "state.memory"},
+      "pipeline"));
   if (const sql::Option* d = p.options.Find("delivery"); d && d->value != "exactly-once") {
     return Status::Invalid(
         "{}: pipeline {}: delivery '{}' is not offered: sluice commits source offsets with the "
@@ -226,6 +257,16 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
           Where(par->pos), o.name, par->value, kMaxParallelism);
     }
     o.parallelism = static_cast<int>(n);
+  }
+  if (const sql::Option* m = p.options.Find("state.memory")) {
+    auto bytes = ParseByteSize(m->value);
+    if (!bytes.ok() || *bytes < (1 << 20)) {
+      return Status::Invalid(
+          "{}: pipeline {}: state.memory '{}' is not a size of at least 1 MiB (like '256MiB', "
+          "'1GiB')",
+          Where(m->pos), o.name, m->value);
+    }
+    o.state_memory = *bytes;
   }
   ASSIGN_OR_RETURN(o.target, TableName(p.insert.target));
   ASSIGN_OR_RETURN(o.source_name, SimpleName(p.insert.source, "source"));

@@ -29,6 +29,8 @@ Status CheckOptions(const sql::Options& o, const std::vector<std::string_view>& 
 // Parses a duration such as "250ms", "1s", "1.5s", "15m", "1h" into milliseconds;
 // kInvalidArgument outside 1 ms to 7 days (no silent overflow).
 Result<int64_t> ParseDurationMs(const std::string& text);
+// Parses a size such as "64MiB", "1GiB", "500MB", "4096" (bytes) into bytes.
+Result<int64_t> ParseByteSize(const std::string& text);
 
 // Checks a CREATE SOURCE: a known connector with its required options and no
 // unknown ones, FORMAT JSON (none for FROM TABLE).

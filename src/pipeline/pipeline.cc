@@ -451,7 +451,7 @@ Status Pipeline::Checkpoint() {
     // (a crash before this leaves them for orphan cleanup).
     for (const std::string& f : superseded_state) (void)io_.Delete(f);
     state_files_ = std::move(pending_state_files_);
-    deltas_since_base_ = static_cast<int64_t>(state_files_.size()) - 1;
+    state_sizes_ = std::move(pending_state_sizes_);
   }
 
   int64_t files_added = 0;

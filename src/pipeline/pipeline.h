@@ -94,6 +94,9 @@ struct PipelineOptions {
   // Threads that decode, project and write at once (0: every core the
   // process may use, at most kMaxParallelism).
   int parallelism = 0;
+  // Bytes a windowed pipeline's state holds in memory before it spills to
+  // `state_dir`/spill (docs/state.md "Beyond memory").
+  int64_t state_memory = int64_t{256} << 20;
   // Records (or bytes of them) buffered before a batch is decoded, projected
   // and written.
   int64_t batch_rows = 16 * 1024;
@@ -121,6 +124,10 @@ struct PipelineStats {
   std::atomic<int64_t> newest_committed_ingest_ms{0};  // freshness = now - this
   std::atomic<int64_t> committed_offset_sum{0};        // sum over partitions of committed offsets
   std::atomic<int64_t> source_lag{0};  // records the source holds beyond what was read
+  // A windowed pipeline's state (gauges, after each batch).
+  std::atomic<int64_t> state_groups{0};
+  std::atomic<int64_t> state_memory_bytes{0};
+  std::atomic<int64_t> state_spills{0};
 };
 
 // The dead-letter table of `table`: <name>__dlq in the same namespace.
@@ -234,6 +241,8 @@ class Pipeline {
   Status FeedAggregate(Lane& lane);
   Status IdleCheckAggregate();
   Status EmitWindows(int64_t watermark);
+  // Streams the window state (whole or its changes) into `path`; its bytes.
+  Result<int64_t> WriteStateFile(const std::string& path, bool full);
   // Writes the state file of the checkpoint being taken and sets its
   // property in `update`; `superseded` gets the files the commit retires.
   Status SaveState(catalog::TableUpdate* update, std::vector<std::string>* superseded);
@@ -273,7 +282,7 @@ class Pipeline {
   std::unique_ptr<operators::WatermarkTracker> watermarks_;
   std::vector<std::string> state_files_;          // of the last committed checkpoint, base first
   std::vector<std::string> pending_state_files_;  // of the checkpoint being taken
-  int64_t deltas_since_base_ = 0;
+  std::vector<int64_t> state_sizes_, pending_state_sizes_;  // their bytes
 };
 
 }  // namespace sluice::pipeline

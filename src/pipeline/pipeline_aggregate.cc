@@ -14,9 +14,13 @@
 namespace sluice::pipeline {
 namespace {
 
-// Deltas since the last full state file before the next checkpoint writes a
-// full one again (restores read at most this many files after the base).
-constexpr int64_t kMaxDeltas = 8;
+// A checkpoint writes a full state file (a base) again once the deltas since
+// the last one hold as many bytes as it (so a checkpoint writes at most about
+// twice what changed, amortized, however large the state), or once there are
+// this many of them (a restore reads at most this many files after the base).
+constexpr size_t kMaxDeltas = 32;
+// Rows of closed windows taken from the operator at a time.
+constexpr int64_t kEmitRows = 64 * 1024;
 
 std::string StateProperty(const std::string& pipeline) { return "sluice.state." + pipeline; }
 
@@ -46,13 +50,15 @@ void Pipeline::DeadLetterRow(std::string_view payload, const std::string& error,
 }
 
 Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& committed) {
-  ASSIGN_OR_RETURN(window_,
-                   operators::ShardedWindowAggregate::Make(options_.aggregate->window, pool_.get(),
-                                                           static_cast<int>(lanes_.size())));
+  operators::WindowAggregateOptions window = options_.aggregate->window;
+  window.memory_budget = options_.state_memory;
+  window.spill_dir = options_.state_dir + "/spill";
+  ASSIGN_OR_RETURN(window_, operators::ShardedWindowAggregate::Make(
+                                std::move(window), pool_.get(), static_cast<int>(lanes_.size())));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
                                                               options_.idle_timeout_ms);
   state_files_.clear();
-  deltas_since_base_ = 0;
+  state_sizes_.clear();
   const auto& props = table_->metadata().properties;
   auto it = props.find(StateProperty(options_.name));
   if (it == props.end()) {
@@ -91,11 +97,20 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
   for (const auto& f : j["files"]) {
     if (!f.is_string()) return Status::Corruption("window state: a file name is not a string");
     std::string path = f.get<std::string>();
-    ASSIGN_OR_RETURN(std::string bytes, io_.ReadFile(path));
-    RETURN_IF_ERROR_CTX(window_->Restore(bytes), "window state file {}", path);
+    int64_t size = 0;
+    auto open = [&]() -> Result<std::unique_ptr<operators::StateReader>> {
+      ASSIGN_OR_RETURN(std::shared_ptr<InputFile> in, io_.OpenInput(path));
+      size = in->size();
+      return std::make_unique<operators::StateReader>(
+          [in](int64_t offset, int64_t length, std::string* out) {
+            return in->ReadAt(offset, length, out);
+          },
+          size);
+    };
+    RETURN_IF_ERROR_CTX(window_->Restore(open), "window state file {}", path);
     state_files_.push_back(std::move(path));
+    state_sizes_.push_back(size);
   }
-  deltas_since_base_ = static_cast<int64_t>(state_files_.size()) - 1;
   return watermarks_->Decode(j["watermark"].get<std::string>());
 }
 
@@ -151,7 +166,7 @@ Status Pipeline::FeedAggregate(Lane& lane) {
   std::vector<int64_t> watermarks(input.num_rows());
   for (int64_t i = 0; i < input.num_rows(); ++i) watermarks[i] = before[lane.row_of[i]];
   std::vector<operators::LateRow> late;
-  window_->Add(input, watermarks, &late);
+  RETURN_IF_ERROR(window_->Add(input, watermarks, &late));
   for (const operators::LateRow& l : late) {
     int64_t r = lane.row_of[l.row];
     const RowOrigin& o = lane.origins[r];
@@ -167,27 +182,33 @@ Status Pipeline::IdleCheckAggregate() {
   // Once per batch, after all its lanes: a partition whose records sit in a
   // later lane must not turn idle between the lanes.
   watermarks_->CheckIdle(iceberg::NowMillis());
-  return EmitWindows(watermarks_->current());
+  RETURN_IF_ERROR(EmitWindows(watermarks_->current()));
+  stats_.state_groups = window_->groups();
+  stats_.state_memory_bytes = window_->MemoryUsage();
+  stats_.state_spills = window_->spills();
+  return Status::OK();
 }
 
 Status Pipeline::EmitWindows(int64_t watermark) {
-  std::vector<operators::FailedGroup> failed;
-  ASSIGN_OR_RETURN(Batch closed, window_->Emit(watermark, &failed));
-  int64_t now = iceberg::NowMillis();
-  for (const operators::FailedGroup& f : failed) {
-    DeadLetterRow(f.payload, f.reason, "", -1, now, &dead_rows_);
+  for (bool done = false; !done;) {
+    std::vector<operators::FailedGroup> failed;
+    ASSIGN_OR_RETURN(Batch closed, window_->Emit(watermark, &failed, kEmitRows, &done));
+    int64_t now = iceberg::NowMillis();
+    for (const operators::FailedGroup& f : failed) {
+      DeadLetterRow(f.payload, f.reason, "", -1, now, &dead_rows_);
+    }
+    if (closed.num_rows() == 0) continue;
+    std::vector<sql::RejectedRow> rejected;
+    ASSIGN_OR_RETURN(Batch out,
+                     sql::ApplyPlanKeepingSource(options_.aggregate->post, closed, &rejected));
+    for (const sql::RejectedRow& r : rejected) {
+      DeadLetterRow(r.payload, r.error, "", -1, now, &dead_rows_);
+    }
+    if (out.num_rows() == 0) continue;
+    // One writer, so that the table holds the windows in the order they closed.
+    RETURN_IF_ERROR_CTX(lanes_[0].writer->Write(out), "writing to {}", options_.target.ToString());
+    rows_pending_ += out.num_rows();
   }
-  if (closed.num_rows() == 0) return Status::OK();
-  std::vector<sql::RejectedRow> rejected;
-  ASSIGN_OR_RETURN(Batch out,
-                   sql::ApplyPlanKeepingSource(options_.aggregate->post, closed, &rejected));
-  for (const sql::RejectedRow& r : rejected) {
-    DeadLetterRow(r.payload, r.error, "", -1, now, &dead_rows_);
-  }
-  if (out.num_rows() == 0) return Status::OK();
-  // One writer, so that the table holds the windows in the order they closed.
-  RETURN_IF_ERROR_CTX(lanes_[0].writer->Write(out), "writing to {}", options_.target.ToString());
-  rows_pending_ += out.num_rows();
   return Status::OK();
 }
 
@@ -202,16 +223,33 @@ Status Pipeline::FinishInput() {
   return Status::OK();
 }
 
+Result<int64_t> Pipeline::WriteStateFile(const std::string& path, bool full) {
+  ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, io_.OpenOutput(path, /*overwrite=*/true));
+  operators::StateWriter writer([&out](std::string_view chunk) { return out->Append(chunk); });
+  Status st = window_->WriteState(full, &writer);
+  if (!st.ok()) {
+    out->Abort();
+    return st;
+  }
+  RETURN_IF_ERROR(out->Close());
+  return writer.written();
+}
+
 Status Pipeline::SaveState(catalog::TableUpdate* update, std::vector<std::string>* superseded) {
-  bool full = state_files_.empty() || deltas_since_base_ >= kMaxDeltas;
-  std::string bytes = full ? window_->Snapshot() : window_->SnapshotChanged();
+  int64_t delta_bytes = 0;
+  for (size_t i = 1; i < state_sizes_.size(); ++i) delta_bytes += state_sizes_[i];
+  bool full =
+      state_files_.empty() || state_files_.size() > kMaxDeltas || delta_bytes >= state_sizes_[0];
   std::string path = fmt::format("{}/state/{}/{:06d}-{:08d}-{}.state", table_->metadata().location,
                                  options_.name, epoch_, next_checkpoint_, full ? "base" : "delta");
   RETURN_IF_ERROR(journal_->Record(epoch_, next_checkpoint_, path));
-  RETURN_IF_ERROR_CTX(io_.WriteFile(path, bytes, /*overwrite=*/true), "window state file {}", path);
+  auto bytes = WriteStateFile(path, full);
+  RETURN_IF_ERROR_CTX(bytes.status(), "window state file {}", path);
   KillPoint("pipeline.after_state_file");
   pending_state_files_ = full ? std::vector<std::string>{} : state_files_;
   pending_state_files_.push_back(path);
+  pending_state_sizes_ = full ? std::vector<int64_t>{} : state_sizes_;
+  pending_state_sizes_.push_back(*bytes);
   if (full) *superseded = state_files_;
   nlohmann::json j;
   j["checkpoint"] = next_checkpoint_;

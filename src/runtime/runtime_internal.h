@@ -61,7 +61,8 @@ struct Runtime::Running {
   server::Counter *records_read = nullptr, *bytes_read = nullptr, *records_committed = nullptr,
                   *dead_letters = nullptr, *commits = nullptr, *commit_failures = nullptr;
   server::Gauge *lag_records = nullptr, *lag_seconds = nullptr, *freshness = nullptr,
-                *checkpoint = nullptr, *epoch = nullptr;
+                *checkpoint = nullptr, *epoch = nullptr, *state_groups = nullptr,
+                *state_memory = nullptr, *state_spills = nullptr;
   server::Counter* restarts_total = nullptr;
   server::Histogram *commit_seconds = nullptr, *checkpoint_seconds = nullptr;
 };

@@ -76,6 +76,20 @@ Status Runtime::RegisterPipelineMetrics(Running* r, PipelineOptions& o) {
                                       l));
   ASSIGN_OR_RETURN(r->epoch,
                    One(g.AddGauge("sluice_pipeline_epoch", "Writer epoch of this run.", p), l));
+  ASSIGN_OR_RETURN(
+      r->state_groups,
+      One(g.AddGauge("sluice_pipeline_state_groups",
+                     "Open window groups of a windowed pipeline (memory and disk).", p),
+          l));
+  ASSIGN_OR_RETURN(
+      r->state_memory,
+      One(g.AddGauge("sluice_pipeline_state_memory_bytes",
+                     "Bytes of window state held in memory (at most state.memory).", p),
+          l));
+  ASSIGN_OR_RETURN(r->state_spills,
+                   One(g.AddGauge("sluice_pipeline_state_spills",
+                                  "Times this run's window state spilled from memory to disk.", p),
+                       l));
   ASSIGN_OR_RETURN(r->commit_seconds,
                    One(g.AddHistogram("sluice_pipeline_commit_duration_seconds",
                                       "Duration of the catalog commit of a checkpoint.",
@@ -132,7 +146,7 @@ void Runtime::OnAppended(const std::string& stream, int64_t records, int64_t byt
 struct Runtime::Snapshot {
   int64_t records_in = 0, bytes_in = 0, records_committed = 0, dead_letters = 0, commits = 0,
           commit_failures = 0, source_lag = 0, newest_committed_ingest_ms = 0, checkpoint = 0,
-          epoch = 0, last_commit_micros = 0;
+          epoch = 0, last_commit_micros = 0, state_groups = 0, state_memory = 0, state_spills = 0;
 };
 
 Runtime::Snapshot Runtime::Numbers(const Running& r) {
@@ -157,6 +171,9 @@ Runtime::Snapshot Runtime::Numbers(const Running& r) {
   n.checkpoint = s.checkpoint;
   n.epoch = s.epoch;
   n.last_commit_micros = s.last_commit_micros;
+  n.state_groups = s.state_groups;
+  n.state_memory = s.state_memory_bytes;
+  n.state_spills = s.state_spills;
   return n;
 }
 
@@ -178,6 +195,9 @@ void Runtime::RefreshMetrics() {
     r->lag_seconds->Set(lag > 0 ? std::max<int64_t>(0, now - since) / 1e3 : 0.0);
     r->freshness->Set(newest > 0 ? std::max<int64_t>(0, now - newest) / 1e3 : 0.0);
     r->checkpoint->Set(static_cast<double>(s.checkpoint));
+    r->state_groups->Set(static_cast<double>(s.state_groups));
+    r->state_memory->Set(static_cast<double>(s.state_memory));
+    r->state_spills->Set(static_cast<double>(s.state_spills));
     r->epoch->Set(static_cast<double>(s.epoch));
   }
   for (auto& [name, s] : streams_) {
@@ -274,6 +294,12 @@ std::string Runtime::StatusJson() {
     p["committed_offset"] = r->committed_offset.load();
     p["source_lag_records"] = s.source_lag;
     p["last_commit_seconds"] = s.last_commit_micros / 1e6;
+    if (r->options.aggregate) {
+      p["state"] = {{"groups", s.state_groups},
+                    {"memory_bytes", s.state_memory},
+                    {"memory_budget_bytes", r->options.state_memory},
+                    {"spills", s.state_spills}};
+    }
     int64_t newest = s.newest_committed_ingest_ms;
     p["freshness_seconds"] = newest > 0 ? nlohmann::json((now - newest) / 1e3) : nlohmann::json();
     p["restarts"] = r->restarts.load();

@@ -84,4 +84,8 @@ if S table describe lake.t > /dev/null 2>&1; then fail "a script that failed to 
 printf "CREATE PIPELINE p WITH (delivery = 'at-least-once') AS INSERT INTO lake.t SELECT id FROM s;\n" > "$W/alo.sql"
 if S run "$W/alo.sql" 2> "$W/err"; then fail "an at-least-once pipeline ran"; fi
 cat "$W/err"
+printf "CREATE TABLE lake.t (id BIGINT);\nCREATE PIPELINE p WITH (state.memory = 'lots') AS INSERT INTO lake.t SELECT id FROM s;\n" > "$W/mem.sql"
+if S run "$W/mem.sql" 2> "$W/err"; then fail "a pipeline with a bad state.memory ran"; fi
+cat "$W/err"
+grep -q "line 2, column .*state.memory 'lots' is not a size" "$W/err" || fail "state.memory error"
 echo "1 passed, 0 failed"

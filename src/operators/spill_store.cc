@@ -1,0 +1,140 @@
+#include "operators/spill_store.h"
+
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <filesystem>
+
+namespace sluice::operators {
+namespace {
+
+Status FromRocks(const rocksdb::Status& s, const std::string& dir) {
+  if (s.ok()) return Status::OK();
+  if (s.IsCorruption()) return Status::Corruption("spill store {}: {}", dir, s.ToString());
+  return Status::IOError("spill store {}: {}", dir, s.ToString());
+}
+
+rocksdb::Slice Slice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
+
+}  // namespace
+
+struct SpillStore::Impl {
+  std::unique_ptr<rocksdb::DB> db;
+  rocksdb::WriteBatch pending;
+  rocksdb::WriteOptions write;
+  rocksdb::ReadOptions read;
+};
+
+SpillStore::SpillStore(std::string dir, std::unique_ptr<Impl> impl)
+    : dir_(std::move(dir)), impl_(std::move(impl)) {}
+
+SpillStore::~SpillStore() {
+  if (impl_->db) (void)impl_->db->Close();
+  impl_->db.reset();
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+Result<std::unique_ptr<SpillStore>> SpillStore::Open(const std::string& dir, int64_t memory_bytes) {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IOError("spill store {}: {}", dir, ec.message());
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.error_if_exists = true;
+  o.max_open_files = 256;
+  o.keep_log_file_num = 1;
+  o.max_background_jobs = 2;
+  size_t quarter = static_cast<size_t>(std::max<int64_t>(memory_bytes / 4, 1 << 20));
+  o.write_buffer_size = quarter;
+  o.max_write_buffer_number = 2;
+  // Most reads are of keys that are not there (a new group): bloom filters in
+  // the memtables too, and no checksums on reads of a local cache.
+  o.memtable_prefix_bloom_size_ratio = 0.05;
+  o.memtable_whole_key_filtering = true;
+  o.compression = rocksdb::kNoCompression;  // a local cache: CPU over bytes
+  // Universal compaction: less rewriting than levels for a store whose keys
+  // are mostly written once, read back, and deleted in order.
+  o.compaction_style = rocksdb::kCompactionStyleUniversal;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = rocksdb::NewLRUCache(2 * quarter);
+  // Index and filter blocks stay with their table readers, outside the block
+  // cache: a point read of a new key (a miss, the common case) then never
+  // reads a filter block from disk. They take about 1.5 bytes a key.
+  t.cache_index_and_filter_blocks = false;
+  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  rocksdb::DB* db = nullptr;
+  RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(o, dir, &db), dir));
+  auto impl = std::make_unique<Impl>();
+  impl->db.reset(db);
+  impl->write.disableWAL = true;
+  impl->read.verify_checksums = false;
+  return std::unique_ptr<SpillStore>(new SpillStore(dir, std::move(impl)));
+}
+
+void SpillStore::Put(std::string_view key, std::string_view value) {
+  (void)impl_->pending.Put(Slice(key), Slice(value));
+}
+
+void SpillStore::Delete(std::string_view key) { (void)impl_->pending.Delete(Slice(key)); }
+
+void SpillStore::DeleteRange(std::string_view begin, std::string_view end) {
+  (void)impl_->pending.DeleteRange(Slice(begin), Slice(end));
+}
+
+Status SpillStore::Flush() {
+  if (impl_->pending.Count() == 0) return Status::OK();
+  rocksdb::Status s = impl_->db->Write(impl_->write, &impl_->pending);
+  impl_->pending.Clear();
+  return FromRocks(s, dir_);
+}
+
+Result<bool> SpillStore::Get(std::string_view key, std::string* value) const {
+  rocksdb::PinnableSlice v;
+  rocksdb::Status s = impl_->db->Get(impl_->read, impl_->db->DefaultColumnFamily(), Slice(key), &v);
+  if (s.IsNotFound()) return false;
+  RETURN_IF_ERROR(FromRocks(s, dir_));
+  value->assign(v.data(), v.size());
+  return true;
+}
+
+namespace {
+
+class RocksCursor : public SpillStore::Cursor {
+ public:
+  RocksCursor(rocksdb::DB* db, std::string lower, std::string upper, const std::string& dir)
+      : lower_(std::move(lower)), upper_(std::move(upper)), dir_(dir) {
+    lower_slice_ = rocksdb::Slice(lower_);
+    upper_slice_ = rocksdb::Slice(upper_);
+    rocksdb::ReadOptions r;
+    r.iterate_lower_bound = &lower_slice_;
+    r.iterate_upper_bound = &upper_slice_;
+    r.fill_cache = false;
+    it_.reset(db->NewIterator(r));
+    it_->Seek(lower_slice_);
+  }
+  bool Valid() const override { return it_->Valid(); }
+  std::string_view key() const override { return {it_->key().data(), it_->key().size()}; }
+  std::string_view value() const override { return {it_->value().data(), it_->value().size()}; }
+  void Next() override { it_->Next(); }
+  Status status() const override { return FromRocks(it_->status(), dir_); }
+
+ private:
+  std::string lower_, upper_;
+  rocksdb::Slice lower_slice_, upper_slice_;
+  const std::string& dir_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
+}  // namespace
+
+std::unique_ptr<SpillStore::Cursor> SpillStore::Scan(std::string lower, std::string upper) const {
+  return std::make_unique<RocksCursor>(impl_->db.get(), std::move(lower), std::move(upper), dir_);
+}
+
+}  // namespace sluice::operators

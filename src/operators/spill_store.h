@@ -1,0 +1,64 @@
+// SpillStore: the on-disk tier of a window operator's state, a RocksDB
+// database in a local folder (docs/state.md "Beyond memory").
+//
+// It is a cache, never the record: the checkpointed state is the state files
+// in the warehouse, and a store is rebuilt from them at every start. Open
+// therefore wipes the folder, and the destructor removes it.
+//
+// Keys are ordered bytewise. Writes are buffered (Put, Delete, DeleteRange)
+// and applied at once by Flush, without a write-ahead log (nothing in it must
+// survive a crash); reads (Get, Scan) see only flushed writes.
+//
+// Memory: `memory_bytes` bounds RocksDB's buffers — two write buffers of a
+// quarter each and a block cache of half — plus its index and filter blocks
+// (about 1.5 bytes a key, kept in memory so that a miss reads no disk).
+//
+// Thread-safety: one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace sluice::operators {
+
+class SpillStore {
+ public:
+  static Result<std::unique_ptr<SpillStore>> Open(const std::string& dir, int64_t memory_bytes);
+  ~SpillStore();
+  SpillStore(const SpillStore&) = delete;
+  SpillStore& operator=(const SpillStore&) = delete;
+
+  void Put(std::string_view key, std::string_view value);
+  void Delete(std::string_view key);
+  void DeleteRange(std::string_view begin, std::string_view end);  // [begin, end)
+  Status Flush();
+
+  // False when the key is not there.
+  Result<bool> Get(std::string_view key, std::string* value) const;
+
+  // The keys in [lower, upper) in order.
+  class Cursor {
+   public:
+    virtual ~Cursor() = default;
+    virtual bool Valid() const = 0;
+    virtual std::string_view key() const = 0;
+    virtual std::string_view value() const = 0;
+    virtual void Next() = 0;
+    virtual Status status() const = 0;
+  };
+  std::unique_ptr<Cursor> Scan(std::string lower, std::string upper) const;
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  struct Impl;
+  SpillStore(std::string dir, std::unique_ptr<Impl> impl);
+  std::string dir_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice::operators

@@ -1,0 +1,145 @@
+// Private to the window operator's files (window_aggregate.cc, window_store.cc,
+// window_state.cc): the spill store's key encoding and the scan of both tiers
+// in window order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "operators/window_aggregate.h"
+
+namespace sluice::operators {
+namespace internal {
+
+inline int64_t FloorDiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+// Spill store keys: a space, then (end, start) as big-endian with the sign
+// flipped (so bytes order as the numbers), then the group key's bytes: the
+// store orders windows as WindowKey does. The "changed" space adds a
+// generation after its letter (window_aggregate.h, changed_generation_).
+constexpr char kWindowSpace = 'w', kChangedSpace = 'c';
+
+inline void PutOrdered(std::string* out, int64_t v) {
+  uint64_t u = static_cast<uint64_t>(v) ^ (uint64_t{1} << 63);
+  for (int i = 7; i >= 0; --i) out->push_back(static_cast<char>(u >> (8 * i)));
+}
+
+inline int64_t GetOrdered(const char* p) {
+  uint64_t u = 0;
+  for (int i = 0; i < 8; ++i) u = (u << 8) | static_cast<uint8_t>(p[i]);
+  return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
+}
+
+inline std::string StoreKey(int64_t end, int64_t start, std::string_view key) {
+  std::string out;
+  out.reserve(17 + key.size());
+  out.push_back(kWindowSpace);
+  PutOrdered(&out, end);
+  PutOrdered(&out, start);
+  out.append(key);
+  return out;
+}
+
+inline bool ParseStoreKey(std::string_view s, int64_t* end, int64_t* start, std::string* key) {
+  if (s.size() < 17) return false;
+  *end = GetOrdered(s.data() + 1);
+  *start = GetOrdered(s.data() + 9);
+  key->assign(s.substr(17));
+  return true;
+}
+
+inline std::string ChangedPrefix(uint32_t generation) {
+  std::string out(1, kChangedSpace);
+  for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>(generation >> (8 * i)));
+  return out;
+}
+
+}  // namespace internal
+
+// The windows of the front and of the store, merged in (end, start, key)
+// order; a window in both is the front's.
+class WindowAggregate::Scan {
+ public:
+  explicit Scan(WindowAggregate* op) : op_(op), front_(op->windows_.begin()) {
+    if (op->spilled_) {
+      // Below the floor every key was taken: seeking past it skips their
+      // deletions.
+      store_ = op->store_->Scan(std::max(std::string(1, internal::kWindowSpace), op->store_floor_),
+                                std::string(1, internal::kWindowSpace + 1));
+      ParseStore();
+    }
+    Settle();
+  }
+  bool Valid() const { return status_.ok() && valid_; }
+  Status status() const { return status_; }
+  const WindowKey& key() const { return from_front_ ? front_->first : store_key_; }
+  // The store holds this window too (its bytes there).
+  bool in_store() const { return !from_front_ || both_; }
+  std::string_view stored_key() const { return store_->key(); }
+  // The group is the store's: its accumulators' bytes, as EncodeAccs wrote them.
+  bool from_store() const { return !from_front_; }
+  std::string_view stored_value() const { return store_->value(); }
+  Result<const Group*> group() {
+    if (from_front_) return &front_->second;
+    store_group_ = op_->NewGroup();
+    std::string_view v = store_->value();
+    RETURN_IF_ERROR(op_->DecodeAccs(&v, &store_group_));
+    return &store_group_;
+  }
+  Status Next() {
+    if (from_front_) {
+      if (both_) StoreNext();
+      ++front_;
+    } else {
+      StoreNext();
+    }
+    Settle();
+    return status_;
+  }
+
+ private:
+  void StoreNext() {
+    store_->Next();
+    ParseStore();
+  }
+  void ParseStore() {
+    store_valid_ = store_->Valid();
+    if (!store_valid_) {
+      if (status_.ok()) status_ = store_->status();
+      return;
+    }
+    if (!internal::ParseStoreKey(store_->key(), &store_key_.end, &store_key_.start,
+                                 &store_key_.key)) {
+      status_ = Status::Corruption("spill store {}: a key of {} bytes", op_->store_->dir(),
+                                   store_->key().size());
+      store_valid_ = false;
+    }
+  }
+  void Settle() {
+    bool front = front_ != op_->windows_.end();
+    both_ = false;
+    if (front && store_valid_) {
+      if (front_->first < store_key_) {
+        from_front_ = true;
+      } else if (store_key_ < front_->first) {
+        from_front_ = false;
+      } else {
+        from_front_ = both_ = true;
+      }
+    } else {
+      from_front_ = front;
+    }
+    valid_ = front || store_valid_;
+  }
+
+  WindowAggregate* op_;
+  std::map<WindowKey, Group>::iterator front_;
+  std::unique_ptr<SpillStore::Cursor> store_;
+  bool store_valid_ = false, from_front_ = false, both_ = false, valid_ = false;
+  WindowKey store_key_;
+  Group store_group_;
+  Status status_;
+};
+
+}  // namespace sluice::operators

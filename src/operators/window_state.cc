@@ -1,0 +1,285 @@
+// WindowAggregate, its state files (docs/state.md "File format"): written and
+// read as streams of records, from whichever tier holds each group.
+#include <algorithm>
+
+#include "operators/bytes.h"
+#include "operators/window_aggregate.h"
+#include "operators/window_internal.h"
+
+namespace sluice::operators {
+namespace {
+
+using internal::ChangedPrefix;
+using internal::FloorDiv;
+using internal::Get;
+using internal::GetBytes;
+using internal::ParseStoreKey;
+using internal::Put;
+using internal::PutBytes;
+using internal::StoreKey;
+
+// "SLS2" streams records; "SLST" is the earlier format of one snapshot with
+// counts up front, still read.
+constexpr uint32_t kStateMagic = 0x32534C53;   // "SLS2"
+constexpr uint32_t kLegacyMagic = 0x54534C53;  // "SLST"
+constexpr uint8_t kFull = 0, kDelta = 1;
+constexpr uint8_t kEndTag = 0, kTombstoneTag = 1, kGroupTag = 2;
+
+void PutWindowKey(std::string* out, int64_t end, int64_t start, std::string_view key) {
+  Put<int64_t>(out, end);
+  Put<int64_t>(out, start);
+  PutBytes(out, key);
+}
+
+}  // namespace
+
+Status WindowAggregate::WriteState(const std::vector<WindowAggregate*>& parts, bool full,
+                                   StateWriter* out) {
+  int64_t emitted = INT64_MIN;
+  for (const WindowAggregate* p : parts) emitted = std::max(emitted, p->emitted_below_);
+  Put<uint32_t>(out->buffer(), kStateMagic);
+  Put<uint8_t>(out->buffer(), full ? kFull : kDelta);
+  Put<int64_t>(out->buffer(), emitted);
+  for (WindowAggregate* p : parts) RETURN_IF_ERROR(p->WriteRecords(full, out));
+  Put<uint8_t>(out->buffer(), kEndTag);
+  return out->Flush();
+}
+
+Status WindowAggregate::WriteRecords(bool full, StateWriter* out) {
+  if (full) {
+    Scan scan(this);
+    while (scan.Valid()) {
+      const WindowKey& k = scan.key();
+      Put<uint8_t>(out->buffer(), kGroupTag);
+      PutWindowKey(out->buffer(), k.end, k.start, k.key);
+      if (scan.from_store()) {
+        out->buffer()->append(scan.stored_value());  // as it was encoded
+      } else {
+        ASSIGN_OR_RETURN(const Group* g, scan.group());
+        EncodeAccs(*g, out->buffer());
+      }
+      RETURN_IF_ERROR(out->MaybeFlush());
+      RETURN_IF_ERROR(scan.Next());
+    }
+    RETURN_IF_ERROR(scan.status());
+  } else {
+    for (const WindowKey& k : merged_away_) {
+      Put<uint8_t>(out->buffer(), kTombstoneTag);
+      PutWindowKey(out->buffer(), k.end, k.start, k.key);
+    }
+    RETURN_IF_ERROR(WriteChanged(out));
+  }
+  changed_.clear();
+  merged_away_.clear();
+  return ForgetStoredChanges();
+}
+
+Status WindowAggregate::WriteChanged(StateWriter* out) {
+  // The changed keys of the front and those the store keeps, merged in order.
+  std::unique_ptr<SpillStore::Cursor> stored;
+  std::string prefix = ChangedPrefix(changed_generation_);
+  if (spilled_) stored = store_->Scan(prefix, ChangedPrefix(changed_generation_ + 1));
+  WindowKey sk;
+  auto stored_valid = [&]() -> Result<bool> {
+    if (!stored) return false;
+    if (!stored->Valid()) {
+      RETURN_IF_ERROR(stored->status());
+      return false;
+    }
+    if (!ParseStoreKey(stored->key().substr(prefix.size()), &sk.end, &sk.start, &sk.key)) {
+      return Status::Corruption("spill store {}: a changed key of {} bytes", store_->dir(),
+                                stored->key().size());
+    }
+    return true;
+  };
+  auto front = changed_.begin();
+  ASSIGN_OR_RETURN(bool sv, stored_valid());
+  while (front != changed_.end() || sv) {
+    WindowKey k;
+    if (front != changed_.end() && (!sv || !(sk < *front))) {
+      k = *front;
+      if (sv && !(*front < sk)) {  // in both
+        stored->Next();
+        ASSIGN_OR_RETURN(sv, stored_valid());
+      }
+      ++front;
+    } else {
+      k = sk;
+      stored->Next();
+      ASSIGN_OR_RETURN(sv, stored_valid());
+    }
+    // The front's version, or the store's bytes as they are.
+    std::string value;
+    if (auto it = windows_.find(k); it != windows_.end()) {
+      EncodeAccs(it->second, &value);
+    } else {
+      bool found = false;
+      if (spilled_) {
+        ASSIGN_OR_RETURN(found, store_->Get(StoreKey(k.end, k.start, k.key), &value));
+      }
+      if (!found) continue;  // emitted or merged away since it changed
+    }
+    Put<uint8_t>(out->buffer(), kGroupTag);
+    PutWindowKey(out->buffer(), k.end, k.start, k.key);
+    out->buffer()->append(value);
+    RETURN_IF_ERROR(out->MaybeFlush());
+  }
+  return Status::OK();
+}
+
+Result<std::string> WindowAggregate::Snapshot() {
+  return WriteToString([this](StateWriter* out) { return WriteState({this}, true, out); });
+}
+
+Result<std::string> WindowAggregate::SnapshotChanged() {
+  return WriteToString([this](StateWriter* out) { return WriteState({this}, false, out); });
+}
+
+Status WindowAggregate::RestoreGroup(WindowKey k, Group g, bool known_new) {
+  if (options_.window.kind == WindowSpec::Kind::kHop &&
+      k.end - k.start != options_.window.slide_us) {
+    return Status::Corruption(
+        "window state: a HOP pane [{}, {}) is not one slide ({} µs) long: the state is of "
+        "another window definition",
+        k.start, k.end, options_.window.slide_us);
+  }
+  if (options_.window.kind == WindowSpec::Kind::kSession) sessions_[k.key][k.start] = k.end;
+  if (auto it = windows_.find(k); it != windows_.end()) {
+    memory_ += GroupBytes(k, g) - GroupBytes(it->first, it->second);
+    g.stored = it->second.stored;
+    it->second = std::move(g);
+    return MaybeSpill();
+  }
+  bool stored = false;
+  if (spilled_ && !known_new) {
+    std::string value;
+    ASSIGN_OR_RETURN(stored, store_->Get(StoreKey(k.end, k.start, k.key), &value));
+  }
+  if (!stored) ++groups_;
+  g.stored = stored;
+  memory_ += GroupBytes(k, g);
+  windows_.emplace(std::move(k), std::move(g));
+  return MaybeSpill();
+}
+
+Status WindowAggregate::RestoreTombstone(const WindowKey& k) {
+  RETURN_IF_ERROR(Erase(k));
+  if (options_.window.kind == WindowSpec::Kind::kSession) ForgetSession(k);
+  return Status::OK();
+}
+
+Status WindowAggregate::FinishRestore(int64_t emitted) {
+  // Windows emitted before this state was taken are gone (for HOP: panes
+  // whose every window was emitted).
+  emitted_below_ = std::max(emitted_below_, emitted);
+  bool hop = options_.window.kind == WindowSpec::Kind::kHop;
+  int64_t reach = hop ? options_.window.size_us - options_.window.slide_us : 0;
+  bool session = options_.window.kind == WindowSpec::Kind::kSession;
+  store_floor_.clear();  // restored groups may lie below it
+  RETURN_IF_ERROR(TakePrefix([&](const WindowKey& k, Scan&) -> Result<bool> {
+    if (!Closed(k.end + reach, emitted_below_)) return false;
+    if (session) ForgetSession(k);
+    return true;
+  }));
+  if (hop && emitted_below_ != INT64_MIN) {
+    // The last window end the emitted watermark closed: a multiple of the slide.
+    int64_t slide = options_.window.slide_us;
+    int64_t closed_to = emitted_below_ - options_.allowed_lateness_us;
+    finalized_end_ = FloorDiv(closed_to, slide) * slide;
+  }
+  // What was restored is not a change of this run.
+  changed_.clear();
+  merged_away_.clear();
+  return ForgetStoredChanges();
+}
+
+Status WindowAggregate::Restore(std::string_view bytes, const KeyFilter& keep, bool clear_on_full) {
+  StateReader in = StateReader::Of(bytes);
+  return Restore(&in, keep, clear_on_full);
+}
+
+Status WindowAggregate::Restore(StateReader* in, const KeyFilter& keep, bool clear_on_full) {
+  uint32_t magic = 0;
+  uint8_t kind = 0;
+  int64_t emitted = 0;
+  RETURN_IF_ERROR(in->Next([&](std::string_view* v) {
+    return Get(v, &magic) ? Status::OK() : Status::Corruption("window state: bad header");
+  }));
+  if (magic == kLegacyMagic) {
+    std::string all;
+    RETURN_IF_ERROR(in->ReadAll(&all));
+    return RestoreLegacy(all, keep, clear_on_full);
+  }
+  RETURN_IF_ERROR(in->Next([&](std::string_view* v) {
+    if (magic != kStateMagic || !Get(v, &kind) || kind > kDelta || !Get(v, &emitted)) {
+      return Status::Corruption("window state: bad header");
+    }
+    return Status::OK();
+  }));
+  if (kind == kFull && clear_on_full) RETURN_IF_ERROR(Clear());
+  for (int64_t i = 0;; ++i) {
+    uint8_t tag = 0;
+    WindowKey k;
+    Group g;
+    RETURN_IF_ERROR(in->Next([&](std::string_view* v) -> Status {
+      if (!Get(v, &tag)) return Status::Corruption("window state: truncated after {} records", i);
+      if (tag == kEndTag) return Status::OK();
+      if (tag > kGroupTag) {
+        return Status::Corruption("window state: record {} has an unknown tag {}", i, tag);
+      }
+      if (!Get(v, &k.end) || !Get(v, &k.start) || !GetBytes(v, &k.key)) {
+        return Status::Corruption("window state: record {} is truncated", i);
+      }
+      if (tag == kGroupTag) {
+        g = NewGroup();
+        RETURN_IF_ERROR_CTX(DecodeAccs(v, &g), "window state: record {}", i);
+      }
+      return Status::OK();
+    }));
+    if (tag == kEndTag) break;
+    if (keep && !keep(k.key)) continue;  // another shard's
+    if (tag == kTombstoneTag) {
+      RETURN_IF_ERROR(RestoreTombstone(k));
+    } else {
+      RETURN_IF_ERROR(RestoreGroup(std::move(k), std::move(g), kind == kFull));
+    }
+  }
+  if (!in->AtEnd()) {
+    return Status::Corruption("window state: {} bytes after the end", in->unread());
+  }
+  return FinishRestore(emitted);
+}
+
+Status WindowAggregate::RestoreLegacy(std::string_view in, const KeyFilter& keep,
+                                      bool clear_on_full) {
+  uint32_t magic = 0, tombstones = 0, count = 0;
+  uint8_t kind = 0;
+  int64_t emitted = 0;
+  if (!Get(&in, &magic) || magic != kLegacyMagic || !Get(&in, &kind) || kind > kDelta ||
+      !Get(&in, &emitted) || !Get(&in, &tombstones)) {
+    return Status::Corruption("window state: bad header");
+  }
+  if (kind == kFull && clear_on_full) RETURN_IF_ERROR(Clear());
+  for (uint32_t i = 0; i < tombstones; ++i) {
+    WindowKey k;
+    if (!Get(&in, &k.end) || !Get(&in, &k.start) || !GetBytes(&in, &k.key)) {
+      return Status::Corruption("window state: truncated tombstone");
+    }
+    if (!keep || keep(k.key)) RETURN_IF_ERROR(RestoreTombstone(k));
+  }
+  if (!Get(&in, &count)) return Status::Corruption("window state: truncated");
+  for (uint32_t i = 0; i < count; ++i) {
+    WindowKey k;
+    if (!Get(&in, &k.end) || !Get(&in, &k.start) || !GetBytes(&in, &k.key)) {
+      return Status::Corruption("window state: truncated group {}", i);
+    }
+    Group g = NewGroup();
+    RETURN_IF_ERROR(DecodeAccs(&in, &g));
+    if (keep && !keep(k.key)) continue;  // another shard's
+    RETURN_IF_ERROR(RestoreGroup(std::move(k), std::move(g), /*known_new=*/false));
+  }
+  if (!in.empty()) return Status::Corruption("window state: {} bytes after the groups", in.size());
+  return FinishRestore(emitted);
+}
+
+}  // namespace sluice::operators
