@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterCatalogCommands(app, &exit_code);
   sluice::cli::RegisterScanCommand(app, &exit_code);
   sluice::cli::RegisterTableWriteCommands(app, &exit_code);
+  sluice::cli::RegisterMaintenanceCommands(app, &exit_code);
   sluice::cli::RegisterRunCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;

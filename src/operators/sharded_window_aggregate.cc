@@ -172,11 +172,11 @@ Status ShardedWindowAggregate::WriteState(bool full, StateWriter* out) {
 }
 
 Result<std::string> ShardedWindowAggregate::Snapshot() {
-  return WriteToString([this](StateWriter* out) { return WriteState(true, out); });
+  return state::WriteToString([this](StateWriter* out) { return WriteState(true, out); });
 }
 
 Result<std::string> ShardedWindowAggregate::SnapshotChanged() {
-  return WriteToString([this](StateWriter* out) { return WriteState(false, out); });
+  return state::WriteToString([this](StateWriter* out) { return WriteState(false, out); });
 }
 
 Status ShardedWindowAggregate::Restore(std::string_view bytes) {
@@ -194,7 +194,7 @@ Status ShardedWindowAggregate::Restore(const Opener& open) {
   uint32_t magic = 0;
   RETURN_IF_ERROR(readers[0]->Next([&](std::string_view* in) {
     std::string_view peek = *in;  // read, not taken
-    return Get(&peek, &magic) ? Status::OK() : Status::Corruption("window state: bad header");
+    return Get(&peek, &magic) ? Status::OK() : StateReader::Short("window state: no header");
   }));
   if (magic == kShardsMagic) {
     std::string all;

@@ -7,7 +7,6 @@
 #include "columnar/json_writer.h"
 #include "common/testing.h"
 #include "operators/sharded_window_aggregate.h"
-#include "operators/spill_store.h"
 #include "operators/test_util.h"
 
 namespace sluice::operators {
@@ -30,27 +29,6 @@ Result<std::vector<std::string>> EmitInChunks(Op* op, int64_t watermark, int64_t
     for (std::string& r : JsonRows(b)) out.push_back(std::move(r));
   }
   return out;
-}
-
-TEST(SpillStoreTest, KeepsKeysInByteOrderAndForgetsRanges) {
-  ASSERT_OK_AND_ASSIGN(auto store, SpillStore::Open(TempDir("store"), 4 << 20));
-  for (std::string k : {"b2", "a", "b1", "c"}) store->Put(k, "v" + k);
-  ASSERT_OK(store->Flush());
-  std::string v;
-  ASSERT_OK_AND_ASSIGN(bool found, store->Get("b1", &v));
-  EXPECT_TRUE(found);
-  EXPECT_EQ(v, "vb1");
-  store->DeleteRange("b", "b2");
-  store->Delete("c");
-  ASSERT_OK(store->Flush());
-  std::vector<std::string> keys;
-  for (auto c = store->Scan("a", "z"); c->Valid(); c->Next()) keys.emplace_back(c->key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"a", "b2"}));
-  ASSERT_OK_AND_ASSIGN(found, store->Get("c", &v));
-  EXPECT_FALSE(found);
-  std::string dir = store->dir();
-  store.reset();
-  EXPECT_FALSE(std::filesystem::exists(dir)) << "a store is a cache: it goes with its operator";
 }
 
 class SpillTest : public ::testing::TestWithParam<WindowSpec> {};

@@ -194,6 +194,7 @@ Status WindowAggregate::AppendWindowRow(int64_t start, int64_t end, const std::s
 Status WindowAggregate::FinalizeHop(int64_t watermark) {
   const int64_t size = options_.window.size_us, slide = options_.window.slide_us;
   if (!pending_) pending_ = std::make_unique<Batch>(Batch::Make(options_.output_schema));
+  if (watermark == INT64_MIN) return Status::OK();  // nothing closes before a watermark
   // The next window to take ends at finalized_end_ + slide at the earliest.
   bool may_close = finalized_end_ == INT64_MIN || Closed(finalized_end_ + slide, watermark);
   while (may_close && groups_ > 0) {

@@ -34,6 +34,9 @@
 // up there. Windows are read in order from both tiers, the front's version
 // winning. The store is a cache rebuilt from the state files at restore.
 // SESSION keeps its index of open sessions per key in memory (start, end).
+// Spilling needs what a pipeline's watermarks give: a row's watermark is
+// never below the watermark of an earlier Emit (windows taken from the store
+// are below a floor that later scans start at).
 //
 // Thread-safety: one thread.
 #pragma once
@@ -50,10 +53,14 @@
 #include "columnar/column.h"
 #include "common/status.h"
 #include "operators/aggregate.h"
-#include "operators/spill_store.h"
-#include "operators/state_stream.h"
+#include "state/spill_store.h"
+#include "state/state_stream.h"
 
 namespace sluice::operators {
+
+using state::SpillStore;
+using state::StateReader;
+using state::StateWriter;
 
 struct WindowSpec {
   enum class Kind : uint8_t { kTumble, kHop, kSession };

@@ -1,6 +1,7 @@
 // WindowAggregate, its state files (docs/state.md "File format"): written and
 // read as streams of records, from whichever tier holds each group.
 #include <algorithm>
+#include <cstring>
 
 #include "operators/bytes.h"
 #include "operators/window_aggregate.h"
@@ -25,11 +26,28 @@ constexpr uint32_t kLegacyMagic = 0x54534C53;  // "SLST"
 constexpr uint8_t kFull = 0, kDelta = 1;
 constexpr uint8_t kEndTag = 0, kTombstoneTag = 1, kGroupTag = 2;
 
-void PutWindowKey(std::string* out, int64_t end, int64_t start, std::string_view key) {
+// Records are `u8 tag, u32 length, body`: a reader knows how many bytes one
+// needs before it parses it. BeginRecord writes the tag, the window's key
+// and a length to be set by EndRecord once the body is there.
+size_t BeginRecord(std::string* out, uint8_t tag, int64_t end, int64_t start,
+                   std::string_view key) {
+  Put<uint8_t>(out, tag);
+  size_t at = out->size();
+  Put<uint32_t>(out, 0);
   Put<int64_t>(out, end);
   Put<int64_t>(out, start);
   PutBytes(out, key);
+  return at;
 }
+
+void EndRecord(std::string* out, size_t at) {
+  uint32_t length = static_cast<uint32_t>(out->size() - at - sizeof(uint32_t));
+  std::memcpy(out->data() + at, &length, sizeof(length));
+}
+
+// A record's body may not claim more than this (a corrupt length must not
+// make a reader take the rest of the file).
+constexpr uint32_t kMaxRecordBytes = 1u << 30;
 
 }  // namespace
 
@@ -50,22 +68,21 @@ Status WindowAggregate::WriteRecords(bool full, StateWriter* out) {
     Scan scan(this);
     while (scan.Valid()) {
       const WindowKey& k = scan.key();
-      Put<uint8_t>(out->buffer(), kGroupTag);
-      PutWindowKey(out->buffer(), k.end, k.start, k.key);
+      size_t at = BeginRecord(out->buffer(), kGroupTag, k.end, k.start, k.key);
       if (scan.from_store()) {
         out->buffer()->append(scan.stored_value());  // as it was encoded
       } else {
         ASSIGN_OR_RETURN(const Group* g, scan.group());
         EncodeAccs(*g, out->buffer());
       }
+      EndRecord(out->buffer(), at);
       RETURN_IF_ERROR(out->MaybeFlush());
       RETURN_IF_ERROR(scan.Next());
     }
     RETURN_IF_ERROR(scan.status());
   } else {
     for (const WindowKey& k : merged_away_) {
-      Put<uint8_t>(out->buffer(), kTombstoneTag);
-      PutWindowKey(out->buffer(), k.end, k.start, k.key);
+      EndRecord(out->buffer(), BeginRecord(out->buffer(), kTombstoneTag, k.end, k.start, k.key));
     }
     RETURN_IF_ERROR(WriteChanged(out));
   }
@@ -119,20 +136,20 @@ Status WindowAggregate::WriteChanged(StateWriter* out) {
       }
       if (!found) continue;  // emitted or merged away since it changed
     }
-    Put<uint8_t>(out->buffer(), kGroupTag);
-    PutWindowKey(out->buffer(), k.end, k.start, k.key);
+    size_t at = BeginRecord(out->buffer(), kGroupTag, k.end, k.start, k.key);
     out->buffer()->append(value);
+    EndRecord(out->buffer(), at);
     RETURN_IF_ERROR(out->MaybeFlush());
   }
   return Status::OK();
 }
 
 Result<std::string> WindowAggregate::Snapshot() {
-  return WriteToString([this](StateWriter* out) { return WriteState({this}, true, out); });
+  return state::WriteToString([this](StateWriter* out) { return WriteState({this}, true, out); });
 }
 
 Result<std::string> WindowAggregate::SnapshotChanged() {
-  return WriteToString([this](StateWriter* out) { return WriteState({this}, false, out); });
+  return state::WriteToString([this](StateWriter* out) { return WriteState({this}, false, out); });
 }
 
 Status WindowAggregate::RestoreGroup(WindowKey k, Group g, bool known_new) {
@@ -203,18 +220,17 @@ Status WindowAggregate::Restore(StateReader* in, const KeyFilter& keep, bool cle
   uint8_t kind = 0;
   int64_t emitted = 0;
   RETURN_IF_ERROR(in->Next([&](std::string_view* v) {
-    return Get(v, &magic) ? Status::OK() : Status::Corruption("window state: bad header");
+    return Get(v, &magic) ? Status::OK() : StateReader::Short("window state: no header");
   }));
   if (magic == kLegacyMagic) {
     std::string all;
     RETURN_IF_ERROR(in->ReadAll(&all));
     return RestoreLegacy(all, keep, clear_on_full);
   }
+  if (magic != kStateMagic) return Status::Corruption("window state: bad header");
   RETURN_IF_ERROR(in->Next([&](std::string_view* v) {
-    if (magic != kStateMagic || !Get(v, &kind) || kind > kDelta || !Get(v, &emitted)) {
-      return Status::Corruption("window state: bad header");
-    }
-    return Status::OK();
+    if (!Get(v, &kind) || !Get(v, &emitted)) return StateReader::Short("window state: header");
+    return kind > kDelta ? Status::Corruption("window state: bad header") : Status::OK();
   }));
   if (kind == kFull && clear_on_full) RETURN_IF_ERROR(Clear());
   for (int64_t i = 0;; ++i) {
@@ -222,17 +238,30 @@ Status WindowAggregate::Restore(StateReader* in, const KeyFilter& keep, bool cle
     WindowKey k;
     Group g;
     RETURN_IF_ERROR(in->Next([&](std::string_view* v) -> Status {
-      if (!Get(v, &tag)) return Status::Corruption("window state: truncated after {} records", i);
+      uint32_t length = 0;
+      if (!Get(v, &tag)) return StateReader::Short("window state: after record {}", i);
       if (tag == kEndTag) return Status::OK();
       if (tag > kGroupTag) {
         return Status::Corruption("window state: record {} has an unknown tag {}", i, tag);
       }
-      if (!Get(v, &k.end) || !Get(v, &k.start) || !GetBytes(v, &k.key)) {
-        return Status::Corruption("window state: record {} is truncated", i);
+      if (!Get(v, &length)) return StateReader::Short("window state: record {}", i);
+      if (length > kMaxRecordBytes) {
+        return Status::Corruption("window state: record {} claims {} bytes", i, length);
+      }
+      if (v->size() < length) return StateReader::Short("window state: record {}", i);
+      std::string_view body = v->substr(0, length);
+      v->remove_prefix(length);
+      // The whole record is at hand: from here a failure is corruption.
+      if (!Get(&body, &k.end) || !Get(&body, &k.start) || !GetBytes(&body, &k.key)) {
+        return Status::Corruption("window state: record {} has no window key", i);
       }
       if (tag == kGroupTag) {
         g = NewGroup();
-        RETURN_IF_ERROR_CTX(DecodeAccs(v, &g), "window state: record {}", i);
+        RETURN_IF_ERROR_CTX(DecodeAccs(&body, &g), "window state: record {}", i);
+      }
+      if (!body.empty()) {
+        return Status::Corruption("window state: record {} has {} bytes after its body", i,
+                                  body.size());
       }
       return Status::OK();
     }));
@@ -241,7 +270,8 @@ Status WindowAggregate::Restore(StateReader* in, const KeyFilter& keep, bool cle
     if (tag == kTombstoneTag) {
       RETURN_IF_ERROR(RestoreTombstone(k));
     } else {
-      RETURN_IF_ERROR(RestoreGroup(std::move(k), std::move(g), kind == kFull));
+      // A full file's keys are all new when it replaces the state.
+      RETURN_IF_ERROR(RestoreGroup(std::move(k), std::move(g), kind == kFull && clear_on_full));
     }
   }
   if (!in->AtEnd()) {

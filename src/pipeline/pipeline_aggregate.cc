@@ -1,6 +1,7 @@
 // Pipeline, the windowed path: watermarks, the window operator, emitting
 // closed windows, and the operator's state in each checkpoint
 // (docs/state.md).
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "columnar/json_writer.h"
@@ -53,6 +54,10 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
   operators::WindowAggregateOptions window = options_.aggregate->window;
   window.memory_budget = options_.state_memory;
   window.spill_dir = options_.state_dir + "/spill";
+  // The spill stores are caches of a run: what a killed run left is stale.
+  window_.reset();
+  std::error_code ec;
+  std::filesystem::remove_all(window.spill_dir, ec);
   ASSIGN_OR_RETURN(window_, operators::ShardedWindowAggregate::Make(
                                 std::move(window), pool_.get(), static_cast<int>(lanes_.size())));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
@@ -98,10 +103,10 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
     if (!f.is_string()) return Status::Corruption("window state: a file name is not a string");
     std::string path = f.get<std::string>();
     int64_t size = 0;
-    auto open = [&]() -> Result<std::unique_ptr<operators::StateReader>> {
+    auto open = [&]() -> Result<std::unique_ptr<state::StateReader>> {
       ASSIGN_OR_RETURN(std::shared_ptr<InputFile> in, io_.OpenInput(path));
       size = in->size();
-      return std::make_unique<operators::StateReader>(
+      return std::make_unique<state::StateReader>(
           [in](int64_t offset, int64_t length, std::string* out) {
             return in->ReadAt(offset, length, out);
           },
@@ -225,7 +230,7 @@ Status Pipeline::FinishInput() {
 
 Result<int64_t> Pipeline::WriteStateFile(const std::string& path, bool full) {
   ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, io_.OpenOutput(path, /*overwrite=*/true));
-  operators::StateWriter writer([&out](std::string_view chunk) { return out->Append(chunk); });
+  state::StateWriter writer([&out](std::string_view chunk) { return out->Append(chunk); });
   Status st = window_->WriteState(full, &writer);
   if (!st.ok()) {
     out->Abort();

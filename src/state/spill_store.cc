@@ -1,4 +1,4 @@
-#include "operators/spill_store.h"
+#include "state/spill_store.h"
 
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-namespace sluice::operators {
+namespace sluice::state {
 namespace {
 
 Status FromRocks(const rocksdb::Status& s, const std::string& dir) {
@@ -137,4 +137,4 @@ std::unique_ptr<SpillStore::Cursor> SpillStore::Scan(std::string lower, std::str
   return std::make_unique<RocksCursor>(impl_->db.get(), std::move(lower), std::move(upper), dir_);
 }
 
-}  // namespace sluice::operators
+}  // namespace sluice::state

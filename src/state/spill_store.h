@@ -23,7 +23,7 @@
 
 #include "common/status.h"
 
-namespace sluice::operators {
+namespace sluice::state {
 
 class SpillStore {
  public:
@@ -61,4 +61,4 @@ class SpillStore {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace sluice::operators
+}  // namespace sluice::state

@@ -4,11 +4,12 @@
 // StateWriter: records are appended to buffer(); MaybeFlush hands the buffer
 // to the sink once it holds a chunk (1 MiB), Flush at the end.
 // StateReader: Next(parse) calls `parse` on the unread bytes; parse consumes
-// one record from the front of its view or fails. A failure while the file
-// has unread bytes reads another chunk and calls parse again on the longer
-// view; at the end of the file the failure is the answer (a truncated or
-// corrupt record). So a record may be of any size, and parse must not keep
-// anything from a failed attempt.
+// one record from the front of its view, or answers Short() when the view
+// ends before the record does, or fails. Short while the file has unread
+// bytes reads another chunk and calls parse again on the longer view (so a
+// record may be of any size, and parse must keep nothing from a short
+// attempt); Short at the end of the file is a truncated file (kCorruption).
+// Any other failure is the answer at once, without reading further.
 //
 // Thread-safety: one thread each.
 #pragma once
@@ -20,7 +21,7 @@
 
 #include "common/status.h"
 
-namespace sluice::operators {
+namespace sluice::state {
 
 class StateWriter {
  public:
@@ -73,6 +74,12 @@ class StateReader {
         static_cast<int64_t>(bytes.size()));
   }
 
+  // What parse answers when the view ends before the record does.
+  template <typename... Args>
+  static Status Short(fmt::format_string<Args...> f, Args&&... args) {
+    return Status::OutOfRange(f, std::forward<Args>(args)...);
+  }
+
   Status Next(const std::function<Status(std::string_view* in)>& parse) {
     for (;;) {
       std::string_view view(buffer_.data() + pos_, buffer_.size() - pos_);
@@ -82,7 +89,8 @@ class StateReader {
         pos_ += before - view.size();
         return st;
       }
-      if (loaded_ >= size_) return st;
+      if (st.code() != StatusCode::kOutOfRange) return st;
+      if (loaded_ >= size_) return Status::Corruption("{}: the file is truncated", st.message());
       RETURN_IF_ERROR(Load(std::max<int64_t>(kChunk, static_cast<int64_t>(buffer_.size() - pos_))));
     }
   }
@@ -115,4 +123,4 @@ class StateReader {
   size_t pos_ = 0;
 };
 
-}  // namespace sluice::operators
+}  // namespace sluice::state

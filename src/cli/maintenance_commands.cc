@@ -1,0 +1,107 @@
+// `sluice table expire-snapshots`: the maintenance plane's one-shot commands
+// (docs/maintenance.md).
+#include <chrono>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "columnar/value_format.h"
+#include "maintenance/expire.h"
+
+namespace sluice::cli {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// "7d", "36h", "90m", "30s" before now, or a timestamp ("2026-11-24T00:00:00Z").
+Result<int64_t> ParseCutoff(const std::string& text, int64_t now_ms) {
+  size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i > 0 && i < text.size() && i + 1 == text.size() && i <= 12) {
+    int64_t n = std::stoll(text.substr(0, i));
+    int64_t unit = text[i] == 'd'   ? 86400000
+                   : text[i] == 'h' ? 3600000
+                   : text[i] == 'm' ? 60000
+                   : text[i] == 's' ? 1000
+                                    : 0;
+    if (unit > 0) return now_ms - n * unit;
+  }
+  auto micros = ParseTimestamp(text, false);
+  if (!micros.ok()) {
+    return Status::Invalid(
+        "--older-than '{}' is neither an age (like '7d', '36h', '90m') nor a timestamp (like "
+        "'2026-11-24T00:00:00Z')",
+        text);
+  }
+  return *micros / 1000;
+}
+
+void PrintPaths(const char* what, const std::vector<std::string>& paths) {
+  for (const std::string& p : paths) std::printf("  %s %s\n", what, p.c_str());
+}
+
+}  // namespace
+
+void RegisterMaintenanceCommands(CLI::App& app, int* exit_code) {
+  CLI::App* table = app.get_subcommand("table");
+  auto name = std::make_shared<std::string>();
+  auto older_than = std::make_shared<std::string>();
+  auto retain_last = std::make_shared<int64_t>(0);
+  auto dry_run = std::make_shared<bool>(false);
+  auto* expire = table->add_subcommand(
+      "expire-snapshots",
+      "Remove snapshots past the retention and delete the files only they reach");
+  expire->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
+  expire->add_option("--older-than", *older_than,
+                     "Expire snapshots older than this age ('7d', '36h') or timestamp (default: "
+                     "the table's history.expire.max-snapshot-age-ms, else 5 days)");
+  expire
+      ->add_option("--retain-last", *retain_last,
+                   "Keep at least this many of each branch's newest snapshots (default: the "
+                   "table's history.expire.min-snapshots-to-keep, else 1)")
+      ->check(AtLeast(1));
+  expire->add_flag("--dry-run", *dry_run, "List what would expire and be deleted; change nothing");
+  expire->callback([=] {
+    Status st = [&]() -> Status {
+      ASSIGN_OR_RETURN(auto t, OpenTable(*name));
+      maintenance::ExpireOptions o;
+      o.now_ms = NowMs();
+      if (!older_than->empty()) {
+        ASSIGN_OR_RETURN(o.older_than_ms, ParseCutoff(*older_than, o.now_ms));
+      }
+      if (*retain_last > 0) o.retain_last = static_cast<int32_t>(*retain_last);
+      o.dry_run = *dry_run;
+      ASSIGN_OR_RETURN(maintenance::ExpireResult r, maintenance::ExpireSnapshots(*t, o));
+      size_t files = r.data_files.size() + r.delete_files.size() + r.manifests.size() +
+                     r.manifest_lists.size();
+      std::printf(
+          "%s %zu snapshots of %s; %s %zu files (%zu data, %zu delete, %zu manifests, "
+          "%zu manifest lists)\n",
+          o.dry_run ? "would expire" : "expired", r.expired.size(), name->c_str(),
+          o.dry_run ? "would delete" : "deleted",
+          o.dry_run ? files : static_cast<size_t>(r.deleted), r.data_files.size(),
+          r.delete_files.size(), r.manifests.size(), r.manifest_lists.size());
+      if (o.dry_run) {
+        for (int64_t id : r.expired) std::printf("  snapshot %lld\n", static_cast<long long>(id));
+        PrintPaths("data", r.data_files);
+        PrintPaths("delete", r.delete_files);
+        PrintPaths("manifest", r.manifests);
+        PrintPaths("manifest-list", r.manifest_lists);
+      }
+      for (const std::string& f : r.failures) {
+        std::fprintf(stderr,
+                     "sluice table expire-snapshots: not deleted (left for orphan "
+                     "cleanup): %s\n",
+                     f.c_str());
+      }
+      return Status::OK();
+    }();
+    *exit_code = st.ok() ? 0 : ReportError("table expire-snapshots", st);
+  });
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,174 @@
+#include "maintenance/expire.h"
+
+#include <algorithm>
+#include <set>
+
+#include "iceberg/manifest.h"
+
+namespace sluice::maintenance {
+namespace {
+
+constexpr int64_t kDefaultMaxAgeMs = 5LL * 24 * 3600 * 1000;  // Iceberg's default, 5 days
+constexpr int32_t kDefaultMinKeep = 1;
+
+Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& key,
+                            int64_t fallback) {
+  auto it = m.properties.find(key);
+  if (it == m.properties.end()) return fallback;
+  char* end = nullptr;
+  long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || v < 0) {
+    return Status::Invalid("table property {} = '{}' is not a non-negative integer", key,
+                           it->second);
+  }
+  return static_cast<int64_t>(v);
+}
+
+// The files each snapshot reaches, by kind.
+struct Reach {
+  std::set<std::string> manifest_lists, manifests, data_files, delete_files;
+  bool Has(const std::string& path) const {
+    return manifest_lists.count(path) || manifests.count(path) || data_files.count(path) ||
+           delete_files.count(path);
+  }
+};
+
+Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snapshot& s,
+                Reach* reach) {
+  if (s.manifest_list.empty()) {
+    return Status::NotImplemented(
+        "snapshot {} has no manifest list (a v1 snapshot with inline manifests): expiry "
+        "refuses to guess what it reaches",
+        s.snapshot_id);
+  }
+  if (!reach->manifest_lists.insert(s.manifest_list).second) return Status::OK();
+  ASSIGN_OR_RETURN(auto manifests,
+                   iceberg::ReadManifestList(io, s.manifest_list, m.format_version));
+  for (const iceberg::ManifestFile& mf : manifests) {
+    if (!reach->manifests.insert(mf.manifest_path).second) continue;
+    ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifest(io, mf, m.format_version));
+    for (const iceberg::ManifestEntry& e : entries) {
+      if (e.status == iceberg::EntryStatus::kDeleted) continue;  // gone in this one
+      (e.file.content == iceberg::FileContent::kData ? reach->data_files : reach->delete_files)
+          .insert(e.file.file_path);
+    }
+  }
+  return Status::OK();
+}
+
+Result<Reach> ReachOf(FileIO& io, const iceberg::TableMetadata& m,
+                      const std::vector<int64_t>& ids) {
+  Reach reach;
+  for (int64_t id : ids) {
+    const iceberg::Snapshot* s = m.snapshot_by_id(id);
+    if (s != nullptr) RETURN_IF_ERROR_CTX(AddReach(io, m, *s, &reach), "snapshot {}", id);
+  }
+  return reach;
+}
+
+std::vector<int64_t> AllIds(const iceberg::TableMetadata& m) {
+  std::vector<int64_t> ids;
+  for (const iceberg::Snapshot& s : m.snapshots) ids.push_back(s.snapshot_id);
+  return ids;
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> RetainedSnapshots(const iceberg::TableMetadata& m,
+                                               const ExpireOptions& options) {
+  ASSIGN_OR_RETURN(int64_t max_age,
+                   IntProperty(m, "history.expire.max-snapshot-age-ms", kDefaultMaxAgeMs));
+  ASSIGN_OR_RETURN(int64_t min_keep,
+                   IntProperty(m, "history.expire.min-snapshots-to-keep", kDefaultMinKeep));
+  int64_t cutoff = options.older_than_ms.value_or(options.now_ms - max_age);
+  std::set<int64_t> retained, on_branch;
+  if (m.current_snapshot_id) retained.insert(*m.current_snapshot_id);
+  for (const auto& [name, ref] : m.refs) {
+    retained.insert(ref.snapshot_id);
+    if (!ref.is_branch) continue;
+    int64_t keep = std::max<int64_t>(
+        {ref.min_snapshots_to_keep.value_or(0), min_keep, options.retain_last.value_or(0)});
+    int64_t branch_cutoff =
+        ref.max_snapshot_age_ms ? options.now_ms - *ref.max_snapshot_age_ms : cutoff;
+    int64_t i = 0;
+    for (const iceberg::Snapshot* s : m.Ancestry(ref.snapshot_id)) {
+      on_branch.insert(s->snapshot_id);
+      if (i++ < keep || s->timestamp_ms >= branch_cutoff) retained.insert(s->snapshot_id);
+    }
+  }
+  for (const iceberg::Snapshot& s : m.snapshots) {
+    if (!on_branch.count(s.snapshot_id) && s.timestamp_ms >= cutoff) retained.insert(s.snapshot_id);
+  }
+  return std::vector<int64_t>(retained.begin(), retained.end());
+}
+
+Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions& options) {
+  RETURN_IF_ERROR(table.Refresh());
+  const iceberg::TableMetadata& base = table.metadata();
+  ASSIGN_OR_RETURN(std::vector<int64_t> keep, RetainedSnapshots(base, options));
+  std::set<int64_t> kept(keep.begin(), keep.end());
+  ExpireResult result;
+  std::vector<const iceberg::Snapshot*> expired;
+  for (const iceberg::Snapshot& s : base.snapshots) {
+    if (!kept.count(s.snapshot_id)) expired.push_back(&s);
+  }
+  std::sort(expired.begin(), expired.end(), [](const auto* a, const auto* b) {
+    return a->timestamp_ms != b->timestamp_ms ? a->timestamp_ms < b->timestamp_ms
+                                              : a->sequence_number < b->sequence_number;
+  });
+  for (const auto* s : expired) result.expired.push_back(s->snapshot_id);
+  if (result.expired.empty()) return result;
+
+  FileIO& io = table.io();
+  ASSIGN_OR_RETURN(Reach candidates, ReachOf(io, base, result.expired));
+  if (!options.dry_run) {
+    std::set<int64_t> planned(result.expired.begin(), result.expired.end());
+    RETURN_IF_ERROR(table.UpdateMetadata(
+        [&](const iceberg::TableMetadata& now) -> Result<iceberg::TableMetadata> {
+          // Re-judged on the refreshed metadata: a snapshot tagged or made
+          // current meanwhile stays.
+          ASSIGN_OR_RETURN(std::vector<int64_t> still, RetainedSnapshots(now, options));
+          std::set<int64_t> stay(still.begin(), still.end());
+          auto gone = [&](int64_t id) { return planned.count(id) && !stay.count(id); };
+          iceberg::TableMetadata m = now;
+          std::erase_if(m.snapshots,
+                        [&](const iceberg::Snapshot& s) { return gone(s.snapshot_id); });
+          std::erase_if(m.snapshot_log,
+                        [&](const iceberg::SnapshotLogEntry& e) { return gone(e.snapshot_id); });
+          return m;
+        }));
+  }
+  // What no snapshot of the (committed) metadata reaches any more.
+  const iceberg::TableMetadata& after = table.metadata();
+  std::vector<int64_t> remaining = options.dry_run ? keep : AllIds(after);
+  ASSIGN_OR_RETURN(Reach live, ReachOf(io, options.dry_run ? base : after, remaining));
+  if (!options.dry_run) {
+    std::erase_if(result.expired, [&](int64_t id) { return after.snapshot_by_id(id) != nullptr; });
+  }
+  auto only_expired = [&](const std::set<std::string>& from, std::vector<std::string>* out) {
+    for (const std::string& p : from) {
+      if (!live.Has(p)) out->push_back(p);
+    }
+  };
+  only_expired(candidates.data_files, &result.data_files);
+  only_expired(candidates.delete_files, &result.delete_files);
+  only_expired(candidates.manifests, &result.manifests);
+  only_expired(candidates.manifest_lists, &result.manifest_lists);
+  if (options.dry_run) return result;
+  // Contents before the files that list them: a crash midway leaves orphans,
+  // never a manifest naming a deleted file.
+  for (const auto* files :
+       {&result.data_files, &result.delete_files, &result.manifests, &result.manifest_lists}) {
+    for (const std::string& p : *files) {
+      Status st = io.Delete(p);
+      if (st.ok()) {
+        ++result.deleted;
+      } else {
+        result.failures.push_back(p + ": " + st.ToString());
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace sluice::maintenance

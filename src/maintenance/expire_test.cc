@@ -1,0 +1,213 @@
+// ExpireSnapshots on a real table: what it keeps (the newest, refs, the
+// retention), what it deletes (exactly what only expired snapshots reach),
+// and a dry run that changes nothing.
+#include "maintenance/expire.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "catalog/rewrite.h"
+#include "columnar/sql_schema.h"
+#include "common/testing.h"
+#include "iceberg/data_writer.h"
+#include "iceberg/scan.h"
+#include "iceberg/table_builder.h"
+
+namespace sluice::maintenance {
+namespace {
+
+namespace fs = std::filesystem;
+using catalog::Table;
+
+class ExpireTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("sluice_expire_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    ASSERT_OK_AND_ASSIGN(catalog_, catalog::OpenCatalog((dir_ / "catalog.db").string()));
+    ASSERT_OK(catalog_->CreateNamespace({"db"}, {}));
+    io_ = MakeLocalFileIO();
+    auto schema = ParseColumnList("id BIGINT NOT NULL");
+    ASSERT_OK(schema);
+    ASSERT_OK_AND_ASSIGN(auto spec, iceberg::ParsePartitionSpec("", *schema));
+    catalog::TableIdent id{{"db"}, "events"};
+    ASSERT_OK_AND_ASSIGN(
+        auto md, iceberg::NewTableMetadata(*schema, spec, iceberg::SortOrder{},
+                                           catalog::DefaultTableLocation(dir_.string(), id), {}));
+    ASSERT_OK_AND_ASSIGN(table_, Table::Create(*catalog_, *io_, id, md));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void AppendIds(int64_t from, int64_t to) {
+    Batch b = Batch::Make(std::make_shared<const Schema>(*table_->metadata().current_schema()));
+    for (int64_t id = from; id < to; ++id) b.columns[0].Append<int64_t>(id);
+    ASSERT_OK_AND_ASSIGN(auto w, iceberg::DataWriter::Make(*io_, table_->metadata()));
+    ASSERT_OK(w->Write(b));
+    ASSERT_OK_AND_ASSIGN(auto files, w->Close());
+    ASSERT_OK(table_->Append(files));
+  }
+
+  std::set<int64_t> Ids() {
+    std::set<int64_t> ids;
+    auto md = std::make_shared<const iceberg::TableMetadata>(table_->metadata());
+    auto scan = iceberg::TableScan::Make(*io_, md, {});
+    EXPECT_TRUE(scan.ok());
+    Batch b;
+    while (true) {
+      auto more = (*scan)->Next(&b);
+      EXPECT_TRUE(more.ok()) << more.status().ToString();
+      if (!more.ok() || !*more) break;
+      for (int64_t i = 0; i < b.num_rows(); ++i) ids.insert(b.columns[0].Value<int64_t>(i));
+    }
+    return ids;
+  }
+
+  // Every file under the table's location.
+  std::set<std::string> Files() {
+    std::set<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir_ / "db" / "events")) {
+      if (e.is_regular_file()) out.insert(e.path().string());
+    }
+    return out;
+  }
+
+  int64_t Newest() { return table_->metadata().snapshots.back().timestamp_ms; }
+
+  fs::path dir_;
+  std::unique_ptr<catalog::Catalog> catalog_;
+  std::unique_ptr<FileIO> io_;
+  std::unique_ptr<Table> table_;
+};
+
+// A path as the table names it ("file:///..." or "/...") on disk.
+std::string OnDisk(const std::string& p) { return p.rfind("file://", 0) == 0 ? p.substr(7) : p; }
+
+TEST_F(ExpireTest, OldSnapshotsGoWithTheFilesOnlyTheyReach) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  AppendIds(20, 30);
+  ASSERT_OK(catalog::RewriteDataFiles(*table_));  // the three files become one
+  AppendIds(30, 40);
+  ASSERT_EQ(table_->metadata().snapshots.size(), 5u);
+  std::set<std::string> before = Files();
+  std::set<int64_t> ids = Ids();
+
+  ExpireOptions o;
+  o.now_ms = Newest() + 1;
+  o.older_than_ms = Newest() + 1;  // everything is old: only what must stay stays
+  ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, o));
+  EXPECT_EQ(r.expired.size(), 4u) << "all but the current snapshot (min-snapshots-to-keep 1)";
+  ASSERT_EQ(table_->metadata().snapshots.size(), 1u);
+  EXPECT_EQ(r.data_files.size(), 3u) << "the three files the rewrite replaced";
+  EXPECT_EQ(r.manifest_lists.size(), 4u);
+  EXPECT_TRUE(r.failures.empty());
+  EXPECT_EQ(r.deleted, static_cast<int64_t>(r.data_files.size() + r.delete_files.size() +
+                                            r.manifests.size() + r.manifest_lists.size()));
+  for (const auto* files : {&r.data_files, &r.manifests, &r.manifest_lists}) {
+    for (const std::string& p : *files) EXPECT_FALSE(fs::exists(OnDisk(p))) << p;
+  }
+  EXPECT_EQ(Ids(), ids) << "the current snapshot reads the same rows";
+  // Nothing else went, and only the expiry's own metadata file came.
+  std::set<std::string> after = Files();
+  EXPECT_EQ(after.size(), before.size() - static_cast<size_t>(r.deleted) + 1);
+  int fresh = 0;
+  for (const std::string& f : after) fresh += before.count(f) ? 0 : 1;
+  EXPECT_EQ(fresh, 1);
+  // The snapshot log names no expired snapshot.
+  for (const auto& e : table_->metadata().snapshot_log) {
+    EXPECT_NE(table_->metadata().snapshot_by_id(e.snapshot_id), nullptr);
+  }
+}
+
+TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  ASSERT_OK(catalog::RewriteDataFiles(*table_));
+  std::set<std::string> before = Files();
+  std::string metadata = table_->metadata_location();
+  ExpireOptions o;
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  o.dry_run = true;
+  ASSERT_OK_AND_ASSIGN(ExpireResult dry, ExpireSnapshots(*table_, o));
+  EXPECT_EQ(dry.expired.size(), 2u);
+  EXPECT_EQ(dry.data_files.size(), 2u);
+  EXPECT_EQ(dry.deleted, 0);
+  EXPECT_EQ(Files(), before);
+  ASSERT_OK(table_->Refresh());
+  EXPECT_EQ(table_->metadata_location(), metadata) << "no commit";
+  o.dry_run = false;
+  ASSERT_OK_AND_ASSIGN(ExpireResult real, ExpireSnapshots(*table_, o));
+  EXPECT_EQ(real.expired, dry.expired);
+  EXPECT_EQ(real.data_files, dry.data_files);
+  EXPECT_EQ(real.manifest_lists, dry.manifest_lists);
+}
+
+TEST_F(ExpireTest, RefsTheRetainedCountAndTheCutoffKeepSnapshots) {
+  for (int i = 0; i < 6; ++i) AppendIds(i * 10, i * 10 + 10);
+  const auto& snaps = table_->metadata().snapshots;
+  int64_t tagged = snaps[1].snapshot_id;
+  ASSERT_OK(table_->UpdateMetadata(
+      [&](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+        iceberg::TableMetadata out = m;
+        iceberg::SnapshotRef tag;
+        tag.snapshot_id = tagged;
+        tag.is_branch = false;
+        out.refs["audit"] = tag;
+        return out;
+      }));
+  ExpireOptions o;
+  o.now_ms = Newest() + 1;
+  o.older_than_ms = Newest() + 1;
+  o.retain_last = 3;
+  ASSERT_OK_AND_ASSIGN(auto keep, RetainedSnapshots(table_->metadata(), o));
+  std::vector<int64_t> want = {tagged, snaps[3].snapshot_id, snaps[4].snapshot_id,
+                               snaps[5].snapshot_id};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(keep, want) << "the tag and the three newest";
+  // A cutoff before every snapshot keeps them all.
+  o.retain_last.reset();
+  o.older_than_ms = snaps[0].timestamp_ms;
+  ASSERT_OK_AND_ASSIGN(keep, RetainedSnapshots(table_->metadata(), o));
+  EXPECT_EQ(keep.size(), 6u);
+  // The table's own properties: keep 2 of main.
+  ASSERT_OK(table_->UpdateMetadata(
+      [&](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+        iceberg::TableMetadata out = m;
+        out.properties["history.expire.min-snapshots-to-keep"] = "2";
+        out.properties["history.expire.max-snapshot-age-ms"] = "0";
+        return out;
+      }));
+  ExpireOptions by_table;
+  by_table.now_ms = Newest() + 1;
+  ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, by_table));
+  EXPECT_EQ(r.expired.size(), 3u) << "6 less the tag and the two newest";
+  EXPECT_EQ(table_->metadata().snapshots.size(), 3u);
+  EXPECT_TRUE(r.data_files.empty()) << "appends only: every data file is still live";
+  EXPECT_NE(table_->metadata().snapshot_by_id(tagged), nullptr);
+  std::set<int64_t> all;
+  for (int64_t i = 0; i < 60; ++i) all.insert(i);
+  EXPECT_EQ(Ids(), all);
+}
+
+TEST_F(ExpireTest, ABadRetentionPropertyIsRefusedNamingIt) {
+  AppendIds(0, 10);
+  ASSERT_OK(table_->UpdateMetadata(
+      [&](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+        iceberg::TableMetadata out = m;
+        out.properties["history.expire.min-snapshots-to-keep"] = "many";
+        return out;
+      }));
+  ExpireOptions o;
+  o.now_ms = Newest();
+  ASSERT_ERROR(ExpireSnapshots(*table_, o), StatusCode::kInvalidArgument,
+               "history.expire.min-snapshots-to-keep");
+}
+
+}  // namespace
+}  // namespace sluice::maintenance

@@ -1,0 +1,54 @@
+// SpillStore: ordered keys, buffered writes, and a folder that goes with it.
+#include "state/spill_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/testing.h"
+
+namespace sluice::state {
+namespace {
+
+std::string TempDir(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          fmt::format("sluice-store-{}-{}", name, ::getpid()))
+      .string();
+}
+
+TEST(SpillStoreTest, KeepsKeysInByteOrderAndForgetsRanges) {
+  ASSERT_OK_AND_ASSIGN(auto store, SpillStore::Open(TempDir("store"), 4 << 20));
+  for (std::string k : {"b2", "a", "b1", "c"}) store->Put(k, "v" + k);
+  ASSERT_OK(store->Flush());
+  std::string v;
+  ASSERT_OK_AND_ASSIGN(bool found, store->Get("b1", &v));
+  EXPECT_TRUE(found);
+  EXPECT_EQ(v, "vb1");
+  store->DeleteRange("b", "b2");
+  store->Delete("c");
+  ASSERT_OK(store->Flush());
+  std::vector<std::string> keys;
+  for (auto c = store->Scan("a", "z"); c->Valid(); c->Next()) keys.emplace_back(c->key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"a", "b2"}));
+  ASSERT_OK_AND_ASSIGN(found, store->Get("c", &v));
+  EXPECT_FALSE(found);
+  std::string dir = store->dir();
+  store.reset();
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "a store is a cache: it goes with its operator";
+}
+
+TEST(SpillStoreTest, OpenWipesWhatAnEarlierRunLeft) {
+  std::string dir = TempDir("wipe");
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir + "/leftover") << "x"; }
+  ASSERT_OK_AND_ASSIGN(auto store, SpillStore::Open(dir, 4 << 20));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/leftover"));
+  std::string v;
+  ASSERT_OK_AND_ASSIGN(bool found, store->Get("a", &v));
+  EXPECT_FALSE(found);
+}
+
+}  // namespace
+}  // namespace sluice::state
