@@ -1,11 +1,12 @@
-// `sluice table expire-snapshots`: the maintenance plane's one-shot commands
-// (docs/maintenance.md).
+// `sluice table compact`, `sluice table expire-snapshots`: the maintenance
+// plane's one-shot commands (docs/maintenance.md).
 #include <chrono>
 #include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "columnar/value_format.h"
+#include "maintenance/compact.h"
 #include "maintenance/expire.h"
 
 namespace sluice::cli {
@@ -44,10 +45,61 @@ void PrintPaths(const char* what, const std::vector<std::string>& paths) {
   for (const std::string& p : paths) std::printf("  %s %s\n", what, p.c_str());
 }
 
+void RegisterCompactCommand(CLI::App* table, int* exit_code) {
+  auto name = std::make_shared<std::string>();
+  auto o = std::make_shared<maintenance::CompactOptions>();
+  auto target = std::make_shared<int64_t>(0), min_files = std::make_shared<int64_t>(0);
+  auto* compact = table->add_subcommand(
+      "compact", "Merge each partition's small data files into files of the target size");
+  compact->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
+  compact
+      ->add_option("--target-file-size", *target,
+                   "Bytes of an output file (default: write.target-file-size-bytes)")
+      ->check(AtLeast(1));
+  compact
+      ->add_option("--min-input-files", *min_files,
+                   "Small files a partition needs to be compacted (default: "
+                   "sluice.maintenance.min-input-files, else 5)")
+      ->check(AtLeast(1));
+  compact->add_flag("--dry-run", o->dry_run, "List the partitions and files; change nothing");
+  compact->callback([=] {
+    Status st = [&]() -> Status {
+      ASSIGN_OR_RETURN(auto t, OpenTable(*name));
+      if (*target > 0) o->target_file_bytes = *target;
+      if (*min_files > 0) o->min_input_files = *min_files;
+      ASSIGN_OR_RETURN(maintenance::CompactResult r, maintenance::CompactTable(*t, *o));
+      for (const auto& p : r.partitions) {
+        const char* where = p.partition.empty() ? "(unpartitioned)" : p.partition.c_str();
+        if (o->dry_run) {
+          std::printf("would compact %s: %zu files, %lld bytes\n", where, p.inputs.size(),
+                      static_cast<long long>(p.input_bytes));
+          for (const std::string& f : p.inputs) std::printf("  %s\n", f.c_str());
+        } else if (p.skipped.empty()) {
+          std::printf("compacted %s: %zu files (%lld bytes) into %lld (%lld bytes), %lld rows\n",
+                      where, p.inputs.size(), static_cast<long long>(p.input_bytes),
+                      static_cast<long long>(p.outputs), static_cast<long long>(p.output_bytes),
+                      static_cast<long long>(p.rows));
+        } else {
+          std::printf("skipped %s: %s\n", where, p.skipped.c_str());
+        }
+      }
+      std::printf(
+          "%s: %lld partitions, %lld data files (%lld small); %lld compacted, %lld "
+          "skipped by a concurrent change\n",
+          name->c_str(), static_cast<long long>(r.partitions_seen),
+          static_cast<long long>(r.data_files), static_cast<long long>(r.small_files),
+          static_cast<long long>(r.commits), static_cast<long long>(r.conflicts));
+      return Status::OK();
+    }();
+    *exit_code = st.ok() ? 0 : ReportError("table compact", st);
+  });
+}
+
 }  // namespace
 
 void RegisterMaintenanceCommands(CLI::App& app, int* exit_code) {
   CLI::App* table = app.get_subcommand("table");
+  RegisterCompactCommand(table, exit_code);
   auto name = std::make_shared<std::string>();
   auto older_than = std::make_shared<std::string>();
   auto retain_last = std::make_shared<int64_t>(0);

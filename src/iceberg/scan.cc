@@ -236,6 +236,7 @@ Status TableScan::Impl::Plan() {
       }
       if (e.file.content == FileContent::kData) {
         ++stats.files_total;
+        if (!options.only_files.empty() && !options.only_files.count(e.file.file_path)) continue;
         if (filter && (!PartitionMightMatch(*filter, *spec, table_schema, e.file.partition) ||
                        !FileMightMatch(*filter, e.file))) {
           continue;

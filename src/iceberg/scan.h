@@ -43,6 +43,9 @@ struct ScanOptions {
   // appended), without deletes: a streaming read of the table's appends
   // (sources/table_source.h).
   bool only_added = false;
+  // When not empty: only these data files (by path as the manifests name
+  // them), with their deletes (compaction reads the files it rewrites).
+  std::set<std::string> only_files;
 };
 
 constexpr int32_t kFilePathFieldId = 2147483646;

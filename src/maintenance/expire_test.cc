@@ -3,86 +3,25 @@
 // and a dry run that changes nothing.
 #include "maintenance/expire.h"
 
-#include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <set>
+#include <algorithm>
 
 #include "catalog/rewrite.h"
-#include "columnar/sql_schema.h"
-#include "common/testing.h"
-#include "iceberg/data_writer.h"
-#include "iceberg/scan.h"
-#include "iceberg/table_builder.h"
+#include "maintenance/test_util.h"
 
 namespace sluice::maintenance {
 namespace {
 
-namespace fs = std::filesystem;
-using catalog::Table;
-
-class ExpireTest : public ::testing::Test {
+class ExpireTest : public TableFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sluice_expire_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    ASSERT_OK_AND_ASSIGN(catalog_, catalog::OpenCatalog((dir_ / "catalog.db").string()));
-    ASSERT_OK(catalog_->CreateNamespace({"db"}, {}));
-    io_ = MakeLocalFileIO();
-    auto schema = ParseColumnList("id BIGINT NOT NULL");
-    ASSERT_OK(schema);
-    ASSERT_OK_AND_ASSIGN(auto spec, iceberg::ParsePartitionSpec("", *schema));
-    catalog::TableIdent id{{"db"}, "events"};
-    ASSERT_OK_AND_ASSIGN(
-        auto md, iceberg::NewTableMetadata(*schema, spec, iceberg::SortOrder{},
-                                           catalog::DefaultTableLocation(dir_.string(), id), {}));
-    ASSERT_OK_AND_ASSIGN(table_, Table::Create(*catalog_, *io_, id, md));
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { MakeTable("id BIGINT NOT NULL", ""); }
 
   void AppendIds(int64_t from, int64_t to) {
-    Batch b = Batch::Make(std::make_shared<const Schema>(*table_->metadata().current_schema()));
-    for (int64_t id = from; id < to; ++id) b.columns[0].Append<int64_t>(id);
-    ASSERT_OK_AND_ASSIGN(auto w, iceberg::DataWriter::Make(*io_, table_->metadata()));
-    ASSERT_OK(w->Write(b));
-    ASSERT_OK_AND_ASSIGN(auto files, w->Close());
-    ASSERT_OK(table_->Append(files));
-  }
-
-  std::set<int64_t> Ids() {
-    std::set<int64_t> ids;
-    auto md = std::make_shared<const iceberg::TableMetadata>(table_->metadata());
-    auto scan = iceberg::TableScan::Make(*io_, md, {});
-    EXPECT_TRUE(scan.ok());
-    Batch b;
-    while (true) {
-      auto more = (*scan)->Next(&b);
-      EXPECT_TRUE(more.ok()) << more.status().ToString();
-      if (!more.ok() || !*more) break;
-      for (int64_t i = 0; i < b.num_rows(); ++i) ids.insert(b.columns[0].Value<int64_t>(i));
-    }
-    return ids;
-  }
-
-  // Every file under the table's location.
-  std::set<std::string> Files() {
-    std::set<std::string> out;
-    for (const auto& e : fs::recursive_directory_iterator(dir_ / "db" / "events")) {
-      if (e.is_regular_file()) out.insert(e.path().string());
-    }
-    return out;
+    AppendRows([&](Batch* b) {
+      for (int64_t id = from; id < to; ++id) b->columns[0].Append<int64_t>(id);
+    });
   }
 
   int64_t Newest() { return table_->metadata().snapshots.back().timestamp_ms; }
-
-  fs::path dir_;
-  std::unique_ptr<catalog::Catalog> catalog_;
-  std::unique_ptr<FileIO> io_;
-  std::unique_ptr<Table> table_;
 };
 
 // A path as the table names it ("file:///..." or "/...") on disk.
@@ -110,7 +49,7 @@ TEST_F(ExpireTest, OldSnapshotsGoWithTheFilesOnlyTheyReach) {
   EXPECT_EQ(r.deleted, static_cast<int64_t>(r.data_files.size() + r.delete_files.size() +
                                             r.manifests.size() + r.manifest_lists.size()));
   for (const auto* files : {&r.data_files, &r.manifests, &r.manifest_lists}) {
-    for (const std::string& p : *files) EXPECT_FALSE(fs::exists(OnDisk(p))) << p;
+    for (const std::string& p : *files) EXPECT_FALSE(std::filesystem::exists(OnDisk(p))) << p;
   }
   EXPECT_EQ(Ids(), ids) << "the current snapshot reads the same rows";
   // Nothing else went, and only the expiry's own metadata file came.

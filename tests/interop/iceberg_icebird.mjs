@@ -159,7 +159,23 @@ try {
   const renamed = { id: null, category: null, ts: 'ts', amount: null, flag: null, d: 'date', qty: null, note: null }
   await check('after rename + rewrite', 'lake.events', renamed)
 
-  // 5. Expiry: every snapshot but the current one goes, with the files only
+  // 5. Compaction by partition: more small files in every partition, then
+  // `table compact` merges each partition's (icebird reads the result).
+  for (let round = 0; round < 6; round++) {
+    writeFileSync(join(dir, `more${round}.jsonl`),
+      [0, 1, 2, 3].map(i => JSON.stringify({ id: 7000 + round * 10 + i, category: `c${i % 2}`, ts: '2024-01-03T00:00:00Z', qty: i })).join('\n') + '\n')
+    run('append', 'lake.events', join(dir, `more${round}.jsonl`))
+  }
+  const compacted = run('table', 'compact', 'lake.events', '--min-input-files', '2')
+  if (/[1-9]\d* compacted, 0 skipped/.test(compacted)) {
+    passed++
+  } else {
+    console.log(`FAIL table compact: ${compacted}`)
+    failed++
+  }
+  await check('after table compact', 'lake.events', renamed)
+
+  // 6. Expiry: every snapshot but the current one goes, with the files only
   // they reached (the rewritten files, the position deletes); the table
   // still reads the same for both readers.
   const dry = run('table', 'expire-snapshots', 'lake.events', '--older-than', '0s', '--dry-run')

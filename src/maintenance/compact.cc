@@ -1,0 +1,153 @@
+#include "maintenance/compact.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/kill_point.h"
+#include "iceberg/data_writer.h"
+#include "iceberg/scan.h"
+
+namespace sluice::maintenance {
+namespace {
+
+constexpr int64_t kDefaultMinInputFiles = 5;
+
+Result<int64_t> SizeProperty(const iceberg::TableMetadata& m, const std::string& key,
+                             std::optional<int64_t> given, int64_t fallback) {
+  if (given) return *given;
+  auto it = m.properties.find(key);
+  if (it == m.properties.end()) return fallback;
+  char* end = nullptr;
+  long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || v <= 0) {
+    return Status::Invalid("table property {} = '{}' is not a positive integer", key, it->second);
+  }
+  return static_cast<int64_t>(v);
+}
+
+struct Group {
+  int32_t spec_id = 0;
+  iceberg::PartitionValues partition;
+  std::vector<const iceberg::FileScanTask*> small, with_deletes;
+};
+
+bool HasDeletes(const iceberg::FileScanTask& t) {
+  return t.deletion_vector || !t.position_deletes.empty() || !t.equality_deletes.empty();
+}
+
+// Rewrites `plan`'s inputs into new files and commits them in place of the
+// inputs; a conflict is reported in plan->skipped, not as an error.
+Status RewritePartition(catalog::Table& table,
+                        const std::shared_ptr<const iceberg::TableMetadata>& md,
+                        const iceberg::DataWriterOptions& wo, const CompactOptions& options,
+                        const catalog::CommitOptions& commit, PartitionCompaction* plan,
+                        CompactResult* result) {
+  iceberg::ScanOptions so;
+  so.only_files.insert(plan->inputs.begin(), plan->inputs.end());
+  ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
+  ASSIGN_OR_RETURN(auto writer, iceberg::DataWriter::Make(table.io(), *md, wo));
+  auto fail = [&](const Status& st) {
+    writer->Abort();
+    return st;
+  };
+  Batch b;
+  while (true) {
+    auto more = scan->Next(&b);
+    if (!more.ok()) return fail(more.status());
+    if (!*more) break;
+    plan->rows += b.num_rows();
+    if (Status st = writer->Write(b); !st.ok()) return fail(st);
+  }
+  auto added = writer->Close();
+  if (!added.ok()) return fail(added.status());
+  catalog::SnapshotUpdate u;
+  u.operation = "replace";
+  u.add_data = *added;
+  u.remove_paths = plan->inputs;
+  u.fail_on_new_deletes = true;
+  u.base_snapshot_id = md->current_snapshot_id;
+  u.summary["sluice.maintenance"] = "compact";
+  if (options.before_commit) options.before_commit();
+  KillPoint("maintenance.compact.before_commit");
+  auto snap = table.Commit(u, commit);
+  if (!snap.ok()) {
+    if (snap.status().code() == StatusCode::kCommitStateUnknown) return snap.status();
+    writer->Abort();  // the new files go
+    if (snap.status().code() != StatusCode::kConflict) return snap.status();
+    plan->skipped = snap.status().message();
+    ++result->conflicts;
+    return Status::OK();
+  }
+  plan->outputs = static_cast<int64_t>(added->size());
+  for (const auto& f : *added) plan->output_bytes += f.file_size_in_bytes;
+  ++result->commits;
+  result->bytes_read += plan->input_bytes;
+  result->bytes_written += plan->output_bytes;
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& options,
+                                   const catalog::CommitOptions& commit) {
+  RETURN_IF_ERROR(table.Refresh());
+  CompactResult result;
+  auto md = std::make_shared<const iceberg::TableMetadata>(table.metadata());
+  if (!md->current_snapshot_id) return result;
+  ASSIGN_OR_RETURN(iceberg::DataWriterOptions wo,
+                   iceberg::DataWriterOptionsFromProperties(md->properties));
+  if (options.target_file_bytes) wo.target_file_bytes = *options.target_file_bytes;
+  ASSIGN_OR_RETURN(int64_t small, SizeProperty(*md, "sluice.maintenance.small-file-bytes",
+                                               options.small_file_bytes, wo.target_file_bytes / 4));
+  ASSIGN_OR_RETURN(int64_t min_files, SizeProperty(*md, "sluice.maintenance.min-input-files",
+                                                   options.min_input_files, kDefaultMinInputFiles));
+
+  // Plan: the current snapshot's data files by partition.
+  ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, {}));
+  ASSIGN_OR_RETURN(std::vector<iceberg::FileScanTask> tasks, scan->PlanFiles());
+  std::map<std::pair<int32_t, iceberg::PartitionValues>, Group> groups;
+  for (const iceberg::FileScanTask& t : tasks) {
+    Group& g = groups[{t.file.spec_id, t.file.partition}];
+    g.spec_id = t.file.spec_id;
+    g.partition = t.file.partition;
+    ++result.data_files;
+    if (t.file.file_size_in_bytes < small) {
+      g.small.push_back(&t);
+      ++result.small_files;
+    } else if (HasDeletes(t)) {
+      g.with_deletes.push_back(&t);
+    }
+  }
+  result.partitions_seen = static_cast<int64_t>(groups.size());
+  std::vector<const Group*> due;
+  for (const auto& [key, g] : groups) {
+    if (static_cast<int64_t>(g.small.size()) >= min_files) due.push_back(&g);
+  }
+  std::stable_sort(due.begin(), due.end(), [](const Group* a, const Group* b) {
+    return a->small.size() > b->small.size();  // the worst first
+  });
+  const Schema* schema = md->current_schema();
+  for (const Group* g : due) {
+    PartitionCompaction plan;
+    plan.spec_id = g->spec_id;
+    if (const iceberg::PartitionSpec* spec = md->spec_by_id(g->spec_id)) {
+      ASSIGN_OR_RETURN(TypePtr type, iceberg::PartitionType(*spec, *schema));
+      plan.partition = iceberg::PartitionPath(*spec, type, g->partition);
+    }
+    for (const auto* list : {&g->small, &g->with_deletes}) {
+      for (const iceberg::FileScanTask* t : *list) {
+        plan.inputs.push_back(t->file.file_path);
+        plan.input_bytes += t->file.file_size_in_bytes;
+      }
+    }
+    if (!options.dry_run) {
+      RETURN_IF_ERROR_CTX(RewritePartition(table, md, wo, options, commit, &plan, &result),
+                          "compacting partition '{}' of {}", plan.partition,
+                          table.ident().ToString());
+    }
+    result.partitions.push_back(std::move(plan));
+  }
+  return result;
+}
+
+}  // namespace sluice::maintenance

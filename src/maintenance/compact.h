@@ -1,0 +1,62 @@
+// CompactTable: bin-packs each partition's small data files into files of the
+// target size, where it pays, one commit per partition (docs/maintenance.md).
+//
+// Policy (table properties, then these options):
+//   target    write.target-file-size-bytes (the writer's, default 512 MiB)
+//   small     sluice.maintenance.small-file-bytes: a data file below this is
+//             small (default a quarter of the target)
+//   min files sluice.maintenance.min-input-files: a partition is compacted
+//             once it has this many small files (default 5)
+// A compacted partition's small files, and its files with deletes, are read
+// with their deletes applied and written anew into the table's current
+// partition spec; the worst partitions (most small files) go first.
+//
+// Each partition is one `replace` commit: a crash loses at most one
+// partition's work, and a large table never needs one giant commit. The
+// commit fails (kConflict) when a file it replaces is gone or got a delete
+// since the plan: that partition is skipped, its new files removed, and the
+// others go on; a deleted row never comes back. Delete files stay (they no
+// longer apply to the new files, whose sequence numbers are higher); a
+// deletion vector goes with its data file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/table.h"
+
+namespace sluice::maintenance {
+
+struct CompactOptions {
+  std::optional<int64_t> target_file_bytes;
+  std::optional<int64_t> small_file_bytes;
+  std::optional<int64_t> min_input_files;
+  bool dry_run = false;
+  // Called before each partition's commit, its files written (tests: a
+  // concurrent writer's moment).
+  std::function<void()> before_commit;
+};
+
+struct PartitionCompaction {
+  std::string partition;  // "ts_day=2024-01-31", "" unpartitioned
+  int32_t spec_id = 0;
+  std::vector<std::string> inputs;  // the data files rewritten
+  int64_t input_bytes = 0, rows = 0;
+  int64_t outputs = 0, output_bytes = 0;  // 0 when dry or skipped
+  std::string skipped;                    // why it did not commit ("" when it did)
+};
+
+struct CompactResult {
+  std::vector<PartitionCompaction> partitions;  // planned, in the order done
+  int64_t partitions_seen = 0, data_files = 0, small_files = 0;
+  int64_t commits = 0, conflicts = 0;
+  int64_t bytes_read = 0, bytes_written = 0;
+};
+
+Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& options,
+                                   const catalog::CommitOptions& commit = {});
+
+}  // namespace sluice::maintenance
