@@ -5,6 +5,8 @@
 //   node bench/duckdb_side.mjs read FILE.parquet            → full scan with every value hashed
 //   node bench/duckdb_side.mjs tojson FILE.parquet          → full scan printed as JSON lines to
 //   /dev/null
+//   node bench/duckdb_side.mjs compact OUT.parquet LIST      → the Parquet files named in LIST
+//       (one path a line) into one zstd file (what a compaction does)
 // Prints the seconds the statement took (DuckDB start-up excluded) and, for
 // read, the row count.
 import {createRequire} from 'node:module';
@@ -32,10 +34,15 @@ if (mode === 'write') {
       `SELECT count(*) AS n, sum(hash(id, user_id, kind, url, amount, ts, note)) AS h ` +
       `FROM read_parquet(${q(a)})`);
   rows = ` ${r.getRowObjects()[0].n}`;
+} else if (mode === 'compact') {
+  const {readFileSync} = await import('node:fs');
+  const files = readFileSync(b, 'utf8').split('\n').filter(Boolean).map(q).join(', ');
+  await conn.run(
+      `COPY (SELECT * FROM read_parquet([${files}])) TO ${q(a)} (FORMAT parquet, COMPRESSION zstd)`);
 } else if (mode === 'tojson') {
   await conn.run(`COPY (SELECT * FROM read_parquet(${q(a)})) TO '/dev/null' (FORMAT json)`);
 } else {
-  console.error('usage: duckdb_side.mjs write IN OUT | read FILE | tojson FILE');
+  console.error('usage: duckdb_side.mjs write IN OUT | read FILE | tojson FILE | compact OUT LIST');
   process.exit(2);
 }
 console.log(`${Number(process.hrtime.bigint() - t0) / 1e9}${rows}`);

@@ -127,9 +127,12 @@ std::string DvKey(const DataFile& f) {
   return f.file_path + "\n" + f.referenced_data_file.value_or("");
 }
 
+// As the scan applies deletes (iceberg/scan.cc): an equality delete of an
+// unpartitioned spec (no partition values) applies to every data file.
 bool DeleteApplies(const ManifestEntry& del, const DataFile& data) {
   const DataFile& d = del.file;
   if (d.referenced_data_file) return *d.referenced_data_file == data.file_path;
+  if (d.content == iceberg::FileContent::kEqualityDeletes && d.partition.empty()) return true;
   return d.spec_id == data.spec_id && d.partition == data.partition;
 }
 

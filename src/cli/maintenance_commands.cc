@@ -1,5 +1,5 @@
-// `sluice table compact`, `sluice table expire-snapshots`: the maintenance
-// plane's one-shot commands (docs/maintenance.md).
+// `sluice table compact`, `expire-snapshots`, `remove-orphans`: the
+// maintenance plane's one-shot commands (docs/maintenance.md).
 #include <chrono>
 #include <cstdio>
 
@@ -8,6 +8,7 @@
 #include "columnar/value_format.h"
 #include "maintenance/compact.h"
 #include "maintenance/expire.h"
+#include "maintenance/orphans.h"
 
 namespace sluice::cli {
 namespace {
@@ -18,11 +19,12 @@ int64_t NowMs() {
       .count();
 }
 
-// "7d", "36h", "90m", "30s" before now, or a timestamp ("2026-11-24T00:00:00Z").
+// "7d", "36h", "90m", "30s" before now, or a timestamp ("2026-11-24T00:00:00Z";
+// one without a zone is UTC).
 Result<int64_t> ParseCutoff(const std::string& text, int64_t now_ms) {
   size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i > 0 && i < text.size() && i + 1 == text.size() && i <= 12) {
+  if (i > 0 && i < text.size() && i + 1 == text.size() && i <= 9) {  // at most 999,999,999
     int64_t n = std::stoll(text.substr(0, i));
     int64_t unit = text[i] == 'd'   ? 86400000
                    : text[i] == 'h' ? 3600000
@@ -95,11 +97,49 @@ void RegisterCompactCommand(CLI::App* table, int* exit_code) {
   });
 }
 
+void RegisterRemoveOrphansCommand(CLI::App* table, int* exit_code) {
+  auto name = std::make_shared<std::string>();
+  auto older_than = std::make_shared<std::string>();
+  auto dry_run = std::make_shared<bool>(false);
+  auto* orphans = table->add_subcommand(
+      "remove-orphans", "Delete files under the table that nothing references (old enough)");
+  orphans->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
+  orphans->add_option("--older-than", *older_than,
+                      "Only files last modified before this age ('1h', '3d') or timestamp "
+                      "(default 1h: younger files may belong to a commit in flight)");
+  orphans->add_flag("--dry-run", *dry_run, "List the orphans; delete nothing");
+  orphans->callback([=] {
+    Status st = [&]() -> Status {
+      ASSIGN_OR_RETURN(auto t, OpenTable(*name));
+      maintenance::OrphanOptions o;
+      o.now_ms = NowMs();
+      o.older_than_ms = o.now_ms - maintenance::kDefaultOrphanMarginMs;
+      if (!older_than->empty()) {
+        ASSIGN_OR_RETURN(o.older_than_ms, ParseCutoff(*older_than, o.now_ms));
+      }
+      o.dry_run = *dry_run;
+      ASSIGN_OR_RETURN(maintenance::OrphanResult r, maintenance::RemoveOrphans(*t, o));
+      std::printf("%s: %lld files listed, %lld referenced, %lld too young; %s %zu orphans\n",
+                  name->c_str(), static_cast<long long>(r.listed),
+                  static_cast<long long>(r.referenced), static_cast<long long>(r.too_young),
+                  o.dry_run ? "would delete" : "deleted",
+                  o.dry_run ? r.orphans.size() : static_cast<size_t>(r.deleted));
+      if (o.dry_run) PrintPaths("orphan", r.orphans);
+      for (const std::string& f : r.failures) {
+        std::fprintf(stderr, "sluice table remove-orphans: not deleted: %s\n", f.c_str());
+      }
+      return Status::OK();
+    }();
+    *exit_code = st.ok() ? 0 : ReportError("table remove-orphans", st);
+  });
+}
+
 }  // namespace
 
 void RegisterMaintenanceCommands(CLI::App& app, int* exit_code) {
   CLI::App* table = app.get_subcommand("table");
   RegisterCompactCommand(table, exit_code);
+  RegisterRemoveOrphansCommand(table, exit_code);
   auto name = std::make_shared<std::string>();
   auto older_than = std::make_shared<std::string>();
   auto retain_last = std::make_shared<int64_t>(0);

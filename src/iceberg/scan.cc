@@ -435,6 +435,12 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(FileIO& io,
     for (const auto& e : md.snapshot_log) {
       if (e.timestamp_ms <= *o.as_of_ms) id = e.snapshot_id;
     }
+    if (!id && !md.snapshot_log.empty()) {
+      return Status::NotFound(
+          "no snapshot was current at {} ms: the table's history starts at {} ms (earlier "
+          "snapshots never existed or have expired)",
+          *o.as_of_ms, md.snapshot_log.front().timestamp_ms);
+    }
     if (!id) return Status::NotFound("no snapshot was current at {} ms", *o.as_of_ms);
     impl->snapshot = md.snapshot_by_id(*id);
     if (impl->snapshot == nullptr) {

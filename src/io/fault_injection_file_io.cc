@@ -146,4 +146,9 @@ Result<std::vector<std::string>> FaultInjectingFileIO::List(const std::string& p
   return base_->List(prefix);
 }
 
+Result<std::vector<FileStatus>> FaultInjectingFileIO::ListStatus(const std::string& prefix) {
+  RETURN_IF_ERROR(Check(FileOp::kList, prefix));
+  return base_->ListStatus(prefix);
+}
+
 }  // namespace sluice

@@ -67,6 +67,7 @@ class FaultInjectingFileIO final : public FileIO {
   Result<bool> Exists(const std::string& path) override;
   Status Delete(const std::string& path) override;
   Result<std::vector<std::string>> List(const std::string& prefix) override;
+  Result<std::vector<FileStatus>> ListStatus(const std::string& prefix) override;
 
   // Counts a call of `op` on `path` and returns the injected error, if any. For
   // the file wrappers.

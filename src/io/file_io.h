@@ -46,6 +46,14 @@ class OutputFile {
   virtual void Abort() = 0;
 };
 
+// A listed file: its size and last modification, where the store keeps them
+// (-1: unknown).
+struct FileStatus {
+  std::string path;
+  int64_t size = -1;
+  int64_t modified_ms = -1;
+};
+
 class FileIO {
  public:
   virtual ~FileIO() = default;
@@ -57,6 +65,8 @@ class FileIO {
   virtual Status Delete(const std::string& path) = 0;
   // Lists the files (recursively) whose path starts with `prefix`.
   virtual Result<std::vector<std::string>> List(const std::string& prefix) = 0;
+  // Like List, with sizes and modification times (by default unknown).
+  virtual Result<std::vector<FileStatus>> ListStatus(const std::string& prefix);
 
   // Convenience: write a whole file.
   Status WriteFile(const std::string& path, std::string_view data, bool overwrite = false);

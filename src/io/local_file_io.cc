@@ -200,11 +200,33 @@ class LocalFileIO final : public FileIO {
     if (ec) return Status::IOError("list {}: {}", prefix, ec.message());
     return out;
   }
+
+  Result<std::vector<FileStatus>> ListStatus(const std::string& uri_prefix) override {
+    ASSIGN_OR_RETURN(std::vector<std::string> paths, List(uri_prefix));
+    std::vector<FileStatus> out;
+    for (std::string& p : paths) {
+      struct stat st;
+      if (::stat(LocalPath(p).c_str(), &st) != 0) continue;  // gone since listed
+      FileStatus f;
+      f.path = std::move(p);
+      f.size = static_cast<int64_t>(st.st_size);
+      f.modified_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
 };
 
 }  // namespace
 
 std::unique_ptr<FileIO> MakeLocalFileIO() { return std::make_unique<LocalFileIO>(); }
+
+Result<std::vector<FileStatus>> FileIO::ListStatus(const std::string& prefix) {
+  ASSIGN_OR_RETURN(std::vector<std::string> paths, List(prefix));
+  std::vector<FileStatus> out;
+  for (std::string& p : paths) out.push_back(FileStatus{std::move(p), -1, -1});
+  return out;
+}
 
 Status FileIO::WriteFile(const std::string& path, std::string_view data, bool overwrite) {
   ASSIGN_OR_RETURN(auto out, OpenOutput(path, overwrite));

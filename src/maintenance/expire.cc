@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "iceberg/manifest.h"
+#include "maintenance/files.h"
 
 namespace sluice::maintenance {
 namespace {
@@ -22,38 +22,6 @@ Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& 
                            it->second);
   }
   return static_cast<int64_t>(v);
-}
-
-// The files each snapshot reaches, by kind.
-struct Reach {
-  std::set<std::string> manifest_lists, manifests, data_files, delete_files;
-  bool Has(const std::string& path) const {
-    return manifest_lists.count(path) || manifests.count(path) || data_files.count(path) ||
-           delete_files.count(path);
-  }
-};
-
-Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snapshot& s,
-                Reach* reach) {
-  if (s.manifest_list.empty()) {
-    return Status::NotImplemented(
-        "snapshot {} has no manifest list (a v1 snapshot with inline manifests): expiry "
-        "refuses to guess what it reaches",
-        s.snapshot_id);
-  }
-  if (!reach->manifest_lists.insert(s.manifest_list).second) return Status::OK();
-  ASSIGN_OR_RETURN(auto manifests,
-                   iceberg::ReadManifestList(io, s.manifest_list, m.format_version));
-  for (const iceberg::ManifestFile& mf : manifests) {
-    if (!reach->manifests.insert(mf.manifest_path).second) continue;
-    ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifest(io, mf, m.format_version));
-    for (const iceberg::ManifestEntry& e : entries) {
-      if (e.status == iceberg::EntryStatus::kDeleted) continue;  // gone in this one
-      (e.file.content == iceberg::FileContent::kData ? reach->data_files : reach->delete_files)
-          .insert(e.file.file_path);
-    }
-  }
-  return Status::OK();
 }
 
 Result<Reach> ReachOf(FileIO& io, const iceberg::TableMetadata& m,
@@ -104,7 +72,7 @@ Result<std::vector<int64_t>> RetainedSnapshots(const iceberg::TableMetadata& m,
 
 Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions& options) {
   RETURN_IF_ERROR(table.Refresh());
-  const iceberg::TableMetadata& base = table.metadata();
+  const iceberg::TableMetadata base = table.metadata();  // a copy: the commit replaces it
   ASSIGN_OR_RETURN(std::vector<int64_t> keep, RetainedSnapshots(base, options));
   std::set<int64_t> kept(keep.begin(), keep.end());
   ExpireResult result;
@@ -133,8 +101,12 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
           iceberg::TableMetadata m = now;
           std::erase_if(m.snapshots,
                         [&](const iceberg::Snapshot& s) { return gone(s.snapshot_id); });
-          std::erase_if(m.snapshot_log,
-                        [&](const iceberg::SnapshotLogEntry& e) { return gone(e.snapshot_id); });
+          // The log loses every entry up to the last removed one (as Iceberg
+          // does): time travel to before it reports the history expired
+          // instead of naming a snapshot that was not current then.
+          auto last_gone = std::find_if(m.snapshot_log.rbegin(), m.snapshot_log.rend(),
+                                        [&](const auto& e) { return gone(e.snapshot_id); });
+          m.snapshot_log.erase(m.snapshot_log.begin(), last_gone.base());
           return m;
         }));
   }
@@ -159,14 +131,7 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
   // never a manifest naming a deleted file.
   for (const auto* files :
        {&result.data_files, &result.delete_files, &result.manifests, &result.manifest_lists}) {
-    for (const std::string& p : *files) {
-      Status st = io.Delete(p);
-      if (st.ok()) {
-        ++result.deleted;
-      } else {
-        result.failures.push_back(p + ": " + st.ToString());
-      }
-    }
+    DeleteFiles(io, *files, &result.deleted, &result.failures);
   }
   return result;
 }

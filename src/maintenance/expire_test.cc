@@ -89,7 +89,8 @@ TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {
 
 TEST_F(ExpireTest, RefsTheRetainedCountAndTheCutoffKeepSnapshots) {
   for (int i = 0; i < 6; ++i) AppendIds(i * 10, i * 10 + 10);
-  const auto& snaps = table_->metadata().snapshots;
+  const std::vector<iceberg::Snapshot> snaps =
+      table_->metadata().snapshots;  // a copy: commits replace the metadata
   int64_t tagged = snaps[1].snapshot_id;
   ASSERT_OK(table_->UpdateMetadata(
       [&](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {

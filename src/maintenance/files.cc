@@ -1,0 +1,42 @@
+#include "maintenance/files.h"
+
+#include "iceberg/manifest.h"
+
+namespace sluice::maintenance {
+
+Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snapshot& s,
+                Reach* reach) {
+  if (s.manifest_list.empty()) {
+    return Status::NotImplemented(
+        "snapshot {} has no manifest list (a v1 snapshot with inline manifests): "
+        "maintenance refuses to guess what it reaches",
+        s.snapshot_id);
+  }
+  if (!reach->manifest_lists.insert(s.manifest_list).second) return Status::OK();
+  ASSIGN_OR_RETURN(auto manifests,
+                   iceberg::ReadManifestList(io, s.manifest_list, m.format_version));
+  for (const iceberg::ManifestFile& mf : manifests) {
+    if (!reach->manifests.insert(mf.manifest_path).second) continue;
+    ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifest(io, mf, m.format_version));
+    for (const iceberg::ManifestEntry& e : entries) {
+      if (e.status == iceberg::EntryStatus::kDeleted) continue;  // gone in this one
+      (e.file.content == iceberg::FileContent::kData ? reach->data_files : reach->delete_files)
+          .insert(e.file.file_path);
+    }
+  }
+  return Status::OK();
+}
+
+void DeleteFiles(FileIO& io, const std::vector<std::string>& paths, int64_t* deleted,
+                 std::vector<std::string>* failures) {
+  for (const std::string& p : paths) {
+    Status st = io.Delete(p);
+    if (st.ok()) {
+      ++*deleted;
+    } else {
+      failures->push_back(p + ": " + st.ToString());
+    }
+  }
+}
+
+}  // namespace sluice::maintenance

@@ -1,0 +1,34 @@
+// Private to src/maintenance: what snapshots reach, and deleting files.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "iceberg/table_metadata.h"
+#include "io/file_io.h"
+
+namespace sluice::maintenance {
+
+// The files snapshots reach, by kind: their manifest lists, the manifests in
+// them, and the data and delete files those list as live (ADDED or EXISTING:
+// a DELETED entry's file was live only in the parent snapshot).
+struct Reach {
+  std::set<std::string> manifest_lists, manifests, data_files, delete_files;
+  bool Has(const std::string& path) const {
+    return manifest_lists.count(path) || manifests.count(path) || data_files.count(path) ||
+           delete_files.count(path);
+  }
+};
+
+// Adds what snapshot `s` of `m` reaches (kNotImplemented for a v1 snapshot
+// without a manifest list: nothing is guessed).
+Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snapshot& s,
+                Reach* reach);
+
+// Deletes `paths`, counting what went and describing what could not.
+void DeleteFiles(FileIO& io, const std::vector<std::string>& paths, int64_t* deleted,
+                 std::vector<std::string>* failures);
+
+}  // namespace sluice::maintenance

@@ -1,0 +1,40 @@
+// RemoveOrphans: deletes the files under a table's location that nothing
+// references and that are older than a safety margin (docs/maintenance.md).
+//
+// Referenced: every snapshot's manifest list, manifests and live data and
+// delete files; the current metadata file and those in the metadata log;
+// the window state files the table's `sluice.state.*` properties name;
+// `metadata/version-hint.text`. A file younger than the margin (default 1 h)
+// is never deleted, referenced or not: it may belong to a commit in flight
+// (a pipeline's staged files, another engine's), and the margin must exceed
+// the longest such commit. A file whose age the store cannot tell is kept.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/table.h"
+
+namespace sluice::maintenance {
+
+struct OrphanOptions {
+  int64_t now_ms = 0;         // the clock (injected)
+  int64_t older_than_ms = 0;  // only files last modified before this
+  bool dry_run = false;
+};
+
+struct OrphanResult {
+  int64_t listed = 0, referenced = 0, too_young = 0;
+  std::vector<std::string> orphans;  // deleted (or, dry, to delete)
+  int64_t deleted = 0;
+  std::vector<std::string> failures;  // could not be deleted
+};
+
+// The default margin: files must be this old to be removed.
+constexpr int64_t kDefaultOrphanMarginMs = 3600 * 1000;
+
+Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& options);
+
+}  // namespace sluice::maintenance

@@ -1,0 +1,138 @@
+// RemoveOrphans on a real table: old unreferenced files go; referenced and
+// young files stay; a dry run deletes nothing; a writer committing all along
+// loses nothing.
+#include "maintenance/orphans.h"
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "maintenance/expire.h"
+#include "maintenance/test_util.h"
+
+namespace sluice::maintenance {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class OrphanTest : public TableFixture {
+ protected:
+  void SetUp() override { MakeTable("id BIGINT NOT NULL", ""); }
+
+  void AppendIds(int64_t from, int64_t to) {
+    AppendRows([&](Batch* b) {
+      for (int64_t id = from; id < to; ++id) b->columns[0].Append<int64_t>(id);
+    });
+  }
+
+  // A stray file under the table, last modified `age_ms` ago.
+  std::string Stray(const std::string& sub, int64_t age_ms) {
+    std::filesystem::path p = dir_ / "db" / "events" / sub;
+    std::filesystem::create_directories(p.parent_path());
+    { std::ofstream(p) << "stray"; }
+    std::filesystem::last_write_time(
+        p, std::filesystem::file_time_type::clock::now() - std::chrono::milliseconds(age_ms));
+    return p.string();
+  }
+
+  // Every file the table references still exists.
+  void ExpectReferencedFilesExist() {
+    ASSERT_OK(table_->Refresh());
+    OrphanOptions o;
+    o.now_ms = NowMs();
+    o.older_than_ms = 0;  // nothing counts as old: a pure audit
+    o.dry_run = true;
+    ASSERT_OK_AND_ASSIGN(OrphanResult audit, RemoveOrphans(*table_, o));
+    auto live = table_->LiveFiles(*table_->metadata().current_snapshot_id);
+    ASSERT_OK(live);
+    for (const auto& e : *live) {
+      std::string p = e.file.file_path;
+      if (p.rfind("file://", 0) == 0) p = p.substr(7);
+      EXPECT_TRUE(std::filesystem::exists(p)) << p;
+    }
+  }
+};
+
+TEST_F(OrphanTest, OldUnreferencedFilesGoReferencedAndYoungOnesStay) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  std::set<int64_t> ids = Ids();
+  std::string old_data = Stray("data/00000-stray.parquet", 2 * 3600 * 1000);
+  std::string old_meta = Stray("metadata/99999-stray.metadata.json", 2 * 3600 * 1000);
+  std::string young = Stray("data/00000-young.parquet", 60 * 1000);
+  std::string hint = Stray("metadata/version-hint.text", 2 * 3600 * 1000);
+  OrphanOptions o;
+  o.now_ms = NowMs();
+  o.older_than_ms = o.now_ms - kDefaultOrphanMarginMs;
+  o.dry_run = true;
+  ASSERT_OK_AND_ASSIGN(OrphanResult dry, RemoveOrphans(*table_, o));
+  ASSERT_EQ(dry.orphans.size(), 2u);
+  EXPECT_EQ(dry.deleted, 0);
+  EXPECT_TRUE(std::filesystem::exists(old_data));
+  o.dry_run = false;
+  ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphans(*table_, o));
+  EXPECT_EQ(r.orphans, dry.orphans);
+  EXPECT_EQ(r.deleted, 2);
+  EXPECT_EQ(r.too_young, 1);
+  EXPECT_FALSE(std::filesystem::exists(old_data));
+  EXPECT_FALSE(std::filesystem::exists(old_meta));
+  EXPECT_TRUE(std::filesystem::exists(young)) << "younger than the margin";
+  EXPECT_TRUE(std::filesystem::exists(hint));
+  EXPECT_EQ(r.referenced, r.listed - 3);
+  EXPECT_EQ(Ids(), ids);
+  ExpectReferencedFilesExist();
+}
+
+TEST_F(OrphanTest, FilesOfExpiredSnapshotsLeftByACrashAreCleanedUp) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  // Expiry's commit, then a crash before its deletions: simulated by an
+  // expiry whose files we put back as they were (old, unreferenced).
+  ExpireOptions e;
+  e.now_ms = e.older_than_ms.emplace(NowMs() + 1);
+  ASSERT_OK_AND_ASSIGN(ExpireResult expired, ExpireSnapshots(*table_, e));
+  ASSERT_EQ(expired.manifest_lists.size(), 1u);
+  std::string list = expired.manifest_lists[0];
+  if (list.rfind("file://", 0) == 0) list = list.substr(7);
+  { std::ofstream(list) << "left by a crash"; }
+  std::filesystem::last_write_time(
+      list, std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
+  OrphanOptions o;
+  o.now_ms = NowMs();
+  o.older_than_ms = o.now_ms - kDefaultOrphanMarginMs;
+  ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphans(*table_, o));
+  EXPECT_EQ(r.deleted, 1);
+  EXPECT_FALSE(std::filesystem::exists(list));
+  ExpectReferencedFilesExist();
+}
+
+TEST_F(OrphanTest, AWriterCommittingAllAlongLosesNothing) {
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> deleted{0};
+  std::thread cleaner([&] {
+    auto t = catalog::Table::Load(*catalog_, *io_, id_);
+    ASSERT_OK(t);
+    while (!done) {
+      OrphanOptions o;
+      o.now_ms = NowMs();
+      o.older_than_ms = o.now_ms - 2000;  // a margin far above one commit's duration
+      auto r = RemoveOrphans(**t, o);
+      ASSERT_OK(r);
+      deleted += r->deleted;
+    }
+  });
+  for (int i = 0; i < 30; ++i) AppendIds(i * 10, i * 10 + 10);
+  done = true;
+  cleaner.join();
+  EXPECT_EQ(deleted, 0);
+  EXPECT_EQ(Ids().size(), 300u);
+  ExpectReferencedFilesExist();
+}
+
+}  // namespace
+}  // namespace sluice::maintenance
