@@ -1,5 +1,5 @@
-// `sluice table compact`, `expire-snapshots`, `remove-orphans`: the
-// maintenance plane's one-shot commands (docs/maintenance.md).
+// `sluice table compact | expire-snapshots | remove-orphans` and `sluice
+// maintain`: the maintenance plane's one-shot commands (docs/maintenance.md).
 #include <chrono>
 #include <cstdio>
 
@@ -24,7 +24,7 @@ int64_t NowMs() {
 Result<int64_t> ParseCutoff(const std::string& text, int64_t now_ms) {
   size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i > 0 && i < text.size() && i + 1 == text.size() && i <= 9) {  // at most 999,999,999
+  if (i > 0 && i + 1 == text.size() && i <= 9) {  // at most 999,999,999 units
     int64_t n = std::stoll(text.substr(0, i));
     int64_t unit = text[i] == 'd'   ? 86400000
                    : text[i] == 'h' ? 3600000
@@ -45,6 +45,65 @@ Result<int64_t> ParseCutoff(const std::string& text, int64_t now_ms) {
 
 void PrintPaths(const char* what, const std::vector<std::string>& paths) {
   for (const std::string& p : paths) std::printf("  %s %s\n", what, p.c_str());
+}
+
+void PrintFailures(const char* command, const std::vector<std::string>& failures) {
+  for (const std::string& f : failures) {
+    std::fprintf(stderr, "sluice %s: not deleted (left for orphan cleanup): %s\n", command,
+                 f.c_str());
+  }
+}
+
+void PrintCompact(const std::string& name, const maintenance::CompactResult& r, bool dry) {
+  for (const auto& p : r.partitions) {
+    const char* where = p.partition.empty() ? "(unpartitioned)" : p.partition.c_str();
+    if (dry) {
+      std::printf("would compact %s: %zu files, %lld bytes\n", where, p.inputs.size(),
+                  static_cast<long long>(p.input_bytes));
+      PrintPaths("", p.inputs);
+    } else if (p.skipped.empty()) {
+      std::printf("compacted %s: %zu files (%lld bytes) into %lld (%lld bytes), %lld rows\n", where,
+                  p.inputs.size(), static_cast<long long>(p.input_bytes),
+                  static_cast<long long>(p.outputs), static_cast<long long>(p.output_bytes),
+                  static_cast<long long>(p.rows));
+    } else {
+      std::printf("skipped %s: %s\n", where, p.skipped.c_str());
+    }
+  }
+  std::printf(
+      "%s: %lld partitions, %lld data files (%lld small); %lld compacted, %lld skipped by a "
+      "concurrent change\n",
+      name.c_str(), static_cast<long long>(r.partitions_seen), static_cast<long long>(r.data_files),
+      static_cast<long long>(r.small_files), static_cast<long long>(r.commits),
+      static_cast<long long>(r.conflicts));
+}
+
+void PrintExpire(const std::string& name, const maintenance::ExpireResult& r, bool dry) {
+  size_t files =
+      r.data_files.size() + r.delete_files.size() + r.manifests.size() + r.manifest_lists.size();
+  std::printf(
+      "%s %zu snapshots of %s; %s %zu files (%zu data, %zu delete, %zu manifests, %zu "
+      "manifest lists)\n",
+      dry ? "would expire" : "expired", r.expired.size(), name.c_str(),
+      dry ? "would delete" : "deleted", dry ? files : static_cast<size_t>(r.deleted),
+      r.data_files.size(), r.delete_files.size(), r.manifests.size(), r.manifest_lists.size());
+  if (dry) {
+    for (int64_t id : r.expired) std::printf("  snapshot %lld\n", static_cast<long long>(id));
+    PrintPaths("data", r.data_files);
+    PrintPaths("delete", r.delete_files);
+    PrintPaths("manifest", r.manifests);
+    PrintPaths("manifest-list", r.manifest_lists);
+  }
+  PrintFailures("table expire-snapshots", r.failures);
+}
+
+void PrintOrphans(const std::string& name, const maintenance::OrphanResult& r, bool dry) {
+  std::printf("%s: %lld files listed, %lld referenced, %lld too young; %s %zu orphans\n",
+              name.c_str(), static_cast<long long>(r.listed), static_cast<long long>(r.referenced),
+              static_cast<long long>(r.too_young), dry ? "would delete" : "deleted",
+              dry ? r.orphans.size() : static_cast<size_t>(r.deleted));
+  if (dry) PrintPaths("orphan", r.orphans);
+  PrintFailures("table remove-orphans", r.failures);
 }
 
 void RegisterCompactCommand(CLI::App* table, int* exit_code) {
@@ -70,76 +129,14 @@ void RegisterCompactCommand(CLI::App* table, int* exit_code) {
       if (*target > 0) o->target_file_bytes = *target;
       if (*min_files > 0) o->min_input_files = *min_files;
       ASSIGN_OR_RETURN(maintenance::CompactResult r, maintenance::CompactTable(*t, *o));
-      for (const auto& p : r.partitions) {
-        const char* where = p.partition.empty() ? "(unpartitioned)" : p.partition.c_str();
-        if (o->dry_run) {
-          std::printf("would compact %s: %zu files, %lld bytes\n", where, p.inputs.size(),
-                      static_cast<long long>(p.input_bytes));
-          for (const std::string& f : p.inputs) std::printf("  %s\n", f.c_str());
-        } else if (p.skipped.empty()) {
-          std::printf("compacted %s: %zu files (%lld bytes) into %lld (%lld bytes), %lld rows\n",
-                      where, p.inputs.size(), static_cast<long long>(p.input_bytes),
-                      static_cast<long long>(p.outputs), static_cast<long long>(p.output_bytes),
-                      static_cast<long long>(p.rows));
-        } else {
-          std::printf("skipped %s: %s\n", where, p.skipped.c_str());
-        }
-      }
-      std::printf(
-          "%s: %lld partitions, %lld data files (%lld small); %lld compacted, %lld "
-          "skipped by a concurrent change\n",
-          name->c_str(), static_cast<long long>(r.partitions_seen),
-          static_cast<long long>(r.data_files), static_cast<long long>(r.small_files),
-          static_cast<long long>(r.commits), static_cast<long long>(r.conflicts));
+      PrintCompact(*name, r, o->dry_run);
       return Status::OK();
     }();
     *exit_code = st.ok() ? 0 : ReportError("table compact", st);
   });
 }
 
-void RegisterRemoveOrphansCommand(CLI::App* table, int* exit_code) {
-  auto name = std::make_shared<std::string>();
-  auto older_than = std::make_shared<std::string>();
-  auto dry_run = std::make_shared<bool>(false);
-  auto* orphans = table->add_subcommand(
-      "remove-orphans", "Delete files under the table that nothing references (old enough)");
-  orphans->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
-  orphans->add_option("--older-than", *older_than,
-                      "Only files last modified before this age ('1h', '3d') or timestamp "
-                      "(default 1h: younger files may belong to a commit in flight)");
-  orphans->add_flag("--dry-run", *dry_run, "List the orphans; delete nothing");
-  orphans->callback([=] {
-    Status st = [&]() -> Status {
-      ASSIGN_OR_RETURN(auto t, OpenTable(*name));
-      maintenance::OrphanOptions o;
-      o.now_ms = NowMs();
-      o.older_than_ms = o.now_ms - maintenance::kDefaultOrphanMarginMs;
-      if (!older_than->empty()) {
-        ASSIGN_OR_RETURN(o.older_than_ms, ParseCutoff(*older_than, o.now_ms));
-      }
-      o.dry_run = *dry_run;
-      ASSIGN_OR_RETURN(maintenance::OrphanResult r, maintenance::RemoveOrphans(*t, o));
-      std::printf("%s: %lld files listed, %lld referenced, %lld too young; %s %zu orphans\n",
-                  name->c_str(), static_cast<long long>(r.listed),
-                  static_cast<long long>(r.referenced), static_cast<long long>(r.too_young),
-                  o.dry_run ? "would delete" : "deleted",
-                  o.dry_run ? r.orphans.size() : static_cast<size_t>(r.deleted));
-      if (o.dry_run) PrintPaths("orphan", r.orphans);
-      for (const std::string& f : r.failures) {
-        std::fprintf(stderr, "sluice table remove-orphans: not deleted: %s\n", f.c_str());
-      }
-      return Status::OK();
-    }();
-    *exit_code = st.ok() ? 0 : ReportError("table remove-orphans", st);
-  });
-}
-
-}  // namespace
-
-void RegisterMaintenanceCommands(CLI::App& app, int* exit_code) {
-  CLI::App* table = app.get_subcommand("table");
-  RegisterCompactCommand(table, exit_code);
-  RegisterRemoveOrphansCommand(table, exit_code);
+void RegisterExpireCommand(CLI::App* table, int* exit_code) {
   auto name = std::make_shared<std::string>();
   auto older_than = std::make_shared<std::string>();
   auto retain_last = std::make_shared<int64_t>(0);
@@ -155,7 +152,7 @@ void RegisterMaintenanceCommands(CLI::App& app, int* exit_code) {
       ->add_option("--retain-last", *retain_last,
                    "Keep at least this many of each branch's newest snapshots (default: the "
                    "table's history.expire.min-snapshots-to-keep, else 1)")
-      ->check(AtLeast(1));
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   expire->add_flag("--dry-run", *dry_run, "List what would expire and be deleted; change nothing");
   expire->callback([=] {
     Status st = [&]() -> Status {
@@ -168,32 +165,103 @@ void RegisterMaintenanceCommands(CLI::App& app, int* exit_code) {
       if (*retain_last > 0) o.retain_last = static_cast<int32_t>(*retain_last);
       o.dry_run = *dry_run;
       ASSIGN_OR_RETURN(maintenance::ExpireResult r, maintenance::ExpireSnapshots(*t, o));
-      size_t files = r.data_files.size() + r.delete_files.size() + r.manifests.size() +
-                     r.manifest_lists.size();
-      std::printf(
-          "%s %zu snapshots of %s; %s %zu files (%zu data, %zu delete, %zu manifests, "
-          "%zu manifest lists)\n",
-          o.dry_run ? "would expire" : "expired", r.expired.size(), name->c_str(),
-          o.dry_run ? "would delete" : "deleted",
-          o.dry_run ? files : static_cast<size_t>(r.deleted), r.data_files.size(),
-          r.delete_files.size(), r.manifests.size(), r.manifest_lists.size());
-      if (o.dry_run) {
-        for (int64_t id : r.expired) std::printf("  snapshot %lld\n", static_cast<long long>(id));
-        PrintPaths("data", r.data_files);
-        PrintPaths("delete", r.delete_files);
-        PrintPaths("manifest", r.manifests);
-        PrintPaths("manifest-list", r.manifest_lists);
-      }
-      for (const std::string& f : r.failures) {
-        std::fprintf(stderr,
-                     "sluice table expire-snapshots: not deleted (left for orphan "
-                     "cleanup): %s\n",
-                     f.c_str());
-      }
+      PrintExpire(*name, r, o.dry_run);
       return Status::OK();
     }();
     *exit_code = st.ok() ? 0 : ReportError("table expire-snapshots", st);
   });
+}
+
+void RegisterRemoveOrphansCommand(CLI::App* table, int* exit_code) {
+  auto name = std::make_shared<std::string>();
+  auto older_than = std::make_shared<std::string>();
+  auto dry_run = std::make_shared<bool>(false);
+  auto* orphans = table->add_subcommand(
+      "remove-orphans", "Delete files under the table that nothing references (old enough)");
+  orphans->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
+  orphans->add_option("--older-than", *older_than,
+                      "Only files last modified before this age ('1h', '3d') or timestamp "
+                      "(default: sluice.maintenance.orphan-margin-ms, else 1h: younger files "
+                      "may belong to a commit in flight)");
+  orphans->add_flag("--dry-run", *dry_run, "List the orphans; delete nothing");
+  orphans->callback([=] {
+    Status st = [&]() -> Status {
+      ASSIGN_OR_RETURN(auto t, OpenTable(*name));
+      maintenance::OrphanOptions o;
+      o.now_ms = NowMs();
+      if (!older_than->empty()) {
+        ASSIGN_OR_RETURN(o.older_than_ms, ParseCutoff(*older_than, o.now_ms));
+      }
+      o.dry_run = *dry_run;
+      ASSIGN_OR_RETURN(maintenance::OrphanResult r, maintenance::RemoveOrphans(*t, o));
+      PrintOrphans(*name, r, o.dry_run);
+      return Status::OK();
+    }();
+    *exit_code = st.ok() ? 0 : ReportError("table remove-orphans", st);
+  });
+}
+
+// Every step, by each table's own policy.
+Status MaintainTable(const std::string& name, bool dry_run) {
+  ASSIGN_OR_RETURN(auto t, OpenTable(name));
+  maintenance::CompactOptions c;
+  c.dry_run = dry_run;
+  ASSIGN_OR_RETURN(maintenance::CompactResult compacted, maintenance::CompactTable(*t, c));
+  PrintCompact(name, compacted, dry_run);
+  maintenance::ExpireOptions e;
+  e.now_ms = NowMs();
+  e.dry_run = dry_run;
+  ASSIGN_OR_RETURN(maintenance::ExpireResult expired, maintenance::ExpireSnapshots(*t, e));
+  PrintExpire(name, expired, dry_run);
+  maintenance::OrphanOptions o;
+  o.now_ms = NowMs();
+  o.dry_run = dry_run;
+  ASSIGN_OR_RETURN(maintenance::OrphanResult orphans, maintenance::RemoveOrphans(*t, o));
+  PrintOrphans(name, orphans, dry_run);
+  return Status::OK();
+}
+
+void RegisterMaintainCommand(CLI::App& app, int* exit_code) {
+  auto names = std::make_shared<std::vector<std::string>>();
+  auto dry_run = std::make_shared<bool>(false);
+  auto* maintain = app.add_subcommand(
+      "maintain",
+      "Compact, expire snapshots and remove orphans, by each table's policy (default: every "
+      "table of the catalog)");
+  maintain->add_option("TABLE", *names, "NAMESPACE.TABLE ...");
+  maintain->add_flag("--dry-run", *dry_run, "List what each step would do; change nothing");
+  maintain->callback([=] {
+    std::vector<std::string> tables = *names;
+    Status st;
+    if (tables.empty()) {
+      st = [&]() -> Status {
+        ASSIGN_OR_RETURN(catalog::Catalog * catalog, OpenGlobalCatalog());
+        ASSIGN_OR_RETURN(auto namespaces, catalog->ListNamespaces());
+        for (const auto& ns : namespaces) {
+          ASSIGN_OR_RETURN(auto idents, catalog->ListTables(ns));
+          for (const auto& id : idents) tables.push_back(id.ToString());
+        }
+        return Status::OK();
+      }();
+    }
+    int failed = st.ok() ? 0 : ReportError("maintain", st);
+    // One table's failure does not stop the others.
+    for (const std::string& name : tables) {
+      Status one = MaintainTable(name, *dry_run);
+      if (!one.ok()) failed = ReportError("maintain", one.WithContextF("table {}", name));
+    }
+    *exit_code = failed;
+  });
+}
+
+}  // namespace
+
+void RegisterMaintenanceCommands(CLI::App& app, int* exit_code) {
+  CLI::App* table = app.get_subcommand("table");
+  RegisterCompactCommand(table, exit_code);
+  RegisterExpireCommand(table, exit_code);
+  RegisterRemoveOrphansCommand(table, exit_code);
+  RegisterMaintainCommand(app, exit_code);
 }
 
 }  // namespace sluice::cli

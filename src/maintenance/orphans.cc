@@ -37,10 +37,26 @@ Result<std::set<std::string>> Referenced(catalog::Table& table) {
   return refs;
 }
 
+Result<int64_t> MarginMs(const iceberg::TableMetadata& m) {
+  auto it = m.properties.find("sluice.maintenance.orphan-margin-ms");
+  if (it == m.properties.end()) return kDefaultOrphanMarginMs;
+  char* end = nullptr;
+  long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || v < 0) {
+    return Status::Invalid(
+        "table property sluice.maintenance.orphan-margin-ms = '{}' is not a non-negative "
+        "integer",
+        it->second);
+  }
+  return static_cast<int64_t>(v);
+}
+
 }  // namespace
 
 Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& options) {
   RETURN_IF_ERROR(table.Refresh());
+  ASSIGN_OR_RETURN(int64_t margin, MarginMs(table.metadata()));
+  const int64_t older_than = options.older_than_ms.value_or(options.now_ms - margin);
   // Listed first, referenced second: a file committed in between is both
   // listed and referenced (kept); one listed before its commit is young.
   std::string location = table.metadata().location;
@@ -55,7 +71,7 @@ Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& o
     ++result.listed;
     if (refs.count(f.path) || f.path.ends_with("/metadata/version-hint.text")) {
       ++result.referenced;
-    } else if (f.modified_ms < 0 || f.modified_ms >= options.older_than_ms) {
+    } else if (f.modified_ms < 0 || f.modified_ms >= older_than) {
       ++result.too_young;
     } else {
       result.orphans.push_back(f.path);

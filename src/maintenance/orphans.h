@@ -20,8 +20,10 @@
 namespace sluice::maintenance {
 
 struct OrphanOptions {
-  int64_t now_ms = 0;         // the clock (injected)
-  int64_t older_than_ms = 0;  // only files last modified before this
+  int64_t now_ms = 0;  // the clock (injected)
+  // Only files last modified before this (default: now minus the table's
+  // sluice.maintenance.orphan-margin-ms, else kDefaultOrphanMarginMs).
+  std::optional<int64_t> older_than_ms;
   bool dry_run = false;
 };
 

@@ -88,6 +88,30 @@ TEST_F(OrphanTest, OldUnreferencedFilesGoReferencedAndYoungOnesStay) {
   ExpectReferencedFilesExist();
 }
 
+TEST_F(OrphanTest, TheTablesMarginPropertyDecidesWhatIsOldEnough) {
+  AppendIds(0, 10);
+  std::string minute_old = Stray("data/00000-stray.parquet", 60 * 1000);
+  OrphanOptions o;
+  o.now_ms = NowMs();
+  ASSERT_OK_AND_ASSIGN(OrphanResult kept, RemoveOrphans(*table_, o));
+  EXPECT_EQ(kept.deleted, 0) << "under the default hour";
+  auto set_margin = [&](const std::string& v) {
+    return table_->UpdateMetadata(
+        [&](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+          iceberg::TableMetadata out = m;
+          out.properties["sluice.maintenance.orphan-margin-ms"] = v;
+          return out;
+        });
+  };
+  ASSERT_OK(set_margin("30000"));
+  ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphans(*table_, o));
+  EXPECT_EQ(r.deleted, 1);
+  EXPECT_FALSE(std::filesystem::exists(minute_old));
+  ASSERT_OK(set_margin("soon"));
+  ASSERT_ERROR(RemoveOrphans(*table_, o), StatusCode::kInvalidArgument,
+               "sluice.maintenance.orphan-margin-ms");
+}
+
 TEST_F(OrphanTest, FilesOfExpiredSnapshotsLeftByACrashAreCleanedUp) {
   AppendIds(0, 10);
   AppendIds(10, 20);

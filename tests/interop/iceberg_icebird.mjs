@@ -192,6 +192,17 @@ try {
   // the table reads the same.
   console.log(run('table', 'remove-orphans', 'lake.events', '--older-than', '0s').trim())
   await check('after remove-orphans', 'lake.events', renamed)
+
+  // 8. `sluice maintain`: every step by the table's policy (a dry run first).
+  const plan = run('maintain', '--dry-run')
+  const done = run('maintain', 'lake.events')
+  if (/lake\.events: \d+ partitions/.test(plan) && /expired 0 snapshots of lake\.events/.test(done)) {
+    passed++
+  } else {
+    console.log(`FAIL sluice maintain: ${plan}\n${done}`)
+    failed++
+  }
+  await check('after maintain', 'lake.events', renamed)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }
