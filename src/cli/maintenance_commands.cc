@@ -106,6 +106,32 @@ void PrintOrphans(const std::string& name, const maintenance::OrphanResult& r, b
   PrintFailures("table remove-orphans", r.failures);
 }
 
+// Every table of the catalog, by name.
+Result<std::vector<catalog::TableIdent>> AllTables() {
+  ASSIGN_OR_RETURN(catalog::Catalog * catalog, OpenGlobalCatalog());
+  std::vector<catalog::TableIdent> out;
+  ASSIGN_OR_RETURN(auto namespaces, catalog->ListNamespaces());
+  for (const auto& ns : namespaces) {
+    ASSIGN_OR_RETURN(auto idents, catalog->ListTables(ns));
+    out.insert(out.end(), idents.begin(), idents.end());
+  }
+  return out;
+}
+
+// Orphan cleanup of `t` (named `name`), told where the catalog's other
+// tables live.
+Result<maintenance::OrphanResult> RemoveOrphansOf(const std::string& name, catalog::Table& t,
+                                                  maintenance::OrphanOptions o) {
+  ASSIGN_OR_RETURN(catalog::Catalog * catalog, OpenGlobalCatalog());
+  ASSIGN_OR_RETURN(auto tables, AllTables());
+  for (const catalog::TableIdent& id : tables) {
+    if (id.ToString() == name || id.ToString() == t.ident().ToString()) continue;
+    ASSIGN_OR_RETURN(auto other, catalog::Table::Load(*catalog, LocalIO(), id));
+    o.other_table_locations.push_back(other->metadata().location);
+  }
+  return maintenance::RemoveOrphans(t, o);
+}
+
 void RegisterCompactCommand(CLI::App* table, int* exit_code) {
   auto name = std::make_shared<std::string>();
   auto o = std::make_shared<maintenance::CompactOptions>();
@@ -193,7 +219,7 @@ void RegisterRemoveOrphansCommand(CLI::App* table, int* exit_code) {
         ASSIGN_OR_RETURN(o.older_than_ms, ParseCutoff(*older_than, o.now_ms));
       }
       o.dry_run = *dry_run;
-      ASSIGN_OR_RETURN(maintenance::OrphanResult r, maintenance::RemoveOrphans(*t, o));
+      ASSIGN_OR_RETURN(maintenance::OrphanResult r, RemoveOrphansOf(*name, *t, o));
       PrintOrphans(*name, r, o.dry_run);
       return Status::OK();
     }();
@@ -216,7 +242,7 @@ Status MaintainTable(const std::string& name, bool dry_run) {
   maintenance::OrphanOptions o;
   o.now_ms = NowMs();
   o.dry_run = dry_run;
-  ASSIGN_OR_RETURN(maintenance::OrphanResult orphans, maintenance::RemoveOrphans(*t, o));
+  ASSIGN_OR_RETURN(maintenance::OrphanResult orphans, RemoveOrphansOf(name, *t, o));
   PrintOrphans(name, orphans, dry_run);
   return Status::OK();
 }
@@ -234,15 +260,11 @@ void RegisterMaintainCommand(CLI::App& app, int* exit_code) {
     std::vector<std::string> tables = *names;
     Status st;
     if (tables.empty()) {
-      st = [&]() -> Status {
-        ASSIGN_OR_RETURN(catalog::Catalog * catalog, OpenGlobalCatalog());
-        ASSIGN_OR_RETURN(auto namespaces, catalog->ListNamespaces());
-        for (const auto& ns : namespaces) {
-          ASSIGN_OR_RETURN(auto idents, catalog->ListTables(ns));
-          for (const auto& id : idents) tables.push_back(id.ToString());
-        }
-        return Status::OK();
-      }();
+      auto all = AllTables();
+      st = all.status();
+      if (all.ok()) {
+        for (const auto& id : *all) tables.push_back(id.ToString());
+      }
     }
     int failed = st.ok() ? 0 : ReportError("maintain", st);
     // One table's failure does not stop the others.

@@ -20,6 +20,20 @@ Result<std::set<std::string>> Referenced(catalog::Table& table) {
        {&reach.manifest_lists, &reach.manifests, &reach.data_files, &reach.delete_files}) {
     refs.insert(kind->begin(), kind->end());
   }
+  // Statistics files the current metadata names (other engines write them;
+  // TableMetadata does not keep them, so they are read from the file).
+  ASSIGN_OR_RETURN(std::string text, io.ReadFile(table.metadata_location()));
+  auto meta = nlohmann::json::parse(text, nullptr, false);
+  if (!meta.is_discarded()) {
+    for (const char* key : {"statistics", "partition-statistics"}) {
+      if (!meta.contains(key) || !meta[key].is_array()) continue;
+      for (const auto& st : meta[key]) {
+        if (st.is_object() && st.contains("statistics-path") && st["statistics-path"].is_string()) {
+          refs.insert(st["statistics-path"].get<std::string>());
+        }
+      }
+    }
+  }
   // Window state of the pipelines writing the table (docs/state.md).
   for (const auto& [key, value] : m.properties) {
     if (key.rfind("sluice.state.", 0) != 0) continue;
@@ -51,25 +65,75 @@ Result<int64_t> MarginMs(const iceberg::TableMetadata& m) {
   return static_cast<int64_t>(v);
 }
 
+// A path in one form whatever wrote it: local paths without "file://" or
+// "file:", and no doubled slashes ("/wh/t//data/f" is "/wh/t/data/f").
+std::string Normalize(std::string_view p) {
+  std::string out;
+  if (p.rfind("file://", 0) == 0) {
+    p.remove_prefix(7);
+  } else if (p.rfind("file:", 0) == 0) {
+    p.remove_prefix(5);
+  } else if (size_t scheme = p.find("://"); scheme != std::string_view::npos) {
+    out.assign(p.substr(0, scheme + 3));
+    p.remove_prefix(scheme + 3);
+  }
+  for (char c : p) {
+    if (c == '/' && !out.empty() && out.back() == '/') continue;
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& options) {
   RETURN_IF_ERROR(table.Refresh());
   ASSIGN_OR_RETURN(int64_t margin, MarginMs(table.metadata()));
   const int64_t older_than = options.older_than_ms.value_or(options.now_ms - margin);
+  std::string location = Normalize(table.metadata().location);
+  if (location.empty() || location == "/") {
+    return Status::Invalid("table {} has no location of its own", table.ident().ToString());
+  }
+  if (location.back() != '/') location += '/';
+  // Another table under this one's location would look like orphans.
+  for (const std::string& other : options.other_table_locations) {
+    std::string o = Normalize(other);
+    if (o.back() != '/') o += '/';
+    if (o.rfind(location, 0) == 0) {
+      return Status::Invalid(
+          "table {}: another table lives under its location ({} in {}); orphan cleanup would "
+          "take that table's files for orphans, so it refuses (nothing deleted)",
+          table.ident().ToString(), other, table.metadata().location);
+    }
+  }
   // Listed first, referenced second: a file committed in between is both
   // listed and referenced (kept); one listed before its commit is young.
-  std::string location = table.metadata().location;
-  if (location.empty())
-    return Status::Invalid("table {} has no location", table.ident().ToString());
-  if (location.back() != '/') location += '/';
+  const std::string known_metadata = Normalize(table.metadata_location());
+  const iceberg::Snapshot* current = table.metadata().current_snapshot();
+  const std::string known_list = current ? Normalize(current->manifest_list) : "";
   ASSIGN_OR_RETURN(std::vector<FileStatus> files, table.io().ListStatus(location));
+  std::set<std::string> listed;
+  for (const FileStatus& f : files) listed.insert(Normalize(f.path));
+  // Files older than the listing must be in it: if not, the table names its
+  // files in a form the listing does not give (or they are missing), and
+  // every file would look like an orphan.
+  for (const std::string& known : {known_metadata, known_list}) {
+    if (!known.empty() && !listed.count(known)) {
+      return Status::Corruption(
+          "table {}: {} is referenced but listing {} does not find it (missing, or named in "
+          "another form): orphan cleanup refuses (nothing deleted)",
+          table.ident().ToString(), known, location);
+    }
+  }
   RETURN_IF_ERROR(table.Refresh());
-  ASSIGN_OR_RETURN(std::set<std::string> refs, Referenced(table));
+  ASSIGN_OR_RETURN(std::set<std::string> raw_refs, Referenced(table));
+  std::set<std::string> refs;
+  for (const std::string& r : raw_refs) refs.insert(Normalize(r));
   OrphanResult result;
   for (const FileStatus& f : files) {
     ++result.listed;
-    if (refs.count(f.path) || f.path.ends_with("/metadata/version-hint.text")) {
+    std::string path = Normalize(f.path);
+    if (refs.count(path) || path.ends_with("/metadata/version-hint.text")) {
       ++result.referenced;
     } else if (f.modified_ms < 0 || f.modified_ms >= older_than) {
       ++result.too_young;

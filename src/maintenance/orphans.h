@@ -4,7 +4,11 @@
 // Referenced: every snapshot's manifest list, manifests and live data and
 // delete files; the current metadata file and those in the metadata log;
 // the window state files the table's `sluice.state.*` properties name;
-// `metadata/version-hint.text`. A file younger than the margin (default 1 h)
+// `metadata/version-hint.text`, and the statistics files the current metadata
+// names. Paths are compared in one form (no "file:" scheme, no doubled
+// slashes); if a file the table referenced before the listing is not in it,
+// the table names its files in another form and nothing is deleted. A table
+// with another table under its location is refused. A file younger than the margin (default 1 h)
 // is never deleted, referenced or not: it may belong to a commit in flight
 // (a pipeline's staged files, another engine's), and the margin must exceed
 // the longest such commit. A file whose age the store cannot tell is kept.
@@ -25,6 +29,9 @@ struct OrphanOptions {
   // sluice.maintenance.orphan-margin-ms, else kDefaultOrphanMarginMs).
   std::optional<int64_t> older_than_ms;
   bool dry_run = false;
+  // Where the catalog's other tables live: cleanup refuses a table with one
+  // of them under its location (their files would look like orphans).
+  std::vector<std::string> other_table_locations;
 };
 
 struct OrphanResult {

@@ -40,14 +40,9 @@ class OrphanTest : public TableFixture {
     return p.string();
   }
 
-  // Every file the table references still exists.
+  // Every live file of the current snapshot still exists.
   void ExpectReferencedFilesExist() {
     ASSERT_OK(table_->Refresh());
-    OrphanOptions o;
-    o.now_ms = NowMs();
-    o.older_than_ms = 0;  // nothing counts as old: a pure audit
-    o.dry_run = true;
-    ASSERT_OK_AND_ASSIGN(OrphanResult audit, RemoveOrphans(*table_, o));
     auto live = table_->LiveFiles(*table_->metadata().current_snapshot_id);
     ASSERT_OK(live);
     for (const auto& e : *live) {
@@ -110,6 +105,52 @@ TEST_F(OrphanTest, TheTablesMarginPropertyDecidesWhatIsOldEnough) {
   ASSERT_OK(set_margin("soon"));
   ASSERT_ERROR(RemoveOrphans(*table_, o), StatusCode::kInvalidArgument,
                "sluice.maintenance.orphan-margin-ms");
+}
+
+TEST_F(OrphanTest, ATableWithAnotherUnderItsLocationIsRefused) {
+  AppendIds(0, 10);
+  std::string old = Stray("data/00000-stray.parquet", 2 * 3600 * 1000);
+  OrphanOptions o;
+  o.now_ms = NowMs();
+  o.other_table_locations = {"/elsewhere/t", table_->metadata().location + "/clicks"};
+  ASSERT_ERROR(RemoveOrphans(*table_, o), StatusCode::kInvalidArgument, "another table lives");
+  EXPECT_TRUE(std::filesystem::exists(old)) << "nothing deleted";
+  o.other_table_locations = {table_->metadata().location + "_dlq"};  // beside it, not under
+  ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphans(*table_, o));
+  EXPECT_EQ(r.deleted, 1);
+}
+
+TEST_F(OrphanTest, PathsWrittenInAnotherFormAreStillTheTablesFiles) {
+  // A location given with a trailing slash: the table names its files
+  // ".../t//data/..." while listing finds ".../t/data/...".
+  auto schema = ParseColumnList("id BIGINT NOT NULL");
+  ASSERT_OK(schema);
+  ASSERT_OK_AND_ASSIGN(auto spec, iceberg::ParsePartitionSpec("", *schema));
+  catalog::TableIdent id{{"db"}, "slashed"};
+  ASSERT_OK_AND_ASSIGN(auto md, iceberg::NewTableMetadata(*schema, spec, iceberg::SortOrder{},
+                                                          (dir_ / "slashed").string() + "/", {}));
+  ASSERT_OK_AND_ASSIGN(table_, catalog::Table::Create(*catalog_, *io_, id, md));
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  OrphanOptions o;
+  o.now_ms = NowMs();
+  o.older_than_ms = o.now_ms + 1000;  // every file is old enough
+  ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphans(*table_, o));
+  EXPECT_EQ(r.deleted, 0) << "every file is referenced";
+  EXPECT_EQ(r.referenced, r.listed);
+  EXPECT_EQ(Ids().size(), 20u);
+}
+
+TEST_F(OrphanTest, AReferencedFileTheListingLacksStopsEverything) {
+  AppendIds(0, 10);
+  std::string old = Stray("data/00000-stray.parquet", 2 * 3600 * 1000);
+  std::string list = table_->metadata().current_snapshot()->manifest_list;
+  if (list.rfind("file://", 0) == 0) list = list.substr(7);
+  std::filesystem::remove(list);
+  OrphanOptions o;
+  o.now_ms = NowMs();
+  ASSERT_ERROR(RemoveOrphans(*table_, o), StatusCode::kCorruption, "does not find it");
+  EXPECT_TRUE(std::filesystem::exists(old)) << "nothing deleted";
 }
 
 TEST_F(OrphanTest, FilesOfExpiredSnapshotsLeftByACrashAreCleanedUp) {
