@@ -38,7 +38,10 @@ void FuzzAggregation(const sluice::sql::InsertSelect& insert, const sluice::Sche
   if (!window.ok()) return;
   input->columns.erase(input->columns.begin());
   std::vector<operators::LateRow> late;
-  (*window)->Add(*input, std::vector<int64_t>(input->num_rows(), INT64_MIN), &late);
+  // Without a memory budget nothing spills, so Add cannot fail.
+  if (!(*window)->Add(*input, std::vector<int64_t>(input->num_rows(), INT64_MIN), &late).ok()) {
+    __builtin_trap();
+  }
   std::vector<operators::FailedGroup> failed;
   auto closed = (*window)->Emit(INT64_MAX, &failed);
   if (!closed.ok()) return;
