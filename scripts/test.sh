@@ -5,7 +5,7 @@
 #   3. builds and runs the suite again under AddressSanitizer + UBSan,
 #   4. builds the libFuzzer targets with clang and runs each briefly.
 # Environment: SLUICE_SKIP_ASAN=1, SLUICE_SKIP_FUZZ=1 skip steps 3/4;
-# SLUICE_FUZZ_SECONDS (default 30) per fuzz target; JOBS (default nproc).
+# SLUICE_FUZZ_SECONDS (default 20) per fuzz target; JOBS (default nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
@@ -33,10 +33,10 @@ if [ "${SLUICE_SKIP_ASAN:-0}" != 1 ]; then
     -DSLUICE_BENCH=OFF >/dev/null
   ninja -C build-asan -j "$JOBS"
   # Interop suites drive the binary with large inputs; under ASan the big case is smaller.
-  # The crash loops run 200 kills each in the plain build, 40 under ASan; the
+  # The crash loops run 200 kills each in the plain build, 30 under ASan; the
   # table concurrency tests 4 x 50 appends, 4 x 20 under ASan; the state spill
   # test 300,000 keys, 100,000 under ASan (whose RSS it does not bound).
-  run_step "tests under ASan+UBSan" env SLUICE_INTEROP_BIG_ROWS=100000 SLUICE_CRASH_KILLS=40 \
+  run_step "tests under ASan+UBSan" env SLUICE_INTEROP_BIG_ROWS=100000 SLUICE_CRASH_KILLS=30 \
     SLUICE_CONCURRENCY_COMMITS=20 SLUICE_SPILL_KEYS=100000 SLUICE_SPILL_RSS_MARGIN_MIB=2000 \
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure --timeout 1200 -j "$JOBS"
@@ -55,7 +55,7 @@ if [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then
     # (find is cut short by head: its SIGPIPE must not fail the step under pipefail)
     { find ../shared/fixtures -name "*.$ext" -size -64k 2>/dev/null || true; } | head -100 |
       while read -r f; do cp "$f" "$corpus/$(echo "$f" | md5sum | cut -c1-16)"; done
-    run_step "fuzz $name" "$fuzzer" -max_total_time="${SLUICE_FUZZ_SECONDS:-30}" \
+    run_step "fuzz $name" "$fuzzer" -max_total_time="${SLUICE_FUZZ_SECONDS:-20}" \
       -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$corpus"
     rm -rf "$corpus"
   done
