@@ -1,23 +1,18 @@
 // `sluice table compact | expire-snapshots | remove-orphans` and `sluice
 // maintain`: the maintenance plane's one-shot commands (docs/maintenance.md).
-#include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "columnar/value_format.h"
+#include "iceberg/table_builder.h"
 #include "maintenance/compact.h"
 #include "maintenance/expire.h"
 #include "maintenance/orphans.h"
 
 namespace sluice::cli {
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // "7d", "36h", "90m", "30s" before now, or a timestamp ("2026-11-24T00:00:00Z";
 // one without a zone is UTC).
@@ -118,16 +113,27 @@ Result<std::vector<catalog::TableIdent>> AllTables() {
   return out;
 }
 
-// Orphan cleanup of `t` (named `name`), told where the catalog's other
-// tables live.
-Result<maintenance::OrphanResult> RemoveOrphansOf(const std::string& name, catalog::Table& t,
-                                                  maintenance::OrphanOptions o) {
+// Where every table of the catalog lives, by name (each loaded once).
+Result<std::map<std::string, std::string>> TableLocations() {
   ASSIGN_OR_RETURN(catalog::Catalog * catalog, OpenGlobalCatalog());
   ASSIGN_OR_RETURN(auto tables, AllTables());
+  std::map<std::string, std::string> out;
   for (const catalog::TableIdent& id : tables) {
-    if (id.ToString() == name || id.ToString() == t.ident().ToString()) continue;
-    ASSIGN_OR_RETURN(auto other, catalog::Table::Load(*catalog, LocalIO(), id));
-    o.other_table_locations.push_back(other->metadata().location);
+    ASSIGN_OR_RETURN(auto t, catalog::Table::Load(*catalog, LocalIO(), id));
+    out[id.ToString()] = t->metadata().location;
+  }
+  return out;
+}
+
+// Orphan cleanup of `t` (named `name`), told where the catalog's other
+// tables live.
+Result<maintenance::OrphanResult> RemoveOrphansOf(
+    const std::string& name, catalog::Table& t, maintenance::OrphanOptions o,
+    const std::map<std::string, std::string>& locations) {
+  for (const auto& [other, location] : locations) {
+    if (other != name && other != t.ident().ToString()) {
+      o.other_table_locations.push_back(location);
+    }
   }
   return maintenance::RemoveOrphans(t, o);
 }
@@ -184,7 +190,7 @@ void RegisterExpireCommand(CLI::App* table, int* exit_code) {
     Status st = [&]() -> Status {
       ASSIGN_OR_RETURN(auto t, OpenTable(*name));
       maintenance::ExpireOptions o;
-      o.now_ms = NowMs();
+      o.now_ms = iceberg::NowMillis();
       if (!older_than->empty()) {
         ASSIGN_OR_RETURN(o.older_than_ms, ParseCutoff(*older_than, o.now_ms));
       }
@@ -214,12 +220,13 @@ void RegisterRemoveOrphansCommand(CLI::App* table, int* exit_code) {
     Status st = [&]() -> Status {
       ASSIGN_OR_RETURN(auto t, OpenTable(*name));
       maintenance::OrphanOptions o;
-      o.now_ms = NowMs();
+      o.now_ms = iceberg::NowMillis();
       if (!older_than->empty()) {
         ASSIGN_OR_RETURN(o.older_than_ms, ParseCutoff(*older_than, o.now_ms));
       }
       o.dry_run = *dry_run;
-      ASSIGN_OR_RETURN(maintenance::OrphanResult r, RemoveOrphansOf(*name, *t, o));
+      ASSIGN_OR_RETURN(auto locations, TableLocations());
+      ASSIGN_OR_RETURN(maintenance::OrphanResult r, RemoveOrphansOf(*name, *t, o, locations));
       PrintOrphans(*name, r, o.dry_run);
       return Status::OK();
     }();
@@ -228,21 +235,22 @@ void RegisterRemoveOrphansCommand(CLI::App* table, int* exit_code) {
 }
 
 // Every step, by each table's own policy.
-Status MaintainTable(const std::string& name, bool dry_run) {
+Status MaintainTable(const std::string& name, bool dry_run,
+                     const std::map<std::string, std::string>& locations) {
   ASSIGN_OR_RETURN(auto t, OpenTable(name));
   maintenance::CompactOptions c;
   c.dry_run = dry_run;
   ASSIGN_OR_RETURN(maintenance::CompactResult compacted, maintenance::CompactTable(*t, c));
   PrintCompact(name, compacted, dry_run);
   maintenance::ExpireOptions e;
-  e.now_ms = NowMs();
+  e.now_ms = iceberg::NowMillis();
   e.dry_run = dry_run;
   ASSIGN_OR_RETURN(maintenance::ExpireResult expired, maintenance::ExpireSnapshots(*t, e));
   PrintExpire(name, expired, dry_run);
   maintenance::OrphanOptions o;
-  o.now_ms = NowMs();
+  o.now_ms = iceberg::NowMillis();
   o.dry_run = dry_run;
-  ASSIGN_OR_RETURN(maintenance::OrphanResult orphans, RemoveOrphansOf(name, *t, o));
+  ASSIGN_OR_RETURN(maintenance::OrphanResult orphans, RemoveOrphansOf(name, *t, o, locations));
   PrintOrphans(name, orphans, dry_run);
   return Status::OK();
 }
@@ -258,18 +266,15 @@ void RegisterMaintainCommand(CLI::App& app, int* exit_code) {
   maintain->add_flag("--dry-run", *dry_run, "List what each step would do; change nothing");
   maintain->callback([=] {
     std::vector<std::string> tables = *names;
-    Status st;
-    if (tables.empty()) {
-      auto all = AllTables();
-      st = all.status();
-      if (all.ok()) {
-        for (const auto& id : *all) tables.push_back(id.ToString());
-      }
+    auto locations = TableLocations();
+    int failed = locations.ok() ? 0 : ReportError("maintain", locations.status());
+    if (locations.ok() && tables.empty()) {
+      for (const auto& [name, location] : *locations) tables.push_back(name);
     }
-    int failed = st.ok() ? 0 : ReportError("maintain", st);
-    // One table's failure does not stop the others.
-    for (const std::string& name : tables) {
-      Status one = MaintainTable(name, *dry_run);
+    // One table's failure does not stop the others (without the catalog's
+    // locations no table's orphans can be judged: nothing runs).
+    for (const std::string& name : locations.ok() ? tables : std::vector<std::string>{}) {
+      Status one = MaintainTable(name, *dry_run, *locations);
       if (!one.ok()) failed = ReportError("maintain", one.WithContextF("table {}", name));
     }
     *exit_code = failed;

@@ -6,24 +6,12 @@
 #include "common/kill_point.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/scan.h"
+#include "maintenance/files.h"
 
 namespace sluice::maintenance {
 namespace {
 
 constexpr int64_t kDefaultMinInputFiles = 5;
-
-Result<int64_t> SizeProperty(const iceberg::TableMetadata& m, const std::string& key,
-                             std::optional<int64_t> given, int64_t fallback) {
-  if (given) return *given;
-  auto it = m.properties.find(key);
-  if (it == m.properties.end()) return fallback;
-  char* end = nullptr;
-  long long v = std::strtoll(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0' || v <= 0) {
-    return Status::Invalid("table property {} = '{}' is not a positive integer", key, it->second);
-  }
-  return static_cast<int64_t>(v);
-}
 
 struct Group {
   int32_t spec_id = 0;
@@ -97,10 +85,19 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
   ASSIGN_OR_RETURN(iceberg::DataWriterOptions wo,
                    iceberg::DataWriterOptionsFromProperties(md->properties));
   if (options.target_file_bytes) wo.target_file_bytes = *options.target_file_bytes;
-  ASSIGN_OR_RETURN(int64_t small, SizeProperty(*md, "sluice.maintenance.small-file-bytes",
-                                               options.small_file_bytes, wo.target_file_bytes / 4));
-  ASSIGN_OR_RETURN(int64_t min_files, SizeProperty(*md, "sluice.maintenance.min-input-files",
-                                                   options.min_input_files, kDefaultMinInputFiles));
+  int64_t small = 0, min_files = 0;
+  if (options.small_file_bytes) {
+    small = *options.small_file_bytes;
+  } else {
+    ASSIGN_OR_RETURN(small, IntProperty(*md, "sluice.maintenance.small-file-bytes",
+                                        wo.target_file_bytes / 4, 1));
+  }
+  if (options.min_input_files) {
+    min_files = *options.min_input_files;
+  } else {
+    ASSIGN_OR_RETURN(min_files, IntProperty(*md, "sluice.maintenance.min-input-files",
+                                            kDefaultMinInputFiles, 1));
+  }
 
   // Plan: the current snapshot's data files by partition.
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, {}));

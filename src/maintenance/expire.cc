@@ -11,19 +11,6 @@ namespace {
 constexpr int64_t kDefaultMaxAgeMs = 5LL * 24 * 3600 * 1000;  // Iceberg's default, 5 days
 constexpr int32_t kDefaultMinKeep = 1;
 
-Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& key,
-                            int64_t fallback) {
-  auto it = m.properties.find(key);
-  if (it == m.properties.end()) return fallback;
-  char* end = nullptr;
-  long long v = std::strtoll(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0' || v < 0) {
-    return Status::Invalid("table property {} = '{}' is not a non-negative integer", key,
-                           it->second);
-  }
-  return static_cast<int64_t>(v);
-}
-
 Result<Reach> ReachOf(FileIO& io, const iceberg::TableMetadata& m,
                       const std::vector<int64_t>& ids) {
   Reach reach;
@@ -45,9 +32,9 @@ std::vector<int64_t> AllIds(const iceberg::TableMetadata& m) {
 Result<std::vector<int64_t>> RetainedSnapshots(const iceberg::TableMetadata& m,
                                                const ExpireOptions& options) {
   ASSIGN_OR_RETURN(int64_t max_age,
-                   IntProperty(m, "history.expire.max-snapshot-age-ms", kDefaultMaxAgeMs));
+                   IntProperty(m, "history.expire.max-snapshot-age-ms", kDefaultMaxAgeMs, 0));
   ASSIGN_OR_RETURN(int64_t min_keep,
-                   IntProperty(m, "history.expire.min-snapshots-to-keep", kDefaultMinKeep));
+                   IntProperty(m, "history.expire.min-snapshots-to-keep", kDefaultMinKeep, 0));
   int64_t cutoff = options.older_than_ms.value_or(options.now_ms - max_age);
   std::set<int64_t> retained, on_branch;
   if (m.current_snapshot_id) retained.insert(*m.current_snapshot_id);

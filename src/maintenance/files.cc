@@ -1,5 +1,7 @@
 #include "maintenance/files.h"
 
+#include <cstdlib>
+
 #include "iceberg/manifest.h"
 
 namespace sluice::maintenance {
@@ -25,6 +27,19 @@ Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snap
     }
   }
   return Status::OK();
+}
+
+Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& key,
+                            int64_t fallback, int64_t min) {
+  auto it = m.properties.find(key);
+  if (it == m.properties.end()) return fallback;
+  char* end = nullptr;
+  long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || v < min) {
+    return Status::Invalid("table property {} = '{}' is not an integer of at least {}", key,
+                           it->second, min);
+  }
+  return static_cast<int64_t>(v);
 }
 
 void DeleteFiles(FileIO& io, const std::vector<std::string>& paths, int64_t* deleted,

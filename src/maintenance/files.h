@@ -27,6 +27,11 @@ struct Reach {
 Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snapshot& s,
                 Reach* reach);
 
+// The table property `key` as an integer of at least `min`, or `fallback`
+// when unset; kInvalidArgument naming the property otherwise.
+Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& key,
+                            int64_t fallback, int64_t min);
+
 // Deletes `paths`, counting what went and describing what could not.
 void DeleteFiles(FileIO& io, const std::vector<std::string>& paths, int64_t* deleted,
                  std::vector<std::string>* failures);

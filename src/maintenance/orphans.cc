@@ -51,20 +51,6 @@ Result<std::set<std::string>> Referenced(catalog::Table& table) {
   return refs;
 }
 
-Result<int64_t> MarginMs(const iceberg::TableMetadata& m) {
-  auto it = m.properties.find("sluice.maintenance.orphan-margin-ms");
-  if (it == m.properties.end()) return kDefaultOrphanMarginMs;
-  char* end = nullptr;
-  long long v = std::strtoll(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0' || v < 0) {
-    return Status::Invalid(
-        "table property sluice.maintenance.orphan-margin-ms = '{}' is not a non-negative "
-        "integer",
-        it->second);
-  }
-  return static_cast<int64_t>(v);
-}
-
 // A path in one form whatever wrote it: local paths without "file://" or
 // "file:", and no doubled slashes ("/wh/t//data/f" is "/wh/t/data/f").
 std::string Normalize(std::string_view p) {
@@ -88,7 +74,9 @@ std::string Normalize(std::string_view p) {
 
 Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& options) {
   RETURN_IF_ERROR(table.Refresh());
-  ASSIGN_OR_RETURN(int64_t margin, MarginMs(table.metadata()));
+  ASSIGN_OR_RETURN(int64_t margin,
+                   IntProperty(table.metadata(), "sluice.maintenance.orphan-margin-ms",
+                               kDefaultOrphanMarginMs, 0));
   const int64_t older_than = options.older_than_ms.value_or(options.now_ms - margin);
   std::string location = Normalize(table.metadata().location);
   if (location.empty() || location == "/") {
