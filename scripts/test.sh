@@ -45,7 +45,7 @@ fi
 if [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then
   CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSLUICE_FUZZ=ON -DSLUICE_TESTS=OFF -DSLUICE_BENCH=OFF >/dev/null
-  ninja -C build-fuzz -j "$JOBS"
+  ninja -C build-fuzz -j "$JOBS" fuzzers
   for fuzzer in $(find build-fuzz -maxdepth 3 -type f -name '*_fuzz' -perm -u+x | sort); do
     name=$(basename "$fuzzer")
     corpus=$(mktemp -d)
