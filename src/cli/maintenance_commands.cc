@@ -101,40 +101,17 @@ void PrintOrphans(const std::string& name, const maintenance::OrphanResult& r, b
   PrintFailures("table remove-orphans", r.failures);
 }
 
-// Every table of the catalog, by name.
-Result<std::vector<catalog::TableIdent>> AllTables() {
-  ASSIGN_OR_RETURN(catalog::Catalog * catalog, OpenGlobalCatalog());
-  std::vector<catalog::TableIdent> out;
-  ASSIGN_OR_RETURN(auto namespaces, catalog->ListNamespaces());
-  for (const auto& ns : namespaces) {
-    ASSIGN_OR_RETURN(auto idents, catalog->ListTables(ns));
-    out.insert(out.end(), idents.begin(), idents.end());
-  }
-  return out;
-}
-
-// Where every table of the catalog lives, by name (each loaded once).
+// Where every table of the catalog lives, by name.
 Result<std::map<std::string, std::string>> TableLocations() {
   ASSIGN_OR_RETURN(catalog::Catalog * catalog, OpenGlobalCatalog());
-  ASSIGN_OR_RETURN(auto tables, AllTables());
-  std::map<std::string, std::string> out;
-  for (const catalog::TableIdent& id : tables) {
-    ASSIGN_OR_RETURN(auto t, catalog::Table::Load(*catalog, LocalIO(), id));
-    out[id.ToString()] = t->metadata().location;
-  }
-  return out;
+  return maintenance::CatalogTableLocations(*catalog, LocalIO());
 }
 
-// Orphan cleanup of `t` (named `name`), told where the catalog's other
-// tables live.
+// Orphan cleanup of `t`, told where the catalog's other tables live.
 Result<maintenance::OrphanResult> RemoveOrphansOf(
-    const std::string& name, catalog::Table& t, maintenance::OrphanOptions o,
+    catalog::Table& t, maintenance::OrphanOptions o,
     const std::map<std::string, std::string>& locations) {
-  for (const auto& [other, location] : locations) {
-    if (other != name && other != t.ident().ToString()) {
-      o.other_table_locations.push_back(location);
-    }
-  }
+  o.other_table_locations = maintenance::OtherTableLocations(locations, t.ident());
   return maintenance::RemoveOrphans(t, o);
 }
 
@@ -226,7 +203,7 @@ void RegisterRemoveOrphansCommand(CLI::App* table, int* exit_code) {
       }
       o.dry_run = *dry_run;
       ASSIGN_OR_RETURN(auto locations, TableLocations());
-      ASSIGN_OR_RETURN(maintenance::OrphanResult r, RemoveOrphansOf(*name, *t, o, locations));
+      ASSIGN_OR_RETURN(maintenance::OrphanResult r, RemoveOrphansOf(*t, o, locations));
       PrintOrphans(*name, r, o.dry_run);
       return Status::OK();
     }();
@@ -250,7 +227,7 @@ Status MaintainTable(const std::string& name, bool dry_run,
   maintenance::OrphanOptions o;
   o.now_ms = iceberg::NowMillis();
   o.dry_run = dry_run;
-  ASSIGN_OR_RETURN(maintenance::OrphanResult orphans, RemoveOrphansOf(name, *t, o, locations));
+  ASSIGN_OR_RETURN(maintenance::OrphanResult orphans, RemoveOrphansOf(*t, o, locations));
   PrintOrphans(name, orphans, dry_run);
   return Status::OK();
 }

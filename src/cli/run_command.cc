@@ -28,6 +28,9 @@ struct RunArgs {
   int64_t max_lag_records = 1'000'000;
   bool check = false;
   bool bounded = false;
+  bool no_maintenance = false;
+  int maintenance_threads = 1;
+  double maintenance_cpu = 0.5;
 };
 
 Status Run(const RunArgs& a) {
@@ -40,6 +43,9 @@ Status Run(const RunArgs& a) {
   o.listen = a.listen;
   o.max_lag_records = a.max_lag_records;
   o.bounded = a.bounded;
+  o.maintenance = !a.no_maintenance;
+  o.maintenance_service.threads = a.maintenance_threads;
+  o.maintenance_service.cpu_cores = a.maintenance_cpu;
   if (const char* token = std::getenv(a.token_env.c_str()); token && *token) o.bearer_token = token;
   if (a.check) {
     Status checked = runtime::Runtime::Check(*cat, LocalIO(), o, *script);
@@ -123,6 +129,15 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       ->check(AtLeast(1));
   cmd->add_flag("--bounded", args->bounded,
                 "Read every source to its current end, commit, and exit (file sources)");
+  cmd->add_flag("--no-maintenance", args->no_maintenance,
+                "Do not compact, expire or clean the tables the pipelines write (their file "
+                "counts are still measured)");
+  cmd->add_option("--maintenance-threads", args->maintenance_threads,
+                  "Threads of the maintenance service")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--maintenance-cpu", args->maintenance_cpu,
+                  "CPU cores the maintenance service may use at most (0.5: half a core)")
+      ->check(CLI::Range(0.01, 64.0));
   cmd->add_flag("--check", args->check,
                 "Check the script (names, options, bindings against the tables) and exit; "
                 "creates nothing");

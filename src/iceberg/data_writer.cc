@@ -161,7 +161,8 @@ struct DataWriter::Impl {
     f.partition = values;
     std::string dir = options.data_location;
     if (!spec.fields.empty()) dir += "/" + PartitionPath(spec, partition_type, values);
-    f.path = fmt::format("{}/{:05d}-{}.parquet", dir, file_counter++, write_uuid);
+    f.path = fmt::format("{}/{}{:05d}-{}.parquet", dir, options.file_name_prefix, file_counter++,
+                         write_uuid);
     if (options.before_create) RETURN_IF_ERROR(options.before_create(f.path));
     ASSIGN_OR_RETURN(auto out, io->OpenOutput(f.path));
     ASSIGN_OR_RETURN(f.writer,

@@ -27,6 +27,8 @@ struct DataWriterOptions {
   int64_t target_file_bytes = int64_t{512} << 20;  // write.target-file-size-bytes
   // Where files go; empty = <table location>/data.
   std::string data_location;
+  // Starts every file name ("compact-": the files maintenance wrote).
+  std::string file_name_prefix;
   // Memory held by open files (row groups being built) across partitions: past
   // this budget the least recently written files are closed early (smaller
   // files, never an out-of-memory with many partitions).

@@ -7,11 +7,10 @@
 #include "iceberg/data_writer.h"
 #include "iceberg/scan.h"
 #include "maintenance/files.h"
+#include "maintenance/policy.h"
 
 namespace sluice::maintenance {
 namespace {
-
-constexpr int64_t kDefaultMinInputFiles = 5;
 
 struct Group {
   int32_t spec_id = 0;
@@ -85,19 +84,14 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
   ASSIGN_OR_RETURN(iceberg::DataWriterOptions wo,
                    iceberg::DataWriterOptionsFromProperties(md->properties));
   if (options.target_file_bytes) wo.target_file_bytes = *options.target_file_bytes;
-  int64_t small = 0, min_files = 0;
-  if (options.small_file_bytes) {
-    small = *options.small_file_bytes;
-  } else {
-    ASSIGN_OR_RETURN(small, IntProperty(*md, "sluice.maintenance.small-file-bytes",
-                                        wo.target_file_bytes / 4, 1));
+  wo.file_name_prefix = "compact-";  // an operator (and the crash tests) can tell them
+  ASSIGN_OR_RETURN(Policy policy, PolicyOf(*md));
+  int64_t small = policy.small_file_bytes;
+  if (options.target_file_bytes && !md->properties.count("sluice.maintenance.small-file-bytes")) {
+    small = wo.target_file_bytes / 4;  // a quarter of the target given
   }
-  if (options.min_input_files) {
-    min_files = *options.min_input_files;
-  } else {
-    ASSIGN_OR_RETURN(min_files, IntProperty(*md, "sluice.maintenance.min-input-files",
-                                            kDefaultMinInputFiles, 1));
-  }
+  if (options.small_file_bytes) small = *options.small_file_bytes;
+  const int64_t min_files = options.min_input_files.value_or(policy.min_input_files);
 
   // Plan: the current snapshot's data files by partition.
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, {}));
@@ -130,6 +124,11 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
     if (const iceberg::PartitionSpec* spec = md->spec_by_id(g->spec_id)) {
       ASSIGN_OR_RETURN(TypePtr type, iceberg::PartitionType(*spec, *schema));
       plan.partition = iceberg::PartitionPath(*spec, type, g->partition);
+    }
+    if (!options.partitions.empty() && !options.partitions.count(plan.partition)) continue;
+    if (options.max_partitions > 0 &&
+        static_cast<int64_t>(result.partitions.size()) >= options.max_partitions) {
+      break;
     }
     for (const auto* list : {&g->small, &g->with_deletes}) {
       for (const iceberg::FileScanTask* t : *list) {

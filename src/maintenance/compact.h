@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct CompactOptions {
   std::optional<int64_t> target_file_bytes;
   std::optional<int64_t> small_file_bytes;
   std::optional<int64_t> min_input_files;
+  // Only these partitions (paths, as PartitionCompaction::partition), when set.
+  std::set<std::string> partitions;
+  // At most this many partitions, the worst first (0: all that are due).
+  int64_t max_partitions = 0;
   bool dry_run = false;
   // Called before each partition's commit, its files written (tests: a
   // concurrent writer's moment).

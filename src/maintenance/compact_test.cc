@@ -17,16 +17,6 @@ class CompactTest : public TableFixture {
  protected:
   void SetUp() override { MakeTable("id BIGINT NOT NULL, kind STRING", "kind"); }
 
-  // One commit of ids [from, to), all of `kind`: one small file.
-  void Append(int64_t from, int64_t to, const std::string& kind) {
-    AppendRows([&](Batch* b) {
-      for (int64_t id = from; id < to; ++id) {
-        b->columns[0].Append<int64_t>(id);
-        b->columns[1].AppendBytes(kind);
-      }
-    });
-  }
-
   // Live data files per partition path.
   std::map<std::string, int> FilesPerPartition() {
     EXPECT_TRUE(table_->Refresh().ok());

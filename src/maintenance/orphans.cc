@@ -134,4 +134,29 @@ Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& o
   return result;
 }
 
+Result<std::map<std::string, std::string>> CatalogTableLocations(catalog::Catalog& catalog,
+                                                                 FileIO& io) {
+  std::map<std::string, std::string> out;
+  ASSIGN_OR_RETURN(auto namespaces, catalog.ListNamespaces());
+  for (const auto& ns : namespaces) {
+    ASSIGN_OR_RETURN(auto idents, catalog.ListTables(ns));
+    for (const catalog::TableIdent& id : idents) {
+      auto t = catalog::Table::Load(catalog, io, id);
+      if (!t.ok() && t.status().code() == StatusCode::kNotFound) continue;  // dropped meanwhile
+      if (!t.ok()) return t.status().WithContextF("loading table {}", id.ToString());
+      out[id.ToString()] = (*t)->metadata().location;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> OtherTableLocations(const std::map<std::string, std::string>& locations,
+                                             const catalog::TableIdent& self) {
+  std::vector<std::string> out;
+  for (const auto& [name, location] : locations) {
+    if (name != self.ToString()) out.push_back(location);
+  }
+  return out;
+}
+
 }  // namespace sluice::maintenance

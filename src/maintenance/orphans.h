@@ -15,10 +15,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "catalog/catalog.h"
 #include "catalog/table.h"
 
 namespace sluice::maintenance {
@@ -45,5 +47,14 @@ struct OrphanResult {
 constexpr int64_t kDefaultOrphanMarginMs = 3600 * 1000;
 
 Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& options);
+
+// Where every table of `catalog` lives, by name ("ns.table"), each loaded once.
+Result<std::map<std::string, std::string>> CatalogTableLocations(catalog::Catalog& catalog,
+                                                                 FileIO& io);
+
+// The locations in `locations` other than `self`'s: what
+// OrphanOptions::other_table_locations wants.
+std::vector<std::string> OtherTableLocations(const std::map<std::string, std::string>& locations,
+                                             const catalog::TableIdent& self);
 
 }  // namespace sluice::maintenance

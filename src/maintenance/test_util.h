@@ -50,6 +50,17 @@ class TableFixture : public ::testing::Test {
     ASSERT_OK(table_->Append(files));
   }
 
+  // Tables of (id BIGINT, kind STRING): one commit of ids [from, to), all of
+  // `kind` (one small file).
+  void Append(int64_t from, int64_t to, const std::string& kind) {
+    AppendRows([&](Batch* b) {
+      for (int64_t id = from; id < to; ++id) {
+        b->columns[0].Append<int64_t>(id);
+        b->columns[1].AppendBytes(kind);
+      }
+    });
+  }
+
   // The first column (a BIGINT id) of every row the current snapshot reads.
   std::set<int64_t> Ids() {
     std::set<int64_t> ids;

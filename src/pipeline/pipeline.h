@@ -28,6 +28,7 @@
 // RequestStop() from any thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -171,6 +172,9 @@ class Pipeline {
   // checkpoint commits them); later events for those windows are late.
   Status FinishInput();
   void RequestStop() { stop_.store(true); }
+  // Changes the commit interval from the next Step on (the runtime's
+  // file-count SLO action; the pipeline's own thread calls it).
+  void SetCommitIntervalMs(int64_t ms) { options_.commit_interval_ms = std::max<int64_t>(1, ms); }
 
   const PipelineStats& stats() const { return stats_; }
   const PipelineOptions& options() const { return options_; }

@@ -115,6 +115,7 @@ Status Runtime::Setup(const sql::Script& script) {
     return Status::OK();
   };
   for (const auto& r : pipelines_) RETURN_IF_ERROR(visit(r.get()));
+  RETURN_IF_ERROR(SetUpMaintenance());
   return RegisterStreamReaders();
 }
 
@@ -244,6 +245,7 @@ Status Runtime::Start() {
     Running* raw = r.get();
     r->thread = std::thread([this, raw] { RunPipeline(raw); });
   }
+  StartMaintenance();
   if (!options_.listen.empty()) {
     server::HttpServerOptions so;
     auto colon = options_.listen.rfind(':');
@@ -381,6 +383,7 @@ void Runtime::RunPipeline(Running* r) {
 Status Runtime::RunUntilStopOrFailure(Running& r) {
   Pipeline& p = *r.pipeline;
   while (!stopping_.load()) {
+    p.SetCommitIntervalMs(r.options.commit_interval_ms * r.commit_slowdown.load());
     auto n = p.Step(100);
     r.committed_offset = p.stats().committed_offset_sum.load();
     if (!n.ok()) return n.status();
@@ -422,6 +425,7 @@ Status Runtime::Wait() {
   for (auto& r : pipelines_) {
     if (r->thread.joinable()) r->thread.join();
   }
+  StopMaintenance();
   if (server_) server_->Stop();
   for (auto& [name, s] : streams_) (void)s->log->Sync();
   std::lock_guard<std::mutex> lock(mu_);

@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +41,7 @@
 #include "catalog/catalog.h"
 #include "io/file_io.h"
 #include "log/stream_log.h"
+#include "maintenance/service.h"
 #include "pipeline/pipeline.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -68,6 +70,11 @@ struct RuntimeOptions {
   // once its source is exhausted (Source::Exhausted); only file sources are
   // bounded today.
   bool bounded = false;
+  // The maintenance service of the tables the pipelines write (their targets
+  // and dead-letter tables): compaction, expiry, orphan cleanup, the
+  // file-count SLO (maintenance/service.h, docs/maintenance.md).
+  bool maintenance = true;
+  maintenance::ServiceOptions maintenance_service;
 };
 
 class Runtime : public server::IngestTarget {
@@ -131,6 +138,12 @@ class Runtime : public server::IngestTarget {
   Status Reopen(Running* r, int64_t* backoff_ms, bool wait_first);
   Status RunUntilStopOrFailure(Running& r);
   void ApplyRetention();
+  // runtime_maintenance.cc
+  class Maintenance;
+  Status SetUpMaintenance();
+  void StartMaintenance();
+  void StopMaintenance();
+  nlohmann::json MaintenanceStatus();
 
   catalog::Catalog& catalog_;
   FileIO& io_;
@@ -143,10 +156,9 @@ class Runtime : public server::IngestTarget {
   std::atomic<bool> stopping_{false};
   std::mutex mu_;  // guards first_error_
   Status first_error_;
-  std::mutex metrics_mu_;  // one refresh at a time; guards the partition file counts
-  std::map<std::string, int64_t> partition_files_;  // "<table>\n<partition>" -> data files
-  int64_t partition_files_at_ms_ = 0;
+  std::mutex metrics_mu_;  // one refresh at a time
   int64_t started_ms_ = 0;
+  std::shared_ptr<Maintenance> maintenance_;  // (shared: destroyed where it is complete)
 };
 
 }  // namespace sluice::runtime

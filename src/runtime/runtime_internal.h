@@ -57,6 +57,9 @@ struct Runtime::Running {
   std::atomic<bool> retrying{false};
   std::thread thread;
   std::atomic<bool> done{false};
+  // The file-count SLO's action: the commit interval is options'
+  // commit_interval_ms times this (runtime_maintenance.cc sets it).
+  std::atomic<int64_t> commit_slowdown{1};
   // Metrics (handles into the registry).
   server::Counter *records_read = nullptr, *bytes_read = nullptr, *records_committed = nullptr,
                   *dead_letters = nullptr, *commits = nullptr, *commit_failures = nullptr;

@@ -208,42 +208,6 @@ void Runtime::RefreshMetrics() {
       up.ok()) {
     if (auto m = (*up)->WithLabels({}); m.ok()) (*m)->Set((now - started_ms_) / 1e3);
   }
-  // Data files per partition: read from the tables' manifests at most every 10 s.
-  if (now - partition_files_at_ms_ < 10'000) return;
-  partition_files_at_ms_ = now;
-  auto family = registry_.AddGauge("sluice_table_data_files",
-                                   "Live data files per partition of each target table.",
-                                   {"table", "partition"});
-  if (!family.ok()) return;
-  for (auto& r : pipelines_) {
-    auto t = catalog::Table::Load(catalog_, io_, r->options.target);
-    if (!t.ok() || !(*t)->metadata().current_snapshot_id) continue;
-    const auto& md = (*t)->metadata();
-    auto live = (*t)->LiveFiles(*md.current_snapshot_id);
-    if (!live.ok()) continue;
-    std::map<std::string, int64_t> counts;
-    for (const auto& e : *live) {
-      if (e.file.content != iceberg::FileContent::kData) continue;
-      const iceberg::PartitionSpec* spec = md.spec_by_id(e.file.spec_id);
-      std::string part;
-      if (spec != nullptr && !spec->fields.empty()) {
-        auto type = iceberg::PartitionType(*spec, *md.current_schema());
-        if (type.ok()) part = iceberg::PartitionPath(*spec, *type, e.file.partition);
-      }
-      ++counts[part];
-    }
-    // Partitions that lost all their files (compaction, deletes) drop to 0.
-    for (auto& [key, n] : partition_files_) {
-      if (key.rfind(r->table + "\n", 0) == 0) n = 0;
-    }
-    for (const auto& [part, n] : counts) partition_files_[r->table + "\n" + part] = n;
-  }
-  for (const auto& [key, n] : partition_files_) {
-    size_t nl = key.find('\n');
-    if (auto m = (*family)->WithLabels({key.substr(0, nl), key.substr(nl + 1)}); m.ok()) {
-      (*m)->Set(static_cast<double>(n));
-    }
-  }
 }
 
 std::string Runtime::MetricsText() {
@@ -322,6 +286,7 @@ std::string Runtime::StatusJson() {
     if (!health.ok()) streams.back()["error"] = health.ToString();
   }
   j["streams"] = std::move(streams);
+  j["tables"] = MaintenanceStatus();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!first_error_.ok()) j["error"] = first_error_.ToString();

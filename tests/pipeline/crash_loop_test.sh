@@ -2,9 +2,12 @@
 # Crash loop: a producer streams numbered events over HTTP (each batch with an
 # Idempotency-Key, retried until acknowledged) while `sluice run` is killed
 # with SIGKILL at random moments and at each named kill point, and restarted.
+# The maintenance service compacts the table all along (a partition with 2
+# small files is due), killed with the rest, also at its kill point.
 # At the end the table must hold every acknowledged event exactly once (count,
-# distinct ids, sum of ids), every snapshot must be readable, and no data file
-# may exist that the table does not reference.
+# distinct ids, sum of ids), every snapshot must be readable, no data file may
+# exist that no snapshot references but a crashed compaction's output, and
+# expiry and orphan cleanup then leave exactly the current files, the same rows.
 #
 # With a third argument, the path of sluice-kafka-mock, the events go through
 # Kafka instead: kcat produces them into librdkafka's mock cluster (a process
@@ -42,7 +45,7 @@ else
 fi
 cat > "$W/crash.sql" <<SQL
 CREATE TABLE lake.events (id BIGINT NOT NULL, batch BIGINT, kind STRING)
-  PARTITIONED BY (bucket(4, id));
+  PARTITIONED BY (bucket(4, id)) WITH ('sluice.maintenance.min-input-files' = '2');
 CREATE SOURCE events_in (id BIGINT, batch BIGINT, kind STRING) WITH ($CONNECTOR) FORMAT JSON;
 CREATE PIPELINE load_events WITH (commit_interval = '100ms') AS
   INSERT INTO lake.events SELECT id, batch, kind FROM events_in;
@@ -50,7 +53,8 @@ SQL
 S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
 
 KILL_POINTS=(pipeline.after_data_files catalog.after_metadata catalog.before_swap
-             catalog.after_swap pipeline.after_commit pipeline.mid_recovery)
+             catalog.after_swap pipeline.after_commit pipeline.mid_recovery
+             maintenance.compact.before_commit)
 start_server() {  # start_server [KILL_POINT]
   SLUICE_KILL_POINT=${1:-} "$SLUICE" --warehouse "$W/wh" run "$W/crash.sql" \
     --listen "127.0.0.1:$PORT" >>"$W/server.log" 2>&1 &
@@ -156,14 +160,36 @@ for id in $(echo "$snapshots" | tac | tac); do
   [ "$n" -ge "$prev" ] || { echo "FAILED: snapshot $id has $n rows, its parent $prev"; exit 1; }
   prev=$n
 done
-# No data file exists that the table does not reference (staged files of
-# crashed checkpoints were deleted by recovery, temporary files too).
-S table files lake.events --json | grep -o '"file_path":"[^"]*"' | sed 's/"file_path":"file:\/\///; s/"$//' |
-  sort > "$W/referenced"
-find "$W/wh/lake/events/data" -type f | sort > "$W/on_disk"
-if ! diff "$W/referenced" "$W/on_disk" > "$W/diff"; then
-  cat "$W/diff"
-  echo "FAILED: data files on disk that no snapshot references (or referenced files missing)"
+compactions=$(S table snapshots lake.events --json | grep -c '"operation":"replace"' || true)
+echo "compactions committed: $compactions"
+[ "$compactions" -gt 0 ] || { echo "FAILED: the maintenance service never compacted"; exit 1; }
+# Expiry down to the current snapshot: what only older snapshots reached goes.
+# Then no data file may exist that the table does not reference, but the
+# output of a compaction killed before its commit (staged files of crashed
+# checkpoints were deleted by recovery, temporary files too); orphan cleanup
+# (no margin: nothing is in flight now) takes those, and nothing else.
+S table expire-snapshots lake.events --older-than 0s --retain-last 1 > /dev/null
+referenced() {
+  S table files lake.events --json | grep -o '"file_path":"[^"]*"' |
+    sed 's/"file_path":"file:\/\///; s/"$//' | sort > "$W/referenced"
+  find "$W/wh/lake/events/data" -type f | sort > "$W/on_disk"
+}
+referenced
+if comm -23 "$W/on_disk" "$W/referenced" | grep -v '/compact-[^/]*\.parquet$'; then
+  echo "FAILED: data files on disk that no snapshot references (not compaction output)"
   exit 1
 fi
+if comm -13 "$W/on_disk" "$W/referenced" | grep .; then
+  echo "FAILED: referenced data files missing"
+  exit 1
+fi
+S table remove-orphans lake.events --older-than 0s
+referenced
+if ! diff "$W/referenced" "$W/on_disk" > "$W/diff"; then
+  cat "$W/diff"
+  echo "FAILED: after orphan cleanup, data files on disk differ from the referenced ones"
+  exit 1
+fi
+[ "$(S scan lake.events --columns id | wc -l)" = "$want" ] ||
+  { echo "FAILED: maintenance changed the row count"; exit 1; }
 echo "1 passed, 0 failed"

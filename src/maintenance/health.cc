@@ -1,0 +1,67 @@
+#include "maintenance/health.h"
+
+#include <algorithm>
+#include <map>
+
+#include "iceberg/data_writer.h"
+#include "iceberg/manifest.h"
+
+namespace sluice::maintenance {
+
+Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& policy) {
+  const iceberg::TableMetadata& md = table.metadata();
+  TableHealth h;
+  h.snapshots = static_cast<int64_t>(md.snapshots.size());
+  h.metadata_log = static_cast<int64_t>(md.metadata_log.size());
+  h.snapshot_id = md.current_snapshot_id;
+  if (!h.snapshot_id) return h;
+  ASSIGN_OR_RETURN(std::vector<iceberg::ManifestEntry> live, table.LiveFiles(*h.snapshot_id));
+  std::map<std::pair<int32_t, std::string>, PartitionHealth> parts;
+  std::map<std::pair<int32_t, iceberg::PartitionValues>, std::string>
+      paths;  // spec, values -> path
+  const Schema* schema = md.current_schema();
+  for (const iceberg::ManifestEntry& e : live) {
+    auto [path, fresh] = paths.try_emplace({e.file.spec_id, e.file.partition});
+    if (fresh) {
+      const iceberg::PartitionSpec* spec = md.spec_by_id(e.file.spec_id);
+      if (spec != nullptr && !spec->fields.empty() && schema != nullptr) {
+        ASSIGN_OR_RETURN(TypePtr type, iceberg::PartitionType(*spec, *schema));
+        path->second = iceberg::PartitionPath(*spec, type, e.file.partition);
+      }
+    }
+    PartitionHealth& p = parts[{e.file.spec_id, path->second}];
+    p.spec_id = e.file.spec_id;
+    p.partition = path->second;
+    const int64_t bytes = e.file.file_size_in_bytes;
+    if (e.file.content != iceberg::FileContent::kData) {
+      ++p.delete_files;
+      p.delete_bytes += bytes;
+      continue;
+    }
+    ++p.data_files;
+    p.data_bytes += bytes;
+    if (bytes < policy.small_file_bytes) {
+      ++p.small_files;
+      p.small_bytes += bytes;
+    }
+  }
+  const int64_t target = std::max<int64_t>(1, policy.target_file_bytes);
+  for (auto& [key, p] : parts) {
+    p.debt_files = std::max<int64_t>(0, p.small_files - (p.small_bytes + target - 1) / target);
+    h.data_files += p.data_files;
+    h.small_files += p.small_files;
+    h.delete_files += p.delete_files;
+    h.data_bytes += p.data_bytes;
+    h.debt_files += p.debt_files;
+    h.max_partition_files = std::max(h.max_partition_files, p.data_files);
+    if (p.data_files > policy.max_files_per_partition) ++h.partitions_over_slo;
+    h.partitions.push_back(std::move(p));
+  }
+  std::stable_sort(h.partitions.begin(), h.partitions.end(),
+                   [](const PartitionHealth& a, const PartitionHealth& b) {
+                     return a.data_files > b.data_files;
+                   });
+  return h;
+}
+
+}  // namespace sluice::maintenance

@@ -1,0 +1,40 @@
+// AssessTable: the file counts of a table's current snapshot, per partition:
+// what the maintenance service schedules by and publishes as gauges (the
+// file-count SLO, docs/maintenance.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/table.h"
+#include "maintenance/policy.h"
+
+namespace sluice::maintenance {
+
+struct PartitionHealth {
+  std::string partition;  // "ts_day=2024-01-31", "" unpartitioned
+  int32_t spec_id = 0;
+  int64_t data_files = 0, small_files = 0, delete_files = 0;
+  int64_t data_bytes = 0, small_bytes = 0, delete_bytes = 0;
+  // The small files compaction would merge away: small files minus the
+  // files their bytes fill at the target size.
+  int64_t debt_files = 0;
+};
+
+struct TableHealth {
+  std::optional<int64_t> snapshot_id;       // the current snapshot assessed (none: empty table)
+  int64_t snapshots = 0;                    // in the metadata
+  int64_t metadata_log = 0;                 // previous metadata files the metadata lists
+  std::vector<PartitionHealth> partitions;  // worst first (most data files)
+  int64_t data_files = 0, small_files = 0, delete_files = 0, data_bytes = 0, debt_files = 0;
+  int64_t max_partition_files = 0;  // data files of the worst partition
+  int64_t partitions_over_slo = 0;  // partitions above policy.max_files_per_partition
+};
+
+// Reads the current snapshot's manifests of `table` (as loaded: no refresh)
+// and counts its live files by partition, judged by `policy`.
+Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& policy);
+
+}  // namespace sluice::maintenance

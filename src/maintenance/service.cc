@@ -1,0 +1,239 @@
+#include "maintenance/service.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "iceberg/table_builder.h"
+
+namespace sluice::maintenance {
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+const char* StepName(MaintenanceService::Step step) {
+  switch (step) {
+    case MaintenanceService::Step::kAssess: return "assess";
+    case MaintenanceService::Step::kCompact: return "compact";
+    case MaintenanceService::Step::kExpire: return "expire";
+    case MaintenanceService::Step::kOrphans: return "orphans";
+  }
+  return "?";
+}
+
+MaintenanceService::MaintenanceService(catalog::Catalog& catalog, FileIO& io,
+                                       std::vector<catalog::TableIdent> tables,
+                                       ServiceOptions options, Observer* observer)
+    : catalog_(catalog), io_(io), options_(std::move(options)), observer_(observer) {
+  if (!options_.clock) options_.clock = [] { return iceberg::NowMillis(); };
+  options_.threads = std::max(1, options_.threads);
+  for (catalog::TableIdent& id : tables) {
+    auto t = std::make_unique<TableState>();
+    t->name = id.ToString();
+    t->ident = std::move(id);
+    tables_.push_back(std::move(t));
+  }
+}
+
+MaintenanceService::~MaintenanceService() { Stop(); }
+
+void MaintenanceService::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!threads_.empty() || tables_.empty()) return;
+  stop_ = false;
+  for (int i = 0; i < options_.threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+void MaintenanceService::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t now) {
+  // 1. Stale file counts first: every other decision rests on them.
+  for (auto& t : tables_) {
+    if (!t->busy && now >= t->next_assess_ms) return Unit{t.get(), Step::kAssess, {}};
+  }
+  if (options_.assess_only) return std::nullopt;
+  // 2. The worst partition of all: most data files against its table's SLO,
+  // then most small files.
+  const PartitionHealth* worst = nullptr;
+  TableState* worst_table = nullptr;
+  double worst_score = 0;
+  for (auto& t : tables_) {
+    if (t->busy || !t->health || !t->policy || !t->policy->enabled) continue;
+    for (const PartitionHealth& p : t->health->partitions) {
+      if (p.small_files < t->policy->min_input_files) continue;
+      double score = static_cast<double>(p.data_files) /
+                     static_cast<double>(t->policy->max_files_per_partition);
+      if (worst == nullptr || score > worst_score ||
+          (score == worst_score && p.small_files > worst->small_files)) {
+        worst = &p;
+        worst_table = t.get();
+        worst_score = score;
+      }
+    }
+  }
+  if (worst != nullptr) return Unit{worst_table, Step::kCompact, worst->partition};
+  // 3. and 4. Expiry, then orphans, each by its table's interval.
+  for (Step step : {Step::kExpire, Step::kOrphans}) {
+    for (auto& t : tables_) {
+      if (t->busy || !t->policy || !t->policy->enabled) continue;
+      int64_t due = step == Step::kExpire ? t->next_expire_ms : t->next_orphans_ms;
+      if (now >= due) return Unit{t.get(), step, {}};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<MaintenanceService::Done> MaintenanceService::RunOne() {
+  std::optional<Unit> u;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    u = PickLocked(Now());
+    if (!u) return std::nullopt;
+    u->table->busy = true;
+  }
+  Status st = Run(*u);
+  Finish(*u, st);
+  return Done{u->table->name, u->step, u->partition};
+}
+
+Status MaintenanceService::Run(const Unit& u) {
+  switch (u.step) {
+    case Step::kAssess: return Assess(*u.table);
+    case Step::kCompact: return Compact(*u.table, u.partition);
+    case Step::kExpire: return Expire(*u.table);
+    case Step::kOrphans: return RemoveOrphansOf(*u.table);
+  }
+  return Status::OK();
+}
+
+Status MaintenanceService::Assess(TableState& t) {
+  ASSIGN_OR_RETURN(auto table, catalog::Table::Load(catalog_, io_, t.ident));
+  ASSIGN_OR_RETURN(Policy policy, PolicyOf(table->metadata()));
+  ASSIGN_OR_RETURN(TableHealth health, AssessTable(*table, policy));
+  observer_->OnAssessed(t.name, health, policy);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!t.policy) {  // the first assessment: expiry and orphan cleanup start now
+    t.next_expire_ms = Now();
+    t.next_orphans_ms = Now();
+  }
+  t.policy = policy;
+  t.health = std::move(health);
+  return Status::OK();
+}
+
+Status MaintenanceService::Compact(TableState& t, const std::string& partition) {
+  auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(auto table, catalog::Table::Load(catalog_, io_, t.ident));
+  CompactOptions o;
+  o.partitions = {partition};
+  o.max_partitions = 1;
+  ASSIGN_OR_RETURN(CompactResult r, CompactTable(*table, o));
+  observer_->OnCompacted(t.name, r, SecondsSince(start));
+  return Status::OK();
+}
+
+Status MaintenanceService::Expire(TableState& t) {
+  auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(auto table, catalog::Table::Load(catalog_, io_, t.ident));
+  ExpireOptions o;
+  o.now_ms = Now();
+  ASSIGN_OR_RETURN(ExpireResult r, ExpireSnapshots(*table, o));
+  observer_->OnExpired(t.name, r, SecondsSince(start));
+  return Status::OK();
+}
+
+Status MaintenanceService::RemoveOrphansOf(TableState& t) {
+  auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(auto locations, CatalogTableLocations(catalog_, io_));
+  ASSIGN_OR_RETURN(auto table, catalog::Table::Load(catalog_, io_, t.ident));
+  OrphanOptions o;
+  o.now_ms = Now();
+  o.other_table_locations = OtherTableLocations(locations, t.ident);
+  ASSIGN_OR_RETURN(OrphanResult r, RemoveOrphans(*table, o));
+  observer_->OnOrphansRemoved(t.name, r, SecondsSince(start));
+  return Status::OK();
+}
+
+void MaintenanceService::Finish(const Unit& u, const Status& st) {
+  if (!st.ok()) observer_->OnFailed(u.table->name, StepName(u.step), st);
+  std::lock_guard<std::mutex> lock(mu_);
+  TableState& t = *u.table;
+  t.busy = false;
+  const int64_t now = Now();
+  switch (u.step) {
+    case Step::kAssess: t.next_assess_ms = now + options_.assess_interval_ms; break;
+    case Step::kCompact:
+      // The counts are stale now (or the compaction failed): assess before
+      // compacting this table again; after a failure, rest first.
+      t.health.reset();
+      t.next_assess_ms = st.ok() ? now : now + options_.assess_interval_ms;
+      break;
+    case Step::kExpire:
+      t.next_expire_ms = now + (t.policy ? t.policy->expire_interval_ms : 0);
+      break;
+    case Step::kOrphans:
+      t.next_orphans_ms = now + (t.policy ? t.policy->orphan_interval_ms : 0);
+      break;
+  }
+  if (!st.ok()) {  // rest: nothing on this table until its next assessment
+    t.health.reset();
+    t.next_assess_ms = std::max(t.next_assess_ms, now + options_.assess_interval_ms);
+    if (u.step == Step::kExpire || u.step == Step::kOrphans) {
+      int64_t& next = u.step == Step::kExpire ? t.next_expire_ms : t.next_orphans_ms;
+      next = std::max(next, now + options_.assess_interval_ms);
+    }
+  }
+}
+
+int64_t MaintenanceService::IdleWaitMs(int64_t now) {
+  int64_t next = now + options_.assess_interval_ms;
+  for (auto& t : tables_) {
+    if (t->busy) continue;
+    next = std::min(next, t->next_assess_ms);
+    if (t->policy && t->policy->enabled && !options_.assess_only) {
+      next = std::min({next, t->next_expire_ms, t->next_orphans_ms});
+    }
+  }
+  return std::clamp<int64_t>(next - now, 10, options_.assess_interval_ms);
+}
+
+void MaintenanceService::Loop() {
+  const double share = options_.cpu_cores / options_.threads;  // of one core, per thread
+  while (true) {
+    double cpu_before = ThreadCpuSeconds();
+    std::optional<Done> done = RunOne();
+    double cpu = ThreadCpuSeconds() - cpu_before;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_) return;
+    int64_t wait_ms = 0;
+    if (!done) {
+      wait_ms = IdleWaitMs(Now());
+    } else if (share > 0 && share < 1) {
+      wait_ms = static_cast<int64_t>(cpu * (1 / share - 1) * 1000);
+    }
+    if (wait_ms > 0)
+      wake_.wait_for(lock, std::chrono::milliseconds(wait_ms), [&] { return stop_; });
+    if (stop_) return;
+  }
+}
+
+}  // namespace sluice::maintenance

@@ -1,0 +1,130 @@
+// MaintenanceService: keeps the tables a `sluice run` writes healthy while
+// its pipelines commit to them (docs/maintenance.md). It owns its threads and
+// a CPU budget, and schedules one unit of work at a time per thread, by need:
+//   1. assess: a table's file counts are read again every assess_interval_ms
+//      and right after each of its compactions (AssessTable);
+//   2. compact: the worst partition of all tables first (most data files
+//      against the table's SLO, then most small files), once it has
+//      min-input-files small files: one partition, one `replace` commit;
+//   3. expire: each table every sluice.maintenance.expire-interval-ms;
+//   4. orphans: each table every sluice.maintenance.orphan-interval-ms.
+// A table has at most one unit running. A unit that fails is reported to the
+// observer and the table rests for assess_interval_ms: maintenance never stops
+// ingest, and its commits never make an ingest commit fail (a compaction that
+// loses a race to a delete is dropped, see compact.h; an append it races with
+// only retries its catalog swap).
+//
+// CPU budget: after each unit, a thread sleeps long enough that its share of
+// `cpu_cores` (cpu_cores / threads) is not exceeded, measured in the thread's
+// own CPU time.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "maintenance/compact.h"
+#include "maintenance/expire.h"
+#include "maintenance/health.h"
+#include "maintenance/orphans.h"
+#include "maintenance/policy.h"
+
+namespace sluice::maintenance {
+
+// What the service tells about its work; called on its threads (one call at
+// a time per table, possibly concurrent for different tables).
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void OnAssessed(const std::string& table, const TableHealth& health,
+                          const Policy& policy) = 0;
+  virtual void OnCompacted(const std::string& table, const CompactResult& result,
+                           double seconds) = 0;
+  virtual void OnExpired(const std::string& table, const ExpireResult& result, double seconds) = 0;
+  virtual void OnOrphansRemoved(const std::string& table, const OrphanResult& result,
+                                double seconds) = 0;
+  // `step` is assess, compact, expire or orphans.
+  virtual void OnFailed(const std::string& table, const std::string& step,
+                        const Status& status) = 0;
+};
+
+struct ServiceOptions {
+  int threads = 1;
+  double cpu_cores = 0.5;  // at most this much CPU across the threads
+  int64_t assess_interval_ms = 5000;
+  bool assess_only = false;        // count files (for the gauges), change nothing
+  std::function<int64_t()> clock;  // milliseconds since the epoch; default the wall clock
+};
+
+class MaintenanceService {
+ public:
+  enum class Step { kAssess, kCompact, kExpire, kOrphans };
+  struct Done {  // what RunOne did
+    std::string table;
+    Step step;
+    std::string partition;  // kCompact: the partition compacted
+  };
+
+  // `observer` must outlive the service.
+  MaintenanceService(catalog::Catalog& catalog, FileIO& io, std::vector<catalog::TableIdent> tables,
+                     ServiceOptions options, Observer* observer);
+  ~MaintenanceService();  // Stop()
+
+  void Start();
+  // Wakes and joins the threads; a unit in progress finishes first.
+  void Stop();
+
+  // Runs the most needed unit on the calling thread (the threads' loop; tests
+  // call it directly). nullopt when nothing is due.
+  std::optional<Done> RunOne();
+
+ private:
+  struct TableState {
+    catalog::TableIdent ident;
+    std::string name;
+    bool busy = false;
+    std::optional<TableHealth> health;  // cleared when stale
+    std::optional<Policy> policy;
+    int64_t next_assess_ms = 0, next_expire_ms = 0, next_orphans_ms = 0;
+  };
+  struct Unit {
+    TableState* table = nullptr;
+    Step step = Step::kAssess;
+    std::string partition;
+  };
+
+  int64_t Now() const { return options_.clock(); }
+  std::optional<Unit> PickLocked(int64_t now);
+  // Runs `u` (outside the lock); returns its failure, which only rests the table.
+  Status Run(const Unit& u);
+  Status Assess(TableState& t);
+  Status Compact(TableState& t, const std::string& partition);
+  Status Expire(TableState& t);
+  Status RemoveOrphansOf(TableState& t);
+  void Finish(const Unit& u, const Status& st);
+  void Loop();
+  // Milliseconds until something may be due (at most assess_interval_ms).
+  int64_t IdleWaitMs(int64_t now);
+
+  catalog::Catalog& catalog_;
+  FileIO& io_;
+  ServiceOptions options_;
+  Observer* observer_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::vector<std::unique_ptr<TableState>> tables_;
+  std::vector<std::thread> threads_;
+};
+
+const char* StepName(MaintenanceService::Step step);
+
+}  // namespace sluice::maintenance

@@ -1,0 +1,178 @@
+// The maintenance service on a real table: what it reads of a table's health,
+// the order it works in (counts first, the worst partition first, expiry and
+// orphans by interval), a table whose policy does not parse resting without
+// stopping the others, and its threads compacting a table while it is being
+// appended to.
+#include "maintenance/service.h"
+
+#include <chrono>
+#include <thread>
+
+#include "iceberg/table_builder.h"
+#include "maintenance/test_util.h"
+
+namespace sluice::maintenance {
+namespace {
+
+// Records what the service reports.
+class Recorder : public Observer {
+ public:
+  void OnAssessed(const std::string& table, const TableHealth& h, const Policy&) override {
+    std::lock_guard<std::mutex> lock(mu);
+    health[table] = h;
+  }
+  void OnCompacted(const std::string&, const CompactResult& r, double) override {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& p : r.partitions) compacted.push_back(p.partition);
+  }
+  void OnExpired(const std::string&, const ExpireResult& r, double) override {
+    std::lock_guard<std::mutex> lock(mu);
+    expired += static_cast<int64_t>(r.expired.size());
+  }
+  void OnOrphansRemoved(const std::string&, const OrphanResult&, double) override {
+    std::lock_guard<std::mutex> lock(mu);
+    ++orphan_runs;
+  }
+  void OnFailed(const std::string& table, const std::string& step, const Status& st) override {
+    std::lock_guard<std::mutex> lock(mu);
+    failures.push_back(table + " " + step + ": " + st.ToString());
+  }
+
+  std::mutex mu;
+  std::map<std::string, TableHealth> health;
+  std::vector<std::string> compacted;
+  int64_t expired = 0, orphan_runs = 0;
+  std::vector<std::string> failures;
+};
+
+class ServiceTest : public TableFixture {
+ protected:
+  void SetUp() override { MakeTable("id BIGINT NOT NULL, kind STRING", "kind"); }
+
+  void SetProperty(const std::string& key, const std::string& value) {
+    ASSERT_OK(table_->UpdateMetadata(
+        [&](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+          iceberg::TableMetadata next = m;
+          next.properties[key] = value;
+          return next;
+        }));
+  }
+
+  std::unique_ptr<MaintenanceService> Service(ServiceOptions o = {}) {
+    if (!o.clock) o.clock = [this] { return now_ms_; };
+    return std::make_unique<MaintenanceService>(*catalog_, *io_,
+                                                std::vector<catalog::TableIdent>{id_}, o, &rec_);
+  }
+
+  // The steps RunOne takes until nothing is due, as "step partition".
+  std::vector<std::string> Drain(MaintenanceService& s) {
+    std::vector<std::string> out;
+    while (auto done = s.RunOne()) {
+      out.push_back(std::string(StepName(done->step)) +
+                    (done->partition.empty() ? "" : " " + done->partition));
+      if (out.size() > 50) break;  // a loop would be a bug
+    }
+    return out;
+  }
+
+  int64_t now_ms_ = iceberg::NowMillis();
+  Recorder rec_;
+};
+
+TEST_F(ServiceTest, AssessmentCountsFilesPerPartitionWorstFirst) {
+  for (int i = 0; i < 3; ++i) Append(i * 10, i * 10 + 10, "a");
+  for (int i = 0; i < 6; ++i) Append(100 + i * 10, 110 + i * 10, "b");
+  ASSERT_OK_AND_ASSIGN(Policy p, PolicyOf(table_->metadata()));
+  p.max_files_per_partition = 4;
+  ASSERT_OK_AND_ASSIGN(TableHealth h, AssessTable(*table_, p));
+  EXPECT_EQ(h.snapshots, 9);
+  EXPECT_EQ(h.data_files, 9);
+  EXPECT_EQ(h.small_files, 9);
+  ASSERT_EQ(h.partitions.size(), 2u);
+  EXPECT_EQ(h.partitions[0].partition, "kind=b");
+  EXPECT_EQ(h.partitions[0].data_files, 6);
+  EXPECT_GT(h.partitions[0].data_bytes, 0);
+  EXPECT_EQ(h.partitions[0].debt_files, 5) << "6 small files fill 1 file of the target size";
+  EXPECT_EQ(h.partitions[1].partition, "kind=a");
+  EXPECT_EQ(h.max_partition_files, 6);
+  EXPECT_EQ(h.partitions_over_slo, 1);
+  EXPECT_EQ(h.debt_files, 5 + 2);
+}
+
+TEST_F(ServiceTest, WorksCountsFirstThenTheWorstPartitionThenExpiryAndOrphansByInterval) {
+  for (int i = 0; i < 5; ++i) Append(i * 10, i * 10 + 10, "a");
+  for (int i = 0; i < 7; ++i) Append(100 + i * 10, 110 + i * 10, "b");
+  Append(200, 210, "c");
+  SetProperty("history.expire.max-snapshot-age-ms", "0");  // every snapshot but the newest
+  std::set<int64_t> ids = Ids();
+  now_ms_ = iceberg::NowMillis() + 60000;  // the compactions' snapshots are older still
+  auto s = Service();
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "compact kind=b", "assess",
+                                                 "compact kind=a", "assess", "expire", "orphans"}));
+  EXPECT_TRUE(rec_.failures.empty()) << rec_.failures[0];
+  EXPECT_EQ(Ids(), ids) << "the same rows";
+  const TableHealth& h = rec_.health[id_.ToString()];
+  EXPECT_EQ(h.data_files, 3) << "one file per partition";
+  EXPECT_EQ(rec_.expired, 13 + 2 - 1) << "13 appends and 2 compactions, all but the newest";
+  // Nothing is due until the clock moves: counts every assess interval,
+  // expiry every minute, orphans every hour.
+  EXPECT_TRUE(Drain(*s).empty());
+  now_ms_ += 5000;
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess"}));
+  now_ms_ += 60'000;
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire"}));
+  now_ms_ += 3'600'000;
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire", "orphans"}));
+}
+
+TEST_F(ServiceTest, APolicyThatDoesNotParseIsReportedAndTheTableRests) {
+  for (int i = 0; i < 5; ++i) Append(i * 10, i * 10 + 10, "a");
+  SetProperty("sluice.maintenance.slo-action", "panic");
+  auto s = Service();
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess"}));
+  ASSERT_EQ(rec_.failures.size(), 1u);
+  EXPECT_NE(rec_.failures[0].find("db.events assess"), std::string::npos) << rec_.failures[0];
+  EXPECT_NE(rec_.failures[0].find("sluice.maintenance.slo-action"), std::string::npos);
+  EXPECT_TRUE(Drain(*s).empty()) << "it rests until the next assessment";
+  SetProperty("sluice.maintenance.slo-action", "log");
+  now_ms_ += 5000;
+  EXPECT_EQ(Drain(*s),
+            (std::vector<std::string>{"assess", "compact kind=a", "assess", "expire", "orphans"}));
+}
+
+TEST_F(ServiceTest, ADisabledTableIsAssessedButNotTouched) {
+  for (int i = 0; i < 5; ++i) Append(i * 10, i * 10 + 10, "a");
+  SetProperty("sluice.maintenance.enabled", "false");
+  auto s = Service();
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess"}));
+  EXPECT_EQ(rec_.health[id_.ToString()].data_files, 5);
+}
+
+TEST_F(ServiceTest, ItsThreadsCompactWhileATableIsAppendedTo) {
+  SetProperty("sluice.maintenance.min-input-files", "2");
+  ServiceOptions o;
+  o.clock = [] { return iceberg::NowMillis(); };
+  o.assess_interval_ms = 20;
+  o.threads = 2;
+  o.cpu_cores = 2;
+  auto s = Service(o);
+  s->Start();
+  for (int i = 0; i < 20; ++i) Append(i * 10, i * 10 + 10, "a");
+  // The service catches up: the partition ends as one file.
+  int64_t files = 0;
+  for (int tries = 0; tries < 1000; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    files = rec_.health[id_.ToString()].data_files;
+    if (files == 1 && !rec_.compacted.empty()) break;
+  }
+  s->Stop();
+  EXPECT_EQ(files, 1);
+  EXPECT_TRUE(rec_.failures.empty()) << rec_.failures[0];
+  std::set<int64_t> want;
+  for (int64_t id = 0; id < 200; ++id) want.insert(id);
+  EXPECT_EQ(Ids(), want);
+}
+
+}  // namespace
+}  // namespace sluice::maintenance
