@@ -1,5 +1,6 @@
 #include "maintenance/orphans.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -77,7 +78,8 @@ Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& o
   ASSIGN_OR_RETURN(int64_t margin,
                    IntProperty(table.metadata(), "sluice.maintenance.orphan-margin-ms",
                                kDefaultOrphanMarginMs, 0));
-  const int64_t older_than = options.older_than_ms.value_or(options.now_ms - margin);
+  const int64_t older_than = std::min(options.older_than_ms.value_or(options.now_ms - margin),
+                                      options.now_ms - options.min_margin_ms);
   std::string location = Normalize(table.metadata().location);
   if (location.empty() || location == "/") {
     return Status::Invalid("table {} has no location of its own", table.ident().ToString());

@@ -30,6 +30,10 @@ struct OrphanOptions {
   // Only files last modified before this (default: now minus the table's
   // sluice.maintenance.orphan-margin-ms, else kDefaultOrphanMarginMs).
   std::optional<int64_t> older_than_ms;
+  // At least this margin, whatever the table property or older_than_ms say:
+  // a runtime whose pipelines may hold closed, uncommitted files longer than
+  // the table's margin (long commit intervals) raises it.
+  int64_t min_margin_ms = 0;
   bool dry_run = false;
   // Where the catalog's other tables live: cleanup refuses a table with one
   // of them under its location (their files would look like orphans).

@@ -20,7 +20,7 @@ Result<Policy> PolicyOf(const iceberg::TableMetadata& m) {
   ASSIGN_OR_RETURN(p.small_file_bytes, IntProperty(m, "sluice.maintenance.small-file-bytes",
                                                    p.target_file_bytes / 4, 1));
   ASSIGN_OR_RETURN(p.min_input_files,
-                   IntProperty(m, "sluice.maintenance.min-input-files", p.min_input_files, 1));
+                   IntProperty(m, "sluice.maintenance.min-input-files", p.min_input_files, 2));
   ASSIGN_OR_RETURN(
       p.max_files_per_partition,
       IntProperty(m, "sluice.maintenance.max-files-per-partition", p.max_files_per_partition, 1));

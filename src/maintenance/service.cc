@@ -10,6 +10,10 @@
 namespace sluice::maintenance {
 namespace {
 
+// The first orphan cleanup after a start waits this long (at most its
+// interval): a process restarted often does not list its tables each time.
+constexpr int64_t kFirstOrphansMs = 5 * 60 * 1000;
+
 double ThreadCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -55,12 +59,16 @@ void MaintenanceService::Start() {
   for (int i = 0; i < options_.threads; ++i) threads_.emplace_back([this] { Loop(); });
 }
 
-void MaintenanceService::Stop() {
+void MaintenanceService::RequestStop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   wake_.notify_all();
+}
+
+void MaintenanceService::Stop() {
+  RequestStop();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
 }
@@ -71,7 +79,16 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
     if (!t->busy && now >= t->next_assess_ms) return Unit{t.get(), Step::kAssess, {}};
   }
   if (options_.assess_only) return std::nullopt;
-  // 2. The worst partition of all: most data files against its table's SLO,
+  // 2. Expiry, then orphans, each once per its table's interval: they go
+  // before compaction, which a hot table would otherwise never leave.
+  for (Step step : {Step::kExpire, Step::kOrphans}) {
+    for (auto& t : tables_) {
+      if (t->busy || !t->policy || !t->policy->enabled) continue;
+      int64_t due = step == Step::kExpire ? t->next_expire_ms : t->next_orphans_ms;
+      if (now >= due) return Unit{t.get(), step, {}};
+    }
+  }
+  // 3. The worst partition of all: most data files against its table's SLO,
   // then most small files.
   const PartitionHealth* worst = nullptr;
   TableState* worst_table = nullptr;
@@ -91,14 +108,6 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
     }
   }
   if (worst != nullptr) return Unit{worst_table, Step::kCompact, worst->partition};
-  // 3. and 4. Expiry, then orphans, each by its table's interval.
-  for (Step step : {Step::kExpire, Step::kOrphans}) {
-    for (auto& t : tables_) {
-      if (t->busy || !t->policy || !t->policy->enabled) continue;
-      int64_t due = step == Step::kExpire ? t->next_expire_ms : t->next_orphans_ms;
-      if (now >= due) return Unit{t.get(), step, {}};
-    }
-  }
   return std::nullopt;
 }
 
@@ -110,6 +119,7 @@ std::optional<MaintenanceService::Done> MaintenanceService::RunOne() {
     if (!u) return std::nullopt;
     u->table->busy = true;
   }
+  u->table->compacted = false;  // (busy: only this thread touches it)
   Status st = Run(*u);
   Finish(*u, st);
   return Done{u->table->name, u->step, u->partition};
@@ -131,9 +141,9 @@ Status MaintenanceService::Assess(TableState& t) {
   ASSIGN_OR_RETURN(TableHealth health, AssessTable(*table, policy));
   observer_->OnAssessed(t.name, health, policy);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!t.policy) {  // the first assessment: expiry and orphan cleanup start now
+  if (!t.policy) {  // the first (good) assessment: expiry starts now, orphan cleanup soon
     t.next_expire_ms = Now();
-    t.next_orphans_ms = Now();
+    t.next_orphans_ms = Now() + std::min<int64_t>(policy.orphan_interval_ms, kFirstOrphansMs);
   }
   t.policy = policy;
   t.health = std::move(health);
@@ -148,6 +158,8 @@ Status MaintenanceService::Compact(TableState& t, const std::string& partition) 
   o.max_partitions = 1;
   ASSIGN_OR_RETURN(CompactResult r, CompactTable(*table, o));
   observer_->OnCompacted(t.name, r, SecondsSince(start));
+  std::lock_guard<std::mutex> lock(mu_);
+  t.compacted = r.commits > 0;
   return Status::OK();
 }
 
@@ -168,6 +180,7 @@ Status MaintenanceService::RemoveOrphansOf(TableState& t) {
   OrphanOptions o;
   o.now_ms = Now();
   o.other_table_locations = OtherTableLocations(locations, t.ident);
+  o.min_margin_ms = options_.min_orphan_margin_ms;
   ASSIGN_OR_RETURN(OrphanResult r, RemoveOrphans(*table, o));
   observer_->OnOrphansRemoved(t.name, r, SecondsSince(start));
   return Status::OK();
@@ -175,6 +188,7 @@ Status MaintenanceService::RemoveOrphansOf(TableState& t) {
 
 void MaintenanceService::Finish(const Unit& u, const Status& st) {
   if (!st.ok()) observer_->OnFailed(u.table->name, StepName(u.step), st);
+  wake_.notify_all();  // the table is free again once the lock below goes
   std::lock_guard<std::mutex> lock(mu_);
   TableState& t = *u.table;
   t.busy = false;
@@ -185,7 +199,7 @@ void MaintenanceService::Finish(const Unit& u, const Status& st) {
       // The counts are stale now (or the compaction failed): assess before
       // compacting this table again; after a failure, rest first.
       t.health.reset();
-      t.next_assess_ms = st.ok() ? now : now + options_.assess_interval_ms;
+      t.next_assess_ms = t.compacted ? now : now + options_.assess_interval_ms;
       break;
     case Step::kExpire:
       t.next_expire_ms = now + (t.policy ? t.policy->expire_interval_ms : 0);
@@ -194,8 +208,9 @@ void MaintenanceService::Finish(const Unit& u, const Status& st) {
       t.next_orphans_ms = now + (t.policy ? t.policy->orphan_interval_ms : 0);
       break;
   }
-  if (!st.ok()) {  // rest: nothing on this table until its next assessment
+  if (!st.ok()) {  // rest: nothing on this table until its next good assessment
     t.health.reset();
+    if (u.step == Step::kAssess) t.policy.reset();  // its policy is unknown now
     t.next_assess_ms = std::max(t.next_assess_ms, now + options_.assess_interval_ms);
     if (u.step == Step::kExpire || u.step == Step::kOrphans) {
       int64_t& next = u.step == Step::kExpire ? t.next_expire_ms : t.next_orphans_ms;
@@ -217,7 +232,8 @@ int64_t MaintenanceService::IdleWaitMs(int64_t now) {
 }
 
 void MaintenanceService::Loop() {
-  const double share = options_.cpu_cores / options_.threads;  // of one core, per thread
+  // Of one core, per thread (a budget of nothing still lets work crawl on).
+  const double share = std::max(0.01, options_.cpu_cores / options_.threads);
   while (true) {
     double cpu_before = ThreadCpuSeconds();
     std::optional<Done> done = RunOne();
@@ -227,7 +243,7 @@ void MaintenanceService::Loop() {
     int64_t wait_ms = 0;
     if (!done) {
       wait_ms = IdleWaitMs(Now());
-    } else if (share > 0 && share < 1) {
+    } else if (share < 1) {
       wait_ms = static_cast<int64_t>(cpu * (1 / share - 1) * 1000);
     }
     if (wait_ms > 0)

@@ -3,11 +3,17 @@
 // a CPU budget, and schedules one unit of work at a time per thread, by need:
 //   1. assess: a table's file counts are read again every assess_interval_ms
 //      and right after each of its compactions (AssessTable);
-//   2. compact: the worst partition of all tables first (most data files
-//      against the table's SLO, then most small files), once it has
-//      min-input-files small files: one partition, one `replace` commit;
-//   3. expire: each table every sluice.maintenance.expire-interval-ms;
-//   4. orphans: each table every sluice.maintenance.orphan-interval-ms.
+//   2. expire: each table every sluice.maintenance.expire-interval-ms, from
+//      its first assessment on;
+//   3. orphans: each table every sluice.maintenance.orphan-interval-ms, the
+//      first at most 5 min after its first assessment (never a file younger
+//      than min_orphan_margin_ms);
+//   4. compact: the worst partition of all tables (most data files against
+//      the table's SLO, then most small files), once it has min-input-files
+//      small files: one partition, one `replace` commit. One that commits
+//      nothing (a conflict) waits for the next assessment interval.
+// A table whose assessment fails has no policy until one succeeds: nothing
+// but assessment runs on it meanwhile.
 // A table has at most one unit running. A unit that fails is reported to the
 // observer and the table rests for assess_interval_ms: maintenance never stops
 // ingest, and its commits never make an ingest commit fail (a compaction that
@@ -60,7 +66,10 @@ struct ServiceOptions {
   int threads = 1;
   double cpu_cores = 0.5;  // at most this much CPU across the threads
   int64_t assess_interval_ms = 5000;
-  bool assess_only = false;        // count files (for the gauges), change nothing
+  bool assess_only = false;  // count files (for the gauges), change nothing
+  // Orphan cleanup never takes files younger than this (OrphanOptions::min_margin_ms):
+  // the runtime sets it above its pipelines' longest commit interval.
+  int64_t min_orphan_margin_ms = 0;
   std::function<int64_t()> clock;  // milliseconds since the epoch; default the wall clock
 };
 
@@ -79,7 +88,9 @@ class MaintenanceService {
   ~MaintenanceService();  // Stop()
 
   void Start();
-  // Wakes and joins the threads; a unit in progress finishes first.
+  // No new unit starts after this; returns at once.
+  void RequestStop();
+  // RequestStop, then joins the threads: a unit in progress finishes first.
   void Stop();
 
   // Runs the most needed unit on the calling thread (the threads' loop; tests
@@ -91,6 +102,7 @@ class MaintenanceService {
     catalog::TableIdent ident;
     std::string name;
     bool busy = false;
+    bool compacted = false;             // the unit running committed a compaction
     std::optional<TableHealth> health;  // cleared when stale
     std::optional<Policy> policy;
     int64_t next_assess_ms = 0, next_expire_ms = 0, next_orphans_ms = 0;

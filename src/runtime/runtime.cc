@@ -414,7 +414,10 @@ void Runtime::ApplyRetention() {
   }
 }
 
-void Runtime::RequestStop() { stopping_.store(true); }
+void Runtime::RequestStop() {
+  stopping_.store(true);
+  RequestStopMaintenance();  // no new maintenance work; Wait joins it
+}
 
 bool Runtime::finished() const {
   return std::all_of(pipelines_.begin(), pipelines_.end(),

@@ -142,6 +142,7 @@ class Runtime : public server::IngestTarget {
   class Maintenance;
   Status SetUpMaintenance();
   void StartMaintenance();
+  void RequestStopMaintenance();
   void StopMaintenance();
   nlohmann::json MaintenanceStatus();
 

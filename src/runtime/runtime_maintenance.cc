@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "iceberg/table_builder.h"
 #include "runtime/runtime_internal.h"
 
 namespace sluice::runtime {
@@ -19,10 +20,18 @@ using maintenance::TableHealth;
 
 // The longest a breached SLO stretches a pipeline's commit interval.
 constexpr int64_t kMaxCommitSlowdown = 8;
+// The SLO action's steps: at most one per kSlowdownStepMs.
+constexpr int64_t kSlowdownStepMs = 5000;
+// Beyond a pipeline's longest commit interval, what orphan cleanup leaves
+// alone (a slow store, commit retries).
+constexpr int64_t kOrphanSlackMs = 10 * 60 * 1000;
 
 class Runtime::Maintenance : public maintenance::Observer {
  public:
-  Maintenance(Runtime& rt) : rt_(rt) {}
+  Maintenance(Runtime& rt, bool maintained) : rt_(rt), maintained_(maintained) {}
+  ~Maintenance() override {
+    if (service) service->Stop();  // its threads call this observer
+  }
 
   Status Init() {
     auto& g = rt_.registry_;
@@ -109,10 +118,19 @@ class Runtime::Maintenance : public maintenance::Observer {
                  p.max_files_per_partition);
     }
     t.breached = breached;
-    if (breached && p.slo_action == maintenance::SloAction::kSlowCommits) {
-      t.slowdown = std::min(kMaxCommitSlowdown, t.slowdown * 2);
-    } else if (!breached) {
-      t.slowdown = std::max<int64_t>(1, t.slowdown / 2);
+    // The action: only where the service compacts (else nothing would catch
+    // up), one step per kSlowdownStepMs at most (assessments follow every
+    // compaction).
+    const bool acts =
+        maintained_ && p.enabled && p.slo_action == maintenance::SloAction::kSlowCommits;
+    const int64_t now_ms = iceberg::NowMillis();
+    if (!acts) {
+      t.slowdown = 1;
+    } else if (now_ms - t.slowdown_changed_ms >= kSlowdownStepMs) {
+      int64_t next = breached ? std::min(kMaxCommitSlowdown, t.slowdown * 2)
+                              : std::max<int64_t>(1, t.slowdown / 2);
+      if (next != t.slowdown) t.slowdown_changed_ms = now_ms;
+      t.slowdown = next;
     }
     Set(slowdown_, table, t.slowdown);
     for (auto& r : rt_.pipelines_) {
@@ -206,6 +224,7 @@ class Runtime::Maintenance : public maintenance::Observer {
     std::optional<Policy> policy;
     bool breached = false;
     int64_t slowdown = 1;
+    int64_t slowdown_changed_ms = 0;
     int64_t compactions = 0;
     std::string last_error;
   };
@@ -229,6 +248,7 @@ class Runtime::Maintenance : public maintenance::Observer {
   }
 
   Runtime& rt_;
+  const bool maintained_;  // false: --no-maintenance, the service only measures
   std::mutex mu_;
   std::map<std::string, Table> tables_;  // guarded by mu_
   server::Family<server::Gauge>*data_files_ = nullptr, *small_files_ = nullptr,
@@ -250,10 +270,17 @@ Status Runtime::SetUpMaintenance() {
       if (seen.insert(id.ToString()).second) tables.push_back(id);
     }
   }
-  maintenance_ = std::make_unique<Maintenance>(*this);
+  maintenance_ = std::make_shared<Maintenance>(*this, options_.maintenance);
   RETURN_IF_ERROR(maintenance_->Init());
   maintenance::ServiceOptions so = options_.maintenance_service;
   so.assess_only = !options_.maintenance;  // the gauges stay
+  // A pipeline's closed data files wait for its next checkpoint: orphan
+  // cleanup must not take them, however long the (stretched) interval.
+  for (const auto& r : pipelines_) {
+    so.min_orphan_margin_ms =
+        std::max(so.min_orphan_margin_ms,
+                 r->options.commit_interval_ms * kMaxCommitSlowdown + kOrphanSlackMs);
+  }
   maintenance_->service = std::make_unique<maintenance::MaintenanceService>(
       catalog_, io_, std::move(tables), so, maintenance_.get());
   return Status::OK();
@@ -261,6 +288,10 @@ Status Runtime::SetUpMaintenance() {
 
 void Runtime::StartMaintenance() {
   if (maintenance_) maintenance_->service->Start();
+}
+
+void Runtime::RequestStopMaintenance() {
+  if (maintenance_) maintenance_->service->RequestStop();
 }
 
 void Runtime::StopMaintenance() {
