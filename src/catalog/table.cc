@@ -117,26 +117,36 @@ Result<std::vector<ManifestEntry>> Table::LiveFiles(int64_t snapshot_id) const {
   return out;
 }
 
+std::mutex& Table::CommitTurn() const {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<std::mutex>> turns;  // by catalog and table
+  std::lock_guard<std::mutex> lock(mu);
+  auto& turn = turns[fmt::format("{}\n{}", static_cast<const void*>(catalog_), ident_.ToString())];
+  if (!turn) turn = std::make_unique<std::mutex>();
+  return *turn;
+}
+
 Status Table::UpdateMetadata(
     const std::function<Result<TableMetadata>(const TableMetadata&)>& change,
     const CommitOptions& options) {
   if (catalog_ == nullptr) return Status::Invalid("table {} is read-only", ident_.ToString());
   Status last;
   for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
-    if (attempt > 0) {
-      options.BackOff(attempt);
-      RETURN_IF_ERROR(Refresh());
-    }
+    if (attempt > 0) options.BackOff(attempt);
+    std::lock_guard<std::mutex> turn(CommitTurn());
+    RETURN_IF_ERROR(Refresh());
     const TableMetadata& base = *metadata_;
     ASSIGN_OR_RETURN(TableMetadata next, change(base));
     next.last_updated_ms = std::max(iceberg::NowMillis(), base.last_updated_ms);
-    next.metadata_log.push_back({metadata_location_, base.last_updated_ms});
+    std::vector<std::string> dropped;
+    RETURN_IF_ERROR(ExtendMetadataLog(&next, metadata_location_, base.last_updated_ms, &dropped));
     std::string path = NewMetadataPath(base);
     RETURN_IF_ERROR(io_->WriteFile(path, iceberg::TableMetadataToJson(next)));
     Status st = catalog_->CommitTable({ident_, metadata_location_, path});
     if (st.ok()) {
       metadata_ = std::make_shared<const TableMetadata>(std::move(next));
       metadata_location_ = path;
+      DeleteDroppedMetadata(*io_, *metadata_, dropped);
       return Status::OK();
     }
     if (st.code() == StatusCode::kCommitStateUnknown) return st;
@@ -156,6 +166,36 @@ Result<int64_t> Table::Append(const std::vector<DataFile>& files,
   u.add_data = files;
   u.summary = summary;
   return Commit(u, options);
+}
+
+Status ExtendMetadataLog(TableMetadata* next, const std::string& previous, int64_t updated_ms,
+                         std::vector<std::string>* dropped) {
+  int64_t max = 100;
+  auto it = next->properties.find("write.metadata.previous-versions-max");
+  if (it != next->properties.end()) {
+    char* end = nullptr;
+    long long v = std::strtoll(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || v < 1) {
+      return Status::Invalid(
+          "table property write.metadata.previous-versions-max = '{}' is not an integer of at "
+          "least 1",
+          it->second);
+    }
+    max = v;
+  }
+  if (!previous.empty()) next->metadata_log.push_back({previous, updated_ms});
+  while (static_cast<int64_t>(next->metadata_log.size()) > max) {
+    dropped->push_back(next->metadata_log.front().metadata_file);
+    next->metadata_log.erase(next->metadata_log.begin());
+  }
+  return Status::OK();
+}
+
+void DeleteDroppedMetadata(FileIO& io, const TableMetadata& committed,
+                           const std::vector<std::string>& dropped) {
+  auto it = committed.properties.find("write.metadata.delete-after-commit.enabled");
+  if (it == committed.properties.end() || it->second != "true") return;
+  for (const std::string& f : dropped) (void)io.Delete(f);
 }
 
 }  // namespace sluice::catalog

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -135,6 +136,12 @@ class Table {
   Result<std::unique_ptr<PendingCommit>> Prepare(const SnapshotUpdate& update);
   Status Stage(PendingCommit& pending, int attempt, const CommitOptions& options);
   std::string NewMetadataPath(const iceberg::TableMetadata& base) const;
+  // In-process writers of one table take turns: each attempt refreshes,
+  // stages and swaps holding its table's turn. The catalog's compare-and-swap
+  // still arbitrates between processes, but one process's writers never lose
+  // attempts to each other: a compaction, whose staging takes longer than an
+  // append's, would otherwise lose every race to a pipeline committing often.
+  std::mutex& CommitTurn() const;
 
   Catalog* catalog_;  // null for read-only tables
   FileIO* io_;
@@ -142,6 +149,19 @@ class Table {
   std::string metadata_location_;
   std::shared_ptr<const iceberg::TableMetadata> metadata_;
 };
+
+// Appends `previous` (the metadata file being replaced, last updated at
+// `updated_ms`) to `next`'s metadata log and cuts the log to the table's
+// write.metadata.previous-versions-max (default 100), adding the files cut
+// off to `dropped`; kInvalidArgument naming the property if it does not parse.
+Status ExtendMetadataLog(iceberg::TableMetadata* next, const std::string& previous,
+                         int64_t updated_ms, std::vector<std::string>* dropped);
+
+// After a commit of `committed`: with write.metadata.delete-after-commit.enabled,
+// deletes the metadata files its log dropped (best effort: one left behind is
+// an orphan for orphan cleanup, no more).
+void DeleteDroppedMetadata(FileIO& io, const iceberg::TableMetadata& committed,
+                           const std::vector<std::string>& dropped);
 
 // The default location of a table in a warehouse: <warehouse>/<ns...>/<name>,
 // as a file:// URI when the warehouse is a local absolute path.

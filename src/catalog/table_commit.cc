@@ -158,6 +158,9 @@ struct PendingCommit {
   WrittenFiles attempt_files;
   TableMetadata next;
   std::string path;
+  // Metadata files the attempt's metadata log no longer lists
+  // (write.metadata.previous-versions-max).
+  std::vector<std::string> dropped_metadata;
 
   void Abandon() {  // this attempt lost: its files are unreferenced
     attempt_files.DeleteAll();
@@ -225,194 +228,147 @@ Result<std::unique_ptr<PendingCommit>> Table::Prepare(const SnapshotUpdate& u) {
   return p;
 }
 
-Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options) {
-  const SnapshotUpdate& u = *pc.update;
-  const std::string& where = pc.where;
-  const int64_t snapshot_id = pc.snapshot_id;
-  const std::string& commit_uuid = pc.commit_uuid;
-  const Tally& added = pc.added;
-  const std::set<std::string>& to_remove = pc.to_remove;
-  const std::set<std::string>& dvs_to_remove = pc.dvs_to_remove;
-  const bool adds_dvs = pc.adds_dvs;
-  const std::vector<ManifestFile>& new_manifests = pc.new_manifests;
-  WrittenFiles& attempt_files = pc.attempt_files;
-  auto fail = [&](const Status& st) {
-    attempt_files.DeleteAll();
-    return st.WithContextF("{}: commit", where);
-  };
-  const TableMetadata& base = *metadata_;
-  const Snapshot* parent = base.current_snapshot();
+namespace {
 
-  std::vector<ManifestFile> kept;
-  if (parent != nullptr) {
-    auto prev = iceberg::ReadManifestList(*io_, parent->manifest_list, base.format_version);
-    if (!prev.ok()) return fail(prev.status());
-    kept = std::move(*prev);
-  }
-
-  // Removals: rewrite the manifests holding removed files, marking them
-  // DELETED. A DV goes with its data file; DVs named in remove_dvs go alone.
+// What an attempt's removals found in the base's manifests.
+struct Removal {
+  std::vector<ManifestFile> kept;  // the base's manifests, rewritten where files went
   Tally removed;
+  std::vector<DataFile> removed_data;
   std::vector<ManifestEntry> live_deletes;  // delete entries that stay live
   std::vector<ManifestEntry> all_deletes;   // every live delete entry of the base
-  if (!to_remove.empty() || !dvs_to_remove.empty() || adds_dvs) {
-    std::set<std::string> found, found_dvs;
-    std::vector<DataFile> removed_data;
-    std::vector<ManifestFile> next;
-    auto removes = [&](const DataFile& f) {
-      if (f.content_offset) {
-        return dvs_to_remove.count(DvKey(f)) > 0 ||
-               (f.referenced_data_file && to_remove.count(*f.referenced_data_file) > 0);
-      }
-      return to_remove.count(f.file_path) > 0;
-    };
-    for (const ManifestFile& m : kept) {
-      auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
-      if (!entries.ok()) return fail(entries.status());
-      bool touched = false;
-      for (const auto& e : *entries) {
-        if (e.status == EntryStatus::kDeleted) continue;
-        if (m.content == ManifestContent::kDeletes) all_deletes.push_back(e);
-        if (removes(e.file)) {
-          touched = true;
-        } else if (m.content == ManifestContent::kDeletes) {
-          live_deletes.push_back(e);
-        }
-      }
-      if (!touched) {
-        next.push_back(m);
-        continue;
-      }
-      std::vector<ManifestEntry> rewritten;
-      for (auto e : *entries) {
-        if (e.status == EntryStatus::kDeleted) continue;
-        if (removes(e.file)) {
-          if (e.file.content_offset) {
-            found_dvs.insert(DvKey(e.file));
-          } else {
-            found.insert(e.file.file_path);
-          }
-          removed.Add(e.file);
-          if (e.file.content == FileContent::kData) removed_data.push_back(e.file);
-          e.status = EntryStatus::kDeleted;
-          e.snapshot_id = snapshot_id;
-        } else {
-          e.status = EntryStatus::kExisting;
-        }
-        rewritten.push_back(std::move(e));
-      }
-      auto mf = WriteManifest(*io_, base, m.partition_spec_id, m.content, snapshot_id, rewritten,
-                              &attempt_files);
-      if (!mf.ok()) return fail(mf.status());
-      next.push_back(*mf);
-    }
-    for (const auto& p : to_remove) {
-      if (!found.count(p)) {
-        return fail(Status::Conflict("{} is no longer in the table (removed concurrently)", p));
-      }
-    }
-    for (const auto& k : dvs_to_remove) {
-      if (!found_dvs.count(k)) {
-        return fail(Status::Conflict("the deletion vector {} was replaced concurrently", k));
-      }
-    }
-    // At most one DV per data file: another writer's DV for a file we add
-    // one for means our merge missed its deletes.
-    for (const DataFile& d : u.add_deletes) {
-      if (!d.content_offset) continue;
-      for (const auto& e : live_deletes) {
-        if (e.file.content_offset && e.file.referenced_data_file == d.referenced_data_file) {
-          return fail(Status::Conflict("data file {} got a deletion vector concurrently",
-                                       d.referenced_data_file.value_or("?")));
-        }
-      }
-    }
-    if (u.fail_on_new_deletes && u.base_snapshot_id) {
-      const Snapshot* start = base.snapshot_by_id(*u.base_snapshot_id);
-      int64_t start_seq = start ? start->sequence_number : 0;
-      for (const auto& d : all_deletes) {
-        if (d.sequence_number.value_or(0) <= start_seq) continue;
-        for (const DataFile& f : removed_data) {
-          if (DeleteApplies(d, f)) {
-            return fail(Status::Conflict("delete file {} was added for {} after snapshot {}",
-                                         d.file.file_path, f.file_path, *u.base_snapshot_id));
-          }
-        }
-      }
-    }
-    kept = std::move(next);
-  }
+};
 
-  if (!u.require_paths.empty()) {
-    std::set<std::string> missing(u.require_paths.begin(), u.require_paths.end());
-    std::vector<DataFile> required;
-    for (const ManifestFile& m : kept) {
-      if (m.content != ManifestContent::kData) continue;
-      auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
-      if (!entries.ok()) return fail(entries.status());
-      for (const auto& e : *entries) {
-        if (e.status != EntryStatus::kDeleted && missing.erase(e.file.file_path) > 0) {
-          required.push_back(e.file);
-        }
-      }
-    }
-    if (!missing.empty()) {
-      return fail(
-          Status::Conflict("{} is no longer in the table (rewritten or removed "
-                           "concurrently)",
-                           *missing.begin()));
-    }
-    // With fail_on_new_deletes, another writer's delete of rows of a required
-    // file also conflicts (two deletes of the same dead letters must not both
-    // move them).
-    if (u.fail_on_new_deletes && u.base_snapshot_id) {
-      const Snapshot* start = base.snapshot_by_id(*u.base_snapshot_id);
-      int64_t start_seq = start ? start->sequence_number : 0;
-      for (const ManifestFile& m : kept) {
-        if (m.content != ManifestContent::kDeletes) continue;
-        auto entries = iceberg::ReadManifest(*io_, m, base.format_version);
-        if (!entries.ok()) return fail(entries.status());
-        for (const auto& d : *entries) {
-          if (d.status == EntryStatus::kDeleted || d.sequence_number.value_or(0) <= start_seq) {
-            continue;
-          }
-          for (const DataFile& f : required) {
-            if (DeleteApplies(d, f)) {
-              return fail(Status::Conflict("delete file {} was added for {} after snapshot {}",
-                                           d.file.file_path, f.file_path, *u.base_snapshot_id));
-            }
-          }
-        }
+// kConflict if a delete that `u`'s base snapshot did not have applies to one
+// of `files` (a compaction or a dead-letter move must not lose it).
+Status CheckNoNewDeletes(const TableMetadata& base, const SnapshotUpdate& u,
+                         const std::vector<ManifestEntry>& deletes,
+                         const std::vector<DataFile>& files) {
+  if (!u.fail_on_new_deletes || !u.base_snapshot_id) return Status::OK();
+  const Snapshot* start = base.snapshot_by_id(*u.base_snapshot_id);
+  const int64_t start_seq = start ? start->sequence_number : 0;  // expired: every delete is new
+  for (const ManifestEntry& d : deletes) {
+    if (d.status == EntryStatus::kDeleted || d.sequence_number.value_or(0) <= start_seq) continue;
+    for (const DataFile& f : files) {
+      if (DeleteApplies(d, f)) {
+        return Status::Conflict("delete file {} was added for {} after snapshot {}",
+                                d.file.file_path, f.file_path, *u.base_snapshot_id);
       }
     }
   }
+  return Status::OK();
+}
 
-  std::vector<ManifestFile> manifests = new_manifests;
-  manifests.insert(manifests.end(), kept.begin(), kept.end());
-  auto merged =
-      MergeManifests(*io_, base, std::move(manifests), snapshot_id, options, &attempt_files);
-  if (!merged.ok()) return fail(merged.status());
+// Rewrites the base's manifests that hold removed files, their entries
+// DELETED (a DV goes with its data file; DVs named in remove_dvs go alone),
+// and checks that every file to remove was still there.
+Status ApplyRemovals(FileIO& io, const TableMetadata& base, const PendingCommit& pc,
+                     WrittenFiles* written, Removal* r) {
+  const std::set<std::string>& to_remove = pc.to_remove;
+  const std::set<std::string>& dvs_to_remove = pc.dvs_to_remove;
+  std::set<std::string> found, found_dvs;
+  std::vector<ManifestFile> next;
+  auto removes = [&](const DataFile& f) {
+    if (f.content_offset) {
+      return dvs_to_remove.count(DvKey(f)) > 0 ||
+             (f.referenced_data_file && to_remove.count(*f.referenced_data_file) > 0);
+    }
+    return to_remove.count(f.file_path) > 0;
+  };
+  for (const ManifestFile& m : r->kept) {
+    ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifest(io, m, base.format_version));
+    bool touched = false;
+    for (const auto& e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;
+      if (m.content == ManifestContent::kDeletes) r->all_deletes.push_back(e);
+      if (removes(e.file)) {
+        touched = true;
+      } else if (m.content == ManifestContent::kDeletes) {
+        r->live_deletes.push_back(e);
+      }
+    }
+    if (!touched) {
+      next.push_back(m);
+      continue;
+    }
+    std::vector<ManifestEntry> rewritten;
+    for (auto e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;
+      if (removes(e.file)) {
+        (e.file.content_offset ? found_dvs : found)
+            .insert(e.file.content_offset ? DvKey(e.file) : e.file.file_path);
+        r->removed.Add(e.file);
+        if (e.file.content == FileContent::kData) r->removed_data.push_back(e.file);
+        e.status = EntryStatus::kDeleted;
+        e.snapshot_id = pc.snapshot_id;
+      } else {
+        e.status = EntryStatus::kExisting;
+      }
+      rewritten.push_back(std::move(e));
+    }
+    ASSIGN_OR_RETURN(ManifestFile mf, WriteManifest(io, base, m.partition_spec_id, m.content,
+                                                    pc.snapshot_id, rewritten, written));
+    next.push_back(std::move(mf));
+  }
+  for (const auto& p : to_remove) {
+    if (!found.count(p)) {
+      return Status::Conflict("{} is no longer in the table (removed concurrently)", p);
+    }
+  }
+  for (const auto& k : dvs_to_remove) {
+    if (!found_dvs.count(k)) {
+      return Status::Conflict("the deletion vector {} was replaced concurrently", k);
+    }
+  }
+  // At most one DV per data file: another writer's DV for a file we add one
+  // for means our merge missed its deletes.
+  for (const DataFile& d : pc.update->add_deletes) {
+    if (!d.content_offset) continue;
+    for (const auto& e : r->live_deletes) {
+      if (e.file.content_offset && e.file.referenced_data_file == d.referenced_data_file) {
+        return Status::Conflict("data file {} got a deletion vector concurrently",
+                                d.referenced_data_file.value_or("?"));
+      }
+    }
+  }
+  RETURN_IF_ERROR(CheckNoNewDeletes(base, *pc.update, r->all_deletes, r->removed_data));
+  r->kept = std::move(next);
+  return Status::OK();
+}
 
-  Snapshot snap;
-  snap.snapshot_id = snapshot_id;
-  if (parent) snap.parent_snapshot_id = parent->snapshot_id;
-  snap.sequence_number = base.last_sequence_number + 1;
-  snap.timestamp_ms = std::max(iceberg::NowMillis(), base.last_updated_ms);
-  snap.schema_id = base.current_schema_id;
-  snap.manifest_list = fmt::format("{}/metadata/snap-{}-{}-{}.avro", base.location, snapshot_id,
-                                   attempt, commit_uuid);
-  iceberg::ManifestListOptions lo;
-  lo.format_version = base.format_version;
-  lo.snapshot_id = snapshot_id;
-  lo.parent_snapshot_id = snap.parent_snapshot_id;
-  lo.sequence_number = snap.sequence_number;
-  if (base.format_version >= 3) lo.first_row_id = base.next_row_id.value_or(0);
-  attempt_files.paths.push_back(snap.manifest_list);
-  auto added_rows = iceberg::WriteManifestList(*io_, snap.manifest_list, *merged, lo);
-  if (!added_rows.ok()) return fail(added_rows.status());
+// The files `u` requires must still be live in `kept`, and, with
+// fail_on_new_deletes, without a newer delete (two deletes of the same dead
+// letters must not both move them).
+Status CheckRequired(FileIO& io, const TableMetadata& base, const SnapshotUpdate& u,
+                     const std::vector<ManifestFile>& kept) {
+  std::set<std::string> missing(u.require_paths.begin(), u.require_paths.end());
+  std::vector<DataFile> required;
+  std::vector<ManifestEntry> deletes;
+  for (const ManifestFile& m : kept) {
+    const bool data = m.content == ManifestContent::kData;
+    if (!data && !u.fail_on_new_deletes) continue;
+    ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifest(io, m, base.format_version));
+    for (auto& e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;
+      if (!data) {
+        deletes.push_back(std::move(e));
+      } else if (missing.erase(e.file.file_path) > 0) {
+        required.push_back(e.file);
+      }
+    }
+  }
+  if (!missing.empty()) {
+    return Status::Conflict("{} is no longer in the table (rewritten or removed concurrently)",
+                            *missing.begin());
+  }
+  return CheckNoNewDeletes(base, u, deletes, required);
+}
 
-  auto& sm = snap.summary;
-  sm = u.summary;
+// The snapshot summary: the update's own keys, its operation, what it added
+// and removed, and the totals after it.
+std::map<std::string, std::string> Summary(const SnapshotUpdate& u, const Tally& added,
+                                           const Tally& removed, const Snapshot* parent) {
+  std::map<std::string, std::string> sm = u.summary;
   sm["operation"] = u.operation;
   auto put = [&](const char* key, int64_t v) {
     if (v != 0) sm[key] = std::to_string(v);
@@ -440,32 +396,92 @@ Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options
   total("total-delete-files", added.delete_files, removed.delete_files);
   total("total-position-deletes", added.pos_deletes, removed.pos_deletes);
   total("total-equality-deletes", added.eq_deletes, removed.eq_deletes);
+  return sm;
+}
+
+// The metadata once `snap` is current: the update's properties set, the
+// logs extended, the metadata log cut to write.metadata.previous-versions-max
+// (the files cut off are added to `dropped`).
+Result<TableMetadata> NextMetadata(const TableMetadata& base, const std::string& base_location,
+                                   const Snapshot& snap, const SnapshotUpdate& u,
+                                   std::vector<std::string>* dropped) {
+  TableMetadata next = base;
+  for (const auto& [k, v] : u.set_properties) next.properties[k] = v;
+  next.last_sequence_number = snap.sequence_number;
+  next.last_updated_ms = snap.timestamp_ms;
+  next.current_snapshot_id = snap.snapshot_id;
+  next.refs["main"] = iceberg::SnapshotRef{snap.snapshot_id, true, {}, {}, {}};
+  next.snapshot_log.push_back({snap.snapshot_id, snap.timestamp_ms});
+  RETURN_IF_ERROR(ExtendMetadataLog(&next, base_location, base.last_updated_ms, dropped));
+  if (snap.added_rows) next.next_row_id = base.next_row_id.value_or(0) + *snap.added_rows;
+  next.snapshots.push_back(snap);
+  return next;
+}
+
+}  // namespace
+
+Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options) {
+  const SnapshotUpdate& u = *pc.update;
+  WrittenFiles& attempt_files = pc.attempt_files;
+  auto fail = [&](const Status& st) {
+    attempt_files.DeleteAll();
+    return st.WithContextF("{}: commit", pc.where);
+  };
+  const TableMetadata& base = *metadata_;
+  const Snapshot* parent = base.current_snapshot();
+
+  // 1. The base's manifests, with the removals applied and validated.
+  Removal r;
+  if (parent != nullptr) {
+    auto prev = iceberg::ReadManifestList(*io_, parent->manifest_list, base.format_version);
+    if (!prev.ok()) return fail(prev.status());
+    r.kept = std::move(*prev);
+  }
+  if (!pc.to_remove.empty() || !pc.dvs_to_remove.empty() || pc.adds_dvs) {
+    if (Status st = ApplyRemovals(*io_, base, pc, &attempt_files, &r); !st.ok()) return fail(st);
+  }
+  if (!u.require_paths.empty()) {
+    if (Status st = CheckRequired(*io_, base, u, r.kept); !st.ok()) return fail(st);
+  }
+
+  // 2. The manifest list: the new manifests and the kept ones, merged.
+  std::vector<ManifestFile> manifests = pc.new_manifests;
+  manifests.insert(manifests.end(), r.kept.begin(), r.kept.end());
+  auto merged =
+      MergeManifests(*io_, base, std::move(manifests), pc.snapshot_id, options, &attempt_files);
+  if (!merged.ok()) return fail(merged.status());
+  Snapshot snap;
+  snap.snapshot_id = pc.snapshot_id;
+  if (parent) snap.parent_snapshot_id = parent->snapshot_id;
+  snap.sequence_number = base.last_sequence_number + 1;
+  snap.timestamp_ms = std::max(iceberg::NowMillis(), base.last_updated_ms);
+  snap.schema_id = base.current_schema_id;
+  snap.manifest_list = fmt::format("{}/metadata/snap-{}-{}-{}.avro", base.location, pc.snapshot_id,
+                                   attempt, pc.commit_uuid);
+  iceberg::ManifestListOptions lo;
+  lo.format_version = base.format_version;
+  lo.snapshot_id = pc.snapshot_id;
+  lo.parent_snapshot_id = snap.parent_snapshot_id;
+  lo.sequence_number = snap.sequence_number;
+  if (base.format_version >= 3) lo.first_row_id = base.next_row_id.value_or(0);
+  attempt_files.paths.push_back(snap.manifest_list);
+  auto added_rows = iceberg::WriteManifestList(*io_, snap.manifest_list, *merged, lo);
+  if (!added_rows.ok()) return fail(added_rows.status());
+  snap.summary = Summary(u, pc.added, r.removed, parent);
   if (base.format_version >= 3) {
     snap.first_row_id = lo.first_row_id;
     snap.added_rows = *added_rows;
   }
 
-  TableMetadata next = base;
-  for (const auto& [k, v] : u.set_properties) next.properties[k] = v;
-  next.last_sequence_number = snap.sequence_number;
-  next.last_updated_ms = snap.timestamp_ms;
-  next.current_snapshot_id = snapshot_id;
-  next.refs["main"] = iceberg::SnapshotRef{snapshot_id, true, {}, {}, {}};
-  next.snapshot_log.push_back({snapshot_id, snap.timestamp_ms});
-  next.metadata_log.push_back({metadata_location_, base.last_updated_ms});
-  const size_t kMaxLog = 100;  // write.metadata.previous-versions-max
-  if (next.metadata_log.size() > kMaxLog) {
-    next.metadata_log.erase(next.metadata_log.begin(),
-                            next.metadata_log.end() - static_cast<long>(kMaxLog));
-  }
-  if (snap.added_rows) next.next_row_id = base.next_row_id.value_or(0) + *snap.added_rows;
-  next.snapshots.push_back(snap);
-
+  // 3. The metadata file.
+  pc.dropped_metadata.clear();
+  auto next = NextMetadata(base, metadata_location_, snap, u, &pc.dropped_metadata);
+  if (!next.ok()) return fail(next.status());
   pc.path = NewMetadataPath(base);
   attempt_files.paths.push_back(pc.path);
-  Status st = io_->WriteFile(pc.path, iceberg::TableMetadataToJson(next));
+  Status st = io_->WriteFile(pc.path, iceberg::TableMetadataToJson(*next));
   if (!st.ok()) return fail(st);
-  pc.next = std::move(next);
+  pc.next = std::move(*next);
   return Status::OK();
 }
 
@@ -491,15 +507,20 @@ Result<std::vector<int64_t>> Table::CommitAll(Catalog& catalog,
   }
   std::string what = pending.size() == 1 ? pending[0]->where : "transaction";
   Status last;
+  // The tables' turns (table.h), always taken in one order.
+  std::vector<std::mutex*> turns;
+  for (auto& p : pending) turns.push_back(&p->table->CommitTurn());
+  std::sort(turns.begin(), turns.end());
+  turns.erase(std::unique(turns.begin(), turns.end()), turns.end());
   for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
-    if (attempt > 0) {
-      options.BackOff(attempt);
-      for (auto& p : pending) {
-        Status st = p->table->Refresh();
-        if (!st.ok()) {
-          abandon_all();
-          return st;
-        }
+    if (attempt > 0) options.BackOff(attempt);
+    std::vector<std::unique_lock<std::mutex>> held;
+    for (std::mutex* m : turns) held.emplace_back(*m);
+    for (auto& p : pending) {
+      Status st = p->table->Refresh();
+      if (!st.ok()) {
+        abandon_all();
+        return st;
       }
     }
     if (check) {
@@ -529,6 +550,7 @@ Result<std::vector<int64_t>> Table::CommitAll(Catalog& catalog,
         t.metadata_ = std::make_shared<const TableMetadata>(std::move(p->next));
         t.metadata_location_ = p->path;
         ids.push_back(p->snapshot_id);
+        DeleteDroppedMetadata(*t.io_, *t.metadata_, p->dropped_metadata);
       }
       return ids;
     }

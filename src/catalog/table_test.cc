@@ -192,9 +192,12 @@ TEST_F(TableTest, CommitAllLandsOnEveryTableOrNone) {
   auto b = MakeTable("", 2, "events__dlq");
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
-  // Another writer commits to b: our handle of b is stale, the first attempt conflicts.
-  ASSERT_OK_AND_ASSIGN(auto other, Table::Load(*catalog_, *io_, TableIdent{{"db"}, "events__dlq"}));
-  ASSERT_OK(other->Append({File("other", 1)}).status());
+  // Another writer (another catalog connection: another process, as far as
+  // turns go) commits to b during our first attempt, after its refresh: that
+  // attempt's swap conflicts.
+  ASSERT_OK_AND_ASSIGN(auto other_catalog, OpenCatalog(catalog_path_));
+  ASSERT_OK_AND_ASSIGN(auto other,
+                       Table::Load(*other_catalog, *io_, TableIdent{{"db"}, "events__dlq"}));
   int checks = 0;
   std::vector<TableUpdate> updates(2);
   updates[0].table = a.get();
@@ -204,7 +207,7 @@ TEST_F(TableTest, CommitAllLandsOnEveryTableOrNone) {
   updates[1].update.add_data = {File("b1", 1)};
   updates[1].update.summary = {{"sluice.checkpoint", "7"}};
   ASSERT_OK_AND_ASSIGN(auto ids, Table::CommitAll(*catalog_, updates, {}, [&] {
-                         ++checks;
+                         if (++checks == 1) return other->Append({File("other", 1)}).status();
                          return Status::OK();
                        }));
   EXPECT_EQ(checks, 2);  // the first attempt lost on b
@@ -229,6 +232,42 @@ TEST_F(TableTest, CommitAllLandsOnEveryTableOrNone) {
   EXPECT_EQ(FilesIn(dir_ / "db"), files_before);
   ASSERT_OK_AND_ASSIGN(auto al, Table::Load(*catalog_, *io_, TableIdent{{"db"}, "events"}));
   EXPECT_EQ(al->metadata().snapshots.size(), 1u);
+}
+
+// write.metadata.previous-versions-max cuts the metadata log, for snapshot
+// commits and metadata-only ones alike; with delete-after-commit the files
+// cut off go, the others stay.
+TEST_F(TableTest, TheMetadataLogKeepsItsMaximumAndDropsTheRestWhenAsked) {
+  auto t = MakeTable("");
+  ASSERT_NE(t, nullptr);
+  auto set = [&](const std::string& key, const std::string& value) {
+    return t->UpdateMetadata(
+        [&](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+          iceberg::TableMetadata next = m;
+          next.properties[key] = value;
+          return next;
+        });
+  };
+  ASSERT_OK(set("write.metadata.previous-versions-max", "3"));
+  for (int i = 0; i < 4; ++i) ASSERT_OK(t->Append({File("a" + std::to_string(i), 1)}).status());
+  EXPECT_EQ(t->metadata().metadata_log.size(), 3u);
+  auto json_files = [&] {
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(dir_ / "db" / "events" / "metadata")) {
+      n += e.path().string().ends_with(".metadata.json");
+    }
+    return n;
+  };
+  EXPECT_EQ(json_files(), 6u)
+      << "created, property, 4 appends: all kept without delete-after-commit";
+  ASSERT_OK(set("write.metadata.delete-after-commit.enabled", "true"));
+  ASSERT_OK(t->Append({File("b", 1)}).status());
+  EXPECT_EQ(t->metadata().metadata_log.size(), 3u);
+  EXPECT_EQ(json_files(), 6u) << "the current file and the 3 listed, plus the 2 cut off before";
+  ASSERT_ERROR(set("write.metadata.previous-versions-max", "x"), StatusCode::kInvalidArgument,
+               "write.metadata.previous-versions-max");
+  ASSERT_OK_AND_ASSIGN(auto reloaded, Table::Load(*catalog_, *io_, TableIdent{{"db"}, "events"}));
+  EXPECT_EQ(reloaded->metadata().snapshots.size(), 5u);
 }
 
 TEST_F(TableTest, BadInput) {
