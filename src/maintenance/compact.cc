@@ -73,6 +73,31 @@ Status RewritePartition(catalog::Table& table,
   return Status::OK();
 }
 
+using Groups = std::map<std::pair<int32_t, iceberg::PartitionValues>, Group>;
+
+// The partitions due, the worst (most small files) first, each with the
+// inputs it rewrites: every small file and every file with deletes, or,
+// tiered, the smallest small files TieredRun selects.
+std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool tiered) {
+  std::vector<const Group*> due;
+  for (auto& [key, g] : groups) {
+    if (tiered) {
+      std::stable_sort(g.small.begin(), g.small.end(), [](const auto* a, const auto* b) {
+        return a->file.file_size_in_bytes < b->file.file_size_in_bytes;
+      });
+      std::vector<int64_t> sizes;
+      for (const auto* t : g.small) sizes.push_back(t->file.file_size_in_bytes);
+      g.small.resize(TieredRun(std::move(sizes), min_files));
+      g.with_deletes.clear();
+    }
+    if (static_cast<int64_t>(g.small.size()) >= min_files) due.push_back(&g);
+  }
+  std::stable_sort(due.begin(), due.end(), [](const Group* a, const Group* b) {
+    return a->small.size() > b->small.size();
+  });
+  return due;
+}
+
 }  // namespace
 
 Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& options,
@@ -96,7 +121,7 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
   // Plan: the current snapshot's data files by partition.
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, {}));
   ASSIGN_OR_RETURN(std::vector<iceberg::FileScanTask> tasks, scan->PlanFiles());
-  std::map<std::pair<int32_t, iceberg::PartitionValues>, Group> groups;
+  Groups groups;
   for (const iceberg::FileScanTask& t : tasks) {
     Group& g = groups[{t.file.spec_id, t.file.partition}];
     g.spec_id = t.file.spec_id;
@@ -110,13 +135,7 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
     }
   }
   result.partitions_seen = static_cast<int64_t>(groups.size());
-  std::vector<const Group*> due;
-  for (const auto& [key, g] : groups) {
-    if (static_cast<int64_t>(g.small.size()) >= min_files) due.push_back(&g);
-  }
-  std::stable_sort(due.begin(), due.end(), [](const Group* a, const Group* b) {
-    return a->small.size() > b->small.size();  // the worst first
-  });
+  const std::vector<const Group*> due = DuePartitions(groups, min_files, options.tiered);
   const Schema* schema = md->current_schema();
   for (const Group* g : due) {
     PartitionCompaction plan;
@@ -125,7 +144,9 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
       ASSIGN_OR_RETURN(TypePtr type, iceberg::PartitionType(*spec, *schema));
       plan.partition = iceberg::PartitionPath(*spec, type, g->partition);
     }
-    if (!options.partitions.empty() && !options.partitions.count(plan.partition)) continue;
+    if (!options.partitions.empty() && !options.partitions.count({g->spec_id, g->partition})) {
+      continue;
+    }
     if (options.max_partitions > 0 &&
         static_cast<int64_t>(result.partitions.size()) >= options.max_partitions) {
       break;

@@ -25,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catalog/table.h"
@@ -35,10 +36,14 @@ struct CompactOptions {
   std::optional<int64_t> target_file_bytes;
   std::optional<int64_t> small_file_bytes;
   std::optional<int64_t> min_input_files;
-  // Only these partitions (paths, as PartitionCompaction::partition), when set.
-  std::set<std::string> partitions;
+  // Only these partitions (spec id and values; a path could name two: a null
+  // and the string "null"), when set.
+  std::set<std::pair<int32_t, iceberg::PartitionValues>> partitions;
   // At most this many partitions, the worst first (0: all that are due).
   int64_t max_partitions = 0;
+  // Size-tiered (the maintenance service): a partition's smallest small files
+  // that TieredRun selects, not all of them, and no file only for its deletes.
+  bool tiered = false;
   bool dry_run = false;
   // Called before each partition's commit, its files written (tests: a
   // concurrent writer's moment).

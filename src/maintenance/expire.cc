@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/kill_point.h"
 #include "maintenance/files.h"
 
 namespace sluice::maintenance {
@@ -116,6 +117,7 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
   if (options.dry_run) return result;
   // Contents before the files that list them: a crash midway leaves orphans,
   // never a manifest naming a deleted file.
+  KillPoint("maintenance.expire.before_delete");
   for (const auto* files :
        {&result.data_files, &result.delete_files, &result.manifests, &result.manifest_lists}) {
     DeleteFiles(io, *files, &result.deleted, &result.failures);

@@ -1,5 +1,6 @@
 #include "maintenance/files.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "iceberg/manifest.h"
@@ -40,6 +41,14 @@ Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& 
                            it->second, min);
   }
   return static_cast<int64_t>(v);
+}
+
+size_t TieredRun(std::vector<int64_t> sizes, int64_t min_files) {
+  std::sort(sizes.begin(), sizes.end());
+  size_t run = 0;
+  int64_t sum = 0;
+  while (run < sizes.size() && (run == 0 || sizes[run] <= 2 * sum)) sum += sizes[run++];
+  return static_cast<int64_t>(run) >= min_files ? run : 0;
 }
 
 void DeleteFiles(FileIO& io, const std::vector<std::string>& paths, int64_t* deleted,

@@ -32,6 +32,16 @@ Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snap
 Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& key,
                             int64_t fallback, int64_t min);
 
+// Size-tiered selection, for a compaction that runs over and over on a
+// growing partition: of a partition's small file sizes (any order), how many
+// of the smallest it merges. That is the longest run, smallest first, in
+// which each file is at most twice the sum of those before it, or 0 when that
+// run has fewer than `min_files`. Fresh files of similar sizes merge; a merged
+// file joins the next merge only once half as many bytes came after it, so
+// each byte is rewritten a logarithmic number of times (about
+// log1.5(small-file size / commit size)), not once per compaction.
+size_t TieredRun(std::vector<int64_t> sizes, int64_t min_files);
+
 // Deletes `paths`, counting what went and describing what could not.
 void DeleteFiles(FileIO& io, const std::vector<std::string>& paths, int64_t* deleted,
                  std::vector<std::string>* failures);

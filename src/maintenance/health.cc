@@ -5,6 +5,7 @@
 
 #include "iceberg/data_writer.h"
 #include "iceberg/manifest.h"
+#include "maintenance/files.h"
 
 namespace sluice::maintenance {
 
@@ -16,22 +17,21 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
   h.snapshot_id = md.current_snapshot_id;
   if (!h.snapshot_id) return h;
   ASSIGN_OR_RETURN(std::vector<iceberg::ManifestEntry> live, table.LiveFiles(*h.snapshot_id));
-  std::map<std::pair<int32_t, std::string>, PartitionHealth> parts;
-  std::map<std::pair<int32_t, iceberg::PartitionValues>, std::string>
-      paths;  // spec, values -> path
+  std::map<std::pair<int32_t, iceberg::PartitionValues>, PartitionHealth> parts;
+  std::map<std::pair<int32_t, iceberg::PartitionValues>, std::vector<int64_t>> small_sizes;
   const Schema* schema = md.current_schema();
   for (const iceberg::ManifestEntry& e : live) {
-    auto [path, fresh] = paths.try_emplace({e.file.spec_id, e.file.partition});
+    auto [it, fresh] = parts.try_emplace({e.file.spec_id, e.file.partition});
+    PartitionHealth& p = it->second;
     if (fresh) {
+      p.spec_id = e.file.spec_id;
+      p.values = e.file.partition;
       const iceberg::PartitionSpec* spec = md.spec_by_id(e.file.spec_id);
       if (spec != nullptr && !spec->fields.empty() && schema != nullptr) {
         ASSIGN_OR_RETURN(TypePtr type, iceberg::PartitionType(*spec, *schema));
-        path->second = iceberg::PartitionPath(*spec, type, e.file.partition);
+        p.partition = iceberg::PartitionPath(*spec, type, e.file.partition);
       }
     }
-    PartitionHealth& p = parts[{e.file.spec_id, path->second}];
-    p.spec_id = e.file.spec_id;
-    p.partition = path->second;
     const int64_t bytes = e.file.file_size_in_bytes;
     if (e.file.content != iceberg::FileContent::kData) {
       ++p.delete_files;
@@ -43,10 +43,12 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
     if (bytes < policy.small_file_bytes) {
       ++p.small_files;
       p.small_bytes += bytes;
+      small_sizes[it->first].push_back(bytes);
     }
   }
   const int64_t target = std::max<int64_t>(1, policy.target_file_bytes);
   for (auto& [key, p] : parts) {
+    p.due_files = static_cast<int64_t>(TieredRun(small_sizes[key], policy.min_input_files));
     p.debt_files = std::max<int64_t>(0, p.small_files - (p.small_bytes + target - 1) / target);
     h.data_files += p.data_files;
     h.small_files += p.small_files;

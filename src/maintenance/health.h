@@ -16,11 +16,15 @@ namespace sluice::maintenance {
 struct PartitionHealth {
   std::string partition;  // "ts_day=2024-01-31", "" unpartitioned
   int32_t spec_id = 0;
+  iceberg::PartitionValues values;  // what identifies it (a path may name two)
   int64_t data_files = 0, small_files = 0, delete_files = 0;
   int64_t data_bytes = 0, small_bytes = 0, delete_bytes = 0;
   // The small files compaction would merge away: small files minus the
   // files their bytes fill at the target size.
   int64_t debt_files = 0;
+  // The small files a tiered compaction (the service's) would merge now
+  // (TieredRun; 0: the partition is not due).
+  int64_t due_files = 0;
 };
 
 struct TableHealth {

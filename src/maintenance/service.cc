@@ -74,18 +74,27 @@ void MaintenanceService::Stop() {
 }
 
 std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t now) {
-  // 1. Stale file counts first: every other decision rests on them.
+  // 1. Missing file counts first (never read, or stale after a compaction):
+  // the other decisions rest on them.
   for (auto& t : tables_) {
-    if (!t->busy && now >= t->next_assess_ms) return Unit{t.get(), Step::kAssess, {}};
+    if (!t->busy && !t->health && now >= t->next_assess_ms) {
+      return Unit{t.get(), Step::kAssess, {}, 0, {}};
+    }
   }
-  if (options_.assess_only) return std::nullopt;
+  auto periodic_assessment = [&]() -> std::optional<Unit> {
+    for (auto& t : tables_) {
+      if (!t->busy && now >= t->next_assess_ms) return Unit{t.get(), Step::kAssess, {}, 0, {}};
+    }
+    return std::nullopt;
+  };
+  if (options_.assess_only) return periodic_assessment();
   // 2. Expiry, then orphans, each once per its table's interval: they go
   // before compaction, which a hot table would otherwise never leave.
   for (Step step : {Step::kExpire, Step::kOrphans}) {
     for (auto& t : tables_) {
       if (t->busy || !t->policy || !t->policy->enabled) continue;
       int64_t due = step == Step::kExpire ? t->next_expire_ms : t->next_orphans_ms;
-      if (now >= due) return Unit{t.get(), step, {}};
+      if (now >= due) return Unit{t.get(), step, {}, 0, {}};
     }
   }
   // 3. The worst partition of all: most data files against its table's SLO,
@@ -96,18 +105,23 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
   for (auto& t : tables_) {
     if (t->busy || !t->health || !t->policy || !t->policy->enabled) continue;
     for (const PartitionHealth& p : t->health->partitions) {
-      if (p.small_files < t->policy->min_input_files) continue;
+      if (p.due_files == 0) continue;
       double score = static_cast<double>(p.data_files) /
                      static_cast<double>(t->policy->max_files_per_partition);
       if (worst == nullptr || score > worst_score ||
-          (score == worst_score && p.small_files > worst->small_files)) {
+          (score == worst_score && p.due_files > worst->due_files)) {
         worst = &p;
         worst_table = t.get();
         worst_score = score;
       }
     }
   }
-  if (worst != nullptr) return Unit{worst_table, Step::kCompact, worst->partition};
+  if (worst != nullptr) {
+    return Unit{worst_table, Step::kCompact, worst->partition, worst->spec_id, worst->values};
+  }
+  // 4. Counts read again every interval: last, so that reading them (a hot
+  // table's take a while) never crowds out the work they call for.
+  if (auto u = periodic_assessment()) return u;
   return std::nullopt;
 }
 
@@ -128,7 +142,7 @@ std::optional<MaintenanceService::Done> MaintenanceService::RunOne() {
 Status MaintenanceService::Run(const Unit& u) {
   switch (u.step) {
     case Step::kAssess: return Assess(*u.table);
-    case Step::kCompact: return Compact(*u.table, u.partition);
+    case Step::kCompact: return Compact(*u.table, u.spec_id, u.values);
     case Step::kExpire: return Expire(*u.table);
     case Step::kOrphans: return RemoveOrphansOf(*u.table);
   }
@@ -150,12 +164,14 @@ Status MaintenanceService::Assess(TableState& t) {
   return Status::OK();
 }
 
-Status MaintenanceService::Compact(TableState& t, const std::string& partition) {
+Status MaintenanceService::Compact(TableState& t, int32_t spec_id,
+                                   const iceberg::PartitionValues& values) {
   auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(auto table, catalog::Table::Load(catalog_, io_, t.ident));
   CompactOptions o;
-  o.partitions = {partition};
+  o.partitions = {{spec_id, values}};
   o.max_partitions = 1;
+  o.tiered = true;
   ASSIGN_OR_RETURN(CompactResult r, CompactTable(*table, o));
   observer_->OnCompacted(t.name, r, SecondsSince(start));
   std::lock_guard<std::mutex> lock(mu_);

@@ -1,16 +1,19 @@
 // MaintenanceService: keeps the tables a `sluice run` writes healthy while
 // its pipelines commit to them (docs/maintenance.md). It owns its threads and
 // a CPU budget, and schedules one unit of work at a time per thread, by need:
-//   1. assess: a table's file counts are read again every assess_interval_ms
-//      and right after each of its compactions (AssessTable);
+//   1. assess: a table's file counts, first and right after each of its
+//      compactions (AssessTable); again every assess_interval_ms, but after
+//      the work below, which reading them must not crowd out;
 //   2. expire: each table every sluice.maintenance.expire-interval-ms, from
 //      its first assessment on;
 //   3. orphans: each table every sluice.maintenance.orphan-interval-ms, the
 //      first at most 5 min after its first assessment (never a file younger
 //      than min_orphan_margin_ms);
 //   4. compact: the worst partition of all tables (most data files against
-//      the table's SLO, then most small files), once it has min-input-files
-//      small files: one partition, one `replace` commit. One that commits
+//      the table's SLO, then most files due), once a size tier of its small
+//      files has min-input-files (TieredRun, files.h: each byte is rewritten
+//      a logarithmic number of times, not at every compaction): one
+//      partition, one `replace` commit. One that commits
 //      nothing (a conflict) waits for the next assessment interval.
 // A table whose assessment fails has no policy until one succeeds: nothing
 // but assessment runs on it meanwhile.
@@ -110,7 +113,9 @@ class MaintenanceService {
   struct Unit {
     TableState* table = nullptr;
     Step step = Step::kAssess;
-    std::string partition;
+    std::string partition;  // kCompact: its path (reported), spec and values (what is done)
+    int32_t spec_id = 0;
+    iceberg::PartitionValues values;
   };
 
   int64_t Now() const { return options_.clock(); }
@@ -118,7 +123,7 @@ class MaintenanceService {
   // Runs `u` (outside the lock); returns its failure, which only rests the table.
   Status Run(const Unit& u);
   Status Assess(TableState& t);
-  Status Compact(TableState& t, const std::string& partition);
+  Status Compact(TableState& t, int32_t spec_id, const iceberg::PartitionValues& values);
   Status Expire(TableState& t);
   Status RemoveOrphansOf(TableState& t);
   void Finish(const Unit& u, const Status& st);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "iceberg/table_builder.h"
+#include "maintenance/files.h"
 #include "maintenance/test_util.h"
 
 namespace sluice::maintenance {
@@ -79,6 +80,16 @@ class ServiceTest : public TableFixture {
   Recorder rec_;
 };
 
+TEST(TieredRunTest, MergesTheSmallestWhileEachFileIsAtMostTwiceTheSumBeforeIt) {
+  EXPECT_EQ(TieredRun({1, 1, 1, 1, 1}, 5), 5u);
+  EXPECT_EQ(TieredRun({1, 1, 1, 1}, 5), 0u) << "fewer than min_files";
+  EXPECT_EQ(TieredRun({10, 1, 1, 1, 1}, 2), 4u) << "the 10 waits for 5 bytes after it";
+  EXPECT_EQ(TieredRun({5, 1, 1, 1}, 2), 4u) << "3 bytes came after the 5";
+  EXPECT_EQ(TieredRun({2, 3}, 2), 2u) << "fresh files of similar sizes";
+  EXPECT_EQ(TieredRun({1, 100}, 2), 0u);
+  EXPECT_EQ(TieredRun({}, 2), 0u);
+}
+
 TEST_F(ServiceTest, AssessmentCountsFilesPerPartitionWorstFirst) {
   for (int i = 0; i < 3; ++i) Append(i * 10, i * 10 + 10, "a");
   for (int i = 0; i < 6; ++i) Append(100 + i * 10, 110 + i * 10, "b");
@@ -120,11 +131,12 @@ TEST_F(ServiceTest, WorksCountsFirstThenTheWorstPartitionThenExpiryAndOrphansByI
   now_ms_ += 5000;
   EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess"}));
   now_ms_ += 60'000;
-  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire"}));
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"expire", "assess"}))
+      << "interval work goes before the periodic count";
   EXPECT_EQ(rec_.expired, 12 + 2) << "then the newest append and the first compaction";
   EXPECT_EQ(rec_.orphan_runs, 0);
   now_ms_ += 3'600'000;
-  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire", "orphans"}));
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"expire", "orphans", "assess"}));
 }
 
 TEST_F(ServiceTest, APolicyThatDoesNotParseIsReportedAndTheTableRests) {
@@ -138,8 +150,7 @@ TEST_F(ServiceTest, APolicyThatDoesNotParseIsReportedAndTheTableRests) {
   EXPECT_TRUE(Drain(*s).empty()) << "it rests until the next assessment";
   SetProperty("sluice.maintenance.slo-action", "log");
   now_ms_ += 5000;
-  EXPECT_EQ(Drain(*s),
-            (std::vector<std::string>{"assess", "expire", "compact kind=a", "assess"}));
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire", "compact kind=a", "assess"}));
 }
 
 TEST_F(ServiceTest, ADisabledTableIsAssessedButNotTouched) {
@@ -160,19 +171,22 @@ TEST_F(ServiceTest, ItsThreadsCompactWhileATableIsAppendedTo) {
   auto s = Service(o);
   s->Start();
   for (int i = 0; i < 20; ++i) Append(i * 10, i * 10 + 10, "a");
-  // The service catches up: the partition ends as one file (read from the
-  // table itself: the service's last count may predate the last append).
+  // The service catches up: nothing is due any more (read from the table
+  // itself: the service's last count may predate the last append), with
+  // the partition's 20 files merged into a few of growing sizes.
   ASSERT_OK_AND_ASSIGN(Policy policy, PolicyOf(table_->metadata()));
-  int64_t files = 0;
+  TableHealth h;
   for (int tries = 0; tries < 1000; ++tries) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     ASSERT_OK(table_->Refresh());
-    ASSERT_OK_AND_ASSIGN(TableHealth h, AssessTable(*table_, policy));
-    files = h.data_files;
-    if (files == 1) break;
+    ASSERT_OK_AND_ASSIGN(h, AssessTable(*table_, policy));
+    if (h.partitions.size() == 1 && h.partitions[0].due_files == 0) break;
   }
   s->Stop();
-  EXPECT_EQ(files, 1);
+  ASSERT_EQ(h.partitions.size(), 1u);
+  EXPECT_EQ(h.partitions[0].due_files, 0);
+  EXPECT_LE(h.data_files, 5) << "20 appends, merged by size tiers";
+  EXPECT_FALSE(rec_.compacted.empty());
   EXPECT_TRUE(rec_.failures.empty()) << rec_.failures[0];
   std::set<int64_t> want;
   for (int64_t id = 0; id < 200; ++id) want.insert(id);

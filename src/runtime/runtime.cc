@@ -157,7 +157,12 @@ Status Runtime::CreateTable(const sql::CreateTable& t, std::map<std::string, Sch
   };
   auto spec = iceberg::ParsePartitionSpec(t.PartitionSpecText(), t.schema);
   if (!spec.ok()) return where(spec.status());
-  auto o = iceberg::NewTableOptionsFromProperties(t.options.ToMap());
+  // A table committed to every second would keep every replaced metadata
+  // file until orphan cleanup: the ones the metadata log drops go at once
+  // (Iceberg's property, unless the script sets it).
+  std::map<std::string, std::string> props = t.options.ToMap();
+  props.emplace("write.metadata.delete-after-commit.enabled", "true");
+  auto o = iceberg::NewTableOptionsFromProperties(std::move(props));
   if (!o.ok()) return where(o.status());
   auto md = iceberg::NewTableMetadata(t.schema, *spec, iceberg::SortOrder{},
                                       catalog::DefaultTableLocation(options_.warehouse, ident), *o);
