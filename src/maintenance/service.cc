@@ -14,6 +14,9 @@ namespace {
 // interval): a process restarted often does not list its tables each time.
 constexpr int64_t kFirstOrphansMs = 5 * 60 * 1000;
 
+// Partitions one compaction unit takes at most (each its own commit).
+constexpr size_t kPartitionsPerCompaction = 16;
+
 double ThreadCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -78,12 +81,12 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
   // the other decisions rest on them.
   for (auto& t : tables_) {
     if (!t->busy && !t->health && now >= t->next_assess_ms) {
-      return Unit{t.get(), Step::kAssess, {}, 0, {}};
+      return Unit{t.get(), Step::kAssess, {}, {}};
     }
   }
   auto periodic_assessment = [&]() -> std::optional<Unit> {
     for (auto& t : tables_) {
-      if (!t->busy && now >= t->next_assess_ms) return Unit{t.get(), Step::kAssess, {}, 0, {}};
+      if (!t->busy && now >= t->next_assess_ms) return Unit{t.get(), Step::kAssess, {}, {}};
     }
     return std::nullopt;
   };
@@ -94,30 +97,41 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
     for (auto& t : tables_) {
       if (t->busy || !t->policy || !t->policy->enabled) continue;
       int64_t due = step == Step::kExpire ? t->next_expire_ms : t->next_orphans_ms;
-      if (now >= due) return Unit{t.get(), step, {}, 0, {}};
+      if (now >= due) return Unit{t.get(), step, {}, {}};
     }
   }
-  // 3. The worst partition of all: most data files against its table's SLO,
-  // then most small files.
-  const PartitionHealth* worst = nullptr;
-  TableState* worst_table = nullptr;
-  double worst_score = 0;
+  // 3. Compaction of the table with the worst partition of all (most data
+  // files against its table's SLO, then most files due): its due partitions,
+  // the worst first, up to kPartitionsPerCompaction (one plan of the table
+  // serves them all; each is its own commit).
+  auto score = [](const TableState& t, const PartitionHealth& p) {
+    return std::make_pair(
+        static_cast<double>(p.data_files) / static_cast<double>(t.policy->max_files_per_partition),
+        p.due_files);
+  };
+  TableState* worst = nullptr;
+  std::pair<double, int64_t> worst_score{0, 0};
   for (auto& t : tables_) {
     if (t->busy || !t->health || !t->policy || !t->policy->enabled) continue;
     for (const PartitionHealth& p : t->health->partitions) {
-      if (p.due_files == 0) continue;
-      double score = static_cast<double>(p.data_files) /
-                     static_cast<double>(t->policy->max_files_per_partition);
-      if (worst == nullptr || score > worst_score ||
-          (score == worst_score && p.due_files > worst->due_files)) {
-        worst = &p;
-        worst_table = t.get();
-        worst_score = score;
+      if (p.due_files > 0 && (worst == nullptr || score(*t, p) > worst_score)) {
+        worst = t.get();
+        worst_score = score(*t, p);
       }
     }
   }
   if (worst != nullptr) {
-    return Unit{worst_table, Step::kCompact, worst->partition, worst->spec_id, worst->values};
+    std::vector<const PartitionHealth*> due;
+    for (const PartitionHealth& p : worst->health->partitions) {
+      if (p.due_files > 0) due.push_back(&p);
+    }
+    std::stable_sort(due.begin(), due.end(), [&](const auto* a, const auto* b) {
+      return score(*worst, *a) > score(*worst, *b);
+    });
+    if (due.size() > kPartitionsPerCompaction) due.resize(kPartitionsPerCompaction);
+    Unit u{worst, Step::kCompact, due[0]->partition, {}};
+    for (const PartitionHealth* p : due) u.partitions.emplace(p->spec_id, p->values);
+    return u;
   }
   // 4. Counts read again every interval: last, so that reading them (a hot
   // table's take a while) never crowds out the work they call for.
@@ -136,13 +150,13 @@ std::optional<MaintenanceService::Done> MaintenanceService::RunOne() {
   u->table->compacted = false;  // (busy: only this thread touches it)
   Status st = Run(*u);
   Finish(*u, st);
-  return Done{u->table->name, u->step, u->partition};
+  return Done{u->table->name, u->step, u->partition, static_cast<int64_t>(u->partitions.size())};
 }
 
 Status MaintenanceService::Run(const Unit& u) {
   switch (u.step) {
     case Step::kAssess: return Assess(*u.table);
-    case Step::kCompact: return Compact(*u.table, u.spec_id, u.values);
+    case Step::kCompact: return Compact(*u.table, u.partitions);
     case Step::kExpire: return Expire(*u.table);
     case Step::kOrphans: return RemoveOrphansOf(*u.table);
   }
@@ -164,13 +178,11 @@ Status MaintenanceService::Assess(TableState& t) {
   return Status::OK();
 }
 
-Status MaintenanceService::Compact(TableState& t, int32_t spec_id,
-                                   const iceberg::PartitionValues& values) {
+Status MaintenanceService::Compact(TableState& t, const std::set<PartitionKey>& partitions) {
   auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(auto table, catalog::Table::Load(catalog_, io_, t.ident));
   CompactOptions o;
-  o.partitions = {{spec_id, values}};
-  o.max_partitions = 1;
+  o.partitions = partitions;
   o.tiered = true;
   ASSIGN_OR_RETURN(CompactResult r, CompactTable(*table, o));
   observer_->OnCompacted(t.name, r, SecondsSince(start));

@@ -9,12 +9,13 @@
 //   3. orphans: each table every sluice.maintenance.orphan-interval-ms, the
 //      first at most 5 min after its first assessment (never a file younger
 //      than min_orphan_margin_ms);
-//   4. compact: the worst partition of all tables (most data files against
-//      the table's SLO, then most files due), once a size tier of its small
+//   4. compact: the table with the worst partition of all (most data files
+//      against the table's SLO, then most files due): its due partitions,
+//      the worst first, up to 16 on one plan of the table, each one
+//      `replace` commit. A partition is due once a size tier of its small
 //      files has min-input-files (TieredRun, files.h: each byte is rewritten
-//      a logarithmic number of times, not at every compaction): one
-//      partition, one `replace` commit. One that commits
-//      nothing (a conflict) waits for the next assessment interval.
+//      a logarithmic number of times, not at every compaction). A unit that
+//      commits nothing (conflicts) waits for the next assessment interval.
 // A table whose assessment fails has no policy until one succeeds: nothing
 // but assessment runs on it meanwhile.
 // A table has at most one unit running. A unit that fails is reported to the
@@ -35,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,7 +84,8 @@ class MaintenanceService {
   struct Done {  // what RunOne did
     std::string table;
     Step step;
-    std::string partition;  // kCompact: the partition compacted
+    std::string partition;   // kCompact: the worst partition compacted
+    int64_t partitions = 0;  // kCompact: how many
   };
 
   // `observer` must outlive the service.
@@ -110,12 +113,12 @@ class MaintenanceService {
     std::optional<Policy> policy;
     int64_t next_assess_ms = 0, next_expire_ms = 0, next_orphans_ms = 0;
   };
+  using PartitionKey = std::pair<int32_t, iceberg::PartitionValues>;  // spec id, values
   struct Unit {
     TableState* table = nullptr;
     Step step = Step::kAssess;
-    std::string partition;  // kCompact: its path (reported), spec and values (what is done)
-    int32_t spec_id = 0;
-    iceberg::PartitionValues values;
+    std::string partition;              // kCompact: the worst one's path (reported)
+    std::set<PartitionKey> partitions;  // kCompact: what it compacts
   };
 
   int64_t Now() const { return options_.clock(); }
@@ -123,7 +126,7 @@ class MaintenanceService {
   // Runs `u` (outside the lock); returns its failure, which only rests the table.
   Status Run(const Unit& u);
   Status Assess(TableState& t);
-  Status Compact(TableState& t, int32_t spec_id, const iceberg::PartitionValues& values);
+  Status Compact(TableState& t, const std::set<PartitionKey>& partitions);
   Status Expire(TableState& t);
   Status RemoveOrphansOf(TableState& t);
   void Finish(const Unit& u, const Status& st);
