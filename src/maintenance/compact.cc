@@ -22,19 +22,25 @@ bool HasDeletes(const iceberg::FileScanTask& t) {
   return t.deletion_vector || !t.position_deletes.empty() || !t.equality_deletes.empty();
 }
 
-// Rewrites `plan`'s inputs into new files and commits them in place of the
-// inputs; a conflict is reported in plan->skipped, not as an error.
-Status RewritePartition(catalog::Table& table,
-                        const std::shared_ptr<const iceberg::TableMetadata>& md,
-                        const iceberg::DataWriterOptions& wo, const CompactOptions& options,
-                        const catalog::CommitOptions& commit, PartitionCompaction* plan,
-                        CompactResult* result) {
+// A partition rewritten, its commit pending.
+struct Staged {
+  PartitionCompaction* plan = nullptr;
+  std::unique_ptr<iceberg::DataWriter> writer;  // Abort() removes its files
+  std::vector<iceberg::DataFile> added;
+};
+
+// Rewrites `plan`'s inputs (their deletes applied) into new files.
+Result<Staged> WritePartition(catalog::Table& table,
+                              const std::shared_ptr<const iceberg::TableMetadata>& md,
+                              const iceberg::DataWriterOptions& wo, PartitionCompaction* plan) {
   iceberg::ScanOptions so;
   so.only_files.insert(plan->inputs.begin(), plan->inputs.end());
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
-  ASSIGN_OR_RETURN(auto writer, iceberg::DataWriter::Make(table.io(), *md, wo));
+  Staged staged;
+  staged.plan = plan;
+  ASSIGN_OR_RETURN(staged.writer, iceberg::DataWriter::Make(table.io(), *md, wo));
   auto fail = [&](const Status& st) {
-    writer->Abort();
+    staged.writer->Abort();
     return st;
   };
   Batch b;
@@ -43,33 +49,53 @@ Status RewritePartition(catalog::Table& table,
     if (!more.ok()) return fail(more.status());
     if (!*more) break;
     plan->rows += b.num_rows();
-    if (Status st = writer->Write(b); !st.ok()) return fail(st);
+    if (Status st = staged.writer->Write(b); !st.ok()) return fail(st);
   }
-  auto added = writer->Close();
+  auto added = staged.writer->Close();
   if (!added.ok()) return fail(added.status());
+  staged.added = std::move(*added);
+  return staged;
+}
+
+// Commits `group`'s new files in place of their inputs, in one `replace`
+// snapshot. On a conflict (a file gone, a delete arrived since the plan) a
+// group of several commits each partition alone, so that only the ones in
+// conflict are skipped (plan->skipped, their new files removed).
+Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
+                   const CompactOptions& options, const catalog::CommitOptions& commit,
+                   const std::vector<Staged*>& group, CompactResult* result) {
   catalog::SnapshotUpdate u;
   u.operation = "replace";
-  u.add_data = *added;
-  u.remove_paths = plan->inputs;
+  for (const Staged* s : group) {
+    u.add_data.insert(u.add_data.end(), s->added.begin(), s->added.end());
+    u.remove_paths.insert(u.remove_paths.end(), s->plan->inputs.begin(), s->plan->inputs.end());
+  }
   u.fail_on_new_deletes = true;
-  u.base_snapshot_id = md->current_snapshot_id;
+  u.base_snapshot_id = md.current_snapshot_id;
   u.summary["sluice.maintenance"] = "compact";
   if (options.before_commit) options.before_commit();
   KillPoint("maintenance.compact.before_commit");
   auto snap = table.Commit(u, commit);
+  if (!snap.ok() && snap.status().code() == StatusCode::kConflict && group.size() > 1) {
+    for (Staged* s : group) RETURN_IF_ERROR(CommitGroup(table, md, options, commit, {s}, result));
+    return Status::OK();
+  }
   if (!snap.ok()) {
     if (snap.status().code() == StatusCode::kCommitStateUnknown) return snap.status();
-    writer->Abort();  // the new files go
+    for (Staged* s : group) s->writer->Abort();  // the new files go
     if (snap.status().code() != StatusCode::kConflict) return snap.status();
-    plan->skipped = snap.status().message();
+    group[0]->plan->skipped = snap.status().message();
     ++result->conflicts;
     return Status::OK();
   }
-  plan->outputs = static_cast<int64_t>(added->size());
-  for (const auto& f : *added) plan->output_bytes += f.file_size_in_bytes;
   ++result->commits;
-  result->bytes_read += plan->input_bytes;
-  result->bytes_written += plan->output_bytes;
+  for (Staged* s : group) {
+    PartitionCompaction& plan = *s->plan;
+    plan.outputs = static_cast<int64_t>(s->added.size());
+    for (const auto& f : s->added) plan.output_bytes += f.file_size_in_bytes;
+    result->bytes_read += plan.input_bytes;
+    result->bytes_written += plan.output_bytes;
+  }
   return Status::OK();
 }
 
@@ -96,6 +122,43 @@ std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool 
     return a->small.size() > b->small.size();
   });
   return due;
+}
+
+// Rewrites the planned partitions and commits them in groups of
+// partitions_per_commit: a crash loses at most one group's work, and a
+// large table never needs one giant commit.
+Status RewriteInGroups(catalog::Table& table,
+                       const std::shared_ptr<const iceberg::TableMetadata>& md,
+                       const iceberg::DataWriterOptions& wo, const CompactOptions& options,
+                       const catalog::CommitOptions& commit, CompactResult* result) {
+  const size_t per_commit =
+      static_cast<size_t>(std::max<int64_t>(1, options.partitions_per_commit));
+  std::vector<Staged> staged;
+  auto abort_staged = [&] {
+    for (Staged& s : staged) s.writer->Abort();
+  };
+  for (size_t i = 0; i < result->partitions.size(); ++i) {
+    PartitionCompaction& plan = result->partitions[i];
+    auto s = WritePartition(table, md, wo, &plan);
+    if (!s.ok()) {
+      abort_staged();
+      return s.status().WithContextF("compacting partition '{}' of {}", plan.partition,
+                                     table.ident().ToString());
+    }
+    staged.push_back(std::move(*s));
+    if (staged.size() < per_commit && i + 1 < result->partitions.size()) continue;
+    std::vector<Staged*> group;
+    for (Staged& g : staged) group.push_back(&g);
+    const std::string first = staged[0].plan->partition;
+    Status st = CommitGroup(table, *md, options, commit, group, result);
+    const size_t n = staged.size();
+    staged.clear();  // committed, or aborted by CommitGroup (a writer keeps committed files)
+    if (!st.ok()) {
+      return st.WithContextF("compacting {} partitions of {} (from '{}')", n,
+                             table.ident().ToString(), first);
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -157,13 +220,9 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
         plan.input_bytes += t->file.file_size_in_bytes;
       }
     }
-    if (!options.dry_run) {
-      RETURN_IF_ERROR_CTX(RewritePartition(table, md, wo, options, commit, &plan, &result),
-                          "compacting partition '{}' of {}", plan.partition,
-                          table.ident().ToString());
-    }
     result.partitions.push_back(std::move(plan));
   }
+  if (!options.dry_run) RETURN_IF_ERROR(RewriteInGroups(table, md, wo, options, commit, &result));
   return result;
 }
 

@@ -11,12 +11,13 @@
 // with their deletes applied and written anew into the table's current
 // partition spec; the worst partitions (most small files) go first.
 //
-// Each partition is one `replace` commit: a crash loses at most one
-// partition's work, and a large table never needs one giant commit. The
-// commit fails (kConflict) when a file it replaces is gone or got a delete
-// since the plan: that partition is skipped, its new files removed, and the
-// others go on; a deleted row never comes back. Delete files stay (they no
-// longer apply to the new files, whose sequence numbers are higher); a
+// Partitions are committed in groups (partitions_per_commit, one `replace`
+// snapshot each): a crash loses at most one group's work, and a large table
+// never needs one giant commit. A group's commit fails (kConflict) when a
+// file it replaces is gone or got a delete since the plan: its partitions are
+// then committed one by one, and only those in conflict are skipped (their
+// new files removed); a deleted row never comes back. Delete files stay (they
+// no longer apply to the new files, whose sequence numbers are higher); a
 // deletion vector goes with its data file.
 #pragma once
 
@@ -41,6 +42,8 @@ struct CompactOptions {
   std::set<std::pair<int32_t, iceberg::PartitionValues>> partitions;
   // At most this many partitions, the worst first (0: all that are due).
   int64_t max_partitions = 0;
+  // Partitions per `replace` commit: a crash loses at most one group's work.
+  int64_t partitions_per_commit = 16;
   // Size-tiered (the maintenance service): a partition's smallest small files
   // that TieredRun selects, not all of them, and no file only for its deletes.
   bool tiered = false;

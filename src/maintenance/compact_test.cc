@@ -145,5 +145,31 @@ TEST_F(CompactTest, ACompactionCommitsWhileAWriterAppendsBackToBack) {
   EXPECT_EQ(Ids().size(), 100u + static_cast<size_t>(appended.load()));
 }
 
+// Partitions commit in groups; a delete that lands in one of them during
+// the group's commit makes the group commit its partitions one by one: only
+// the one with the delete steps aside.
+TEST_F(CompactTest, AGroupInConflictCommitsItsOtherPartitionsAlone) {
+  SmallAppends();
+  for (int i = 0; i < 5; ++i) Append(200 + i * 10, 210 + i * 10, "c");
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  CompactOptions o;
+  bool deleted = false;
+  o.before_commit = [&] {
+    if (!deleted) ASSERT_OK(catalog::DeleteWhere(*other, "id = 3"));  // kind=a
+    deleted = true;
+  };
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  ASSERT_EQ(r.partitions.size(), 2u) << "a (6 small files) and c (5)";
+  EXPECT_EQ(r.commits, 1) << "c alone, after the group of both conflicted";
+  EXPECT_EQ(r.conflicts, 1);
+  for (const PartitionCompaction& p : r.partitions) {
+    EXPECT_EQ(p.skipped.empty(), p.partition == "kind=c") << p.partition;
+  }
+  std::set<int64_t> ids = Ids();
+  EXPECT_EQ(ids.size(), 80u + 50u - 1u);
+  EXPECT_FALSE(ids.count(3));
+  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 6}, {"b", 2}, {"c", 1}}));
+}
+
 }  // namespace
 }  // namespace sluice::maintenance
