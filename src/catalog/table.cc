@@ -1,5 +1,7 @@
 #include "catalog/table.h"
 
+#include <strings.h>
+
 #include <algorithm>
 #include <chrono>
 #include <random>
@@ -118,10 +120,12 @@ Result<std::vector<ManifestEntry>> Table::LiveFiles(int64_t snapshot_id) const {
 }
 
 std::mutex& Table::CommitTurn() const {
-  static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<std::mutex>> turns;  // by catalog and table
-  std::lock_guard<std::mutex> lock(mu);
-  auto& turn = turns[fmt::format("{}\n{}", static_cast<const void*>(catalog_), ident_.ToString())];
+  // Never destroyed: a thread may still hold a turn while the process exits.
+  static auto* mu = new std::mutex;
+  static auto* turns = new std::map<std::string, std::unique_ptr<std::mutex>>;  // by catalog, table
+  std::lock_guard<std::mutex> lock(*mu);
+  auto& turn =
+      (*turns)[fmt::format("{}\n{}", static_cast<const void*>(catalog_), ident_.ToString())];
   if (!turn) turn = std::make_unique<std::mutex>();
   return *turn;
 }
@@ -175,13 +179,12 @@ Status ExtendMetadataLog(TableMetadata* next, const std::string& previous, int64
   if (it != next->properties.end()) {
     char* end = nullptr;
     long long v = std::strtoll(it->second.c_str(), &end, 10);
-    if (it->second.empty() || *end != '\0' || v < 1) {
+    if (it->second.empty() || *end != '\0') {
       return Status::Invalid(
-          "table property write.metadata.previous-versions-max = '{}' is not an integer of at "
-          "least 1",
+          "table property write.metadata.previous-versions-max = '{}' is not an integer",
           it->second);
     }
-    max = v;
+    max = std::max<long long>(1, v);  // as Iceberg's Java library reads it
   }
   if (!previous.empty()) next->metadata_log.push_back({previous, updated_ms});
   while (static_cast<int64_t>(next->metadata_log.size()) > max) {
@@ -194,7 +197,7 @@ Status ExtendMetadataLog(TableMetadata* next, const std::string& previous, int64
 void DeleteDroppedMetadata(FileIO& io, const TableMetadata& committed,
                            const std::vector<std::string>& dropped) {
   auto it = committed.properties.find("write.metadata.delete-after-commit.enabled");
-  if (it == committed.properties.end() || it->second != "true") return;
+  if (it == committed.properties.end() || strcasecmp(it->second.c_str(), "true") != 0) return;
   for (const std::string& f : dropped) (void)io.Delete(f);
 }
 

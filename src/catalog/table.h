@@ -141,6 +141,8 @@ class Table {
   // still arbitrates between processes, but one process's writers never lose
   // attempts to each other: a compaction, whose staging takes longer than an
   // append's, would otherwise lose every race to a pipeline committing often.
+  // Not reentrant: nothing called while a turn is held (CommitAll's `check`,
+  // UpdateMetadata's `change`) may commit to the same table.
   std::mutex& CommitTurn() const;
 
   Catalog* catalog_;  // null for read-only tables

@@ -510,18 +510,24 @@ Result<std::vector<int64_t>> Table::CommitAll(Catalog& catalog,
   // The tables' turns (table.h), always taken in one order.
   std::vector<std::mutex*> turns;
   for (auto& p : pending) turns.push_back(&p->table->CommitTurn());
-  std::sort(turns.begin(), turns.end());
+  std::sort(turns.begin(), turns.end(), std::less<>());
   turns.erase(std::unique(turns.begin(), turns.end()), turns.end());
   for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
     if (attempt > 0) options.BackOff(attempt);
     std::vector<std::unique_lock<std::mutex>> held;
     for (std::mutex* m : turns) held.emplace_back(*m);
+    Status refreshed;
     for (auto& p : pending) {
-      Status st = p->table->Refresh();
-      if (!st.ok()) {
-        abandon_all();
-        return st;
+      refreshed = p->table->Refresh();
+      if (!refreshed.ok()) break;
+    }
+    if (!refreshed.ok()) {
+      if (refreshed.retryable()) {  // a flaky catalog read: like a lost swap, try again
+        last = refreshed;
+        continue;
       }
+      abandon_all();
+      return refreshed;
     }
     if (check) {
       Status st = check();

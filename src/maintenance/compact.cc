@@ -33,6 +33,9 @@ struct Staged {
 Result<Staged> WritePartition(catalog::Table& table,
                               const std::shared_ptr<const iceberg::TableMetadata>& md,
                               const iceberg::DataWriterOptions& wo, PartitionCompaction* plan) {
+  if (plan->inputs.empty()) {  // an empty only_files would read the whole table
+    return Status::Internal("compaction of partition '{}' planned no input file", plan->partition);
+  }
   iceberg::ScanOptions so;
   so.only_files.insert(plan->inputs.begin(), plan->inputs.end());
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
@@ -77,7 +80,13 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
   KillPoint("maintenance.compact.before_commit");
   auto snap = table.Commit(u, commit);
   if (!snap.ok() && snap.status().code() == StatusCode::kConflict && group.size() > 1) {
-    for (Staged* s : group) RETURN_IF_ERROR(CommitGroup(table, md, options, commit, {s}, result));
+    for (size_t i = 0; i < group.size(); ++i) {
+      Status st = CommitGroup(table, md, options, commit, {group[i]}, result);
+      if (!st.ok()) {  // the ones not tried yet were in no commit: their files go
+        for (size_t j = i + 1; j < group.size(); ++j) group[j]->writer->Abort();
+        return st;
+      }
+    }
     return Status::OK();
   }
   if (!snap.ok()) {
@@ -113,10 +122,15 @@ std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool 
       });
       std::vector<int64_t> sizes;
       for (const auto* t : g.small) sizes.push_back(t->file.file_size_in_bytes);
-      g.small.resize(TieredRun(std::move(sizes), min_files));
+      TieredWindow w = TieredRun(std::move(sizes), min_files);
+      g.small = std::vector<const iceberg::FileScanTask*>(
+          g.small.begin() + static_cast<std::ptrdiff_t>(w.start),
+          g.small.begin() + static_cast<std::ptrdiff_t>(w.start + w.length));
       g.with_deletes.clear();
     }
-    if (static_cast<int64_t>(g.small.size()) >= min_files) due.push_back(&g);
+    // (Never a partition with nothing to read: no input files would mean the
+    // whole table to the scan.)
+    if (!g.small.empty() && static_cast<int64_t>(g.small.size()) >= min_files) due.push_back(&g);
   }
   std::stable_sort(due.begin(), due.end(), [](const Group* a, const Group* b) {
     return a->small.size() > b->small.size();
@@ -152,7 +166,7 @@ Status RewriteInGroups(catalog::Table& table,
     const std::string first = staged[0].plan->partition;
     Status st = CommitGroup(table, *md, options, commit, group, result);
     const size_t n = staged.size();
-    staged.clear();  // committed, or aborted by CommitGroup (a writer keeps committed files)
+    staged.clear();  // committed or aborted (kept only when the commit state is unknown)
     if (!st.ok()) {
       return st.WithContextF("compacting {} partitions of {} (from '{}')", n,
                              table.ident().ToString(), first);

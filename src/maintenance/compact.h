@@ -48,8 +48,8 @@ struct CompactOptions {
   // that TieredRun selects, not all of them, and no file only for its deletes.
   bool tiered = false;
   bool dry_run = false;
-  // Called before each partition's commit, its files written (tests: a
-  // concurrent writer's moment).
+  // Called before each commit (of a group, and of each partition when a
+  // group falls back), its files written (tests: a concurrent writer's moment).
   std::function<void()> before_commit;
 };
 

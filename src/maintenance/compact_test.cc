@@ -133,7 +133,9 @@ TEST_F(CompactTest, ACompactionCommitsWhileAWriterAppendsBackToBack) {
       appended = i + 1;
     }
   });
-  while (appended.load() < 5) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 10'000 && appended.load() < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   CompactOptions o;
   o.partitions = {{0, {std::string("a")}}};
   auto r = CompactTable(*table_, o);

@@ -43,12 +43,17 @@ Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& 
   return static_cast<int64_t>(v);
 }
 
-size_t TieredRun(std::vector<int64_t> sizes, int64_t min_files) {
+TieredWindow TieredRun(std::vector<int64_t> sizes, int64_t min_files) {
   std::sort(sizes.begin(), sizes.end());
-  size_t run = 0;
-  int64_t sum = 0;
-  while (run < sizes.size() && (run == 0 || sizes[run] <= 2 * sum)) sum += sizes[run++];
-  return static_cast<int64_t>(run) >= min_files ? run : 0;
+  for (size_t start = 0; start < sizes.size(); ++start) {
+    size_t end = start + 1;
+    int64_t sum = sizes[start];
+    while (end < sizes.size() && sizes[end] <= 2 * sum) sum += sizes[end++];
+    if (static_cast<int64_t>(end - start) >= std::max<int64_t>(2, min_files)) {
+      return {start, end - start};
+    }
+  }
+  return {};
 }
 
 void DeleteFiles(FileIO& io, const std::vector<std::string>& paths, int64_t* deleted,

@@ -33,14 +33,19 @@ Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& 
                             int64_t fallback, int64_t min);
 
 // Size-tiered selection, for a compaction that runs over and over on a
-// growing partition: of a partition's small file sizes (any order), how many
-// of the smallest it merges. That is the longest run, smallest first, in
-// which each file is at most twice the sum of those before it, or 0 when that
-// run has fewer than `min_files`. Fresh files of similar sizes merge; a merged
-// file joins the next merge only once half as many bytes came after it, so
-// each byte is rewritten a logarithmic number of times (about
-// log1.5(small-file size / commit size)), not once per compaction.
-size_t TieredRun(std::vector<int64_t> sizes, int64_t min_files);
+// growing partition. Of a partition's small file sizes sorted ascending, the
+// files it merges: the first window (smallest files first) in which each file
+// is at most twice the sum of those before it in the window, and which has at
+// least `min_files` (and 2) files; none (length 0) otherwise. Fresh files of
+// similar sizes merge; a merged file joins the next merge only once half as
+// many bytes came after it, so each byte is rewritten a logarithmic number of
+// times (about log1.5(small-file size / commit size)), not once per
+// compaction. A window need not start at the smallest file: one tiny file
+// (the first of a new partition) does not hold back the commit-sized ones.
+struct TieredWindow {
+  size_t start = 0, length = 0;  // in ascending size order
+};
+TieredWindow TieredRun(std::vector<int64_t> sizes, int64_t min_files);
 
 // Deletes `paths`, counting what went and describing what could not.
 void DeleteFiles(FileIO& io, const std::vector<std::string>& paths, int64_t* deleted,

@@ -48,7 +48,7 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
   }
   const int64_t target = std::max<int64_t>(1, policy.target_file_bytes);
   for (auto& [key, p] : parts) {
-    p.due_files = static_cast<int64_t>(TieredRun(small_sizes[key], policy.min_input_files));
+    p.due_files = static_cast<int64_t>(TieredRun(small_sizes[key], policy.min_input_files).length);
     p.debt_files = std::max<int64_t>(0, p.small_files - (p.small_bytes + target - 1) / target);
     h.data_files += p.data_files;
     h.small_files += p.small_files;
@@ -56,9 +56,10 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
     h.data_bytes += p.data_bytes;
     h.debt_files += p.debt_files;
     h.max_partition_files = std::max(h.max_partition_files, p.data_files);
-    // Over the SLO: more files than it allows, some of which compaction would
-    // merge (a partition of only full-size files is big, not unhealthy).
-    if (p.data_files > policy.max_files_per_partition && p.debt_files > 0) {
+    // Over the SLO: more files than it allows, and some that compaction would
+    // merge now (a partition of full-size files, or of the few growing files
+    // tiering keeps, is big, not unhealthy).
+    if (p.data_files > policy.max_files_per_partition && p.due_files > 0) {
       ++h.partitions_over_slo;
     }
     h.partitions.push_back(std::move(p));

@@ -34,7 +34,7 @@ struct TableHealth {
   std::vector<PartitionHealth> partitions;  // worst first (most data files)
   int64_t data_files = 0, small_files = 0, delete_files = 0, data_bytes = 0, debt_files = 0;
   int64_t max_partition_files = 0;  // data files of the worst partition
-  // Partitions above policy.max_files_per_partition with small files to merge.
+  // Partitions above policy.max_files_per_partition with files due (due_files).
   int64_t partitions_over_slo = 0;
 };
 

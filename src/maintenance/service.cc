@@ -14,7 +14,7 @@ namespace {
 // interval): a process restarted often does not list its tables each time.
 constexpr int64_t kFirstOrphansMs = 5 * 60 * 1000;
 
-// Partitions one compaction unit takes at most (each its own commit).
+// Partitions one compaction unit takes at most (one group commit).
 constexpr size_t kPartitionsPerCompaction = 16;
 
 double ThreadCpuSeconds() {
@@ -77,10 +77,12 @@ void MaintenanceService::Stop() {
 }
 
 std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t now) {
-  // 1. Missing file counts first (never read, or stale after a compaction):
-  // the other decisions rest on them.
+  // 1. Missing file counts first (never read, or stale after a compaction),
+  // and counts overdue by a whole interval (a hot table kept busy compacting
+  // must not freeze the others' counts): the other decisions rest on them.
   for (auto& t : tables_) {
-    if (!t->busy && !t->health && now >= t->next_assess_ms) {
+    const bool overdue = now >= t->next_assess_ms + options_.assess_interval_ms;
+    if (!t->busy && (!t->health || overdue) && now >= t->next_assess_ms) {
       return Unit{t.get(), Step::kAssess, {}, {}};
     }
   }
@@ -103,7 +105,7 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
   // 3. Compaction of the table with the worst partition of all (most data
   // files against its table's SLO, then most files due): its due partitions,
   // the worst first, up to kPartitionsPerCompaction (one plan of the table
-  // serves them all; each is its own commit).
+  // and one commit serve them all: compact.h's groups).
   auto score = [](const TableState& t, const PartitionHealth& p) {
     return std::make_pair(
         static_cast<double>(p.data_files) / static_cast<double>(t.policy->max_files_per_partition),

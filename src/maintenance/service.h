@@ -2,8 +2,9 @@
 // its pipelines commit to them (docs/maintenance.md). It owns its threads and
 // a CPU budget, and schedules one unit of work at a time per thread, by need:
 //   1. assess: a table's file counts, first and right after each of its
-//      compactions (AssessTable); again every assess_interval_ms, but after
-//      the work below, which reading them must not crowd out;
+//      compactions (AssessTable); again every assess_interval_ms, after the
+//      work below (counting must not crowd it out), or before it once
+//      overdue by a whole interval (a busy table must not freeze the others');
 //   2. expire: each table every sluice.maintenance.expire-interval-ms, from
 //      its first assessment on;
 //   3. orphans: each table every sluice.maintenance.orphan-interval-ms, the

@@ -83,13 +83,20 @@ class ServiceTest : public TableFixture {
 };
 
 TEST(TieredRunTest, MergesTheSmallestWhileEachFileIsAtMostTwiceTheSumBeforeIt) {
-  EXPECT_EQ(TieredRun({1, 1, 1, 1, 1}, 5), 5u);
-  EXPECT_EQ(TieredRun({1, 1, 1, 1}, 5), 0u) << "fewer than min_files";
-  EXPECT_EQ(TieredRun({10, 1, 1, 1, 1}, 2), 4u) << "the 10 waits for 5 bytes after it";
-  EXPECT_EQ(TieredRun({5, 1, 1, 1}, 2), 4u) << "3 bytes came after the 5";
-  EXPECT_EQ(TieredRun({2, 3}, 2), 2u) << "fresh files of similar sizes";
-  EXPECT_EQ(TieredRun({1, 100}, 2), 0u);
-  EXPECT_EQ(TieredRun({}, 2), 0u);
+  auto run = [](std::vector<int64_t> sizes, int64_t min) {
+    TieredWindow w = TieredRun(std::move(sizes), min);
+    return std::make_pair(w.start, w.length);
+  };
+  using P = std::pair<size_t, size_t>;
+  EXPECT_EQ(run({1, 1, 1, 1, 1}, 5), P(0, 5));
+  EXPECT_EQ(run({1, 1, 1, 1}, 5).second, 0u) << "fewer than min_files";
+  EXPECT_EQ(run({10, 1, 1, 1, 1}, 2), P(0, 4)) << "the 10 waits for 5 bytes after it";
+  EXPECT_EQ(run({5, 1, 1, 1}, 2), P(0, 4)) << "3 bytes came after the 5";
+  EXPECT_EQ(run({2, 3}, 2), P(0, 2)) << "fresh files of similar sizes";
+  EXPECT_EQ(run({1, 10, 10, 10, 10, 10}, 5), P(1, 5)) << "a tiny file does not hold them back";
+  EXPECT_EQ(run({1, 100}, 2).second, 0u);
+  EXPECT_EQ(run({}, 2).second, 0u);
+  EXPECT_EQ(run({4, 4}, 0), P(0, 2)) << "never a single file rewritten alone";
 }
 
 TEST_F(ServiceTest, AssessmentCountsFilesPerPartitionWorstFirst) {
@@ -134,13 +141,13 @@ TEST_F(ServiceTest, WorksCountsFirstThenTheWorstPartitionThenExpiryAndOrphansByI
   now_ms_ += 5000;
   EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess"}));
   now_ms_ += 60'000;
-  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"expire", "assess"}))
-      << "interval work goes before the periodic count";
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire"}))
+      << "counts overdue by a whole interval go first";
   EXPECT_EQ(rec_.expired, 12 + 1) << "then the newest append (one compaction commit is current)";
   EXPECT_EQ(rec_.compacted, (std::vector<std::string>{"kind=b", "kind=a"}));
   EXPECT_EQ(rec_.orphan_runs, 0);
   now_ms_ += 3'600'000;
-  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"expire", "orphans", "assess"}));
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire", "orphans"}));
 }
 
 TEST_F(ServiceTest, APolicyThatDoesNotParseIsReportedAndTheTableRests) {
