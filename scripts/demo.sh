@@ -5,8 +5,9 @@
 # the Iceberg table lake.events, and from the same source per-minute metrics
 # into lake.metrics_per_minute, each minute committed once its watermark
 # passes; malformed events land in lake.events__dlq. Live metrics and the
-# metrics table filling in are shown while it runs; at the end both tables
-# are scanned.
+# metrics table filling in are shown while it runs, then the maintenance
+# service compacting lake.events (its files per partition falling); at the
+# end both tables are scanned.
 # Then the table tools: a batch table with pruning, deletes, compaction and
 # time travel, and a standalone Parquet file.
 # Usage: scripts/demo.sh [ROWS]   (default 200000); DEMO_PORT (default 8080).
@@ -65,6 +66,17 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 metrics
+# The maintenance service inside `sluice run` merges the small files the
+# one-second commits made (it counts them every 5 s, and right after each
+# compaction): the data files of lake.events' partition, falling.
+echo "== maintenance: data files per partition of lake.events (one small file per commit), every 2 s"
+for _ in $(seq 1 8); do
+  curl -s "http://127.0.0.1:$PORT/metrics" |
+    grep -E '^sluice_(table_data_files|table_manifests|maintenance_compactions_total)\{table="lake.events"' |
+    tr '\n' ' ' | sed 's/^/    /'
+  echo
+  sleep 2
+done
 echo "== GET /v1/status"
 curl -s "http://127.0.0.1:$PORT/v1/status"; echo
 kill -TERM $RUN_PID; wait $RUN_PID; trap - EXIT

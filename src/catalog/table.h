@@ -63,7 +63,22 @@ struct SnapshotUpdate {
   std::map<std::string, std::string> set_properties;
   bool fail_on_new_deletes = false;
   std::optional<int64_t> base_snapshot_id;  // what the change was planned against
+  // Also removes the delete files that no data file left live can be subject
+  // to (dangling: e.g. a compaction rewrote every file they applied to),
+  // judged on the metadata each attempt stages against.
+  bool remove_dangling_deletes = false;
+  // Rewrites the table's small manifests (IsSmallManifest) into manifests of
+  // about CommitOptions::manifest_target_bytes, each holding a contiguous
+  // range of partitions (operation `replace`, no file added or removed):
+  // planning then opens a bounded number of manifests, and a selective scan
+  // skips most by their partition bounds. Done on the metadata each attempt
+  // stages against, so it never conflicts.
+  bool rewrite_manifests = false;
 };
+
+// A manifest below half the target size: one a manifest rewrite merges (its
+// output, cut at about the target size, is not small again).
+bool IsSmallManifest(const iceberg::ManifestFile& m, const CommitOptions& options = {});
 
 class Table;
 struct PendingCommit;  // a snapshot on its way into a table (table_commit.cc)

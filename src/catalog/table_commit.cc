@@ -1,8 +1,10 @@
 // Table::Commit: the optimistic commit loop (see table.h).
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "catalog/table.h"
+#include "columnar/single_value.h"
 #include "common/kill_point.h"
 #include "common/uuid.h"
 #include "iceberg/table_builder.h"
@@ -119,6 +121,100 @@ Result<std::vector<ManifestFile>> MergeManifests(FileIO& io, const TableMetadata
   for (size_t i = 0; i < manifests.size(); ++i) {
     if (!merged[i]) out.push_back(std::move(manifests[i]));
   }
+  return out;
+}
+
+// What ClusterManifests did, for the snapshot summary.
+struct ManifestChange {
+  int64_t created = 0, replaced = 0, kept = 0, entries = 0;
+};
+
+// The partition tuples of one spec in value order (nulls first), so that
+// manifests cut from a sorted run cover narrow ranges.
+Result<std::function<bool(const ManifestEntry&, const ManifestEntry&)>> PartitionOrder(
+    const TableMetadata& base, int32_t spec_id) {
+  const iceberg::PartitionSpec* spec = base.spec_by_id(spec_id);
+  const Schema* schema = base.current_schema();
+  if (spec == nullptr || schema == nullptr) return Status::Invalid("no partition spec {}", spec_id);
+  ASSIGN_OR_RETURN(TypePtr type, iceberg::PartitionType(*spec, *schema));
+  using Order = std::function<bool(const ManifestEntry&, const ManifestEntry&)>;
+  return Order([type](const ManifestEntry& a, const ManifestEntry& b) {
+    const auto& x = a.file.partition;
+    const auto& y = b.file.partition;
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+      if (x[i].has_value() != y[i].has_value()) return !x[i].has_value();
+      if (!x[i]) continue;
+      int c = CompareSingleValues(*type->fields()[i].type, *x[i], *y[i]);
+      if (c != 0) return c < 0;
+    }
+    return x.size() < y.size();
+  });
+}
+
+}  // namespace
+
+bool IsSmallManifest(const ManifestFile& m, const CommitOptions& o) {
+  return m.manifest_length < o.manifest_target_bytes / 2;
+}
+
+namespace {
+
+// SnapshotUpdate::rewrite_manifests: the small manifests of each (spec,
+// content) group, their live entries (EXISTING, sequence numbers kept;
+// DELETED entries dropped) sorted by partition and cut into manifests of
+// about the target size, judged by the bytes per entry of the manifests read.
+Result<std::vector<ManifestFile>> ClusterManifests(FileIO& io, const TableMetadata& base,
+                                                   std::vector<ManifestFile> manifests,
+                                                   int64_t snapshot_id, const CommitOptions& o,
+                                                   WrittenFiles* written, ManifestChange* change) {
+  std::map<std::pair<int32_t, int>, std::vector<size_t>> groups;
+  std::vector<ManifestFile> out;
+  for (size_t i = 0; i < manifests.size(); ++i) {
+    const auto& m = manifests[i];
+    if (!IsSmallManifest(m, o)) {
+      out.push_back(m);
+      continue;
+    }
+    groups[{m.partition_spec_id, static_cast<int>(m.content)}].push_back(i);
+  }
+  for (const auto& [key, idx] : groups) {
+    if (idx.size() == 1 && manifests[idx[0]].deleted_files_count == 0) {
+      out.push_back(manifests[idx[0]]);  // nothing to gain
+      continue;
+    }
+    std::vector<ManifestEntry> entries;
+    int64_t bytes = 0, read = 0;
+    for (size_t i : idx) {
+      ASSIGN_OR_RETURN(auto es, iceberg::ReadManifest(io, manifests[i], base.format_version));
+      bytes += manifests[i].manifest_length;
+      read += static_cast<int64_t>(es.size());
+      for (auto& e : es) {
+        if (e.status == EntryStatus::kDeleted) continue;
+        e.status = EntryStatus::kExisting;
+        entries.push_back(std::move(e));
+      }
+    }
+    change->replaced += static_cast<int64_t>(idx.size());
+    change->entries += static_cast<int64_t>(entries.size());
+    if (entries.empty()) continue;
+    ASSIGN_OR_RETURN(auto order, PartitionOrder(base, key.first));
+    std::stable_sort(entries.begin(), entries.end(), order);
+    const int64_t per_entry = std::max<int64_t>(1, bytes / std::max<int64_t>(1, read));
+    const size_t per_manifest =
+        static_cast<size_t>(std::max<int64_t>(1, o.manifest_target_bytes / per_entry));
+    for (size_t begin = 0; begin < entries.size(); begin += per_manifest) {
+      std::vector<ManifestEntry> chunk(
+          entries.begin() + static_cast<std::ptrdiff_t>(begin),
+          entries.begin() +
+              static_cast<std::ptrdiff_t>(std::min(entries.size(), begin + per_manifest)));
+      ASSIGN_OR_RETURN(ManifestFile mf,
+                       WriteManifest(io, base, key.first, static_cast<ManifestContent>(key.second),
+                                     snapshot_id, chunk, written));
+      out.push_back(std::move(mf));
+      ++change->created;
+    }
+  }
+  change->kept = static_cast<int64_t>(out.size()) - change->created;
   return out;
 }
 
@@ -259,56 +355,105 @@ Status CheckNoNewDeletes(const TableMetadata& base, const SnapshotUpdate& u,
   return Status::OK();
 }
 
+// The smallest data sequence number of the data files a commit leaves live,
+// per partition and over the whole table: a delete file is dangling once no
+// data file it could apply to is left (Iceberg's rule: a position delete
+// applies to data files of sequence numbers up to its own, an equality delete
+// to those below its own; of its partition, or of every partition for an
+// equality delete of an unpartitioned spec).
+struct LiveDataSequences {
+  std::map<std::pair<int32_t, iceberg::PartitionValues>, int64_t> by_partition;
+  std::set<std::string> paths;
+  std::optional<int64_t> table_min;
+
+  void Add(const ManifestEntry& e) {
+    const int64_t seq = e.sequence_number.value_or(0);
+    auto [it, fresh] = by_partition.try_emplace({e.file.spec_id, e.file.partition}, seq);
+    if (!fresh) it->second = std::min(it->second, seq);
+    table_min = std::min(table_min.value_or(seq), seq);
+    paths.insert(e.file.file_path);
+  }
+  bool Dangling(const ManifestEntry& d) const {
+    const DataFile& f = d.file;
+    if (f.content_offset) return false;  // a DV goes with its data file (removes())
+    if (f.referenced_data_file) return paths.count(*f.referenced_data_file) == 0;
+    const int64_t seq = d.sequence_number.value_or(0);
+    if (f.content == FileContent::kPositionDeletes) {
+      auto it = by_partition.find({f.spec_id, f.partition});
+      return it == by_partition.end() || it->second > seq;
+    }
+    if (f.partition.empty()) return !table_min || *table_min >= seq;
+    auto it = by_partition.find({f.spec_id, f.partition});
+    return it == by_partition.end() || it->second >= seq;
+  }
+};
+
 // Rewrites the base's manifests that hold removed files, their entries
-// DELETED (a DV goes with its data file; DVs named in remove_dvs go alone),
-// and checks that every file to remove was still there.
+// DELETED (a DV goes with its data file; DVs named in remove_dvs go alone;
+// with remove_dangling_deletes, delete files nothing live is left for go
+// too), and checks that every file to remove was still there. Data manifests
+// go first: the delete manifests are judged by what they leave live.
 Status ApplyRemovals(FileIO& io, const TableMetadata& base, const PendingCommit& pc,
                      WrittenFiles* written, Removal* r) {
   const std::set<std::string>& to_remove = pc.to_remove;
   const std::set<std::string>& dvs_to_remove = pc.dvs_to_remove;
+  const bool drop_dangling = pc.update->remove_dangling_deletes;
   std::set<std::string> found, found_dvs;
-  std::vector<ManifestFile> next;
-  auto removes = [&](const DataFile& f) {
+  LiveDataSequences live;
+  std::vector<std::optional<ManifestFile>> next(r->kept.size());
+  auto named = [&](const DataFile& f) {
     if (f.content_offset) {
       return dvs_to_remove.count(DvKey(f)) > 0 ||
              (f.referenced_data_file && to_remove.count(*f.referenced_data_file) > 0);
     }
     return to_remove.count(f.file_path) > 0;
   };
-  for (const ManifestFile& m : r->kept) {
-    ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifest(io, m, base.format_version));
-    bool touched = false;
-    for (const auto& e : entries) {
-      if (e.status == EntryStatus::kDeleted) continue;
-      if (m.content == ManifestContent::kDeletes) r->all_deletes.push_back(e);
-      if (removes(e.file)) {
-        touched = true;
-      } else if (m.content == ManifestContent::kDeletes) {
-        r->live_deletes.push_back(e);
+  for (const ManifestContent content : {ManifestContent::kData, ManifestContent::kDeletes}) {
+    for (size_t i = 0; i < r->kept.size(); ++i) {
+      const ManifestFile& m = r->kept[i];
+      if (m.content != content) continue;
+      ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifest(io, m, base.format_version));
+      const bool deletes = content == ManifestContent::kDeletes;
+      auto removes = [&](const ManifestEntry& e) {
+        return named(e.file) || (deletes && drop_dangling && live.Dangling(e));
+      };
+      bool touched = false;
+      for (const auto& e : entries) {
+        if (e.status == EntryStatus::kDeleted) continue;
+        if (deletes) r->all_deletes.push_back(e);
+        if (removes(e)) {
+          touched = true;
+        } else if (deletes) {
+          r->live_deletes.push_back(e);
+        } else {
+          live.Add(e);
+        }
       }
-    }
-    if (!touched) {
-      next.push_back(m);
-      continue;
-    }
-    std::vector<ManifestEntry> rewritten;
-    for (auto e : entries) {
-      if (e.status == EntryStatus::kDeleted) continue;
-      if (removes(e.file)) {
-        (e.file.content_offset ? found_dvs : found)
-            .insert(e.file.content_offset ? DvKey(e.file) : e.file.file_path);
-        r->removed.Add(e.file);
-        if (e.file.content == FileContent::kData) r->removed_data.push_back(e.file);
-        e.status = EntryStatus::kDeleted;
-        e.snapshot_id = pc.snapshot_id;
-      } else {
-        e.status = EntryStatus::kExisting;
+      if (!touched) {
+        next[i] = m;
+        continue;
       }
-      rewritten.push_back(std::move(e));
+      std::vector<ManifestEntry> rewritten;
+      for (auto e : entries) {
+        if (e.status == EntryStatus::kDeleted) continue;
+        if (removes(e)) {
+          if (named(e.file)) {
+            (e.file.content_offset ? found_dvs : found)
+                .insert(e.file.content_offset ? DvKey(e.file) : e.file.file_path);
+          }
+          r->removed.Add(e.file);
+          if (e.file.content == FileContent::kData) r->removed_data.push_back(e.file);
+          e.status = EntryStatus::kDeleted;
+          e.snapshot_id = pc.snapshot_id;
+        } else {
+          e.status = EntryStatus::kExisting;
+        }
+        rewritten.push_back(std::move(e));
+      }
+      ASSIGN_OR_RETURN(ManifestFile mf, WriteManifest(io, base, m.partition_spec_id, m.content,
+                                                      pc.snapshot_id, rewritten, written));
+      next[i] = std::move(mf);
     }
-    ASSIGN_OR_RETURN(ManifestFile mf, WriteManifest(io, base, m.partition_spec_id, m.content,
-                                                    pc.snapshot_id, rewritten, written));
-    next.push_back(std::move(mf));
   }
   for (const auto& p : to_remove) {
     if (!found.count(p)) {
@@ -332,7 +477,8 @@ Status ApplyRemovals(FileIO& io, const TableMetadata& base, const PendingCommit&
     }
   }
   RETURN_IF_ERROR(CheckNoNewDeletes(base, *pc.update, r->all_deletes, r->removed_data));
-  r->kept = std::move(next);
+  r->kept.clear();
+  for (auto& m : next) r->kept.push_back(std::move(*m));
   return Status::OK();
 }
 
@@ -437,7 +583,8 @@ Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options
     if (!prev.ok()) return fail(prev.status());
     r.kept = std::move(*prev);
   }
-  if (!pc.to_remove.empty() || !pc.dvs_to_remove.empty() || pc.adds_dvs) {
+  if (!pc.to_remove.empty() || !pc.dvs_to_remove.empty() || pc.adds_dvs ||
+      u.remove_dangling_deletes) {
     if (Status st = ApplyRemovals(*io_, base, pc, &attempt_files, &r); !st.ok()) return fail(st);
   }
   if (!u.require_paths.empty()) {
@@ -447,8 +594,12 @@ Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options
   // 2. The manifest list: the new manifests and the kept ones, merged.
   std::vector<ManifestFile> manifests = pc.new_manifests;
   manifests.insert(manifests.end(), r.kept.begin(), r.kept.end());
-  auto merged =
-      MergeManifests(*io_, base, std::move(manifests), pc.snapshot_id, options, &attempt_files);
+  ManifestChange change;
+  auto merged = u.rewrite_manifests
+                    ? ClusterManifests(*io_, base, std::move(manifests), pc.snapshot_id, options,
+                                       &attempt_files, &change)
+                    : MergeManifests(*io_, base, std::move(manifests), pc.snapshot_id, options,
+                                     &attempt_files);
   if (!merged.ok()) return fail(merged.status());
   Snapshot snap;
   snap.snapshot_id = pc.snapshot_id;
@@ -468,6 +619,12 @@ Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options
   auto added_rows = iceberg::WriteManifestList(*io_, snap.manifest_list, *merged, lo);
   if (!added_rows.ok()) return fail(added_rows.status());
   snap.summary = Summary(u, pc.added, r.removed, parent);
+  if (u.rewrite_manifests) {  // the keys of Iceberg's RewriteManifests
+    snap.summary["manifests-created"] = std::to_string(change.created);
+    snap.summary["manifests-replaced"] = std::to_string(change.replaced);
+    snap.summary["manifests-kept"] = std::to_string(change.kept);
+    snap.summary["entries-processed"] = std::to_string(change.entries);
+  }
   if (base.format_version >= 3) {
     snap.first_row_id = lo.first_row_id;
     snap.added_rows = *added_rows;

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -140,6 +142,135 @@ TEST_F(TableTest, ManifestMergingKeepsEveryFileOnce) {
   EXPECT_EQ(std::set<std::string>(paths.begin(), paths.end()).size(), 23u);
   EXPECT_EQ(rows, 23 * 24 / 2);
   EXPECT_EQ(t->metadata().current_snapshot()->summary.at("total-records"), std::to_string(rows));
+}
+
+// A manifest rewrite: every live file once, with its sequence number, the
+// DELETED entries gone, and the entries sorted by partition value (not by
+// byte: 256 is 00 01 00 00 little-endian, before 1's 01 00 00 00) so that
+// each manifest covers its own range of partitions.
+TEST_F(TableTest, RewritingManifestsClustersLiveFilesByPartitionValue) {
+  auto t = MakeTable("id");
+  ASSERT_NE(t, nullptr);
+  auto value = [](int64_t v) {
+    std::string b(8, '\0');
+    std::memcpy(b.data(), &v, 8);
+    return b;
+  };
+  auto decode = [](const std::string& b) {
+    int64_t v = 0;
+    std::memcpy(&v, b.data(), 8);
+    return v;
+  };
+  const std::vector<int64_t> ids = {70000, 1, -5, 256};
+  CommitOptions o;
+  o.manifest_merge_min_count = 1000;
+  for (int i = 0; i < 24; ++i) {
+    std::vector<DataFile> files;
+    for (int64_t id : ids) files.push_back(File(fmt::format("f{}-{}", i, id), 1, {value(id)}));
+    ASSERT_OK(t->Append(files, {}, o));
+  }
+  SnapshotUpdate remove;
+  remove.operation = "delete";
+  remove.remove_paths = {"/data/f3-1", "/data/f7-256"};
+  ASSERT_OK(t->Commit(remove, o));
+  const iceberg::Snapshot* before = t->metadata().current_snapshot();
+  ASSERT_OK_AND_ASSIGN(auto old_live, t->LiveFiles(before->snapshot_id));
+  std::map<std::string, int64_t> want;  // path -> sequence number
+  for (const auto& e : old_live) want[e.file.file_path] = *e.sequence_number;
+  ASSERT_OK_AND_ASSIGN(auto old_list, iceberg::ReadManifestList(*io_, before->manifest_list, 2));
+  ASSERT_EQ(old_list.size(), 24u);
+  int64_t bytes = 0;
+  for (const auto& m : old_list) bytes += m.manifest_length;
+
+  SnapshotUpdate rewrite;
+  rewrite.operation = "replace";
+  rewrite.rewrite_manifests = true;
+  o.manifest_target_bytes = bytes / 3;  // every manifest is small; a few come out
+  ASSERT_OK_AND_ASSIGN(int64_t id, t->Commit(rewrite, o));
+  const iceberg::Snapshot* snap = t->metadata().current_snapshot();
+  EXPECT_EQ(snap->summary.at("operation"), "replace");
+  EXPECT_EQ(snap->summary.at("manifests-replaced"), "24");
+  EXPECT_EQ(snap->summary.at("entries-processed"), "94");
+  EXPECT_EQ(snap->summary.at("total-data-files"), "94");
+  ASSERT_OK_AND_ASSIGN(auto list, iceberg::ReadManifestList(*io_, snap->manifest_list, 2));
+  EXPECT_GE(list.size(), 2u);
+  EXPECT_LE(list.size(), 6u);
+  EXPECT_EQ(snap->summary.at("manifests-created"), std::to_string(list.size()));
+  std::optional<int64_t> prev_upper;
+  for (const auto& m : list) {
+    EXPECT_EQ(m.deleted_files_count, 0);
+    EXPECT_EQ(m.added_files_count, 0);
+    ASSERT_EQ(m.partitions.size(), 1u);
+    int64_t lower = decode(*m.partitions[0].lower_bound);
+    int64_t upper = decode(*m.partitions[0].upper_bound);
+    if (prev_upper) {
+      EXPECT_LE(*prev_upper, lower) << "ranges follow each other";
+    }
+    prev_upper = upper;
+  }
+  ASSERT_OK_AND_ASSIGN(auto live, t->LiveFiles(id));
+  std::map<std::string, int64_t> got;
+  for (const auto& e : live) {
+    EXPECT_EQ(e.status, iceberg::EntryStatus::kExisting);
+    got[e.file.file_path] = *e.sequence_number;
+  }
+  EXPECT_EQ(got, want);
+  // Appends go on on top of it.
+  ASSERT_OK(t->Append({File("after", 1, {value(1)})}, {}, o));
+  ASSERT_OK_AND_ASSIGN(auto after, iceberg::ReadManifestList(
+                                       *io_, t->metadata().current_snapshot()->manifest_list, 2));
+  EXPECT_EQ(after.size(), list.size() + 1);
+}
+
+// remove_dangling_deletes: a delete file goes once no data file it could
+// apply to is left live: for a position delete, none of a sequence number up
+// to its own in its partition; for an equality delete, none below its own.
+TEST_F(TableTest, DanglingDeleteFilesGoWithTheLastFileTheyCouldApplyTo) {
+  auto t = MakeTable("kind");
+  ASSERT_NE(t, nullptr);
+  const iceberg::PartitionValues a = {std::string("a")};
+  auto deletes = [&](const std::string& name, iceberg::FileContent content) {
+    DataFile d = File(name, 1, a);
+    d.content = content;
+    if (content == iceberg::FileContent::kEqualityDeletes) d.equality_ids = {1};
+    return d;
+  };
+  auto live = [&] {
+    std::set<std::string> out;
+    auto files = t->LiveFiles(*t->metadata().current_snapshot_id);
+    EXPECT_TRUE(files.ok());
+    for (const auto& e : *files) out.insert(e.file.file_path);
+    return out;
+  };
+  auto commit = [&](std::vector<std::string> remove, std::vector<DataFile> add = {}) {
+    SnapshotUpdate u;
+    u.operation = "replace";
+    u.remove_paths = std::move(remove);
+    u.add_data = std::move(add);
+    u.remove_dangling_deletes = true;
+    return t->Commit(u).status();
+  };
+  ASSERT_OK(t->Append({File("d1", 5, a)}));  // sequence 1
+  ASSERT_OK(t->Append({File("d2", 5, a)}));  // 2
+  SnapshotUpdate del;
+  del.operation = "delete";
+  del.add_deletes = {deletes("pos3", iceberg::FileContent::kPositionDeletes)};  // 3
+  ASSERT_OK(t->Commit(del));
+  ASSERT_OK(t->Append({File("d4", 5, a)}));                                    // 4
+  del.add_deletes = {deletes("eq5", iceberg::FileContent::kEqualityDeletes)};  // 5
+  ASSERT_OK(t->Commit(del));
+  ASSERT_OK(t->Append({File("other", 5, {std::string("b")})}));  // 6, another partition
+
+  ASSERT_OK(commit({"/data/d1"}, {File("d1b", 4, a)}));
+  EXPECT_TRUE(live().count("/data/pos3")) << "d2 (sequence 2) is still there for it";
+  ASSERT_OK(commit({"/data/d2"}));
+  EXPECT_FALSE(live().count("/data/pos3")) << "only d4 (4), d1b (7) are left: above 3";
+  EXPECT_TRUE(live().count("/data/eq5")) << "d4 (4) is below 5";
+  ASSERT_OK(commit({"/data/d4"}));
+  EXPECT_EQ(live(), (std::set<std::string>{"/data/d1b", "/data/other"}));
+  const auto& summary = t->metadata().current_snapshot()->summary;
+  EXPECT_EQ(summary.at("removed-delete-files"), "1");
+  EXPECT_EQ(summary.at("total-delete-files"), "0");
 }
 
 // Concurrent writers through separate catalog connections: every append
@@ -297,7 +428,6 @@ TEST_F(TableTest, BadInput) {
 }  // namespace
 }  // namespace sluice::catalog
 
-#include "catalog/rewrite.h"
 #include "catalog/row_delete.h"
 #include "columnar/json_writer.h"
 #include "iceberg/data_writer.h"
@@ -346,7 +476,7 @@ class TableDataTest : public TableTest {
   }
 };
 
-TEST_F(TableDataTest, DeleteWhereAndRewrite) {
+TEST_F(TableDataTest, DeleteWhereRemovesWholeFilesOrWritesDeletes) {
   auto t = MakeTable("day(ts)");
   ASSERT_NE(t, nullptr);
   AppendIds(*t, 0, 100);
@@ -365,13 +495,6 @@ TEST_F(TableDataTest, DeleteWhereAndRewrite) {
   }
   EXPECT_EQ(Ids(*t), want);
   EXPECT_EQ(t->metadata().current_snapshot()->operation(), "delete");
-
-  ASSERT_OK_AND_ASSIGN(auto rw, RewriteDataFiles(*t));
-  EXPECT_EQ(rw.rows, static_cast<int64_t>(want.size()));
-  EXPECT_EQ(Ids(*t), want);
-  EXPECT_EQ(t->metadata().current_snapshot()->summary.at("total-delete-files"), "0");
-  EXPECT_EQ(t->metadata().current_snapshot()->summary.at("total-records"),
-            std::to_string(want.size()));
   ASSERT_ERROR(DeleteWhere(*t, ""), StatusCode::kInvalidArgument, "filter");
 }
 
@@ -397,9 +520,7 @@ TEST_F(TableDataTest, RewriteNeverResurrectsConcurrentDeletes) {
   ASSERT_OK(DeleteWhere(*other, "id < 10"));
   AppendIds(*other, 50, 60);
   ASSERT_ERROR(t->Commit(rewrite), StatusCode::kConflict, "was added for");
-  // The real compaction, re-planned, keeps the delete.
   ASSERT_OK(t->Refresh());
-  ASSERT_OK(RewriteDataFiles(*t));
   std::set<int64_t> want;
   for (int64_t id = 10; id < 60; ++id) want.insert(id);
   EXPECT_EQ(Ids(*t), want);
@@ -463,15 +584,6 @@ TEST_F(TableDataTest, V3DeletionVectorsMergeAndRewrite) {
   EXPECT_EQ(r.files_removed, 1);
   ASSERT_OK_AND_ASSIGN(live, t->LiveFiles(*t->metadata().current_snapshot_id));
   EXPECT_TRUE(live.empty());
-  AppendIds(*t, 200, 210);
-  ASSERT_OK(DeleteWhere(*t, "id = 205"));
-  ASSERT_OK(RewriteDataFiles(*t));
-  want.clear();
-  for (int64_t id = 200; id < 210; ++id) want.insert(id);
-  want.erase(205);
-  EXPECT_EQ(Ids(*t), want);
-  ASSERT_OK_AND_ASSIGN(live, t->LiveFiles(*t->metadata().current_snapshot_id));
-  for (const auto& e : live) EXPECT_EQ(e.file.content, iceberg::FileContent::kData);
 }
 
 }  // namespace

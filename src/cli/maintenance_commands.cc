@@ -1,5 +1,6 @@
-// `sluice table compact | expire-snapshots | remove-orphans` and `sluice
-// maintain`: the maintenance plane's one-shot commands (docs/maintenance.md).
+// `sluice table compact | rewrite | rewrite-manifests | expire-snapshots |
+// remove-orphans` and `sluice maintain`: the maintenance plane's one-shot commands
+// (docs/maintenance.md).
 #include <cstdio>
 #include <map>
 
@@ -9,6 +10,7 @@
 #include "iceberg/table_builder.h"
 #include "maintenance/compact.h"
 #include "maintenance/expire.h"
+#include "maintenance/manifests.h"
 #include "maintenance/orphans.h"
 
 namespace sluice::cli {
@@ -71,6 +73,19 @@ void PrintCompact(const std::string& name, const maintenance::CompactResult& r, 
       name.c_str(), static_cast<long long>(r.partitions_seen), static_cast<long long>(r.data_files),
       static_cast<long long>(r.small_files), static_cast<long long>(r.commits),
       static_cast<long long>(r.conflicts));
+}
+
+void PrintManifests(const std::string& name, const maintenance::ManifestRewriteResult& r,
+                    bool dry) {
+  if (r.snapshot_id) {
+    std::printf("%s: rewrote %lld manifests (%lld small) into %lld, %lld entries\n", name.c_str(),
+                static_cast<long long>(r.manifests_before), static_cast<long long>(r.small_before),
+                static_cast<long long>(r.manifests_after), static_cast<long long>(r.entries));
+  } else {
+    std::printf("%s: %lld manifests (%lld small); %s\n", name.c_str(),
+                static_cast<long long>(r.manifests_before), static_cast<long long>(r.small_before),
+                dry ? "dry run" : "no rewrite due (sluice.maintenance.max-manifests)");
+  }
 }
 
 void PrintExpire(const std::string& name, const maintenance::ExpireResult& r, bool dry) {
@@ -142,6 +157,47 @@ void RegisterCompactCommand(CLI::App* table, int* exit_code) {
       return Status::OK();
     }();
     *exit_code = st.ok() ? 0 : ReportError("table compact", st);
+  });
+}
+
+void RegisterRewriteCommand(CLI::App* table, int* exit_code) {
+  auto name = std::make_shared<std::string>();
+  auto o = std::make_shared<maintenance::CompactOptions>();
+  o->all_files = true;
+  auto* rewrite = table->add_subcommand(
+      "rewrite",
+      "Rewrite every data file (deletes applied; into the current partition spec and schema)");
+  rewrite->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
+  rewrite->add_flag("--dry-run", o->dry_run, "List the partitions and files; change nothing");
+  rewrite->callback([=] {
+    Status st = [&]() -> Status {
+      ASSIGN_OR_RETURN(auto t, OpenTable(*name));
+      ASSIGN_OR_RETURN(maintenance::CompactResult r, maintenance::CompactTable(*t, *o));
+      PrintCompact(*name, r, o->dry_run);
+      return Status::OK();
+    }();
+    *exit_code = st.ok() ? 0 : ReportError("table rewrite", st);
+  });
+}
+
+void RegisterRewriteManifestsCommand(CLI::App* table, int* exit_code) {
+  auto name = std::make_shared<std::string>();
+  auto o = std::make_shared<maintenance::ManifestRewriteOptions>();
+  auto* cmd = table->add_subcommand(
+      "rewrite-manifests",
+      "Rewrite the small manifests into few, clustered by partition, once there are more than "
+      "sluice.maintenance.max-manifests");
+  cmd->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
+  cmd->add_flag("--all", o->force, "Rewrite whatever their number");
+  cmd->add_flag("--dry-run", o->dry_run, "Count the manifests; change nothing");
+  cmd->callback([=] {
+    Status st = [&]() -> Status {
+      ASSIGN_OR_RETURN(auto t, OpenTable(*name));
+      ASSIGN_OR_RETURN(maintenance::ManifestRewriteResult r, maintenance::RewriteManifests(*t, *o));
+      PrintManifests(*name, r, o->dry_run);
+      return Status::OK();
+    }();
+    *exit_code = st.ok() ? 0 : ReportError("table rewrite-manifests", st);
   });
 }
 
@@ -219,6 +275,11 @@ Status MaintainTable(const std::string& name, bool dry_run,
   c.dry_run = dry_run;
   ASSIGN_OR_RETURN(maintenance::CompactResult compacted, maintenance::CompactTable(*t, c));
   PrintCompact(name, compacted, dry_run);
+  maintenance::ManifestRewriteOptions m;
+  m.dry_run = dry_run;
+  ASSIGN_OR_RETURN(maintenance::ManifestRewriteResult manifests,
+                   maintenance::RewriteManifests(*t, m));
+  PrintManifests(name, manifests, dry_run);
   maintenance::ExpireOptions e;
   e.now_ms = iceberg::NowMillis();
   e.dry_run = dry_run;
@@ -237,8 +298,8 @@ void RegisterMaintainCommand(CLI::App& app, int* exit_code) {
   auto dry_run = std::make_shared<bool>(false);
   auto* maintain = app.add_subcommand(
       "maintain",
-      "Compact, expire snapshots and remove orphans, by each table's policy (default: every "
-      "table of the catalog)");
+      "Compact, rewrite manifests, expire snapshots and remove orphans, by each table's policy "
+      "(default: every table of the catalog)");
   maintain->add_option("TABLE", *names, "NAMESPACE.TABLE ...");
   maintain->add_flag("--dry-run", *dry_run, "List what each step would do; change nothing");
   maintain->callback([=] {
@@ -263,6 +324,8 @@ void RegisterMaintainCommand(CLI::App& app, int* exit_code) {
 void RegisterMaintenanceCommands(CLI::App& app, int* exit_code) {
   CLI::App* table = app.get_subcommand("table");
   RegisterCompactCommand(table, exit_code);
+  RegisterRewriteCommand(table, exit_code);
+  RegisterRewriteManifestsCommand(table, exit_code);
   RegisterExpireCommand(table, exit_code);
   RegisterRemoveOrphansCommand(table, exit_code);
   RegisterMaintainCommand(app, exit_code);

@@ -1,8 +1,7 @@
-// `sluice append`, `sluice table delete`, `sluice table rewrite`: commits from
+// `sluice append`, `sluice table delete`, `sluice table alter`: commits from
 // the command line.
 #include <cstdio>
 
-#include "catalog/rewrite.h"
 #include "catalog/row_delete.h"
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -238,21 +237,6 @@ void RegisterTableWriteCommands(CLI::App& app, int* exit_code) {
   alter->callback([alter_args, exit_code] {
     Status st = RunAlter(*alter_args);
     *exit_code = st.ok() ? 0 : ReportError("table alter", st);
-  });
-
-  auto* rewrite =
-      table->add_subcommand("rewrite", "Rewrite all data files (compaction; deletes applied)");
-  rewrite->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
-  rewrite->callback([name, exit_code] {
-    Status st = [&]() -> Status {
-      ASSIGN_OR_RETURN(auto t, OpenTable(*name));
-      ASSIGN_OR_RETURN(auto r, catalog::RewriteDataFiles(*t));
-      std::printf("rewrote %lld files into %lld (%lld rows)\n",
-                  static_cast<long long>(r.files_removed), static_cast<long long>(r.files_added),
-                  static_cast<long long>(r.rows));
-      return Status::OK();
-    }();
-    *exit_code = st.ok() ? 0 : ReportError("table rewrite", st);
   });
 }
 

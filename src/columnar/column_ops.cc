@@ -1,5 +1,7 @@
 #include "columnar/column_ops.h"
 
+#include <algorithm>
+
 namespace sluice {
 
 namespace {
@@ -83,6 +85,37 @@ Batch TakeRows(const Batch& src, const std::vector<uint32_t>& rows) {
   out.schema = src.schema;
   for (const auto& c : src.columns) out.columns.push_back(TakeRows(c, rows));
   return out;
+}
+
+int CompareRows(const Column& a, int64_t i, const Column& b, int64_t j) {
+  if (a.type()->is_binary_like()) {
+    int c = a.GetBytes(i).compare(b.GetBytes(j));
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+  }
+  if (a.type()->is_nested()) return 0;
+  return VisitFixed(a.type()->id(), [&](auto t) {
+    using T = decltype(t);
+    return ThreeWay(a.Value<T>(i), b.Value<T>(j));
+  });
+}
+
+std::vector<uint32_t> SortedRows(const std::vector<SortKey>& keys, int64_t rows) {
+  std::vector<uint32_t> order(static_cast<size_t>(rows));
+  for (size_t r = 0; r < order.size(); ++r) order[r] = static_cast<uint32_t>(r);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    for (const SortKey& k : keys) {
+      const Column& c = *k.column;
+      const bool xn = c.IsNull(x), yn = c.IsNull(y);
+      if (xn || yn) {
+        if (xn == yn) continue;
+        return xn == k.nulls_first;
+      }
+      int cmp = CompareRows(c, x, c, y);
+      if (cmp != 0) return k.descending ? cmp > 0 : cmp < 0;
+    }
+    return false;
+  });
+  return order;
 }
 
 Batch FilterRows(const Batch& src, const std::vector<bool>& keep) {

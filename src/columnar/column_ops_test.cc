@@ -1,5 +1,7 @@
 #include "columnar/column_ops.h"
 
+#include <cmath>
+
 #include "columnar/json_writer.h"
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
@@ -50,6 +52,28 @@ TEST(ColumnOpsTest, Promotions) {
   EXPECT_EQ(ts.Value<int64_t>(0), 86400LL * 1000000000);
   ASSERT_ERROR(CastColumn(l, DataType::Int()), StatusCode::kInvalidArgument,
                "cannot read a long column as int");
+}
+
+TEST(ColumnOpsTest, SortedRowsOrdersByEachKeyWithItsDirectionAndNulls) {
+  Column k(DataType::Int());
+  Column d(DataType::Double());
+  // rows:      0     1     2     3     4     5
+  // k:         2     null  1     2     1     null
+  // d:         0.5   1     NaN   -1    2     0
+  for (int v : {2, -1, 1, 2, 1, -1}) {
+    if (v < 0) {
+      k.AppendNull();
+    } else {
+      k.Append<int32_t>(v);
+    }
+  }
+  for (double v : {0.5, 1.0, std::nan(""), -1.0, 2.0, 0.0}) d.Append<double>(v);
+  using V = std::vector<uint32_t>;
+  EXPECT_EQ(SortedRows({{&k, false, true}}, 6), (V{1, 5, 2, 4, 0, 3})) << "stable ties";
+  EXPECT_EQ(SortedRows({{&k, false, false}}, 6), (V{2, 4, 0, 3, 1, 5}));
+  EXPECT_EQ(SortedRows({{&k, true, false}, {&d, false, true}}, 6), (V{3, 0, 4, 2, 5, 1}))
+      << "k descending, then d ascending (NaN above every number)";
+  EXPECT_EQ(SortedRows({}, 3), (V{0, 1, 2}));
 }
 
 }  // namespace

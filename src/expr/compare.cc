@@ -49,15 +49,6 @@ int128_t Pow10(int exponent) {
 
 namespace {
 
-template <typename T>
-int Three(T x, T y) {
-  if constexpr (std::is_floating_point_v<T>) {
-    bool xn = std::isnan(x), yn = std::isnan(y);
-    if (xn || yn) return xn == yn ? 0 : (xn ? 1 : -1);
-  }
-  return x < y ? -1 : (y < x ? 1 : 0);
-}
-
 bool Holds(Op op, int c) {
   switch (op) {
     case Op::kEqual: return c == 0;
@@ -77,7 +68,7 @@ void CompareFixed(Op op, const Column& a, const Column& b, const Active& active,
     if (!IsActive(active, i) || a.IsNull(i) || b.IsNull(i)) {
       out->AppendNull();
     } else {
-      out->AppendBool(Holds(op, Three(x[i], y[i])));
+      out->AppendBool(Holds(op, ThreeWay(x[i], y[i])));
     }
   }
 }
@@ -90,25 +81,17 @@ int CompareScaled(int128_t x, int x_scale, int128_t y, int y_scale) {
   if (x_scale > y_scale) return -CompareScaled(y, y_scale, x, x_scale);
   int128_t scaled;
   if (__builtin_mul_overflow(x, Pow10(y_scale - x_scale), &scaled)) return x < 0 ? -1 : 1;
-  return Three(scaled, y);
+  return ThreeWay(scaled, y);
 }
 
 }  // namespace
 
 int CompareValues(const Column& a, int64_t i, const Column& b, int64_t j) {
-  if (a.type()->is_binary_like()) {
-    std::string_view x = a.GetBytes(i), y = b.GetBytes(j);
-    int c = x.compare(y);
-    return c < 0 ? -1 : (c > 0 ? 1 : 0);
-  }
   if (a.type()->id() == TypeId::kDecimal && a.type()->scale() != b.type()->scale()) {
     return CompareScaled(a.Value<int128_t>(i), a.type()->scale(), b.Value<int128_t>(j),
                          b.type()->scale());
   }
-  return VisitFixed(a.type()->id(), [&](auto t) {
-    using T = decltype(t);
-    return Three(a.Value<T>(i), b.Value<T>(j));
-  });
+  return CompareRows(a, i, b, j);
 }
 
 Result<Column> EvalCompare(const Node& node, std::vector<Column>& args, const Active& active) {

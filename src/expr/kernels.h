@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "columnar/column_ops.h"
 #include "common/status.h"
 #include "expr/evaluate.h"
 
@@ -34,20 +35,7 @@ inline bool AllValid(const std::vector<Column>& args, int64_t row) {
   return true;
 }
 
-// Calls f(T{}) with the physical value type of a fixed-width expression type
-// (int32_t, int64_t, float, double, int128_t, uint8_t for BOOLEAN).
-template <typename F>
-decltype(auto) VisitFixed(TypeId id, F&& f) {
-  switch (id) {
-    case TypeId::kBoolean: return f(uint8_t{});
-    case TypeId::kInt:
-    case TypeId::kDate: return f(int32_t{});
-    case TypeId::kFloat: return f(float{});
-    case TypeId::kDouble: return f(double{});
-    case TypeId::kDecimal: return f(int128_t{});
-    default: return f(int64_t{});  // long, time, timestamps
-  }
-}
+using ::sluice::VisitFixed;  // (columnar/column_ops.h)
 
 // Powers of ten as int128 (0..38).
 int128_t Pow10(int exponent);

@@ -1,8 +1,10 @@
 #include "maintenance/compact.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
+#include "columnar/column_ops.h"
 #include "common/kill_point.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/scan.h"
@@ -25,38 +27,130 @@ bool HasDeletes(const iceberg::FileScanTask& t) {
 // A partition rewritten, its commit pending.
 struct Staged {
   PartitionCompaction* plan = nullptr;
-  std::unique_ptr<iceberg::DataWriter> writer;  // Abort() removes its files
+  std::vector<std::unique_ptr<iceberg::DataWriter>> writers;  // one per sort run
   std::vector<iceberg::DataFile> added;
+  void Abort() {  // removes the files written
+    for (auto& w : writers) w->Abort();
+  }
 };
 
-// Rewrites `plan`'s inputs (their deletes applied) into new files.
+// The table's default sort order, or null when it has none (or no fields).
+const iceberg::SortOrder* SortOrderOf(const iceberg::TableMetadata& md) {
+  for (const iceberg::SortOrder& o : md.sort_orders) {
+    if (o.order_id == md.default_sort_order_id && !o.fields.empty()) return &o;
+  }
+  return nullptr;
+}
+
+// `rows` in `order` (its key columns computed by the order's transforms).
+Result<Batch> SortBatch(const Batch& rows, const iceberg::SortOrder& order) {
+  std::vector<Column> derived;  // transformed keys (reserved: SortKey points into it)
+  derived.reserve(order.fields.size());
+  std::vector<SortKey> keys;
+  for (const iceberg::SortField& f : order.fields) {
+    const Column* source = FindColumnById(rows, f.source_id);
+    if (source == nullptr) {
+      return Status::Invalid("sort order field {} is not in the table's schema", f.source_id);
+    }
+    if (f.transform.kind != iceberg::Transform::Kind::kIdentity) {
+      ASSIGN_OR_RETURN(Column c, f.transform.Apply(*source));
+      derived.push_back(std::move(c));
+      source = &derived.back();
+    }
+    keys.push_back({source, f.descending, f.nulls_first});
+  }
+  return TakeRows(rows, SortedRows(keys, rows.num_rows()));
+}
+
+// The rows of `batches`, one after the other, as one batch.
+Batch Concat(const std::vector<Batch>& batches) {
+  Batch out = Batch::Make(batches.front().schema);
+  for (const Batch& b : batches) {
+    for (size_t c = 0; c < b.columns.size(); ++c) {
+      for (int64_t r = 0; r < b.num_rows(); ++r) AppendRowFrom(b.columns[c], r, &out.columns[c]);
+    }
+  }
+  return out;
+}
+
+// Writes the rows of `files` (their deletes applied) with a new writer, in
+// `order` when set (all of them read first: a sort run), else as they come.
+Status WriteRun(catalog::Table& table, const std::shared_ptr<const iceberg::TableMetadata>& md,
+                const iceberg::DataWriterOptions& wo, const iceberg::SortOrder* order,
+                const std::vector<std::string>& files, Staged* staged) {
+  iceberg::ScanOptions so;
+  so.only_files.insert(files.begin(), files.end());
+  ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
+  ASSIGN_OR_RETURN(auto writer, iceberg::DataWriter::Make(table.io(), *md, wo));
+  iceberg::DataWriter& w = *writer;
+  staged->writers.push_back(std::move(writer));  // aborted with the rest on a failure
+  std::vector<Batch> run;
+  Batch b;
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, scan->Next(&b));
+    if (!more) break;
+    staged->plan->rows += b.num_rows();
+    if (order != nullptr) {
+      run.push_back(std::move(b));
+      b = Batch();
+    } else {
+      RETURN_IF_ERROR(w.Write(b));
+    }
+  }
+  if (order != nullptr && !run.empty()) {
+    Batch joined;
+    if (run.size() > 1) joined = Concat(run);
+    ASSIGN_OR_RETURN(Batch sorted, SortBatch(run.size() > 1 ? joined : run[0], *order));
+    run.clear();
+    constexpr int64_t kSlice = 65536;  // rows per Write: the writer rolls files between them
+    for (int64_t begin = 0; begin < sorted.num_rows(); begin += kSlice) {
+      std::vector<uint32_t> rows;
+      for (int64_t r = begin; r < std::min(sorted.num_rows(), begin + kSlice); ++r) {
+        rows.push_back(static_cast<uint32_t>(r));
+      }
+      RETURN_IF_ERROR(w.Write(TakeRows(sorted, rows)));
+    }
+  }
+  ASSIGN_OR_RETURN(auto added, w.Close());
+  for (iceberg::DataFile& f : added) {
+    if (order != nullptr) f.sort_order_id = order->order_id;
+    staged->added.push_back(std::move(f));
+  }
+  return Status::OK();
+}
+
+// Rewrites `plan`'s inputs (their deletes applied) into new files: in sort
+// runs of at most `run_bytes` of input when the table has a sort order (each
+// run sorted on its own, into its own files), else in one pass.
 Result<Staged> WritePartition(catalog::Table& table,
                               const std::shared_ptr<const iceberg::TableMetadata>& md,
-                              const iceberg::DataWriterOptions& wo, PartitionCompaction* plan) {
+                              const iceberg::DataWriterOptions& wo, int64_t run_bytes,
+                              const std::map<std::string, int64_t>& sizes,
+                              PartitionCompaction* plan) {
   if (plan->inputs.empty()) {  // an empty only_files would read the whole table
     return Status::Internal("compaction of partition '{}' planned no input file", plan->partition);
   }
-  iceberg::ScanOptions so;
-  so.only_files.insert(plan->inputs.begin(), plan->inputs.end());
-  ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
   Staged staged;
   staged.plan = plan;
-  ASSIGN_OR_RETURN(staged.writer, iceberg::DataWriter::Make(table.io(), *md, wo));
-  auto fail = [&](const Status& st) {
-    staged.writer->Abort();
-    return st;
-  };
-  Batch b;
-  while (true) {
-    auto more = scan->Next(&b);
-    if (!more.ok()) return fail(more.status());
-    if (!*more) break;
-    plan->rows += b.num_rows();
-    if (Status st = staged.writer->Write(b); !st.ok()) return fail(st);
+  const iceberg::SortOrder* order = SortOrderOf(*md);
+  std::vector<std::vector<std::string>> runs(1);
+  int64_t bytes = 0;
+  for (const std::string& path : plan->inputs) {
+    auto it = sizes.find(path);
+    const int64_t size = it == sizes.end() ? 0 : it->second;
+    if (order != nullptr && !runs.back().empty() && bytes + size > run_bytes) {
+      runs.emplace_back();
+      bytes = 0;
+    }
+    runs.back().push_back(path);
+    bytes += size;
   }
-  auto added = staged.writer->Close();
-  if (!added.ok()) return fail(added.status());
-  staged.added = std::move(*added);
+  for (const auto& files : runs) {
+    if (Status st = WriteRun(table, md, wo, order, files, &staged); !st.ok()) {
+      staged.Abort();
+      return st;
+    }
+  }
   return staged;
 }
 
@@ -74,6 +168,8 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
     u.remove_paths.insert(u.remove_paths.end(), s->plan->inputs.begin(), s->plan->inputs.end());
   }
   u.fail_on_new_deletes = true;
+  u.remove_dangling_deletes =
+      true;  // the deletes of the rewritten files, once nothing else is left for them
   u.base_snapshot_id = md.current_snapshot_id;
   u.summary["sluice.maintenance"] = "compact";
   if (options.before_commit) options.before_commit();
@@ -83,7 +179,7 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
     for (size_t i = 0; i < group.size(); ++i) {
       Status st = CommitGroup(table, md, options, commit, {group[i]}, result);
       if (!st.ok()) {  // the ones not tried yet were in no commit: their files go
-        for (size_t j = i + 1; j < group.size(); ++j) group[j]->writer->Abort();
+        for (size_t j = i + 1; j < group.size(); ++j) group[j]->Abort();
         return st;
       }
     }
@@ -91,7 +187,7 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
   }
   if (!snap.ok()) {
     if (snap.status().code() == StatusCode::kCommitStateUnknown) return snap.status();
-    for (Staged* s : group) s->writer->Abort();  // the new files go
+    for (Staged* s : group) s->Abort();  // the new files go
     if (snap.status().code() != StatusCode::kConflict) return snap.status();
     group[0]->plan->skipped = snap.status().message();
     ++result->conflicts;
@@ -143,17 +239,18 @@ std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool 
 // large table never needs one giant commit.
 Status RewriteInGroups(catalog::Table& table,
                        const std::shared_ptr<const iceberg::TableMetadata>& md,
-                       const iceberg::DataWriterOptions& wo, const CompactOptions& options,
+                       const iceberg::DataWriterOptions& wo,
+                       const std::map<std::string, int64_t>& sizes, const CompactOptions& options,
                        const catalog::CommitOptions& commit, CompactResult* result) {
   const size_t per_commit =
       static_cast<size_t>(std::max<int64_t>(1, options.partitions_per_commit));
   std::vector<Staged> staged;
   auto abort_staged = [&] {
-    for (Staged& s : staged) s.writer->Abort();
+    for (Staged& s : staged) s.Abort();
   };
   for (size_t i = 0; i < result->partitions.size(); ++i) {
     PartitionCompaction& plan = result->partitions[i];
-    auto s = WritePartition(table, md, wo, &plan);
+    auto s = WritePartition(table, md, wo, options.sort_run_bytes, sizes, &plan);
     if (!s.ok()) {
       abort_staged();
       return s.status().WithContextF("compacting partition '{}' of {}", plan.partition,
@@ -193,13 +290,19 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
     small = wo.target_file_bytes / 4;  // a quarter of the target given
   }
   if (options.small_file_bytes) small = *options.small_file_bytes;
-  const int64_t min_files = options.min_input_files.value_or(policy.min_input_files);
+  int64_t min_files = options.min_input_files.value_or(policy.min_input_files);
+  if (options.all_files) {  // every file counts as small, one makes a partition due
+    small = std::numeric_limits<int64_t>::max();
+    min_files = 1;
+  }
 
   // Plan: the current snapshot's data files by partition.
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, {}));
   ASSIGN_OR_RETURN(std::vector<iceberg::FileScanTask> tasks, scan->PlanFiles());
   Groups groups;
+  std::map<std::string, int64_t> sizes;  // of the inputs, for sort runs
   for (const iceberg::FileScanTask& t : tasks) {
+    sizes[t.file.file_path] = t.file.file_size_in_bytes;
     Group& g = groups[{t.file.spec_id, t.file.partition}];
     g.spec_id = t.file.spec_id;
     g.partition = t.file.partition;
@@ -236,7 +339,9 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
     }
     result.partitions.push_back(std::move(plan));
   }
-  if (!options.dry_run) RETURN_IF_ERROR(RewriteInGroups(table, md, wo, options, commit, &result));
+  if (!options.dry_run) {
+    RETURN_IF_ERROR(RewriteInGroups(table, md, wo, sizes, options, commit, &result));
+  }
   return result;
 }
 

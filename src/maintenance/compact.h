@@ -9,16 +9,18 @@
 //             once it has this many small files (default 5)
 // A compacted partition's small files, and its files with deletes, are read
 // with their deletes applied and written anew into the table's current
-// partition spec; the worst partitions (most small files) go first.
+// partition spec, sorted by the table's sort order when it has one (in runs
+// of sort_run_bytes); the worst partitions (most small files) go first.
 //
 // Partitions are committed in groups (partitions_per_commit, one `replace`
 // snapshot each): a crash loses at most one group's work, and a large table
 // never needs one giant commit. A group's commit fails (kConflict) when a
 // file it replaces is gone or got a delete since the plan: its partitions are
 // then committed one by one, and only those in conflict are skipped (their
-// new files removed); a deleted row never comes back. Delete files stay (they
-// no longer apply to the new files, whose sequence numbers are higher); a
-// deletion vector goes with its data file.
+// new files removed); a deleted row never comes back. A deletion vector goes
+// with its data file; a delete file goes once no data file it could apply to
+// is left live (SnapshotUpdate::remove_dangling_deletes: the new files'
+// sequence numbers are above every existing delete's).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +49,13 @@ struct CompactOptions {
   // Size-tiered (the maintenance service): a partition's smallest small files
   // that TieredRun selects, not all of them, and no file only for its deletes.
   bool tiered = false;
+  // Every data file of every partition, whatever its size and count (`sluice
+  // table rewrite`: into the current spec and schema, every delete applied).
+  bool all_files = false;
+  // A table with a sort order: each partition's rows are sorted by it, in
+  // runs of at most this many bytes of input files (each run read whole into
+  // memory, sorted, written to its own files).
+  int64_t sort_run_bytes = int64_t{128} << 20;
   bool dry_run = false;
   // Called before each commit (of a group, and of each partition when a
   // group falls back), its files written (tests: a concurrent writer's moment).

@@ -39,6 +39,29 @@ class CompactTest : public TableFixture {
   }
 };
 
+// `sluice table rewrite`: every file of every partition, big or alone, its
+// deletes applied; the delete files, applying to nothing live any more, go.
+TEST_F(CompactTest, RewritingEveryFileAppliesTheDeletesAndDropsTheDeleteFiles) {
+  SmallAppends();
+  ASSERT_OK(catalog::DeleteWhere(*table_, "id < 5 OR id = 111").status());
+  std::set<int64_t> ids = Ids();
+  ASSERT_EQ(ids.size(), 80u - 6);
+  CompactOptions o;
+  o.all_files = true;
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  EXPECT_EQ(r.partitions.size(), 2u) << "kind=b too, with its 2 files";
+  EXPECT_EQ(r.commits, 1) << "one group";
+  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}, {"b", 1}}));
+  EXPECT_EQ(Ids(), ids);
+  const iceberg::Snapshot* s = table_->metadata().current_snapshot();
+  EXPECT_EQ(s->summary.at("total-delete-files"), "0");
+  EXPECT_EQ(s->summary.at("removed-delete-files"), "2") << "one per partition";
+  // Once more: a partition of one file is rewritten too (a rewrite is asked for).
+  ASSERT_OK_AND_ASSIGN(r, CompactTable(*table_, o));
+  EXPECT_EQ(r.commits, 1);
+  EXPECT_EQ(Ids(), ids);
+}
+
 TEST_F(CompactTest, OnlyPartitionsWithEnoughSmallFilesAreRewrittenToTheSameRows) {
   SmallAppends();
   std::set<int64_t> ids = Ids();
@@ -171,6 +194,94 @@ TEST_F(CompactTest, AGroupInConflictCommitsItsOtherPartitionsAlone) {
   EXPECT_EQ(ids.size(), 80u + 50u - 1u);
   EXPECT_FALSE(ids.count(3));
   EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 6}, {"b", 2}, {"c", 1}}));
+}
+
+}  // namespace
+}  // namespace sluice::maintenance
+
+namespace sluice::maintenance {
+namespace {
+
+class SortedCompactTest : public TableFixture {
+ protected:
+  void SetUp() override { MakeTable("id BIGINT NOT NULL, kind STRING", "", "kind DESC, id"); }
+
+  // (kind, id) of the rows of each live data file, in file order, and each
+  // file's sort order id.
+  std::vector<std::pair<std::vector<std::pair<std::string, int64_t>>, std::optional<int32_t>>>
+  RowsPerFile() {
+    EXPECT_TRUE(table_->Refresh().ok());
+    std::vector<std::pair<std::vector<std::pair<std::string, int64_t>>, std::optional<int32_t>>>
+        out;
+    auto live = table_->LiveFiles(*table_->metadata().current_snapshot_id);
+    EXPECT_TRUE(live.ok());
+    auto md = std::make_shared<const iceberg::TableMetadata>(table_->metadata());
+    for (const auto& e : *live) {
+      iceberg::ScanOptions o;
+      o.only_files = {e.file.file_path};
+      auto scan = iceberg::TableScan::Make(*io_, md, o);
+      EXPECT_TRUE(scan.ok());
+      std::vector<std::pair<std::string, int64_t>> rows;
+      Batch b;
+      while (true) {
+        auto more = (*scan)->Next(&b);
+        EXPECT_TRUE(more.ok());
+        if (!more.ok() || !*more) break;
+        for (int64_t i = 0; i < b.num_rows(); ++i) {
+          rows.emplace_back(std::string(b.columns[1].GetBytes(i)), b.columns[0].Value<int64_t>(i));
+        }
+      }
+      out.emplace_back(std::move(rows), e.file.sort_order_id);
+    }
+    return out;
+  }
+
+  // 6 appends of ids i, i+6, ... with kinds a to d by id % 4.
+  void Appends() {
+    for (int c = 0; c < 6; ++c) {
+      AppendRows([&](Batch* b) {
+        for (int64_t id = c; id < 60; id += 6) {
+          b->columns[0].Append<int64_t>(id);
+          b->columns[1].AppendBytes(std::string(1, static_cast<char>('a' + id % 4)));
+        }
+      });
+    }
+  }
+};
+
+bool SortedByKindDescThenId(const std::vector<std::pair<std::string, int64_t>>& rows) {
+  return std::is_sorted(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : x.second < y.second;
+  });
+}
+
+TEST_F(SortedCompactTest, OutputFilesAreSortedByTheTablesSortOrder) {
+  Appends();
+  const std::set<int64_t> ids = Ids();
+  ASSERT_FALSE(SortedByKindDescThenId(RowsPerFile()[0].first)) << "appends are not sorted";
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, {}));
+  EXPECT_EQ(r.commits, 1);
+  auto files = RowsPerFile();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].first.size(), 60u);
+  EXPECT_TRUE(SortedByKindDescThenId(files[0].first));
+  EXPECT_EQ(files[0].second, table_->metadata().default_sort_order_id);
+  EXPECT_EQ(Ids(), ids);
+}
+
+TEST_F(SortedCompactTest, ARunBoundSortsEachRunIntoItsOwnFiles) {
+  Appends();
+  const std::set<int64_t> ids = Ids();
+  CompactOptions o;
+  o.sort_run_bytes = 1;  // every input file is a run
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  auto files = RowsPerFile();
+  ASSERT_EQ(files.size(), 6u) << "one output per run";
+  for (const auto& [rows, order] : files) {
+    EXPECT_EQ(rows.size(), 10u);
+    EXPECT_TRUE(SortedByKindDescThenId(rows));
+  }
+  EXPECT_EQ(Ids(), ids);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "catalog/rewrite.h"
+#include "maintenance/compact.h"
 #include "maintenance/test_util.h"
 
 namespace sluice::maintenance {
@@ -24,6 +24,13 @@ class ExpireTest : public TableFixture {
   int64_t Newest() { return table_->metadata().snapshots.back().timestamp_ms; }
 };
 
+// `sluice table rewrite`: every file, whatever its size.
+CompactOptions RewriteAll() {
+  CompactOptions o;
+  o.all_files = true;
+  return o;
+}
+
 // A path as the table names it ("file:///..." or "/...") on disk.
 std::string OnDisk(const std::string& p) { return p.rfind("file://", 0) == 0 ? p.substr(7) : p; }
 
@@ -31,7 +38,7 @@ TEST_F(ExpireTest, OldSnapshotsGoWithTheFilesOnlyTheyReach) {
   AppendIds(0, 10);
   AppendIds(10, 20);
   AppendIds(20, 30);
-  ASSERT_OK(catalog::RewriteDataFiles(*table_));  // the three files become one
+  ASSERT_OK(CompactTable(*table_, RewriteAll()));  // the three files become one
   AppendIds(30, 40);
   ASSERT_EQ(table_->metadata().snapshots.size(), 5u);
   std::set<std::string> before = Files();
@@ -67,7 +74,7 @@ TEST_F(ExpireTest, OldSnapshotsGoWithTheFilesOnlyTheyReach) {
 TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {
   AppendIds(0, 10);
   AppendIds(10, 20);
-  ASSERT_OK(catalog::RewriteDataFiles(*table_));
+  ASSERT_OK(CompactTable(*table_, RewriteAll()));
   std::set<std::string> before = Files();
   std::string metadata = table_->metadata_location();
   ExpireOptions o;

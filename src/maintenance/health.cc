@@ -6,6 +6,7 @@
 #include "iceberg/data_writer.h"
 #include "iceberg/manifest.h"
 #include "maintenance/files.h"
+#include "maintenance/manifests.h"
 
 namespace sluice::maintenance {
 
@@ -16,6 +17,9 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
   h.metadata_log = static_cast<int64_t>(md.metadata_log.size());
   h.snapshot_id = md.current_snapshot_id;
   if (!h.snapshot_id) return h;
+  ASSIGN_OR_RETURN(ManifestCount manifests, CountManifests(table));
+  h.manifests = manifests.all;
+  h.small_manifests = manifests.small;
   ASSIGN_OR_RETURN(std::vector<iceberg::ManifestEntry> live, table.LiveFiles(*h.snapshot_id));
   std::map<std::pair<int32_t, iceberg::PartitionValues>, PartitionHealth> parts;
   std::map<std::pair<int32_t, iceberg::PartitionValues>, std::vector<int64_t>> small_sizes;

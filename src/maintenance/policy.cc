@@ -39,6 +39,8 @@ Result<Policy> PolicyOf(const iceberg::TableMetadata& m) {
                                                      p.expire_interval_ms, 1));
   ASSIGN_OR_RETURN(p.orphan_interval_ms, IntProperty(m, "sluice.maintenance.orphan-interval-ms",
                                                      p.orphan_interval_ms, 1));
+  ASSIGN_OR_RETURN(p.max_manifests,
+                   IntProperty(m, "sluice.maintenance.max-manifests", p.max_manifests, 1));
   return p;
 }
 

@@ -27,6 +27,9 @@ struct Policy {
       SloAction::kSlowCommits;             // sluice.maintenance.slo-action: log | slow-commits
   int64_t expire_interval_ms = 60'000;     // sluice.maintenance.expire-interval-ms
   int64_t orphan_interval_ms = 3'600'000;  // sluice.maintenance.orphan-interval-ms
+  // sluice.maintenance.max-manifests: more small manifests than this in the
+  // current snapshot and they are rewritten (manifests.h)
+  int64_t max_manifests = 16;
 };
 
 // The policy `m`'s properties give; kInvalidArgument naming the property

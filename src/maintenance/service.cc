@@ -35,6 +35,7 @@ const char* StepName(MaintenanceService::Step step) {
     case MaintenanceService::Step::kCompact: return "compact";
     case MaintenanceService::Step::kExpire: return "expire";
     case MaintenanceService::Step::kOrphans: return "orphans";
+    case MaintenanceService::Step::kManifests: return "manifests";
   }
   return "?";
 }
@@ -102,7 +103,15 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
       if (now >= due) return Unit{t.get(), step, {}, {}};
     }
   }
-  // 3. Compaction of the table with the worst partition of all (most data
+  // 3. Manifests, where too many small ones make planning slow: cheap, and
+  // a hot table's compactions would otherwise keep it waiting.
+  for (auto& t : tables_) {
+    if (t->busy || !t->health || !t->policy || !t->policy->enabled) continue;
+    if (t->health->small_manifests > t->policy->max_manifests && now >= t->next_manifests_ms) {
+      return Unit{t.get(), Step::kManifests, {}, {}};
+    }
+  }
+  // 4. Compaction of the table with the worst partition of all (most data
   // files against its table's SLO, then most files due): its due partitions,
   // the worst first, up to kPartitionsPerCompaction (one plan of the table
   // and one commit serve them all: compact.h's groups).
@@ -135,7 +144,7 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
     for (const PartitionHealth* p : due) u.partitions.emplace(p->spec_id, p->values);
     return u;
   }
-  // 4. Counts read again every interval: last, so that reading them (a hot
+  // 5. Counts read again every interval: last, so that reading them (a hot
   // table's take a while) never crowds out the work they call for.
   if (auto u = periodic_assessment()) return u;
   return std::nullopt;
@@ -161,6 +170,7 @@ Status MaintenanceService::Run(const Unit& u) {
     case Step::kCompact: return Compact(*u.table, u.partitions);
     case Step::kExpire: return Expire(*u.table);
     case Step::kOrphans: return RemoveOrphansOf(*u.table);
+    case Step::kManifests: return RewriteManifestsOf(*u.table);
   }
   return Status::OK();
 }
@@ -216,6 +226,16 @@ Status MaintenanceService::RemoveOrphansOf(TableState& t) {
   return Status::OK();
 }
 
+Status MaintenanceService::RewriteManifestsOf(TableState& t) {
+  auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(auto table, catalog::Table::Load(catalog_, io_, t.ident));
+  ManifestRewriteOptions o;
+  o.max_manifests = t.policy ? t.policy->max_manifests : std::optional<int64_t>();
+  ASSIGN_OR_RETURN(ManifestRewriteResult r, RewriteManifests(*table, o));
+  observer_->OnManifestsRewritten(t.name, r, SecondsSince(start));
+  return Status::OK();
+}
+
 void MaintenanceService::Finish(const Unit& u, const Status& st) {
   if (!st.ok()) observer_->OnFailed(u.table->name, StepName(u.step), st);
   wake_.notify_all();  // the table is free again once the lock below goes
@@ -230,6 +250,11 @@ void MaintenanceService::Finish(const Unit& u, const Status& st) {
       // compacting this table again; after a failure, rest first.
       t.health.reset();
       t.next_assess_ms = t.compacted ? now : now + options_.assess_interval_ms;
+      break;
+    case Step::kManifests:  // the manifest count is stale: read it again at once
+      t.health.reset();
+      t.next_assess_ms = now;
+      t.next_manifests_ms = now + options_.assess_interval_ms;
       break;
     case Step::kExpire:
       t.next_expire_ms = now + (t.policy ? t.policy->expire_interval_ms : 0);

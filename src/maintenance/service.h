@@ -10,7 +10,11 @@
 //   3. orphans: each table every sluice.maintenance.orphan-interval-ms, the
 //      first at most 5 min after its first assessment (never a file younger
 //      than min_orphan_margin_ms);
-//   4. compact: the table with the worst partition of all (most data files
+//   4. manifests: a table whose current snapshot has more small manifests
+//      than sluice.maintenance.max-manifests (manifests.h), by its last
+//      assessment, at most once per assess_interval_ms; assessed again
+//      right after;
+//   5. compact: the table with the worst partition of all (most data files
 //      against the table's SLO, then most files due): its due partitions,
 //      the worst first, up to 16 on one plan of the table, each one
 //      `replace` commit. A partition is due once a size tier of its small
@@ -46,6 +50,7 @@
 #include "maintenance/compact.h"
 #include "maintenance/expire.h"
 #include "maintenance/health.h"
+#include "maintenance/manifests.h"
 #include "maintenance/orphans.h"
 #include "maintenance/policy.h"
 
@@ -63,7 +68,9 @@ class Observer {
   virtual void OnExpired(const std::string& table, const ExpireResult& result, double seconds) = 0;
   virtual void OnOrphansRemoved(const std::string& table, const OrphanResult& result,
                                 double seconds) = 0;
-  // `step` is assess, compact, expire or orphans.
+  virtual void OnManifestsRewritten(const std::string& table, const ManifestRewriteResult& result,
+                                    double seconds) = 0;
+  // `step` is assess, compact, expire, orphans or manifests.
   virtual void OnFailed(const std::string& table, const std::string& step,
                         const Status& status) = 0;
 };
@@ -81,7 +88,7 @@ struct ServiceOptions {
 
 class MaintenanceService {
  public:
-  enum class Step { kAssess, kCompact, kExpire, kOrphans };
+  enum class Step { kAssess, kCompact, kExpire, kOrphans, kManifests };
   struct Done {  // what RunOne did
     std::string table;
     Step step;
@@ -112,7 +119,7 @@ class MaintenanceService {
     bool compacted = false;             // the unit running committed a compaction
     std::optional<TableHealth> health;  // cleared when stale
     std::optional<Policy> policy;
-    int64_t next_assess_ms = 0, next_expire_ms = 0, next_orphans_ms = 0;
+    int64_t next_assess_ms = 0, next_expire_ms = 0, next_orphans_ms = 0, next_manifests_ms = 0;
   };
   using PartitionKey = std::pair<int32_t, iceberg::PartitionValues>;  // spec id, values
   struct Unit {
@@ -130,6 +137,7 @@ class MaintenanceService {
   Status Compact(TableState& t, const std::set<PartitionKey>& partitions);
   Status Expire(TableState& t);
   Status RemoveOrphansOf(TableState& t);
+  Status RewriteManifestsOf(TableState& t);
   void Finish(const Unit& u, const Status& st);
   void Loop();
   // Milliseconds until something may be due (at most assess_interval_ms).

@@ -34,6 +34,10 @@ class Recorder : public Observer {
     std::lock_guard<std::mutex> lock(mu);
     ++orphan_runs;
   }
+  void OnManifestsRewritten(const std::string&, const ManifestRewriteResult& r, double) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (r.snapshot_id) ++manifest_rewrites;
+  }
   void OnFailed(const std::string& table, const std::string& step, const Status& st) override {
     std::lock_guard<std::mutex> lock(mu);
     failures.push_back(table + " " + step + ": " + st.ToString());
@@ -42,7 +46,7 @@ class Recorder : public Observer {
   std::mutex mu;
   std::map<std::string, TableHealth> health;
   std::vector<std::string> compacted;
-  int64_t expired = 0, orphan_runs = 0;
+  int64_t expired = 0, orphan_runs = 0, manifest_rewrites = 0;
   std::vector<std::string> failures;
 };
 
@@ -148,6 +152,17 @@ TEST_F(ServiceTest, WorksCountsFirstThenTheWorstPartitionThenExpiryAndOrphansByI
   EXPECT_EQ(rec_.orphan_runs, 0);
   now_ms_ += 3'600'000;
   EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire", "orphans"}));
+}
+
+TEST_F(ServiceTest, RewritesManifestsOnceAboveThePolicysCountThenCountsAgain) {
+  for (int i = 0; i < 4; ++i) Append(i * 10, i * 10 + 10, "c" + std::to_string(i));
+  SetProperty("sluice.maintenance.max-manifests", "3");
+  auto s = Service();
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire", "manifests", "assess"}))
+      << "4 appends, 4 manifests, 3 allowed; no partition is due for compaction";
+  EXPECT_EQ(rec_.manifest_rewrites, 1);
+  EXPECT_EQ(rec_.health[id_.ToString()].manifests, 1);
+  EXPECT_EQ(rec_.health[id_.ToString()].data_files, 4);
 }
 
 TEST_F(ServiceTest, APolicyThatDoesNotParseIsReportedAndTheTableRests) {

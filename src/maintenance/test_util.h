@@ -20,8 +20,10 @@ namespace sluice::maintenance {
 
 class TableFixture : public ::testing::Test {
  protected:
-  // db.events of `columns`, partitioned by `partition` ("" for none).
-  void MakeTable(const std::string& columns, const std::string& partition) {
+  // db.events of `columns`, partitioned by `partition` ("" for none), sorted
+  // by `sort` ("" for no sort order).
+  void MakeTable(const std::string& columns, const std::string& partition,
+                 const std::string& sort = "") {
     dir_ = std::filesystem::temp_directory_path() /
            ("sluice_maintenance_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -33,8 +35,12 @@ class TableFixture : public ::testing::Test {
     auto schema = ParseColumnList(columns);
     ASSERT_OK(schema);
     ASSERT_OK_AND_ASSIGN(auto spec, iceberg::ParsePartitionSpec(partition, *schema));
+    iceberg::SortOrder order;
+    if (!sort.empty()) {
+      ASSERT_OK_AND_ASSIGN(order, iceberg::ParseSortOrder(sort, *schema));
+    }
     ASSERT_OK_AND_ASSIGN(
-        auto md, iceberg::NewTableMetadata(*schema, spec, iceberg::SortOrder{},
+        auto md, iceberg::NewTableMetadata(*schema, spec, order,
                                            catalog::DefaultTableLocation(dir_.string(), id_), {}));
     ASSERT_OK_AND_ASSIGN(table_, catalog::Table::Create(*catalog_, *io_, id_, md));
   }

@@ -48,6 +48,10 @@ class Runtime::Maintenance : public maintenance::Observer {
                                              "Bytes of live data files per partition.", tp));
     ASSIGN_OR_RETURN(snapshots_, g.AddGauge("sluice_table_snapshots",
                                             "Snapshots the table's metadata holds.", t));
+    ASSIGN_OR_RETURN(
+        manifests_,
+        g.AddGauge("sluice_table_manifests",
+                   "Manifests of the table's current snapshot (planning opens them).", t));
     ASSIGN_OR_RETURN(debt_, g.AddGauge("sluice_maintenance_debt_files",
                                        "Small files compaction would merge away.", t));
     ASSIGN_OR_RETURN(slo_,
@@ -78,6 +82,10 @@ class Runtime::Maintenance : public maintenance::Observer {
                                             t));
     ASSIGN_OR_RETURN(orphans_, g.AddCounter("sluice_maintenance_orphans_removed_total",
                                             "Unreferenced files orphan cleanup deleted.", t));
+    ASSIGN_OR_RETURN(
+        manifest_rewrites_,
+        g.AddCounter("sluice_maintenance_manifest_rewrites_total",
+                     "Manifest rewrites committed (sluice.maintenance.max-manifests).", t));
     ASSIGN_OR_RETURN(failures_, g.AddCounter("sluice_maintenance_failures_total",
                                              "Maintenance steps that failed.", ts));
     ASSIGN_OR_RETURN(seconds_, g.AddHistogram("sluice_maintenance_step_seconds",
@@ -100,6 +108,7 @@ class Runtime::Maintenance : public maintenance::Observer {
     }
     t.partitions = std::move(now);
     Set(snapshots_, table, h.snapshots);
+    Set(manifests_, table, h.manifests);
     Set(debt_, table, h.debt_files);
     Set(slo_, table, p.max_files_per_partition);
     Set(worst_, table, h.max_partition_files);
@@ -162,6 +171,12 @@ class Runtime::Maintenance : public maintenance::Observer {
     Observe(table, "orphans", seconds);
   }
 
+  void OnManifestsRewritten(const std::string& table, const maintenance::ManifestRewriteResult& r,
+                            double seconds) override {
+    Add(manifest_rewrites_, table, r.snapshot_id ? 1 : 0);
+    Observe(table, "manifests", seconds);
+  }
+
   void OnFailed(const std::string& table, const std::string& step, const Status& st) override {
     if (auto m = failures_->WithLabels({table, step}); m.ok()) (*m)->Increment();
     std::lock_guard<std::mutex> lock(mu_);
@@ -183,6 +198,7 @@ class Runtime::Maintenance : public maintenance::Observer {
       if (t.health) {
         const TableHealth& h = *t.health;
         j["snapshots"] = h.snapshots;
+        j["manifests"] = h.manifests;
         j["data_files"] = h.data_files;
         j["small_files"] = h.small_files;
         j["delete_files"] = h.delete_files;
@@ -253,10 +269,11 @@ class Runtime::Maintenance : public maintenance::Observer {
   std::map<std::string, Table> tables_;  // guarded by mu_
   server::Family<server::Gauge>*data_files_ = nullptr, *small_files_ = nullptr,
   *delete_files_ = nullptr, *data_bytes_ = nullptr, *snapshots_ = nullptr, *debt_ = nullptr,
-  *slo_ = nullptr, *worst_ = nullptr, *over_slo_ = nullptr, *slowdown_ = nullptr;
+  *slo_ = nullptr, *worst_ = nullptr, *over_slo_ = nullptr, *slowdown_ = nullptr,
+  *manifests_ = nullptr;
   server::Family<server::Counter>*compactions_ = nullptr, *conflicts_ = nullptr,
   *bytes_read_ = nullptr, *bytes_written_ = nullptr, *expired_ = nullptr, *deleted_ = nullptr,
-  *orphans_ = nullptr, *failures_ = nullptr;
+  *orphans_ = nullptr, *failures_ = nullptr, *manifest_rewrites_ = nullptr;
   server::Family<server::Histogram>* seconds_ = nullptr;
 };
 

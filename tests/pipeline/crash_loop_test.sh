@@ -152,7 +152,7 @@ sum=$(echo "$ids" | sed 's/[^0-9]//g' | awk '{s += $1} END {printf "%.0f", s}')
 want_sum=$(( want * (want + 1) / 2 ))
 dead=$(S scan lake.events__dlq --columns payload | grep -c 'not a number' || true)
 want_dead=$(( acked / 50 ))
-snapshots=$(S table snapshots lake.events --json | grep -o '"snapshot_id":"[0-9]*"' | grep -o '[0-9]*')
+snapshots=$(S table snapshots lake.events --json | grep -o '"snapshot_id":"\{0,1\}[0-9]*' | grep -o '[0-9]*$')
 nsnap=$(echo "$snapshots" | grep -c . || true)
 echo "kill points reached:"
 grep -o 'kill point [a-z_.]* reached' "$W/server.log" | sort | uniq -c || true
