@@ -8,9 +8,10 @@
 //
 //   node tests/interop/iceberg_fixtures_icebird.mjs path/to/sluice
 import { execFileSync } from 'node:child_process'
-import { readFileSync, readdirSync, statSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 import { join, dirname, resolve } from 'node:path'
 import { icebergRead } from 'icebird'
+import { serveFiles } from './lib/file_fetch.mjs'
 
 const sluice = process.argv[2]
 const fixtures = resolve('../shared/fixtures/iceberg')
@@ -18,24 +19,7 @@ const fixtures = resolve('../shared/fixtures/iceberg')
 // Every URL icebird asks for is mapped to the fixture folder through `remaps`
 // (the table's recorded location → its local folder).
 let remaps = []
-globalThis.fetch = async (url, init = {}) => {
-  let path = String(url)
-  for (const [from, to] of remaps) {
-    if (path.startsWith(from)) { path = to + path.slice(from.length); break }
-  }
-  path = path.replace(/^file:\/\//, '').replace(/^file:/, '')
-  let size
-  try { size = statSync(path).size } catch { return new Response(null, { status: 404, statusText: 'Not Found' }) }
-  if ((init.method ?? 'GET') === 'HEAD') return new Response(null, { status: 200, headers: { 'content-length': String(size) } })
-  const data = readFileSync(path)
-  const range = new Headers(init.headers ?? {}).get('range')
-  if (range) {
-    const m = /bytes=(\d+)-(\d*)/.exec(range)
-    const start = Number(m[1]); const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
-    return new Response(data.subarray(start, end + 1), { status: 206, headers: { 'content-length': String(end - start + 1) } })
-  }
-  return new Response(data, { status: 200, headers: { 'content-length': String(size) } })
-}
+serveFiles(() => remaps)
 
 function newestMetadataFiles(dir, out = []) {
   const entries = readdirSync(dir, { withFileTypes: true })

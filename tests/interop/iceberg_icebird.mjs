@@ -4,42 +4,19 @@
 //
 //   node tests/interop/iceberg_icebird.mjs path/to/sluice
 //
-// icebird reads through global fetch(); a shim answers file:// URLs from disk
-// (HEAD with content-length, GET with Range), as the warehouse is local.
+// icebird reads through fetch(): lib/file_fetch.mjs answers from disk.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { icebergRead, icebergMetadata } from 'icebird'
+import { serveFiles } from './lib/file_fetch.mjs'
 
 const sluice = process.argv[2]
 if (!sluice) throw new Error('usage: iceberg_icebird.mjs SLUICE_BINARY')
+serveFiles()
 
-globalThis.fetch = async (url, init = {}) => {
-  if (!String(url).startsWith('file://')) throw new Error(`unexpected URL ${url}`)
-  const path = decodeURIComponent(String(url).slice('file://'.length))
-  let size
-  try {
-    size = statSync(path).size
-  } catch {
-    return new Response(null, { status: 404, statusText: 'Not Found' })
-  }
-  if ((init.method ?? 'GET') === 'HEAD') {
-    return new Response(null, { status: 200, headers: { 'content-length': String(size) } })
-  }
-  const data = readFileSync(path)
-  const range = new Headers(init.headers ?? {}).get('range')
-  if (range) {
-    const m = /bytes=(\d+)-(\d*)/.exec(range)
-    const start = Number(m[1])
-    const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
-    return new Response(data.subarray(start, end + 1), {
-      status: 206, headers: { 'content-length': String(end - start + 1) },
-    })
-  }
-  return new Response(data, { status: 200, headers: { 'content-length': String(size) } })
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-icebird-'))
 const wh = join(dir, 'wh')

@@ -7,35 +7,13 @@
 // The table's metadata comes from `sluice table describe --json`; icebird
 // reads each snapshot as the metadata's current one.
 import { execFileSync } from 'node:child_process'
-import { readFileSync, statSync } from 'node:fs'
 import { icebergRead } from 'icebird'
+import { serveFiles } from './lib/file_fetch.mjs'
 
 const [sluice, warehouse, table] = process.argv.slice(2)
 if (!table) throw new Error('usage: snapshots_icebird.mjs SLUICE WAREHOUSE NAMESPACE.TABLE')
 
-// icebird reads through fetch(): file:// URLs answered from disk.
-globalThis.fetch = async (url, init = {}) => {
-  if (!String(url).startsWith('file://')) throw new Error(`unexpected URL ${url}`)
-  const path = decodeURIComponent(String(url).slice('file://'.length))
-  let size
-  try {
-    size = statSync(path).size
-  } catch {
-    return new Response(null, { status: 404, statusText: 'Not Found' })
-  }
-  if ((init.method ?? 'GET') === 'HEAD') {
-    return new Response(null, { status: 200, headers: { 'content-length': String(size) } })
-  }
-  const data = readFileSync(path)
-  const range = new Headers(init.headers ?? {}).get('range')
-  if (!range) return new Response(data, { status: 200, headers: { 'content-length': String(size) } })
-  const m = /bytes=(\d+)-(\d*)/.exec(range)
-  const start = Number(m[1])
-  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
-  return new Response(data.subarray(start, end + 1), {
-    status: 206, headers: { 'content-length': String(end - start + 1) },
-  })
-}
+serveFiles()  // icebird reads through fetch(): answered from disk
 
 const run = (...args) =>
   execFileSync(sluice, ['--warehouse', warehouse, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 })
