@@ -14,6 +14,7 @@
 // manifests, bytes).
 //
 //   build/bench/streaming_day_bench [COMMITS=2000] [PARTITIONS=50] [ROWS=20] [SECOND_MS=100]
+//                                   [PROPS=key=value,...]  (more properties of the "on" table)
 //
 // Time is compressed: a commit every SECOND_MS (as fast as the writer goes
 // if it cannot keep that pace) stands for a commit every second. The
@@ -70,6 +71,21 @@ class Quiet : public maintenance::Observer {
   }
   std::atomic<int64_t> compactions{0}, conflicts{0}, bytes_written{0}, manifest_rewrites{0};
 };
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Table properties the "on" table also gets (the PROPS argument): a policy to try.
+std::map<std::string, std::string> g_policy;
 
 struct Row {
   std::string name;
@@ -153,6 +169,7 @@ Row Ingest(const std::string& name, bool maintain, int commits, int partitions, 
     props["history.expire.max-snapshot-age-ms"] = std::to_string(600 * second_ms);
     props["sluice.maintenance.expire-interval-ms"] = std::to_string(60 * second_ms);
     props["write.metadata.delete-after-commit.enabled"] = "true";  // as `sluice run` creates
+    for (const auto& [k, v] : g_policy) props[k] = v;
   }
   auto md = iceberg::NewTableMetadata(schema, *spec, iceberg::SortOrder{},
                                       catalog::DefaultTableLocation(dir.string(), id),
@@ -236,6 +253,11 @@ int main(int argc, char** argv) {
   const int partitions = argc > 2 ? std::atoi(argv[2]) : 50;
   const int rows = argc > 3 ? std::atoi(argv[3]) : 20;
   const int64_t second_ms = argc > 4 ? std::atoll(argv[4]) : 100;
+  // PROPS: "key=value,key=value" (e.g. sluice.maintenance.max-manifests=4).
+  for (std::string item : argc > 5 ? SplitList(argv[5]) : std::vector<std::string>{}) {
+    size_t eq = item.find('=');
+    if (eq != std::string::npos) g_policy[item.substr(0, eq)] = item.substr(eq + 1);
+  }
   fs::path dir = fs::temp_directory_path() / ("sluice_day_bench_" + std::to_string(getpid()));
   fs::remove_all(dir);
   auto io = MakeLocalFileIO();

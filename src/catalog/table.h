@@ -77,7 +77,8 @@ struct SnapshotUpdate {
 };
 
 // A manifest below half the target size: one a manifest rewrite merges (its
-// output, cut at about the target size, is not small again).
+// output, cut at most at about the target size, is not small again once its
+// entries fill that).
 bool IsSmallManifest(const iceberg::ManifestFile& m, const CommitOptions& options = {});
 
 class Table;

@@ -160,9 +160,11 @@ bool IsSmallManifest(const ManifestFile& m, const CommitOptions& o) {
 namespace {
 
 // SnapshotUpdate::rewrite_manifests: the small manifests of each (spec,
-// content) group, their live entries (EXISTING, sequence numbers kept;
-// DELETED entries dropped) sorted by partition and cut into manifests of
-// about the target size, judged by the bytes per entry of the manifests read.
+// content) group, their live entries (EXISTING, sequence numbers and row
+// lineage kept; DELETED entries dropped) sorted by partition and cut into
+// manifests of at most about the target size, judged by the bytes per entry
+// of the manifests read (an overestimate for manifests of few entries: the
+// next rewrite merges what came out small).
 Result<std::vector<ManifestFile>> ClusterManifests(FileIO& io, const TableMetadata& base,
                                                    std::vector<ManifestFile> manifests,
                                                    int64_t snapshot_id, const CommitOptions& o,
@@ -171,8 +173,8 @@ Result<std::vector<ManifestFile>> ClusterManifests(FileIO& io, const TableMetada
   std::vector<ManifestFile> out;
   for (size_t i = 0; i < manifests.size(); ++i) {
     const auto& m = manifests[i];
-    if (!IsSmallManifest(m, o)) {
-      out.push_back(m);
+    if (!IsSmallManifest(m, o) || m.added_snapshot_id == snapshot_id) {
+      out.push_back(m);  // (this commit's own manifests are not rewritten)
       continue;
     }
     groups[{m.partition_spec_id, static_cast<int>(m.content)}].push_back(i);
@@ -183,11 +185,15 @@ Result<std::vector<ManifestFile>> ClusterManifests(FileIO& io, const TableMetada
       continue;
     }
     std::vector<ManifestEntry> entries;
-    int64_t bytes = 0, read = 0;
+    // Bytes per entry: the least of the manifests read (a small manifest's
+    // header would inflate an average).
+    int64_t per_entry = o.manifest_target_bytes;
     for (size_t i : idx) {
       ASSIGN_OR_RETURN(auto es, iceberg::ReadManifest(io, manifests[i], base.format_version));
-      bytes += manifests[i].manifest_length;
-      read += static_cast<int64_t>(es.size());
+      if (!es.empty()) {
+        per_entry =
+            std::min(per_entry, manifests[i].manifest_length / static_cast<int64_t>(es.size()));
+      }
       for (auto& e : es) {
         if (e.status == EntryStatus::kDeleted) continue;
         e.status = EntryStatus::kExisting;
@@ -199,9 +205,8 @@ Result<std::vector<ManifestFile>> ClusterManifests(FileIO& io, const TableMetada
     if (entries.empty()) continue;
     ASSIGN_OR_RETURN(auto order, PartitionOrder(base, key.first));
     std::stable_sort(entries.begin(), entries.end(), order);
-    const int64_t per_entry = std::max<int64_t>(1, bytes / std::max<int64_t>(1, read));
-    const size_t per_manifest =
-        static_cast<size_t>(std::max<int64_t>(1, o.manifest_target_bytes / per_entry));
+    const size_t per_manifest = static_cast<size_t>(
+        std::max<int64_t>(1, o.manifest_target_bytes / std::max<int64_t>(1, per_entry)));
     for (size_t begin = 0; begin < entries.size(); begin += per_manifest) {
       std::vector<ManifestEntry> chunk(
           entries.begin() + static_cast<std::ptrdiff_t>(begin),
@@ -224,11 +229,19 @@ std::string DvKey(const DataFile& f) {
 }
 
 // As the scan applies deletes (iceberg/scan.cc): an equality delete of an
-// unpartitioned spec (no partition values) applies to every data file.
-bool DeleteApplies(const ManifestEntry& del, const DataFile& data) {
+// unpartitioned spec (no fields, or only void ones) applies to every
+// partition.
+bool GlobalDelete(const TableMetadata& md, const DataFile& d) {
+  if (d.content != iceberg::FileContent::kEqualityDeletes) return false;
+  const iceberg::PartitionSpec* spec = md.spec_by_id(d.spec_id);
+  return spec != nullptr && spec->unpartitioned();
+}
+
+// Whether `del` may apply to `data`, sequence numbers aside (as the scan).
+bool DeleteApplies(const TableMetadata& md, const ManifestEntry& del, const DataFile& data) {
   const DataFile& d = del.file;
   if (d.referenced_data_file) return *d.referenced_data_file == data.file_path;
-  if (d.content == iceberg::FileContent::kEqualityDeletes && d.partition.empty()) return true;
+  if (GlobalDelete(md, d)) return true;
   return d.spec_id == data.spec_id && d.partition == data.partition;
 }
 
@@ -346,7 +359,7 @@ Status CheckNoNewDeletes(const TableMetadata& base, const SnapshotUpdate& u,
   for (const ManifestEntry& d : deletes) {
     if (d.status == EntryStatus::kDeleted || d.sequence_number.value_or(0) <= start_seq) continue;
     for (const DataFile& f : files) {
-      if (DeleteApplies(d, f)) {
+      if (DeleteApplies(base, d, f)) {
         return Status::Conflict("delete file {} was added for {} after snapshot {}",
                                 d.file.file_path, f.file_path, *u.base_snapshot_id);
       }
@@ -355,7 +368,9 @@ Status CheckNoNewDeletes(const TableMetadata& base, const SnapshotUpdate& u,
   return Status::OK();
 }
 
-// The smallest data sequence number of the data files a commit leaves live,
+// The smallest data sequence number of the data files a commit leaves live
+// (of the base's: the commit's own added files have the newest sequence
+// number, above every delete's, so no delete can apply to them),
 // per partition and over the whole table: a delete file is dangling once no
 // data file it could apply to is left (Iceberg's rule: a position delete
 // applies to data files of sequence numbers up to its own, an equality delete
@@ -373,7 +388,7 @@ struct LiveDataSequences {
     table_min = std::min(table_min.value_or(seq), seq);
     paths.insert(e.file.file_path);
   }
-  bool Dangling(const ManifestEntry& d) const {
+  bool Dangling(const TableMetadata& md, const ManifestEntry& d) const {
     const DataFile& f = d.file;
     if (f.content_offset) return false;  // a DV goes with its data file (removes())
     if (f.referenced_data_file) return paths.count(*f.referenced_data_file) == 0;
@@ -382,7 +397,7 @@ struct LiveDataSequences {
       auto it = by_partition.find({f.spec_id, f.partition});
       return it == by_partition.end() || it->second > seq;
     }
-    if (f.partition.empty()) return !table_min || *table_min >= seq;
+    if (GlobalDelete(md, f)) return !table_min || *table_min >= seq;
     auto it = by_partition.find({f.spec_id, f.partition});
     return it == by_partition.end() || it->second >= seq;
   }
@@ -415,7 +430,7 @@ Status ApplyRemovals(FileIO& io, const TableMetadata& base, const PendingCommit&
       ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifest(io, m, base.format_version));
       const bool deletes = content == ManifestContent::kDeletes;
       auto removes = [&](const ManifestEntry& e) {
-        return named(e.file) || (deletes && drop_dangling && live.Dangling(e));
+        return named(e.file) || (deletes && drop_dangling && live.Dangling(base, e));
       };
       bool touched = false;
       for (const auto& e : entries) {

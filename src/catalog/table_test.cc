@@ -273,6 +273,71 @@ TEST_F(TableTest, DanglingDeleteFilesGoWithTheLastFileTheyCouldApplyTo) {
   EXPECT_EQ(summary.at("total-delete-files"), "0");
 }
 
+// An equality delete of a spec whose fields are all void applies to every
+// partition of every spec (as the scan reads it): it is dangling only once no
+// older data file is left anywhere, not just in its own (null) partition.
+TEST_F(TableTest, AnEqualityDeleteOfAVoidSpecIsGlobalToTheDanglingRule) {
+  auto t = MakeTable("void(kind)");
+  ASSERT_NE(t, nullptr);
+  ASSERT_OK(
+      t->UpdateMetadata([](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+        iceberg::TableMetadata next = m;
+        ASSIGN_OR_RETURN(iceberg::PartitionSpec spec,
+                         iceberg::ParsePartitionSpec("kind", *m.current_schema(), 1, 1001));
+        next.partition_specs.push_back(spec);
+        next.default_spec_id = 1;
+        next.last_partition_id = 1001;
+        return next;
+      }));
+  DataFile in_a = File("a", 5, {std::string("a")});
+  in_a.spec_id = 1;
+  ASSERT_OK(t->Append({in_a}));  // sequence 1, spec 1
+  DataFile void_data = File("v", 5, {std::nullopt});
+  void_data.spec_id = 0;
+  ASSERT_OK(t->Append({void_data}));  // 2, spec 0 (void)
+  DataFile eq = File("eq", 1, {std::nullopt});
+  eq.spec_id = 0;
+  eq.content = iceberg::FileContent::kEqualityDeletes;
+  eq.equality_ids = {1};
+  SnapshotUpdate del;
+  del.operation = "delete";
+  del.add_deletes = {eq};
+  ASSERT_OK(t->Commit(del));  // 3: applies to /data/a too
+  SnapshotUpdate u;
+  u.operation = "replace";
+  u.remove_paths = {"/data/v"};
+  u.remove_dangling_deletes = true;
+  ASSERT_OK(t->Commit(u));
+  ASSERT_OK_AND_ASSIGN(auto live, t->LiveFiles(*t->metadata().current_snapshot_id));
+  std::set<std::string> paths;
+  for (const auto& e : live) paths.insert(e.file.file_path);
+  EXPECT_EQ(paths, (std::set<std::string>{"/data/a", "/data/eq"}))
+      << "the void partition is empty, but /data/a (spec 1) is still subject to it";
+}
+
+// A manifest rewrite keeps each file's row lineage (v3): the entries it
+// copies carry the first_row_id they inherited.
+TEST_F(TableTest, RewritingManifestsKeepsRowLineage) {
+  auto t = MakeTable("", 3);
+  ASSERT_NE(t, nullptr);
+  for (int i = 0; i < 4; ++i) ASSERT_OK(t->Append({File("f" + std::to_string(i), 10 + i)}));
+  auto lineage = [&] {
+    std::map<std::string, int64_t> out;
+    auto live = t->LiveFiles(*t->metadata().current_snapshot_id);
+    EXPECT_TRUE(live.ok());
+    for (const auto& e : *live) out[e.file.file_path] = e.file.first_row_id.value_or(-1);
+    return out;
+  };
+  const std::map<std::string, int64_t> before = lineage();
+  EXPECT_EQ(before, (std::map<std::string, int64_t>{
+                        {"/data/f0", 0}, {"/data/f1", 10}, {"/data/f2", 21}, {"/data/f3", 33}}));
+  SnapshotUpdate rewrite;
+  rewrite.operation = "replace";
+  rewrite.rewrite_manifests = true;
+  ASSERT_OK(t->Commit(rewrite));
+  EXPECT_EQ(lineage(), before);
+}
+
 // Concurrent writers through separate catalog connections: every append
 // lands exactly once, each as its own snapshot.
 TEST_F(TableTest, ConcurrentAppendsLoseNothing) {

@@ -142,6 +142,12 @@ Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& 
   const std::string& path = manifest.manifest_path;
   ASSIGN_OR_RETURN(auto reader, OpenAvro(io, path));
   std::vector<ManifestEntry> out;
+  // Row lineage (v3): a data file without a first_row_id inherits the
+  // manifest's plus the rows of the files before it that had none.
+  std::optional<int64_t> next_row_id;
+  if (format_version >= 3 && manifest.content == ManifestContent::kData) {
+    next_row_id = manifest.first_row_id;
+  }
   Batch batch;
   while (true) {
     ASSIGN_OR_RETURN(bool more, reader->Next(&batch));
@@ -215,6 +221,10 @@ Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& 
       ReadList(ChildById(*file_c, 135), r, &f.equality_ids);
       if (auto v = OptLong(ChildById(*file_c, 140), r)) f.sort_order_id = static_cast<int32_t>(*v);
       f.first_row_id = OptLong(ChildById(*file_c, 142), r);
+      if (!f.first_row_id && next_row_id) {
+        f.first_row_id = *next_row_id;
+        *next_row_id += f.record_count;
+      }
       f.referenced_data_file = OptBytes(ChildById(*file_c, 143), r);
       f.content_offset = OptLong(ChildById(*file_c, 144), r);
       f.content_size_in_bytes = OptLong(ChildById(*file_c, 145), r);

@@ -98,7 +98,9 @@ Result<TypePtr> PartitionType(const PartitionSpec& spec, const Schema& schema);
 Result<std::vector<ManifestFile>> ReadManifestList(FileIO& io, const std::string& path,
                                                    int format_version);
 
-// Reads a manifest's entries, applying inheritance from `manifest`.
+// Reads a manifest's entries, applying inheritance from `manifest`: snapshot
+// id, sequence numbers, and (v3 data manifests) first_row_id, so that an
+// entry copied into another manifest carries explicit values.
 Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& manifest,
                                                 int format_version);
 

@@ -98,9 +98,14 @@ Status WriteRun(catalog::Table& table, const std::shared_ptr<const iceberg::Tabl
     }
   }
   if (order != nullptr && !run.empty()) {
-    Batch joined;
-    if (run.size() > 1) joined = Concat(run);
-    ASSIGN_OR_RETURN(Batch sorted, SortBatch(run.size() > 1 ? joined : run[0], *order));
+    // (at most two copies of the run at a time: the batches read, joined,
+    // then sorted)
+    if (run.size() > 1) {
+      Batch joined = Concat(run);
+      run.clear();
+      run.push_back(std::move(joined));
+    }
+    ASSIGN_OR_RETURN(Batch sorted, SortBatch(run[0], *order));
     run.clear();
     constexpr int64_t kSlice = 65536;  // rows per Write: the writer rolls files between them
     for (int64_t begin = 0; begin < sorted.num_rows(); begin += kSlice) {
@@ -240,8 +245,9 @@ std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool 
 Status RewriteInGroups(catalog::Table& table,
                        const std::shared_ptr<const iceberg::TableMetadata>& md,
                        const iceberg::DataWriterOptions& wo,
-                       const std::map<std::string, int64_t>& sizes, const CompactOptions& options,
-                       const catalog::CommitOptions& commit, CompactResult* result) {
+                       const std::map<std::string, int64_t>& sizes, int64_t run_bytes,
+                       const CompactOptions& options, const catalog::CommitOptions& commit,
+                       CompactResult* result) {
   const size_t per_commit =
       static_cast<size_t>(std::max<int64_t>(1, options.partitions_per_commit));
   std::vector<Staged> staged;
@@ -250,7 +256,7 @@ Status RewriteInGroups(catalog::Table& table,
   };
   for (size_t i = 0; i < result->partitions.size(); ++i) {
     PartitionCompaction& plan = result->partitions[i];
-    auto s = WritePartition(table, md, wo, options.sort_run_bytes, sizes, &plan);
+    auto s = WritePartition(table, md, wo, run_bytes, sizes, &plan);
     if (!s.ok()) {
       abort_staged();
       return s.status().WithContextF("compacting partition '{}' of {}", plan.partition,
@@ -339,8 +345,17 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
     }
     result.partitions.push_back(std::move(plan));
   }
+  // Sort runs of at least twice the small-file size: each run's output is
+  // then no small file again (but the last run's), so a sorted partition's
+  // compaction converges instead of rewriting runs forever.
+  int64_t run_bytes = options.sort_run_bytes;
+  if (!options.all_files) {
+    run_bytes = std::max(run_bytes, small > std::numeric_limits<int64_t>::max() / 2
+                                        ? std::numeric_limits<int64_t>::max()
+                                        : 2 * small);
+  }
   if (!options.dry_run) {
-    RETURN_IF_ERROR(RewriteInGroups(table, md, wo, sizes, options, commit, &result));
+    RETURN_IF_ERROR(RewriteInGroups(table, md, wo, sizes, run_bytes, options, commit, &result));
   }
   return result;
 }

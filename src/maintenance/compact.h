@@ -53,8 +53,10 @@ struct CompactOptions {
   // table rewrite`: into the current spec and schema, every delete applied).
   bool all_files = false;
   // A table with a sort order: each partition's rows are sorted by it, in
-  // runs of at most this many bytes of input files (each run read whole into
-  // memory, sorted, written to its own files).
+  // runs of at most this many bytes of input files, or twice the small-file
+  // size if more (so that a run's output is not small: compaction
+  // converges); with all_files, exactly this. Each run is read whole into
+  // memory, sorted and written to its own files.
   int64_t sort_run_bytes = int64_t{128} << 20;
   bool dry_run = false;
   // Called before each commit (of a group, and of each partition when a

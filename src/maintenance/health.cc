@@ -20,6 +20,7 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
   ASSIGN_OR_RETURN(ManifestCount manifests, CountManifests(table));
   h.manifests = manifests.all;
   h.small_manifests = manifests.small;
+  h.small_manifest_groups = manifests.small_groups;
   ASSIGN_OR_RETURN(std::vector<iceberg::ManifestEntry> live, table.LiveFiles(*h.snapshot_id));
   std::map<std::pair<int32_t, iceberg::PartitionValues>, PartitionHealth> parts;
   std::map<std::pair<int32_t, iceberg::PartitionValues>, std::vector<int64_t>> small_sizes;

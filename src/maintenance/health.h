@@ -28,11 +28,13 @@ struct PartitionHealth {
 };
 
 struct TableHealth {
-  std::optional<int64_t> snapshot_id;          // the current snapshot assessed (none: empty table)
-  int64_t snapshots = 0;                       // in the metadata
-  int64_t metadata_log = 0;                    // previous metadata files the metadata lists
-  int64_t manifests = 0, small_manifests = 0;  // of the current snapshot (manifests.h)
-  std::vector<PartitionHealth> partitions;     // worst first (most data files)
+  std::optional<int64_t> snapshot_id;  // the current snapshot assessed (none: empty table)
+  int64_t snapshots = 0;               // in the metadata
+  int64_t metadata_log = 0;            // previous metadata files the metadata lists
+  // Of the current snapshot (manifests.h): all, small, and the (spec,
+  // content) groups of the small ones.
+  int64_t manifests = 0, small_manifests = 0, small_manifest_groups = 0;
+  std::vector<PartitionHealth> partitions;  // worst first (most data files)
   int64_t data_files = 0, small_files = 0, delete_files = 0, data_bytes = 0, debt_files = 0;
   int64_t max_partition_files = 0;  // data files of the worst partition
   // Partitions above policy.max_files_per_partition with files due (due_files).

@@ -1,5 +1,8 @@
 #include "maintenance/manifests.h"
 
+#include <set>
+#include <utility>
+
 #include "iceberg/manifest.h"
 #include "maintenance/policy.h"
 
@@ -13,10 +16,15 @@ Result<ManifestCount> CountManifests(const catalog::Table& table,
   if (snap == nullptr) return c;
   ASSIGN_OR_RETURN(auto list,
                    iceberg::ReadManifestList(table.io(), snap->manifest_list, md.format_version));
+  std::set<std::pair<int32_t, int>> groups;
   for (const iceberg::ManifestFile& m : list) {
     ++c.all;
-    if (catalog::IsSmallManifest(m, commit)) ++c.small;
+    if (catalog::IsSmallManifest(m, commit)) {
+      ++c.small;
+      groups.insert({m.partition_spec_id, static_cast<int>(m.content)});
+    }
   }
+  c.small_groups = static_cast<int64_t>(groups.size());
   return c;
 }
 
@@ -38,7 +46,9 @@ Result<ManifestRewriteResult> RewriteManifests(catalog::Table& table,
     if (!policy.ok()) return policy.status().WithContext(where);
     max = policy->max_manifests;
   }
-  const bool due = options.force ? count.small > 1 : count.small > max;
+  // Never a rewrite that cannot merge anything (one small manifest per group
+  // left already): it would commit a snapshot that changes nothing.
+  const bool due = count.small > count.small_groups && (options.force || count.small > max);
   if (!due || options.dry_run) return r;
   catalog::SnapshotUpdate u;
   u.operation = "replace";

@@ -23,7 +23,7 @@ namespace sluice::maintenance {
 struct ManifestRewriteOptions {
   // Rewrite above this many small manifests (the policy's max_manifests when unset).
   std::optional<int64_t> max_manifests;
-  bool force = false;    // rewrite whatever the count
+  bool force = false;    // rewrite whatever the count (while a rewrite would merge some)
   bool dry_run = false;  // count only
 };
 
@@ -38,6 +38,9 @@ struct ManifestRewriteResult {
 // The small manifests of `table`'s current snapshot (as loaded), and all of them.
 struct ManifestCount {
   int64_t all = 0, small = 0;
+  // (spec, content) groups among the small ones: a rewrite leaves at least
+  // one manifest per group, so it gains nothing unless small > small_groups.
+  int64_t small_groups = 0;
 };
 Result<ManifestCount> CountManifests(const catalog::Table& table,
                                      const catalog::CommitOptions& commit = {});

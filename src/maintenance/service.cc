@@ -107,7 +107,9 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
   // a hot table's compactions would otherwise keep it waiting.
   for (auto& t : tables_) {
     if (t->busy || !t->health || !t->policy || !t->policy->enabled) continue;
-    if (t->health->small_manifests > t->policy->max_manifests && now >= t->next_manifests_ms) {
+    const TableHealth& h = *t->health;
+    if (h.small_manifests > t->policy->max_manifests &&
+        h.small_manifests > h.small_manifest_groups && now >= t->next_manifests_ms) {
       return Unit{t.get(), Step::kManifests, {}, {}};
     }
   }

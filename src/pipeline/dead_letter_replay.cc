@@ -24,18 +24,10 @@ std::string Quote(const std::string& s) {
   return out + "'";
 }
 
-}  // namespace
-
-Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
-                                       const PipelineOptions& bound, const std::string& filter,
-                                       bool dry_run) {
-  if (bound.aggregate) {
-    return Status::NotImplemented(
-        "pipeline {} aggregates windows: its dead letters (late events, rows that failed) "
-        "cannot be replayed into windows that were committed already; recompute those windows "
-        "with a bounded run into a new table instead",
-        bound.name);
-  }
+// One plan of the replay and its commit (ReplayDeadLetters re-plans on a
+// conflict).
+Result<ReplayResult> ReplayOnce(catalog::Catalog& catalog, FileIO& io, const PipelineOptions& bound,
+                                const std::string& filter, bool dry_run) {
   const catalog::TableIdent dlq_ident = DeadLetterTable(bound.target);
   ASSIGN_OR_RETURN(auto target, Table::Load(catalog, io, bound.target));
   ASSIGN_OR_RETURN(auto dlq, Table::Load(catalog, io, dlq_ident));
@@ -159,6 +151,33 @@ Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
   }
   if (updates.size() == 2) result.target_snapshot = (*ids)[0];  // the target's part
   return result;
+}
+
+}  // namespace
+
+Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
+                                       const PipelineOptions& bound, const std::string& filter,
+                                       bool dry_run) {
+  if (bound.aggregate) {
+    return Status::NotImplemented(
+        "pipeline {} aggregates windows: its dead letters (late events, rows that failed) "
+        "cannot be replayed into windows that were committed already; recompute those windows "
+        "with a bounded run into a new table instead",
+        bound.name);
+  }
+  // A conflict means nothing was committed: a compaction rewrote a
+  // dead-letter file the plan deletes from, or another replay moved some of
+  // them first. Planned again, the dead letters still there are replayed
+  // (those moved meanwhile are gone: none moves twice).
+  // (With the budget and jittered backoff of a commit, as DeleteWhere.)
+  const catalog::CommitOptions options;
+  for (int plan = 1;; ++plan) {
+    auto r = ReplayOnce(catalog, io, bound, filter, dry_run);
+    if (r.ok() || r.status().code() != StatusCode::kConflict || plan >= options.max_attempts) {
+      return r;
+    }
+    options.BackOff(plan);
+  }
 }
 
 }  // namespace sluice::pipeline

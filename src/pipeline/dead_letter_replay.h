@@ -33,6 +33,10 @@ struct ReplayResult {
 // `bound` is the pipeline as BindPipeline returns it; `filter` narrows the
 // dead letters (an expression over the dead-letter table's columns, e.g.
 // "offset >= 1000"; empty: all of them). With `dry_run` nothing is written.
+// A commit that conflicts (a compaction rewrote a dead-letter file the plan
+// deletes from, another replay moved some first) committed nothing: it is
+// planned again from the tables as they are (as many times as a commit
+// tries: CommitOptions::max_attempts).
 Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
                                        const PipelineOptions& bound, const std::string& filter,
                                        bool dry_run);
