@@ -261,6 +261,24 @@ void RegisterCatalogCommands(CLI::App& app, int* exit_code) {
           })
       ->add_option("NAME", a->name, "NAMESPACE.TABLE")
       ->required();
+  auto* reg =
+      Command(*table, "register",
+              "Register an existing table by its metadata file (a table another engine or catalog "
+              "wrote; nothing is copied)",
+              exit_code, "table register", [a]() -> Status {
+                ASSIGN_OR_RETURN(TableIdent ident, TableIdent::Parse(a->name));
+                // It must be a table's metadata, readable here, before the catalog names it.
+                ASSIGN_OR_RETURN(auto t, catalog::Table::LoadFromMetadataFile(LocalIO(), a->to));
+                ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
+                RETURN_IF_ERROR(cat->CreateTable(ident, a->to));
+                const auto& md = t->metadata();
+                std::printf("registered %s: format v%d, %zu snapshots, location %s\n",
+                            ident.ToString().c_str(), md.format_version, md.snapshots.size(),
+                            md.location.c_str());
+                return Status::OK();
+              });
+  reg->add_option("NAME", a->name, "NAMESPACE.TABLE")->required();
+  reg->add_option("METADATA_FILE", a->to, "The table's current metadata file")->required();
   auto* rename =
       Command(*table, "rename", "Rename a table", exit_code, "table rename", [a]() -> Status {
         ASSIGN_OR_RETURN(TableIdent from, TableIdent::Parse(a->name));

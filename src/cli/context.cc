@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "io/remap_file_io.h"
+
 namespace sluice::cli {
 
 namespace fs = std::filesystem;
@@ -12,8 +14,16 @@ GlobalOptions& Globals() {
 }
 
 FileIO& LocalIO() {
-  static std::unique_ptr<FileIO> io = MakeLocalFileIO();
-  return *io;
+  static std::unique_ptr<FileIO> local = MakeLocalFileIO();
+  static std::unique_ptr<FileIO> io = [] {
+    Remaps remaps;
+    for (const std::string& r : Globals().remaps) {  // (main checked the form)
+      size_t eq = r.find('=');
+      remaps.emplace_back(r.substr(0, eq), r.substr(eq + 1));
+    }
+    return remaps.empty() ? nullptr : MakeRemapFileIO(*local, std::move(remaps));
+  }();
+  return io ? *io : *local;
 }
 
 std::string WarehousePath() {

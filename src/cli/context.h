@@ -14,6 +14,9 @@ namespace sluice::cli {
 struct GlobalOptions {
   std::string warehouse = "./warehouse";
   std::string catalog;  // empty: sqlite:<warehouse>/catalog.db
+  // --remap FROM=TO: locations starting with FROM are reached under TO
+  // (io/remap_file_io.h), for every command.
+  std::vector<std::string> remaps;
 };
 
 GlobalOptions& Globals();

@@ -45,6 +45,15 @@ int main(int argc, char** argv) {
   app.add_option("--warehouse", globals.warehouse, "Warehouse folder")->capture_default_str();
   app.add_option("--catalog", globals.catalog,
                  "Catalog URI: sqlite:PATH or postgresql://... (default: <warehouse>/catalog.db)");
+  app.add_option("--remap", globals.remaps,
+                 "FROM=TO: reach locations starting with FROM under TO instead, reading and "
+                 "writing (a copy of a table that names another machine's paths; repeatable)")
+      ->check([](const std::string& r) {
+        size_t eq = r.find('=');
+        return eq == std::string::npos || eq == 0 || eq + 1 == r.size()
+                   ? std::string("--remap takes FROM=TO")
+                   : std::string();
+      });
   int exit_code = 0;
   sluice::cli::RegisterParquetCommands(app, &exit_code);
   sluice::cli::RegisterAvroCommands(app, &exit_code);

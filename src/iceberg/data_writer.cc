@@ -232,6 +232,7 @@ Result<std::unique_ptr<DataWriter>> DataWriter::Make(FileIO& io, const TableMeta
   auto impl = std::make_unique<Impl>();
   impl->io = &io;
   impl->options = std::move(options);
+  impl->options.parquet.iceberg_names = true;  // as Iceberg's writers name columns
   if (impl->options.data_location.empty()) impl->options.data_location = table.location + "/data";
   const Schema* schema = table.current_schema();
   if (schema == nullptr) return Status::Invalid("table has no current schema");

@@ -10,6 +10,7 @@
 #include "iceberg/delete_writer.h"
 #include "iceberg/deletion_vector.h"
 #include "iceberg/schema_json.h"
+#include "io/remap_file_io.h"
 #include "parquet/reader.h"
 
 namespace sluice::iceberg {
@@ -165,10 +166,7 @@ Result<std::set<int64_t>> ReadDeletedPositions(
 
 std::string RemapLocation(const std::string& location,
                           const std::vector<std::pair<std::string, std::string>>& remaps) {
-  for (const auto& [from, to] : remaps) {
-    if (location.compare(0, from.size(), from) == 0) return to + location.substr(from.size());
-  }
-  return location;
+  return ApplyRemap(location, remaps);
 }
 
 struct TableScan::Impl {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "common/testing.h"
+#include "io/remap_file_io.h"
 
 namespace sluice {
 namespace {
@@ -86,6 +87,33 @@ TEST(LocalFileIOTest, FileUris) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LocalAndMemory, FileIOTest, ::testing::Bool());
+
+TEST(RemapFileIOTest, ReachesFilesUnderTheirOtherNamesAndHandsBackTheFirst) {
+  auto base = MakeMemoryFileIO();
+  auto io = MakeRemapFileIO(*base, {{"s3://bucket/t", "/copy/t"}});
+  ASSERT_OK(io->WriteFile("s3://bucket/t/data/a.parquet", "abc"));
+  ASSERT_OK_AND_ASSIGN(bool there, base->Exists("/copy/t/data/a.parquet"));
+  EXPECT_TRUE(there) << "written under the other name";
+  ASSERT_OK_AND_ASSIGN(auto in, io->OpenInput("s3://bucket/t/data/a.parquet"));
+  EXPECT_EQ(in->path(), "s3://bucket/t/data/a.parquet");
+  std::string data;
+  ASSERT_OK(in->ReadAll(&data));
+  EXPECT_EQ(data, "abc");
+  ASSERT_OK_AND_ASSIGN(auto out, io->OpenOutput("s3://bucket/t/b"));
+  EXPECT_EQ(out->path(), "s3://bucket/t/b");
+  out->Abort();
+  ASSERT_OK_AND_ASSIGN(auto listed, io->List("s3://bucket/t/"));
+  EXPECT_EQ(listed, (std::vector<std::string>{"s3://bucket/t/data/a.parquet"}));
+  ASSERT_OK_AND_ASSIGN(auto status, io->ListStatus("s3://bucket/t/data"));
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_EQ(status[0].path, "s3://bucket/t/data/a.parquet");
+  ASSERT_OK(base->WriteFile("/elsewhere/x", "y"));
+  ASSERT_OK_AND_ASSIGN(there, io->Exists("/elsewhere/x"));
+  EXPECT_TRUE(there) << "a path no remap matches passes unchanged";
+  ASSERT_OK(io->Delete("s3://bucket/t/data/a.parquet"));
+  ASSERT_OK_AND_ASSIGN(there, base->Exists("/copy/t/data/a.parquet"));
+  EXPECT_FALSE(there);
+}
 
 }  // namespace
 }  // namespace sluice

@@ -1,6 +1,9 @@
 #include "parquet/schema.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 
@@ -103,8 +106,14 @@ Status SetPrimitive(const DataType& t, SchemaElement* e) {
 
 class ToParquet {
  public:
-  ToParquet(std::vector<SchemaElement>* elements, std::vector<ColumnDescriptor>* leaves)
-      : elements_(elements), leaves_(leaves) {}
+  ToParquet(std::vector<SchemaElement>* elements, std::vector<ColumnDescriptor>* leaves,
+            bool iceberg_names)
+      : elements_(elements), leaves_(leaves), iceberg_names_(iceberg_names) {}
+
+  // The name a field of a struct (or the table) is written under.
+  std::string NameOf(const Field& f) const {
+    return iceberg_names_ ? IcebergColumnName(f.name) : f.name;
+  }
 
   // `name` overrides field.name (list/map children); `repetition` the field's own.
   Status Emit(const Field& field, const std::string& name, Repetition repetition, int16_t def,
@@ -122,7 +131,7 @@ class ToParquet {
         e.num_children = static_cast<int32_t>(t.fields().size());
         elements_->push_back(std::move(e));
         for (const Field& f : t.fields()) {
-          RETURN_IF_ERROR(Emit(f, f.name, RepetitionOf(f), def, rep, path));
+          RETURN_IF_ERROR(Emit(f, NameOf(f), RepetitionOf(f), def, rep, path));
         }
         return Status::OK();
       }
@@ -180,21 +189,40 @@ class ToParquet {
   }
   std::vector<SchemaElement>* elements_;
   std::vector<ColumnDescriptor>* leaves_;
+  bool iceberg_names_;
 };
 
 }  // namespace
 
+std::string IcebergColumnName(std::string_view name) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    const bool letter = std::isalpha(c) || c == '_' || c >= 0x80;
+    const bool digit = std::isdigit(c);
+    if (letter || (digit && i > 0)) {
+      out.push_back(static_cast<char>(c));
+    } else if (digit) {
+      out += '_';
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("_x{:X}", c);
+    }
+  }
+  return out;
+}
+
 Status ToParquetSchema(const Schema& schema, std::vector<SchemaElement>* elements,
-                       std::vector<ColumnDescriptor>* leaves) {
+                       std::vector<ColumnDescriptor>* leaves, bool iceberg_names) {
   elements->clear();
   leaves->clear();
   SchemaElement root;
   root.name = "table";
   root.num_children = static_cast<int32_t>(schema.fields.size());
   elements->push_back(std::move(root));
-  ToParquet emitter(elements, leaves);
+  ToParquet emitter(elements, leaves, iceberg_names);
   for (const Field& f : schema.fields) {
-    RETURN_IF_ERROR(emitter.Emit(f, f.name, ToParquet::RepetitionOf(f), 0, 0, {}));
+    RETURN_IF_ERROR(emitter.Emit(f, emitter.NameOf(f), ToParquet::RepetitionOf(f), 0, 0, {}));
   }
   return Status::OK();
 }

@@ -33,7 +33,8 @@ class ParquetWriter::Impl {
   }
 
   Status Init() {
-    RETURN_IF_ERROR_CTX(ToParquetSchema(schema_, &elements_, &leaves_), "file {}", file_->path());
+    RETURN_IF_ERROR_CTX(ToParquetSchema(schema_, &elements_, &leaves_, options_.iceberg_names),
+                        "file {}", file_->path());
     paths_ = BuildLeafPaths(schema_);
     if (paths_.size() != leaves_.size()) {
       return Status::Internal("file {}: {} leaf paths for {} Parquet leaves", file_->path(),

@@ -33,6 +33,9 @@ struct WriterOptions {
   bool page_statistics = true;
   // DATA_PAGE_V2 instead of DATA_PAGE (v1).
   bool data_page_v2 = false;
+  // Column names as Iceberg's writers store them (IcebergColumnName, schema.h):
+  // readers that match Iceberg columns by name find them.
+  bool iceberg_names = false;
   std::string created_by = "sluice version 0.1.0";
 };
 
