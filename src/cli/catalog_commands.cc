@@ -2,6 +2,7 @@
 // metadata from the command line.
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -126,6 +127,27 @@ Status Snapshots(const TableArgs& a) {
               get("added-records"), get("total-records"), extra});
   }
   t.Print(a.json);
+  return Status::OK();
+}
+
+// `table register NAME METADATA_FILE`. The catalog keeps an absolute
+// location in the form the table names itself (a copy's file reached through
+// --remap is kept under its original name), which commits then write in the
+// metadata log.
+Status RegisterTable(const TableArgs& a) {
+  ASSIGN_OR_RETURN(TableIdent ident, TableIdent::Parse(a.name));
+  std::string location = a.to;
+  if (location.find(':') == std::string::npos) {
+    location = "file://" + std::filesystem::absolute(location).lexically_normal().string();
+  }
+  location = UnapplyRemap(location, GlobalRemaps());
+  // It must be a table's metadata, readable here, before the catalog names it.
+  ASSIGN_OR_RETURN(auto t, catalog::Table::LoadFromMetadataFile(LocalIO(), location));
+  ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
+  RETURN_IF_ERROR(cat->CreateTable(ident, location));
+  const auto& md = t->metadata();
+  std::printf("registered %s: format v%d, %zu snapshots, location %s\n", ident.ToString().c_str(),
+              md.format_version, md.snapshots.size(), md.location.c_str());
   return Status::OK();
 }
 
@@ -261,22 +283,10 @@ void RegisterCatalogCommands(CLI::App& app, int* exit_code) {
           })
       ->add_option("NAME", a->name, "NAMESPACE.TABLE")
       ->required();
-  auto* reg =
-      Command(*table, "register",
-              "Register an existing table by its metadata file (a table another engine or catalog "
-              "wrote; nothing is copied)",
-              exit_code, "table register", [a]() -> Status {
-                ASSIGN_OR_RETURN(TableIdent ident, TableIdent::Parse(a->name));
-                // It must be a table's metadata, readable here, before the catalog names it.
-                ASSIGN_OR_RETURN(auto t, catalog::Table::LoadFromMetadataFile(LocalIO(), a->to));
-                ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
-                RETURN_IF_ERROR(cat->CreateTable(ident, a->to));
-                const auto& md = t->metadata();
-                std::printf("registered %s: format v%d, %zu snapshots, location %s\n",
-                            ident.ToString().c_str(), md.format_version, md.snapshots.size(),
-                            md.location.c_str());
-                return Status::OK();
-              });
+  auto* reg = Command(*table, "register",
+                      "Register an existing table by its metadata file (a table another engine "
+                      "or catalog wrote; nothing is copied)",
+                      exit_code, "table register", [a] { return RegisterTable(*a); });
   reg->add_option("NAME", a->name, "NAMESPACE.TABLE")->required();
   reg->add_option("METADATA_FILE", a->to, "The table's current metadata file")->required();
   auto* rename =

@@ -13,14 +13,19 @@ GlobalOptions& Globals() {
   return options;
 }
 
+Remaps GlobalRemaps() {
+  Remaps remaps;
+  for (const std::string& r : Globals().remaps) {  // (main checked the form)
+    size_t eq = r.find('=');
+    remaps.emplace_back(r.substr(0, eq), r.substr(eq + 1));
+  }
+  return remaps;
+}
+
 FileIO& LocalIO() {
   static std::unique_ptr<FileIO> local = MakeLocalFileIO();
   static std::unique_ptr<FileIO> io = [] {
-    Remaps remaps;
-    for (const std::string& r : Globals().remaps) {  // (main checked the form)
-      size_t eq = r.find('=');
-      remaps.emplace_back(r.substr(0, eq), r.substr(eq + 1));
-    }
+    Remaps remaps = GlobalRemaps();
     return remaps.empty() ? nullptr : MakeRemapFileIO(*local, std::move(remaps));
   }();
   return io ? *io : *local;

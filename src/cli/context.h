@@ -8,6 +8,7 @@
 #include "catalog/catalog.h"
 #include "catalog/table.h"
 #include "io/file_io.h"
+#include "io/remap_file_io.h"
 
 namespace sluice::cli {
 
@@ -24,6 +25,8 @@ GlobalOptions& Globals();
 // The catalog of the global options (created with the warehouse if missing).
 Result<catalog::Catalog*> OpenGlobalCatalog();
 FileIO& LocalIO();
+// The global --remap pairs (LocalIO reaches files through them).
+Remaps GlobalRemaps();
 // An absolute warehouse path (table locations are absolute).
 std::string WarehousePath();
 

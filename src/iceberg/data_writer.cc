@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "avro/iceberg_schema.h"
 #include "columnar/column_ops.h"
 #include "columnar/single_value.h"
 #include "columnar/value_format.h"
@@ -232,7 +233,9 @@ Result<std::unique_ptr<DataWriter>> DataWriter::Make(FileIO& io, const TableMeta
   auto impl = std::make_unique<Impl>();
   impl->io = &io;
   impl->options = std::move(options);
-  impl->options.parquet.iceberg_names = true;  // as Iceberg's writers name columns
+  // Column names as Iceberg's writers store them (Avro-compatible), for
+  // readers that match by name; sluice reads by field id.
+  impl->options.parquet.column_names = avro::SanitizeAvroName;
   if (impl->options.data_location.empty()) impl->options.data_location = table.location + "/data";
   const Schema* schema = table.current_schema();
   if (schema == nullptr) return Status::Invalid("table has no current schema");

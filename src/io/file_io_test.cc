@@ -88,6 +88,28 @@ TEST(LocalFileIOTest, FileUris) {
 
 INSTANTIATE_TEST_SUITE_P(LocalAndMemory, FileIOTest, ::testing::Bool());
 
+TEST(RemapFileIOTest, APrefixHoldsWholePathComponentsInAnySpellingOfALocalPath) {
+  const Remaps r = {{"file:///data/t", "/copy/t"}, {"s3://b/u/", "/copy/u/"}};
+  EXPECT_EQ(ApplyRemap("file:///data/t/m/v1.json", r), "/copy/t/m/v1.json");
+  EXPECT_EQ(ApplyRemap("/data/t/m/v1.json", r), "/copy/t/m/v1.json") << "a bare path";
+  EXPECT_EQ(ApplyRemap("file:/data/t", r), "/copy/t");
+  EXPECT_EQ(ApplyRemap("/data/t2/x", r), "/data/t2/x") << "a sibling is not under /data/t";
+  EXPECT_EQ(ApplyRemap("s3://b/u/x", r), "/copy/u/x");
+  EXPECT_EQ(UnapplyRemap("/copy/t/m/v1.json", r), "file:///data/t/m/v1.json");
+  EXPECT_EQ(UnapplyRemap("/copy/t_copy/x", r), "/copy/t_copy/x");
+}
+
+TEST(RemapFileIOTest, ListingNamesFilesBackThroughTheRemapItsPrefixTookOnly) {
+  auto base = MakeMemoryFileIO();
+  auto io = MakeRemapFileIO(*base, {{"s3://b/t", "/copy/t"}});
+  ASSERT_OK(base->WriteFile("/copy/t/a", "1"));
+  ASSERT_OK(base->WriteFile("/copy/t2/b", "2"));
+  ASSERT_OK_AND_ASSIGN(auto listed, io->List("/copy/t2"));
+  EXPECT_EQ(listed, (std::vector<std::string>{"/copy/t2/b"})) << "no remap holds the prefix";
+  ASSERT_OK_AND_ASSIGN(listed, io->List("s3://b/t"));
+  EXPECT_EQ(listed, (std::vector<std::string>{"s3://b/t/a"}));
+}
+
 TEST(RemapFileIOTest, ReachesFilesUnderTheirOtherNamesAndHandsBackTheFirst) {
   auto base = MakeMemoryFileIO();
   auto io = MakeRemapFileIO(*base, {{"s3://bucket/t", "/copy/t"}});

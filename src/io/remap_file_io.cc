@@ -1,22 +1,41 @@
 #include "io/remap_file_io.h"
 
-namespace sluice {
+#include <optional>
+#include <string_view>
 
-std::string ApplyRemap(const std::string& path, const Remaps& remaps) {
-  for (const auto& [from, to] : remaps) {
-    if (path.compare(0, from.size(), from) == 0) return to + path.substr(from.size());
-  }
-  return path;
-}
+namespace sluice {
 
 namespace {
 
-// `path` (reached through a remap) back in the form its caller used.
-std::string Unmap(const std::string& path, const Remaps& remaps) {
-  for (const auto& [from, to] : remaps) {
-    if (path.compare(0, to.size(), to) == 0) return from + path.substr(to.size());
+// A local path's three spellings ("file:///a", "file:/a", "/a") compare as one.
+std::string_view Bare(std::string_view p) {
+  if (p.substr(0, 7) == "file://") return p.substr(7);
+  if (p.substr(0, 5) == "file:") return p.substr(5);
+  return p;
+}
+
+// The part of `path` after `prefix` when `path` lies under it: equal to it,
+// or continuing with a '/' (a prefix /data/t does not hold /data/t2).
+std::optional<std::string_view> Below(std::string_view path, std::string_view prefix) {
+  path = Bare(path);
+  prefix = Bare(prefix);
+  if (path.substr(0, prefix.size()) != prefix) return std::nullopt;
+  std::string_view rest = path.substr(prefix.size());
+  if (rest.empty() || rest[0] == '/' || (!prefix.empty() && prefix.back() == '/')) return rest;
+  return std::nullopt;
+}
+
+// The first remap whose `from` (or, `back`: whose `to`) holds `path`.
+const std::pair<std::string, std::string>* Find(const std::string& path, const Remaps& remaps,
+                                                bool back) {
+  for (const auto& r : remaps) {
+    if (Below(path, back ? r.second : r.first)) return &r;
   }
-  return path;
+  return nullptr;
+}
+
+std::string Swap(const std::string& path, const std::string& from, const std::string& to) {
+  return to + std::string(*Below(path, from));
 }
 
 class RemappedInput : public InputFile {
@@ -67,14 +86,26 @@ class RemapFileIO : public FileIO {
   Status Delete(const std::string& path) override {
     return base_.Delete(ApplyRemap(path, remaps_));
   }
+  // Listed under the remap the prefix took, and named back through that one
+  // alone (a prefix no remap holds is listed as it is).
   Result<std::vector<std::string>> List(const std::string& prefix) override {
-    ASSIGN_OR_RETURN(auto paths, base_.List(ApplyRemap(prefix, remaps_)));
-    for (std::string& p : paths) p = Unmap(p, remaps_);
+    ASSIGN_OR_RETURN(auto files, ListStatus(prefix));
+    std::vector<std::string> paths;
+    for (FileStatus& f : files) paths.push_back(std::move(f.path));
     return paths;
   }
   Result<std::vector<FileStatus>> ListStatus(const std::string& prefix) override {
-    ASSIGN_OR_RETURN(auto files, base_.ListStatus(ApplyRemap(prefix, remaps_)));
-    for (FileStatus& f : files) f.path = Unmap(f.path, remaps_);
+    const auto* r = Find(prefix, remaps_, false);
+    if (r == nullptr) return base_.ListStatus(prefix);
+    ASSIGN_OR_RETURN(auto listed, base_.ListStatus(Swap(prefix, r->first, r->second)));
+    std::vector<FileStatus> files;
+    for (FileStatus& f : listed) {
+      // (a sibling the string prefix also matched, /copy/t2 for /copy/t, has
+      // no name under `from`: it is not listed)
+      if (!Below(f.path, r->second)) continue;
+      f.path = Swap(f.path, r->second, r->first);
+      files.push_back(std::move(f));
+    }
     return files;
   }
 
@@ -84,6 +115,16 @@ class RemapFileIO : public FileIO {
 };
 
 }  // namespace
+
+std::string ApplyRemap(const std::string& path, const Remaps& remaps) {
+  const auto* r = Find(path, remaps, false);
+  return r == nullptr ? path : Swap(path, r->first, r->second);
+}
+
+std::string UnapplyRemap(const std::string& path, const Remaps& remaps) {
+  const auto* r = Find(path, remaps, true);
+  return r == nullptr ? path : Swap(path, r->second, r->first);
+}
 
 std::unique_ptr<FileIO> MakeRemapFileIO(FileIO& base, Remaps remaps) {
   return std::make_unique<RemapFileIO>(base, std::move(remaps));

@@ -1,9 +1,6 @@
 #include "parquet/schema.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <functional>
 
@@ -107,13 +104,11 @@ Status SetPrimitive(const DataType& t, SchemaElement* e) {
 class ToParquet {
  public:
   ToParquet(std::vector<SchemaElement>* elements, std::vector<ColumnDescriptor>* leaves,
-            bool iceberg_names)
-      : elements_(elements), leaves_(leaves), iceberg_names_(iceberg_names) {}
+            const std::function<std::string(std::string_view)>& rename)
+      : elements_(elements), leaves_(leaves), rename_(rename) {}
 
   // The name a field of a struct (or the table) is written under.
-  std::string NameOf(const Field& f) const {
-    return iceberg_names_ ? IcebergColumnName(f.name) : f.name;
-  }
+  std::string NameOf(const Field& f) const { return rename_ ? rename_(f.name) : f.name; }
 
   // `name` overrides field.name (list/map children); `repetition` the field's own.
   Status Emit(const Field& field, const std::string& name, Repetition repetition, int16_t def,
@@ -189,38 +184,21 @@ class ToParquet {
   }
   std::vector<SchemaElement>* elements_;
   std::vector<ColumnDescriptor>* leaves_;
-  bool iceberg_names_;
+  const std::function<std::string(std::string_view)>& rename_;
 };
 
 }  // namespace
 
-std::string IcebergColumnName(std::string_view name) {
-  std::string out;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(name[i]);
-    const bool letter = std::isalpha(c) || c == '_' || c >= 0x80;
-    const bool digit = std::isdigit(c);
-    if (letter || (digit && i > 0)) {
-      out.push_back(static_cast<char>(c));
-    } else if (digit) {
-      out += '_';
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += fmt::format("_x{:X}", c);
-    }
-  }
-  return out;
-}
-
 Status ToParquetSchema(const Schema& schema, std::vector<SchemaElement>* elements,
-                       std::vector<ColumnDescriptor>* leaves, bool iceberg_names) {
+                       std::vector<ColumnDescriptor>* leaves,
+                       const std::function<std::string(std::string_view)>& rename) {
   elements->clear();
   leaves->clear();
   SchemaElement root;
   root.name = "table";
   root.num_children = static_cast<int32_t>(schema.fields.size());
   elements->push_back(std::move(root));
-  ToParquet emitter(elements, leaves, iceberg_names);
+  ToParquet emitter(elements, leaves, rename);
   for (const Field& f : schema.fields) {
     RETURN_IF_ERROR(emitter.Emit(f, emitter.NameOf(f), ToParquet::RepetitionOf(f), 0, 0, {}));
   }

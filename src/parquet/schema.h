@@ -14,6 +14,7 @@
 // byte arrays) and files without field ids (ids then assigned in order).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,17 +38,10 @@ struct ColumnDescriptor {
 };
 
 // Iceberg schema → Parquet schema elements (root first) and leaf descriptors;
-// with `iceberg_names`, field names as IcebergColumnName gives them.
+// `rename`, when set, gives the name each field is written under.
 Status ToParquetSchema(const Schema& schema, std::vector<SchemaElement>* elements,
-                       std::vector<ColumnDescriptor>* leaves, bool iceberg_names = false);
-
-// A field name as Iceberg's writers store it in Parquet and Avro files (an
-// Avro-compatible name; readers still match by field id): a first character
-// that is not a letter or '_' and any later one that is not a letter, digit
-// or '_' is replaced, a digit by "_" and the digit, anything else by "_x"
-// and its code in upper-case hex ("Breed Name" → "Breed_x20Name",
-// "1st" → "_1st"). Characters beyond ASCII count as letters.
-std::string IcebergColumnName(std::string_view name);
+                       std::vector<ColumnDescriptor>* leaves,
+                       const std::function<std::string(std::string_view)>& rename = nullptr);
 
 // Iceberg's name mapping (`schema.name-mapping.default`): field ids for the
 // columns of files written without ids, by name at each level (list elements

@@ -33,7 +33,7 @@ class ParquetWriter::Impl {
   }
 
   Status Init() {
-    RETURN_IF_ERROR_CTX(ToParquetSchema(schema_, &elements_, &leaves_, options_.iceberg_names),
+    RETURN_IF_ERROR_CTX(ToParquetSchema(schema_, &elements_, &leaves_, options_.column_names),
                         "file {}", file_->path());
     paths_ = BuildLeafPaths(schema_);
     if (paths_.size() != leaves_.size()) {

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "parquet/metadata.h"
 
@@ -33,9 +35,10 @@ struct WriterOptions {
   bool page_statistics = true;
   // DATA_PAGE_V2 instead of DATA_PAGE (v1).
   bool data_page_v2 = false;
-  // Column names as Iceberg's writers store them (IcebergColumnName, schema.h):
-  // readers that match Iceberg columns by name find them.
-  bool iceberg_names = false;
+  // How field names are written (unset: as they are). Iceberg tables write
+  // Avro-compatible names, as Iceberg's own writers do, so that readers
+  // matching columns by name find them (iceberg/data_writer.cc).
+  std::function<std::string(std::string_view)> column_names;
   std::string created_by = "sluice version 0.1.0";
 };
 

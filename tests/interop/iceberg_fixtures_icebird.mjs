@@ -71,33 +71,41 @@ async function maintained(name, meta, metaPath, folder, before, key) {
     console.log(`FAIL ${name}: table register: ${String(e.stderr ?? e.message).trim().slice(0, 200)}`)
     return false
   }
-  let done = ''
-  try {
-    const rewrite = run('table', 'rewrite', ident).trim().split('\n').pop()
-    run('table', 'expire-snapshots', ident, '--older-than', '0s', '--retain-last', '1')
-    run('table', 'remove-orphans', ident, '--older-than', '0s')
-    done = rewrite
-  } catch (e) {
-    const why = String(e.stderr ?? e.message).trim().split('\n')[0].slice(0, 200)
-    const after = rows()
-    if (!same(after, before)) {
-      console.log(`FAIL ${name}: a refused maintenance step changed the rows (${why})`)
-      return false
+  // The rows after maintenance, in sluice and in icebird, against those before.
+  const check = async (what) => {
+    const mine = rows()
+    const md = JSON.parse(run('table', 'describe', ident, '--json'))
+    remaps = remaps.map(([from]) => [from, copy])  // (its s3 URL too)
+    const theirs = (await icebergRead({ tableUrl: md.location, metadata: md })).map(key).sort()
+    if (same(mine, before) && same(theirs, before)) {
+      console.log(`ok   ${name}: ${what}; the same ${mine.length} rows in sluice and icebird`)
+      return true
     }
-    console.log(`ok   ${name}: a maintenance step refused, the rows unchanged: ${why}`)
-    return true
-  }
-  const mine = rows()
-  const md = JSON.parse(run('table', 'describe', ident, '--json'))
-  remaps = remaps.map(([from]) => [from, copy])  // (its s3 URL too)
-  const theirs = (await icebergRead({ tableUrl: md.location, metadata: md })).map(key).sort()
-  if (!same(mine, before) || !same(theirs, before)) {
     const diff = (x) => { const i = x.findIndex((v, k) => v !== before[k]); return i < 0 ? 'same' : `${x[i]} for ${before[i]}` }
-    console.log(`FAIL ${name}: after maintenance sluice reads ${mine.length} rows (${diff(mine)}), icebird ${theirs.length} (${diff(theirs)}), before ${before.length}`)
+    console.log(`FAIL ${name}: ${what}; sluice reads ${mine.length} rows (${diff(mine)}), icebird ${theirs.length} (${diff(theirs)}), before ${before.length}`)
     return false
   }
-  console.log(`ok   ${name}: after rewrite, expiry and orphan cleanup, the same ${mine.length} rows in sluice and icebird (${done})`)
-  return true
+  let rewrite
+  try {
+    rewrite = run('table', 'rewrite', ident).trim().split('\n').pop()
+    run('table', 'expire-snapshots', ident, '--older-than', '0s', '--retain-last', '1')
+    run('table', 'remove-orphans', ident, '--older-than', '0s')
+  } catch (e) {
+    // The one refusal a fixture calls for: a file it lacks (an older
+    // snapshot's manifest list), named. Anything else fails.
+    const why = String(e.stderr ?? e.message).trim().split('\n')[0].slice(0, 240)
+    if (!/Not found: snapshot \d+: open .*: No such file/.test(why)) {
+      console.log(`FAIL ${name}: maintenance failed: ${why}`)
+      return false
+    }
+    return await check(`a step refused (${why})`)
+  }
+  const left = run('table', 'remove-orphans', ident, '--older-than', '0s', '--dry-run')
+  if (!/would delete 0 orphans/.test(left)) {
+    console.log(`FAIL ${name}: orphans left after orphan cleanup: ${left.trim().split('\n')[0]}`)
+    return false
+  }
+  return await check(`after rewrite, expiry and orphan cleanup (${rewrite})`)
 }
 
 let passed = 0, failed = 0, skipped = 0
