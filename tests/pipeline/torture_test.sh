@@ -265,7 +265,7 @@ dead=$(S scan lake.events__dlq --columns payload | grep -c 'not a number' || tru
 dead_all=$(S scan lake.events__dlq --columns offset | grep -c . || true)
 want_dead=$(( acked_a / 10 + acked_b / 10 ))
 echo "kill points reached:"
-cat "$W"/server_*.log | grep -o 'kill point [a-z_.]* reached' | sort | uniq -c || true
+grep -ho 'kill point [a-z_.]* reached' "$W"/server_*.log | sort | uniq -c || true
 echo "server kills=$kills (at kill points: $at_points); deleter: $(wc -l < "$W/deleted") deletes" \
   "confirmed, $(wc -l < "$W/unsure") unsure (killed or lost); replayer: $(grep -c ok "$W/replays" || true)" \
   "done, $(grep -c killed "$W/replays" || true) killed, $(grep -c lost "$W/replays" || true) lost"
@@ -288,7 +288,7 @@ min_done=1; [ "$KILLS" -lt 100 ] || min_done=5
 [ "$(grep -c ok "$W/replays" || true)" -ge "$min_done" ] || fail "fewer than $min_done replays completed"
 if [ "$KILLS" -ge 100 ]; then
   for kp in "${KILL_POINTS[@]}"; do
-    cat "$W"/server_*.log | grep -q "kill point $kp reached" || fail "kill point $kp never reached"
+    grep -q "kill point $kp reached" "$W"/server_*.log || fail "kill point $kp never reached"
   done
 fi
 compactions=$(S table snapshots lake.events --json | grep -c 'sluice.maintenance=compact' || true)
