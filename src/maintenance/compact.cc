@@ -173,8 +173,8 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
     u.remove_paths.insert(u.remove_paths.end(), s->plan->inputs.begin(), s->plan->inputs.end());
   }
   u.fail_on_new_deletes = true;
-  u.remove_dangling_deletes =
-      true;  // the deletes of the rewritten files, once nothing else is left for them
+  // The delete files of the rewritten files go, once nothing else is left for them.
+  u.remove_dangling_deletes = true;
   u.base_snapshot_id = md.current_snapshot_id;
   u.summary["sluice.maintenance"] = "compact";
   if (options.before_commit) options.before_commit();

@@ -29,7 +29,7 @@
 #     cleanup, the data files on disk are exactly those referenced.
 #
 # Usage: torture_test.sh SLUICE_BINARY [KILLS [NODE]]  (KILLS empty or "-":
-# $SLUICE_CRASH_KILLS, else 100: server kills; the deleter's and replayer's
+# $SLUICE_TORTURE_KILLS, else $SLUICE_CRASH_KILLS, else 100: server kills; the deleter's and replayer's
 # come on top. NODE: the node binary for the icebird audit, default `node`
 # when tests/interop/node_modules is installed.)
 set -euo pipefail
@@ -38,7 +38,7 @@ source "$HERE/lib/crash.sh"
 SLUICE=$(realpath "$1")
 KILLS=${2:-}
 [ "$KILLS" != - ] || KILLS=
-KILLS=${KILLS:-${SLUICE_CRASH_KILLS:-100}}
+KILLS=${KILLS:-${SLUICE_TORTURE_KILLS:-${SLUICE_CRASH_KILLS:-100}}}
 NODE=${3:-node}
 PER=20  # records per batch
 W=$(mktemp -d /tmp/sluice-torture.XXXXXX)
