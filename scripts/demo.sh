@@ -31,10 +31,10 @@ trap 'kill -9 $RUN_PID 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.05; done
 metrics() {
   curl -s "http://127.0.0.1:$PORT/metrics" |
-    grep -E '^sluice_(stream_records_in_total|pipeline_(records_committed_total|dead_letters_total|commits_total|freshness_seconds|source_lag_records))' |
+    grep -E '^sluice_(stream_records_in_total|pipeline_(records_committed_total|dead_letters_total|commits_total|freshness_seconds|source_lag_records)|table_data_files\{table="lake.events")' |
     sed 's/^/    /'
 }
-echo "== posting $ROWS events in batches of 10000 (Idempotency-Key per batch; every 50000th event is malformed)"
+echo "== posting $ROWS events in batches of 10000, one a second (Idempotency-Key per batch; every 50000th event is malformed)"
 # Event time advances 30 ms per event (up to 3 s out of order) from 2024-01-01T00:00Z.
 awk -v n="$ROWS" 'BEGIN {
   srand(7); split("click view purchase signup", kinds, " ");
@@ -51,6 +51,7 @@ for f in warehouse/batch-*; do
   b=$((b + 1))
   until curl -sf -o /dev/null -H "Idempotency-Key: demo-$b" -H 'Content-Type: application/x-ndjson' \
       --data-binary "@$f" "http://127.0.0.1:$PORT/v1/streams/events_in/records"; do sleep 0.2; done
+  sleep 1  # a batch a second: each commit writes a small file, for the maintenance service to merge
   if [ $((b % 5)) -eq 0 ]; then
     echo "  after $b batches: $($S scan lake.metrics_per_minute --columns minute | wc -l) metric rows committed"
     metrics
