@@ -2,9 +2,7 @@
 
 #include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
-#include <map>
 #include <set>
 #include <thread>
 
