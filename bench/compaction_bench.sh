@@ -3,7 +3,7 @@
 # files of a table (ROWS events in all, one append each) into target-size
 # files, against DuckDB (one thread) reading the same files and writing one
 # zstd file, in the same run. Reports input MB per CPU-second of each and the
-# ratio. See bench/README.md.
+# ratio, each the fastest of REPEAT runs (default 3). See bench/README.md.
 #   bench/compaction_bench.sh [path/to/sluice] [ROWS] [FILES]   (default build/sluice, 2000000, 100)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,12 +28,27 @@ bytes=$(xargs stat -c %s < "$tmp/inputs" | awk '{ s += $1 } END { print s }')
 mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
 echo "input: $n_in files, $mb MB of zstd Parquet"
 
-# DuckDB first (it only reads the files), then sluice (which replaces them).
-t_d=$(node "$repo/bench/duckdb_side.mjs" compact "$tmp/duckdb.parquet" "$tmp/inputs" | cut -d' ' -f1)
-line=$( { TIMEFORMAT='%3R %3U %3S'; time S table compact lake.events --min-input-files 2 > "$tmp/out" 2>&4; } 4>&2 2>&1 | tail -1)
-read -r t_s u_s s_s <<< "$line"
-c_s=$(awk -v u="$u_s" -v s="$s_s" 'BEGIN { printf "%.3f", u + s }')
-grep -q ' 1 compacted, 0 skipped' "$tmp/out" || { cat "$tmp/out"; echo "compaction did not commit" >&2; exit 1; }
+# Each side runs REPEAT times (default 3) and its fastest run counts: timings
+# on a shared 2-core machine vary by a third from run to run. DuckDB only reads
+# the files; sluice replaces them, so its warehouse is restored before each run
+# (same path, so the table's absolute locations still hold).
+repeat=${REPEAT:-3}
+cp -a "$tmp/wh" "$tmp/wh.orig"
+t_d=
+for _ in $(seq "$repeat"); do
+  t=$(node "$repo/bench/duckdb_side.mjs" compact "$tmp/duckdb.parquet" "$tmp/inputs" | cut -d' ' -f1)
+  t_d=$(awk -v a="$t" -v b="${t_d:-$t}" 'BEGIN { print (a < b ? a : b) }')
+done
+t_s= c_s=
+for i in $(seq "$repeat"); do
+  if [ "$i" -gt 1 ]; then rm -rf "$tmp/wh" && cp -a "$tmp/wh.orig" "$tmp/wh"; fi
+  line=$( { TIMEFORMAT='%3R %3U %3S'; time S table compact lake.events --min-input-files 2 > "$tmp/out" 2>&4; } 4>&2 2>&1 | tail -1)
+  read -r t u s <<< "$line"
+  c=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')
+  grep -q ' 1 compacted, 0 skipped' "$tmp/out" || { cat "$tmp/out"; echo "compaction did not commit" >&2; exit 1; }
+  if [ -z "$c_s" ] || awk -v a="$c" -v b="$c_s" 'BEGIN { exit !(a < b) }'; then c_s=$c t_s=$t; fi
+done
+rm -rf "$tmp/wh.orig"
 n=$(S scan lake.events --columns id | wc -l)
 [ "$n" = "$rows" ] || { echo "the table has $n rows after compaction, expected $rows" >&2; exit 1; }
 out_files=$(find "$tmp/wh/lake/events/data" -name '*.parquet' -newer "$tmp/inputs" | wc -l)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "avro/iceberg_schema.h"
 #include "common/endian.h"
@@ -13,6 +15,33 @@ namespace {
 constexpr char kMagic[4] = {'O', 'b', 'j', 1};
 constexpr int64_t kMaxBlockHeader = 20;  // two varints
 constexpr int64_t kMaxZeroSizeRecords = int64_t{1} << 20;
+
+// A header's schema, parsed: the Avro form and the Iceberg schema it maps to.
+struct ParsedSchema {
+  AvroNodePtr avro;
+  std::shared_ptr<const Schema> iceberg;
+};
+
+// Parses a header's schema text, through a process-wide cache of the last
+// schemas seen: a table's manifests share a handful of schemas (one per
+// partition spec), and parsing one costs more than decoding a small manifest.
+// Both forms are immutable, so readers share them. Failures are not cached.
+Result<ParsedSchema> ParseHeaderSchema(const std::string& text) {
+  constexpr size_t kCapacity = 64;
+  static std::mutex mu;
+  static std::unordered_map<std::string, ParsedSchema> cache;
+  {
+    std::lock_guard lock(mu);
+    if (auto it = cache.find(text); it != cache.end()) return it->second;
+  }
+  ASSIGN_OR_RETURN(AvroNodePtr avro, ParseAvroSchema(text));
+  ASSIGN_OR_RETURN(Schema schema, AvroToIcebergSchema(*avro));
+  ParsedSchema parsed{std::move(avro), std::make_shared<const Schema>(std::move(schema))};
+  std::lock_guard lock(mu);
+  if (cache.size() >= kCapacity) cache.clear();
+  cache.emplace(text, parsed);
+  return parsed;
+}
 
 // Parses the header in `buf`. Returns false with *need_more when the buffer
 // ended early (the caller retries with more of the file).
@@ -130,15 +159,13 @@ Status AvroReader::ReadHeader() {
   }
   auto schema_it = metadata_.find("avro.schema");
   if (schema_it == metadata_.end()) return Corrupt(0, "header has no avro.schema");
-  auto parsed = ParseAvroSchema(schema_it->second);
+  auto parsed = ParseHeaderSchema(schema_it->second);
   if (!parsed.ok()) return parsed.status().WithContextF("avro file {}", file_->path());
-  avro_schema_ = *parsed;
+  avro_schema_ = parsed->avro;
+  schema_ = parsed->iceberg;
   auto codec = ParseCodec(Metadata("avro.codec"));
   if (!codec.ok()) return codec.status().WithContextF("avro file {}", file_->path());
   codec_ = *codec;
-  auto schema = AvroToIcebergSchema(*avro_schema_);
-  if (!schema.ok()) return schema.status().WithContextF("avro file {}", file_->path());
-  schema_ = std::make_shared<const Schema>(std::move(schema).value());
   auto decoder = RecordDecoder::Make(*avro_schema_);
   if (!decoder.ok()) return decoder.status().WithContextF("avro file {}", file_->path());
   decoder_ = std::move(decoder).value();

@@ -87,6 +87,28 @@ void Column::AppendBytesBulk(std::string_view heap, const uint32_t* offsets, int
   size_ += n;
 }
 
+void Column::AppendRaw(std::vector<uint8_t>&& values, int64_t n) {
+  if (size_ != 0 || values.size() != static_cast<size_t>(n * type_->value_width())) {
+    AppendRaw(values.data(), n);
+    return;
+  }
+  values_ = std::move(values);
+  validity_.clear();
+  size_ = n;
+}
+
+void Column::AppendBytesBulk(std::string&& heap, std::vector<uint32_t>&& offsets, int64_t n) {
+  if (size_ != 0 || n <= 0 || offsets.size() != static_cast<size_t>(n) + 1 || offsets[0] != 0 ||
+      offsets[n] != heap.size()) {
+    AppendBytesBulk(std::string_view(heap), offsets.data(), n);
+    return;
+  }
+  heap_ = std::move(heap);
+  offsets_ = std::move(offsets);
+  validity_.clear();
+  size_ = n;
+}
+
 void Column::ResizeFixed(int64_t n) {
   values_.resize(static_cast<size_t>(n * type_->value_width()));
   size_ = n;

@@ -107,6 +107,11 @@ class Column {
   // Appends n byte values (string/binary/fixed/uuid), all valid: value i is
   // heap[offsets[i] - offsets[0], offsets[i + 1] - offsets[0]). Bulk AppendBytes.
   void AppendBytesBulk(std::string_view heap, const uint32_t* offsets, int64_t n);
+  // The same, taking the buffers instead of copying them when the column is
+  // empty (`values`: n values; `offsets`: n + 1 entries). The buffers are left
+  // valid but unspecified.
+  void AppendRaw(std::vector<uint8_t>&& values, int64_t n);
+  void AppendBytesBulk(std::string&& heap, std::vector<uint32_t>&& offsets, int64_t n);
   // Sets the number of fixed-width values and marks them all valid; the caller
   // fills mutable_data() afterwards. Only on an empty column.
   void ResizeFixed(int64_t n);

@@ -1,6 +1,7 @@
 #include "columnar/column_ops.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace sluice {
 
@@ -27,6 +28,10 @@ const Column* FindColumnById(const Batch& batch, int32_t id) {
     }
   }
   return nullptr;
+}
+
+Column* FindColumnById(Batch& batch, int32_t id) {
+  return const_cast<Column*>(FindColumnById(std::as_const(batch), id));
 }
 
 void AppendRowFrom(const Column& src, int64_t row, Column* dst) {

@@ -15,6 +15,7 @@ namespace sluice {
 // The column of field `id` in `batch`, at the top level or inside structs
 // (not inside lists or maps), or null.
 const Column* FindColumnById(const Batch& batch, int32_t id);
+Column* FindColumnById(Batch& batch, int32_t id);
 
 // Appends row `row` of `src` to `dst` (same type), nested values included.
 void AppendRowFrom(const Column& src, int64_t row, Column* dst);

@@ -1,5 +1,7 @@
 #include "columnar/column.h"
 
+#include <cstring>
+
 #include "columnar/json_writer.h"
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
@@ -20,6 +22,50 @@ TEST(ColumnTest, FixedWidthWithNulls) {
   for (int i = 0; i < 100; ++i) c.Append<int64_t>(i);  // validity grows past its first block
   EXPECT_TRUE(c.IsValid(102));
   EXPECT_EQ(c.null_count(), 1);
+}
+
+TEST(ColumnTest, BulkAppendsTakeTheBuffersOfAnEmptyColumnAndCopyIntoAFilledOne) {
+  std::vector<int64_t> ints = {1, -2, 3};
+  auto as_bytes = [&] {
+    std::vector<uint8_t> b(ints.size() * sizeof(int64_t));
+    std::memcpy(b.data(), ints.data(), b.size());
+    return b;
+  };
+  Column empty(DataType::Long());
+  std::vector<uint8_t> taken = as_bytes();
+  const uint8_t* buffer = taken.data();
+  empty.AppendRaw(std::move(taken), 3);
+  ASSERT_EQ(empty.size(), 3);
+  EXPECT_EQ(empty.data<uint8_t>(), buffer);  // moved, not copied
+  EXPECT_EQ(empty.Value<int64_t>(1), -2);
+  EXPECT_EQ(empty.null_count(), 0);
+
+  Column filled(DataType::Long());
+  filled.AppendNull();
+  filled.AppendRaw(as_bytes(), 3);
+  ASSERT_EQ(filled.size(), 4);
+  EXPECT_TRUE(filled.IsNull(0));
+  EXPECT_TRUE(filled.IsValid(3));
+  EXPECT_EQ(filled.Value<int64_t>(3), 3);
+
+  Column strings(DataType::String());
+  std::string heap = "abcdef";
+  std::vector<uint32_t> offsets = {0, 2, 2, 6};
+  strings.AppendBytesBulk(std::move(heap), std::move(offsets), 3);
+  ASSERT_EQ(strings.size(), 3);
+  EXPECT_EQ(strings.GetBytes(0), "ab");
+  EXPECT_EQ(strings.GetBytes(1), "");
+  EXPECT_EQ(strings.GetBytes(2), "cdef");
+  strings.AppendBytesBulk(std::string("xyz"), std::vector<uint32_t>{0, 1, 3}, 2);
+  ASSERT_EQ(strings.size(), 5);
+  EXPECT_EQ(strings.GetBytes(2), "cdef");
+  EXPECT_EQ(strings.GetBytes(4), "yz");
+  // Offsets that do not cover the heap exactly are copied through the checked path.
+  Column partial(DataType::String());
+  partial.AppendBytesBulk(std::string("abcd"), std::vector<uint32_t>{0, 2}, 1);
+  ASSERT_EQ(partial.size(), 1);
+  EXPECT_EQ(partial.GetBytes(0), "ab");
+  EXPECT_EQ(partial.heap(), "ab");
 }
 
 TEST(ColumnTest, NestedToJson) {

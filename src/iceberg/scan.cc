@@ -22,8 +22,10 @@ bool SamePartition(const DataFile& a, const DataFile& b) {
 }
 
 // Builds the table-schema column for `field` from the file's column (which
-// may be missing, older-typed, or a struct lacking newer members).
-Result<Column> Reconcile(const Column* file_col, const Field& field, int64_t rows,
+// may be missing, older-typed, or a struct lacking newer members). A file
+// column of the table's type is moved out, not copied: `file_col` is left
+// valid but unspecified (its parent's validity and offsets stay usable).
+Result<Column> Reconcile(Column* file_col, const Field& field, int64_t rows,
                          const std::optional<std::string>& constant) {
   if (file_col == nullptr) {
     Column out(field.type);
@@ -38,14 +40,14 @@ Result<Column> Reconcile(const Column* file_col, const Field& field, int64_t row
     return out;
   }
   const DataType& want = *field.type;
-  if (file_col->type()->Equals(want)) return CastColumn(*file_col, field.type);  // a copy
+  if (file_col->type()->Equals(want)) return std::move(*file_col);
   if (want.id() == TypeId::kStruct && file_col->type()->id() == TypeId::kStruct) {
     std::vector<Column> children;
     for (const Field& child : want.fields()) {
-      const Column* fc = nullptr;
+      Column* fc = nullptr;
       const auto& ff = file_col->type()->fields();
       for (size_t k = 0; k < ff.size(); ++k) {
-        if (ff[k].id == child.id) fc = &file_col->child(static_cast<int>(k));
+        if (ff[k].id == child.id) fc = file_col->mutable_child(static_cast<int>(k));
       }
       ASSIGN_OR_RETURN(Column c, Reconcile(fc, child, rows, std::nullopt));
       children.push_back(std::move(c));
@@ -67,7 +69,7 @@ Result<Column> Reconcile(const Column* file_col, const Field& field, int64_t row
       file_col->type()->id() == want.id()) {
     std::vector<Column> children;
     for (int k = 0; k < file_col->num_children(); ++k) {
-      const Column& fc = file_col->child(k);
+      Column& fc = *file_col->mutable_child(k);
       ASSIGN_OR_RETURN(Column c, Reconcile(&fc, want.fields()[k], fc.size(), std::nullopt));
       children.push_back(std::move(c));
     }
@@ -341,6 +343,23 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
     }
     stats.rows_read += n;
 
+    // Deletes first: equality deletes compare the file's columns, which the
+    // table-schema columns below are moved out of.
+    std::vector<bool> keep(static_cast<size_t>(n), true);
+    if (!deleted_positions.empty()) {
+      for (auto it = deleted_positions.lower_bound(base);
+           it != deleted_positions.end() && *it < base + n; ++it) {
+        keep[static_cast<size_t>(*it - base)] = false;
+      }
+    }
+    for (size_t s = 0; s < eq_ids.size(); ++s) {
+      std::vector<const Column*> cols;
+      for (int32_t id : eq_ids[s]) cols.push_back(FindColumnById(file_batch, id));
+      for (int64_t i = 0; i < n; ++i) {
+        if (keep[i] && eq_keys[s].count(KeyOf(cols, i))) keep[i] = false;
+      }
+    }
+
     // Table-schema columns (projection + filter columns).
     Batch rows;
     rows.schema = read_schema;
@@ -357,24 +376,10 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
           }
         }
       }
-      const Column* fc = FindColumnById(file_batch, f.id);
+      Column* fc = FindColumnById(file_batch, f.id);
       auto c = Reconcile(fc, f, n, constant);
       if (!c.ok()) return c.status().WithContextF("scan of {}", task->file.file_path);
       rows.columns.push_back(std::move(*c));
-    }
-    std::vector<bool> keep(static_cast<size_t>(n), true);
-    if (!deleted_positions.empty()) {
-      for (auto it = deleted_positions.lower_bound(base);
-           it != deleted_positions.end() && *it < base + n; ++it) {
-        keep[static_cast<size_t>(*it - base)] = false;
-      }
-    }
-    for (size_t s = 0; s < eq_ids.size(); ++s) {
-      std::vector<const Column*> cols;
-      for (int32_t id : eq_ids[s]) cols.push_back(FindColumnById(file_batch, id));
-      for (int64_t i = 0; i < n; ++i) {
-        if (keep[i] && eq_keys[s].count(KeyOf(cols, i))) keep[i] = false;
-      }
     }
     int64_t kept_before_filter = 0;
     for (bool k : keep) kept_before_filter += k;

@@ -130,6 +130,19 @@ Status Compress(CompressionCodec codec, int level, std::string_view input, std::
   }
 }
 
+namespace {
+// One zstd decompression context per thread, reused across pages:
+// ZSTD_decompress allocates (and so maps and faults in) a fresh one per call.
+ZSTD_DCtx* ThreadZstdContext() {
+  struct Holder {
+    ZSTD_DCtx* ctx = ZSTD_createDCtx();
+    ~Holder() { ZSTD_freeDCtx(ctx); }
+  };
+  thread_local Holder holder;
+  return holder.ctx;
+}
+}  // namespace
+
 Status Decompress(CompressionCodec codec, std::string_view input, size_t uncompressed_size,
                   std::string* out) {
   // Reject sizes no valid stream of this length could produce before allocating.
@@ -169,8 +182,11 @@ Status Decompress(CompressionCodec codec, std::string_view input, size_t uncompr
           (frame > uncompressed_size || (single_frame && frame != uncompressed_size))) {
         return SizeMismatch(codec, frame, uncompressed_size);
       }
+      ZSTD_DCtx* dctx = ThreadZstdContext();
+      if (dctx == nullptr) return Status::Internal("zstd: cannot create a decompression context");
       out->resize(uncompressed_size);
-      size_t n = ZSTD_decompress(out->data(), uncompressed_size, input.data(), input.size());
+      size_t n =
+          ZSTD_decompressDCtx(dctx, out->data(), uncompressed_size, input.data(), input.size());
       if (ZSTD_isError(n)) return Status::Corruption("zstd: {}", ZSTD_getErrorName(n));
       if (n != uncompressed_size) return SizeMismatch(codec, n, uncompressed_size);
       return Status::OK();

@@ -58,6 +58,8 @@ Status DecodePlain(std::string_view data, size_t n, ValueBuffer* out) {
     case PhysicalType::kByteArray: {
       size_t off = 0;
       out->offsets.reserve(out->offsets.size() + n);
+      // The page holds at most len - 4n bytes of values.
+      if (len > 4 * n) out->heap.reserve(out->heap.size() + (len - 4 * n));
       for (size_t i = 0; i < n; ++i) {
         if (len - off < 4) {
           return Status::Corruption("PLAIN: byte array {} of {}: length past the end of the page",

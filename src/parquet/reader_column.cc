@@ -76,7 +76,7 @@ class ChunkReader {
     return Status::OK();
   }
 
-  const ValueBuffer& values() const { return values_; }
+  ValueBuffer& values() { return values_; }
 
  private:
   Status Decompress(std::string_view body, size_t size, std::string_view* out) {

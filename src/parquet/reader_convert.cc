@@ -79,8 +79,8 @@ void Transform(const ValueBuffer& in, Column* out, F f) {
 
 }  // namespace
 
-Status ConvertValues(const ValueBuffer& in, const ColumnDescriptor& desc,
-                     const SchemaElement& element, Column* out) {
+Status ConvertValues(ValueBuffer& in, const ColumnDescriptor& desc, const SchemaElement& element,
+                     Column* out) {
   const TypeId target = desc.type->id();
   const size_t n = in.size();
   if (n == 0) return Status::OK();
@@ -89,12 +89,12 @@ Status ConvertValues(const ValueBuffer& in, const ColumnDescriptor& desc,
     case PhysicalType::kFloat:
     case PhysicalType::kDouble:
       if (desc.type->value_width() != in.width) break;
-      out->AppendRaw(in.fixed.data(), static_cast<int64_t>(n));
+      out->AppendRaw(std::move(in.fixed), static_cast<int64_t>(n));
       return Status::OK();
     case PhysicalType::kInt32:
       switch (target) {
         case TypeId::kInt:
-        case TypeId::kDate: out->AppendRaw(in.fixed.data(), static_cast<int64_t>(n)); return {};
+        case TypeId::kDate: out->AppendRaw(std::move(in.fixed), static_cast<int64_t>(n)); return {};
         case TypeId::kLong:  // UINT_32
           Transform<uint32_t, int64_t>(in, out, [](uint32_t v) { return int64_t{v}; });
           return Status::OK();
@@ -111,7 +111,7 @@ Status ConvertValues(const ValueBuffer& in, const ColumnDescriptor& desc,
       break;
     case PhysicalType::kInt64:
       switch (target) {
-        case TypeId::kLong: out->AppendRaw(in.fixed.data(), static_cast<int64_t>(n)); return {};
+        case TypeId::kLong: out->AppendRaw(std::move(in.fixed), static_cast<int64_t>(n)); return {};
         case TypeId::kTime:
         case TypeId::kTimestamp:
         case TypeId::kTimestampTz:
@@ -127,7 +127,7 @@ Status ConvertValues(const ValueBuffer& in, const ColumnDescriptor& desc,
           }
           int64_t scale = TimeScale(element, nanos);
           if (scale == 1) {
-            out->AppendRaw(in.fixed.data(), static_cast<int64_t>(n));
+            out->AppendRaw(std::move(in.fixed), static_cast<int64_t>(n));
           } else {
             Transform<int64_t, int64_t>(in, out, [scale](int64_t v) {
               return static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(scale));
@@ -214,7 +214,7 @@ Status ConvertValues(const ValueBuffer& in, const ColumnDescriptor& desc,
         return Status::OK();
       }
       if (desc.type->is_binary_like()) {
-        out->AppendBytesBulk(in.heap, in.offsets.data(), static_cast<int64_t>(n));
+        out->AppendBytesBulk(std::move(in.heap), std::move(in.offsets), static_cast<int64_t>(n));
         return Status::OK();
       }
       break;

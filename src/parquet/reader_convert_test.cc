@@ -30,7 +30,8 @@ Status Convert(Converted& c, const ValueBuffer& in, Column** out) {
   ASSIGN_OR_RETURN(c.desc.type, IcebergTypeOf(c.element));
   static thread_local std::unique_ptr<Column> col;
   col = std::make_unique<Column>(c.desc.type);
-  RETURN_IF_ERROR(ConvertValues(in, c.desc, c.element, col.get()));
+  ValueBuffer values = in;
+  RETURN_IF_ERROR(ConvertValues(values, c.desc, c.element, col.get()));
   *out = col.get();
   return Status::OK();
 }

@@ -31,9 +31,11 @@ Status ReadColumnChunk(const InputFile& file, int64_t limit, const ColumnChunk& 
                        const ColumnDescriptor& desc, const SchemaElement& element, ChunkData* out);
 
 // Converts decoded physical values to the Column layout of `desc.type`
-// (timestamp units, INT96, decimals, unsigned ints, FLOAT16).
-Status ConvertValues(const ValueBuffer& in, const ColumnDescriptor& desc,
-                     const SchemaElement& element, Column* out);
+// (timestamp units, INT96, decimals, unsigned ints, FLOAT16). Values already
+// in that layout are moved out of `in` into an empty `out`, not copied; `in`
+// is left valid but unspecified.
+Status ConvertValues(ValueBuffer& in, const ColumnDescriptor& desc, const SchemaElement& element,
+                     Column* out);
 
 // A projected Iceberg field with the levels that decide its shape. Leaves
 // beneath a node occupy slots [first, first + count) of the ChunkData vector.
