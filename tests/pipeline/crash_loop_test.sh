@@ -18,14 +18,14 @@
 # cleanup applies to it.
 #
 # Usage: crash_loop_test.sh SLUICE_BINARY [KILLS [KAFKA_MOCK]]  (KILLS empty or
-# "-": $SLUICE_CRASH_KILLS, else 200; the on-demand soak is
+# "-": $SLUICE_CRASH_KILLS, else 120; the on-demand soak is
 # `crash_loop_test.sh build/sluice 10000`)
 set -euo pipefail
 source "$(dirname "$0")/lib/crash.sh"
 SLUICE=$(realpath "$1")
 KILLS=${2:-}
 [ "$KILLS" != - ] || KILLS=
-KILLS=${KILLS:-${SLUICE_CRASH_KILLS:-200}}
+KILLS=${KILLS:-${SLUICE_CRASH_KILLS:-120}}
 KAFKA_MOCK=${3:-}
 PER=25  # events per HTTP batch
 W=$(mktemp -d /tmp/sluice-crash.XXXXXX)
