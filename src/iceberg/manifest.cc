@@ -1,7 +1,10 @@
 #include "iceberg/manifest.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <optional>
+#include <thread>
 
 #include "avro/reader.h"
 #include "avro/writer.h"
@@ -138,7 +141,8 @@ Result<std::vector<ManifestFile>> ReadManifestList(FileIO& io, const std::string
 }
 
 Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& manifest,
-                                                int format_version) {
+                                                int format_version,
+                                                const ManifestReadOptions& options) {
   const std::string& path = manifest.manifest_path;
   ASSIGN_OR_RETURN(auto reader, OpenAvro(io, path));
   std::vector<ManifestEntry> out;
@@ -167,13 +171,32 @@ Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& 
     // has no sequence numbers: they are all 0.
     const bool v1_file = format_version < 2 || reader->Metadata("format-version") == "1" ||
                          ColumnById(batch, 3) == nullptr;
+    // The columns, looked up once per block rather than once per entry.
+    const Column* snapshot_c = ColumnById(batch, 1);
+    const Column* seq_c = ColumnById(batch, 3);
+    const Column* file_seq_c = ColumnById(batch, 4);
+    const Column* content_c = ChildById(*file_c, 134);
+    const Column* sizes_c = ChildById(*file_c, 108);
+    const Column* values_c = ChildById(*file_c, 109);
+    const Column* nulls_c = ChildById(*file_c, 110);
+    const Column* nans_c = ChildById(*file_c, 137);
+    const Column* lower_c = ChildById(*file_c, 125);
+    const Column* upper_c = ChildById(*file_c, 128);
+    const Column* key_metadata_c = ChildById(*file_c, 131);
+    const Column* split_offsets_c = ChildById(*file_c, 132);
+    const Column* equality_ids_c = ChildById(*file_c, 135);
+    const Column* sort_order_c = ChildById(*file_c, 140);
+    const Column* first_row_id_c = ChildById(*file_c, 142);
+    const Column* referenced_c = ChildById(*file_c, 143);
+    const Column* content_offset_c = ChildById(*file_c, 144);
+    const Column* content_size_c = ChildById(*file_c, 145);
     for (int64_t r = 0; r < batch.num_rows(); ++r) {
       ManifestEntry e;
       e.status = static_cast<EntryStatus>(*OptLong(status_c, r));
-      e.snapshot_id = OptLong(ColumnById(batch, 1), r);
+      e.snapshot_id = OptLong(snapshot_c, r);
       if (!v1_file) {
-        e.sequence_number = OptLong(ColumnById(batch, 3), r);
-        e.file_sequence_number = OptLong(ColumnById(batch, 4), r);
+        e.sequence_number = OptLong(seq_c, r);
+        e.file_sequence_number = OptLong(file_seq_c, r);
       } else {
         e.sequence_number = 0;
         e.file_sequence_number = 0;
@@ -193,7 +216,7 @@ Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& 
       }
       DataFile& f = e.file;
       f.spec_id = manifest.partition_spec_id;
-      f.content = static_cast<FileContent>(OptLong(ChildById(*file_c, 134), r).value_or(0));
+      f.content = static_cast<FileContent>(OptLong(content_c, r).value_or(0));
       f.file_path = std::string(path_c->GetBytes(r));
       f.file_format = std::string(format_c->GetBytes(r));
       f.record_count = OptLong(count_c, r).value_or(0);
@@ -210,26 +233,59 @@ Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& 
           }
         }
       }
-      ReadIntMap(ChildById(*file_c, 108), r, &f.column_sizes);
-      ReadIntMap(ChildById(*file_c, 109), r, &f.value_counts);
-      ReadIntMap(ChildById(*file_c, 110), r, &f.null_value_counts);
-      ReadIntMap(ChildById(*file_c, 137), r, &f.nan_value_counts);
-      ReadIntMap(ChildById(*file_c, 125), r, &f.lower_bounds);
-      ReadIntMap(ChildById(*file_c, 128), r, &f.upper_bounds);
-      f.key_metadata = OptBytes(ChildById(*file_c, 131), r);
-      ReadList(ChildById(*file_c, 132), r, &f.split_offsets);
-      ReadList(ChildById(*file_c, 135), r, &f.equality_ids);
-      if (auto v = OptLong(ChildById(*file_c, 140), r)) f.sort_order_id = static_cast<int32_t>(*v);
-      f.first_row_id = OptLong(ChildById(*file_c, 142), r);
+      if (options.column_stats) {
+        ReadIntMap(sizes_c, r, &f.column_sizes);
+        ReadIntMap(values_c, r, &f.value_counts);
+        ReadIntMap(nulls_c, r, &f.null_value_counts);
+        ReadIntMap(nans_c, r, &f.nan_value_counts);
+        ReadIntMap(lower_c, r, &f.lower_bounds);
+        ReadIntMap(upper_c, r, &f.upper_bounds);
+      }
+      f.key_metadata = OptBytes(key_metadata_c, r);
+      ReadList(split_offsets_c, r, &f.split_offsets);
+      ReadList(equality_ids_c, r, &f.equality_ids);
+      if (auto v = OptLong(sort_order_c, r)) f.sort_order_id = static_cast<int32_t>(*v);
+      f.first_row_id = OptLong(first_row_id_c, r);
       if (!f.first_row_id && next_row_id) {
         f.first_row_id = *next_row_id;
         *next_row_id += f.record_count;
       }
-      f.referenced_data_file = OptBytes(ChildById(*file_c, 143), r);
-      f.content_offset = OptLong(ChildById(*file_c, 144), r);
-      f.content_size_in_bytes = OptLong(ChildById(*file_c, 145), r);
+      f.referenced_data_file = OptBytes(referenced_c, r);
+      f.content_offset = OptLong(content_offset_c, r);
+      f.content_size_in_bytes = OptLong(content_size_c, r);
       out.push_back(std::move(e));
     }
+  }
+  return out;
+}
+
+Result<std::vector<std::vector<ManifestEntry>>> ReadManifests(
+    FileIO& io, const std::vector<ManifestFile>& manifests, int format_version,
+    const ManifestReadOptions& options, int threads) {
+  const size_t n = manifests.size();
+  if (threads <= 0)
+    threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  const size_t workers = std::min(static_cast<size_t>(threads), n);
+  std::vector<std::optional<Result<std::vector<ManifestEntry>>>> results(n);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (size_t i; !failed.load() && (i = next.fetch_add(1)) < n;) {
+      results[i] = ReadManifest(io, manifests[i], format_version, options);
+      if (!results[i]->ok()) failed.store(true);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < workers; ++k) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  std::vector<std::vector<ManifestEntry>> out;
+  out.reserve(n);
+  for (auto& r : results) {
+    // Manifests are taken in order, so those left unread follow a failure.
+    if (!r) return Status::Internal("manifests left unread without a failure");
+    if (!r->ok()) return r->status();
+    out.push_back(std::move(*r).value());
   }
   return out;
 }

@@ -98,11 +98,28 @@ Result<TypePtr> PartitionType(const PartitionSpec& spec, const Schema& schema);
 Result<std::vector<ManifestFile>> ReadManifestList(FileIO& io, const std::string& path,
                                                    int format_version);
 
+struct ManifestReadOptions {
+  // Column statistics of each file (column sizes, value/null/NaN counts,
+  // bounds). Off, they are left empty: planning that prunes nothing by them
+  // skips building them, most of an entry's cost. Manifests rewritten from the
+  // entries read need them on.
+  bool column_stats = true;
+};
+
 // Reads a manifest's entries, applying inheritance from `manifest`: snapshot
 // id, sequence numbers, and (v3 data manifests) first_row_id, so that an
 // entry copied into another manifest carries explicit values.
 Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& manifest,
-                                                int format_version);
+                                                int format_version,
+                                                const ManifestReadOptions& options = {});
+
+// ReadManifest of each of `manifests`, on up to `threads` threads (0 = one per
+// core, up to 8; never more than one per manifest), the way planning reads a
+// snapshot's manifests. Entries come back in the order of `manifests`; on a
+// failure, the first in that order is returned.
+Result<std::vector<std::vector<ManifestEntry>>> ReadManifests(
+    FileIO& io, const std::vector<ManifestFile>& manifests, int format_version,
+    const ManifestReadOptions& options = {}, int threads = 0);
 
 constexpr int64_t kInheritedSequence = -1;
 

@@ -167,6 +167,22 @@ TEST_P(ManifestRoundTrip, WriteReadWithInheritance) {
   EXPECT_EQ(out[2].snapshot_id, 7);
   EXPECT_EQ(out[2].sequence_number, 3);
   EXPECT_EQ(out[2].file_sequence_number, 4);
+
+  // Without column statistics: the same entries, their statistics left empty.
+  ManifestReadOptions no_stats;
+  no_stats.column_stats = false;
+  ASSERT_OK_AND_ASSIGN(auto lean, ReadManifest(*io, list[0], version, no_stats));
+  ASSERT_EQ(lean.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(lean[i].file.file_path, in[i].file.file_path);
+    EXPECT_EQ(lean[i].file.partition, in[i].file.partition);
+    EXPECT_EQ(lean[i].sequence_number, out[i].sequence_number);
+    EXPECT_EQ(lean[i].file.split_offsets, in[i].file.split_offsets);
+    EXPECT_TRUE(lean[i].file.column_sizes.empty());
+    EXPECT_TRUE(lean[i].file.value_counts.empty());
+    EXPECT_TRUE(lean[i].file.lower_bounds.empty());
+    EXPECT_TRUE(lean[i].file.upper_bounds.empty());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(FormatVersions, ManifestRoundTrip, ::testing::Values(2, 3));
@@ -181,6 +197,48 @@ TEST(ManifestTest, CorruptManifestIsAClearError) {
   EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << r.status().ToString();
   EXPECT_NE(r.status().message().find("/t/bad.avro"), std::string::npos) << r.status().ToString();
   ASSERT_ERROR(ReadManifestList(*io, "/t/missing.avro", 2), StatusCode::kNotFound, "missing");
+}
+
+TEST(ManifestTest, ManifestsReadOnSeveralThreadsComeBackInOrderAndTheFirstFailureWins) {
+  auto io = MakeMemoryFileIO();
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
+  PartitionSpec spec;  // unpartitioned
+  std::vector<ManifestFile> manifests;
+  for (int m = 0; m < 12; ++m) {
+    ManifestWriterOptions wo;
+    wo.snapshot_id = 1;
+    std::string path = "/t/metadata/m" + std::to_string(m) + ".avro";
+    ASSERT_OK_AND_ASSIGN(auto w, ManifestWriter::Open(*io, path, schema, spec, wo));
+    for (int i = 0; i <= m; ++i) {  // manifest m holds m + 1 files
+      ManifestEntry e;
+      e.status = EntryStatus::kAdded;
+      e.file.file_path = "/t/data/" + std::to_string(m) + "-" + std::to_string(i) + ".parquet";
+      e.file.record_count = 1;
+      e.file.file_size_in_bytes = 10;
+      ASSERT_OK(w->Add(e));
+    }
+    ASSERT_OK_AND_ASSIGN(ManifestFile f, w->Close());
+    f.sequence_number = 1;
+    manifests.push_back(f);
+  }
+  for (int threads : {1, 3, 0}) {
+    ASSERT_OK_AND_ASSIGN(auto read, ReadManifests(*io, manifests, 2, {}, threads));
+    ASSERT_EQ(read.size(), manifests.size());
+    for (size_t m = 0; m < read.size(); ++m) {
+      ASSERT_EQ(read[m].size(), m + 1) << "threads " << threads;
+      EXPECT_EQ(read[m].back().file.file_path,
+                "/t/data/" + std::to_string(m) + "-" + std::to_string(m) + ".parquet");
+    }
+  }
+  // Two broken manifests: the first of them (in the list's order) is reported.
+  ASSERT_OK(io->Delete("/t/metadata/m4.avro"));
+  ASSERT_OK(io->WriteFile("/t/metadata/m4.avro", "Obj\x01garbage"));
+  ASSERT_OK(io->Delete("/t/metadata/m9.avro"));
+  for (int threads : {1, 4}) {
+    auto r = ReadManifests(*io, manifests, 2, {}, threads);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("m4.avro"), std::string::npos) << r.status().ToString();
+  }
 }
 
 }  // namespace

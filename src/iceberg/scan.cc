@@ -209,7 +209,8 @@ Status TableScan::Impl::Plan() {
   if (snapshot == nullptr) return Status::OK();
   const int fv = table->format_version;
   ASSIGN_OR_RETURN(auto manifests, ReadManifestList(*io, Path(snapshot->manifest_list), fv));
-  std::vector<ManifestEntry> data, deletes;
+  std::vector<ManifestFile> wanted;
+  std::vector<const PartitionSpec*> specs;
   for (ManifestFile m : manifests) {
     ++stats.manifests_total;
     const PartitionSpec* spec = table->spec_by_id(m.partition_spec_id);
@@ -227,8 +228,17 @@ Status TableScan::Impl::Plan() {
     }
     ++stats.manifests_scanned;
     m.manifest_path = Path(m.manifest_path);
-    ASSIGN_OR_RETURN(auto entries, ReadManifest(*io, m, fv));
-    for (auto& e : entries) {
+    wanted.push_back(std::move(m));
+    specs.push_back(spec);
+  }
+  ManifestReadOptions read;
+  read.column_stats = options.with_column_stats || filter != nullptr;
+  ASSIGN_OR_RETURN(std::vector<std::vector<ManifestEntry>> read_entries,
+                   ReadManifests(*io, wanted, fv, read, options.planning_threads));
+  std::vector<ManifestEntry> data, deletes;
+  for (size_t mi = 0; mi < wanted.size(); ++mi) {
+    const PartitionSpec* spec = specs[mi];
+    for (auto& e : read_entries[mi]) {
       if (e.status == EntryStatus::kDeleted) continue;
       if (options.only_added &&
           (e.status != EntryStatus::kAdded || e.snapshot_id != snapshot->snapshot_id)) {

@@ -46,6 +46,13 @@ struct ScanOptions {
   // When not empty: only these data files (by path as the manifests name
   // them), with their deletes (compaction reads the files it rewrites).
   std::set<std::string> only_files;
+  // Planned tasks' files carry their column statistics (sizes, counts,
+  // bounds). Off by default: planning costs less without them. A scan with a
+  // filter reads them regardless, to prune by them.
+  bool with_column_stats = false;
+  // Threads reading manifests while planning (at most one per manifest);
+  // 0 = one per core, up to 8.
+  int planning_threads = 0;
 };
 
 constexpr int32_t kFilePathFieldId = 2147483646;
