@@ -4,12 +4,12 @@
 #include <atomic>
 #include <cmath>
 #include <optional>
-#include <thread>
 
 #include "avro/reader.h"
 #include "avro/writer.h"
 #include "columnar/single_value.h"
 #include "common/endian.h"
+#include "common/task_pool.h"
 #include "iceberg/manifest_schema.h"
 #include "iceberg/schema_json.h"
 
@@ -263,22 +263,23 @@ Result<std::vector<std::vector<ManifestEntry>>> ReadManifests(
     FileIO& io, const std::vector<ManifestFile>& manifests, int format_version,
     const ManifestReadOptions& options, int threads) {
   const size_t n = manifests.size();
-  if (threads <= 0)
-    threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
-  const size_t workers = std::min(static_cast<size_t>(threads), n);
+  if (threads <= 0) threads = std::min(AvailableCores(), 8);
+  const int workers = static_cast<int>(std::min(static_cast<size_t>(threads), n));
   std::vector<std::optional<Result<std::vector<ManifestEntry>>>> results(n);
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
-  auto work = [&] {
+  auto work = [&](int) {
     for (size_t i; !failed.load() && (i = next.fetch_add(1)) < n;) {
       results[i] = ReadManifest(io, manifests[i], format_version, options);
       if (!results[i]->ok()) failed.store(true);
     }
   };
-  std::vector<std::thread> pool;
-  for (size_t k = 1; k < workers; ++k) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  if (workers <= 1) {
+    work(0);
+  } else {
+    TaskPool pool(workers - 1);
+    pool.Run(workers, work);
+  }
   std::vector<std::vector<ManifestEntry>> out;
   out.reserve(n);
   for (auto& r : results) {
