@@ -33,6 +33,7 @@ echo "input: $n_in files, $mb MB of zstd Parquet"
 # the files; sluice replaces them, so its warehouse is restored before each run
 # (same path, so the table's absolute locations still hold).
 repeat=${REPEAT:-3}
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "compaction_bench: REPEAT must be a count >= 1" >&2; exit 1; }
 cp -a "$tmp/wh" "$tmp/wh.orig"
 t_d=
 for _ in $(seq "$repeat"); do

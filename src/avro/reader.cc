@@ -28,18 +28,19 @@ struct ParsedSchema {
 // Both forms are immutable, so readers share them. Failures are not cached.
 Result<ParsedSchema> ParseHeaderSchema(const std::string& text) {
   constexpr size_t kCapacity = 64;
-  static std::mutex mu;
-  static std::unordered_map<std::string, ParsedSchema> cache;
+  // Never destroyed: a thread may still open a file while the process exits.
+  static auto* mu = new std::mutex;
+  static auto* cache = new std::unordered_map<std::string, ParsedSchema>;
   {
-    std::lock_guard lock(mu);
-    if (auto it = cache.find(text); it != cache.end()) return it->second;
+    std::lock_guard lock(*mu);
+    if (auto it = cache->find(text); it != cache->end()) return it->second;
   }
   ASSIGN_OR_RETURN(AvroNodePtr avro, ParseAvroSchema(text));
   ASSIGN_OR_RETURN(Schema schema, AvroToIcebergSchema(*avro));
   ParsedSchema parsed{std::move(avro), std::make_shared<const Schema>(std::move(schema))};
-  std::lock_guard lock(mu);
-  if (cache.size() >= kCapacity) cache.clear();
-  cache.emplace(text, parsed);
+  std::lock_guard lock(*mu);
+  if (cache->size() >= kCapacity) cache->clear();
+  cache->emplace(text, parsed);
   return parsed;
 }
 

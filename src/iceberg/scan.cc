@@ -1,5 +1,6 @@
 #include "iceberg/scan.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_set>
 
@@ -22,11 +23,12 @@ bool SamePartition(const DataFile& a, const DataFile& b) {
 }
 
 // Builds the table-schema column for `field` from the file's column (which
-// may be missing, older-typed, or a struct lacking newer members). A file
-// column of the table's type is moved out, not copied: `file_col` is left
-// valid but unspecified (its parent's validity and offsets stay usable).
+// may be missing, older-typed, or a struct lacking newer members). With
+// `take`, a file column (or member) of the table's type is moved out, not
+// copied, and `file_col` is left moved-from (its own validity and offsets
+// stay usable); without, it is copied.
 Result<Column> Reconcile(Column* file_col, const Field& field, int64_t rows,
-                         const std::optional<std::string>& constant) {
+                         const std::optional<std::string>& constant, bool take) {
   if (file_col == nullptr) {
     Column out(field.type);
     out.Reserve(rows);
@@ -40,7 +42,10 @@ Result<Column> Reconcile(Column* file_col, const Field& field, int64_t rows,
     return out;
   }
   const DataType& want = *field.type;
-  if (file_col->type()->Equals(want)) return std::move(*file_col);
+  if (file_col->type()->Equals(want)) {
+    if (take) return std::move(*file_col);
+    return CastColumn(*file_col, field.type);  // a copy
+  }
   if (want.id() == TypeId::kStruct && file_col->type()->id() == TypeId::kStruct) {
     std::vector<Column> children;
     for (const Field& child : want.fields()) {
@@ -49,7 +54,7 @@ Result<Column> Reconcile(Column* file_col, const Field& field, int64_t rows,
       for (size_t k = 0; k < ff.size(); ++k) {
         if (ff[k].id == child.id) fc = file_col->mutable_child(static_cast<int>(k));
       }
-      ASSIGN_OR_RETURN(Column c, Reconcile(fc, child, rows, std::nullopt));
+      ASSIGN_OR_RETURN(Column c, Reconcile(fc, child, rows, std::nullopt, take));
       children.push_back(std::move(c));
     }
     Column out(field.type);
@@ -70,7 +75,7 @@ Result<Column> Reconcile(Column* file_col, const Field& field, int64_t rows,
     std::vector<Column> children;
     for (int k = 0; k < file_col->num_children(); ++k) {
       Column& fc = *file_col->mutable_child(k);
-      ASSIGN_OR_RETURN(Column c, Reconcile(&fc, want.fields()[k], fc.size(), std::nullopt));
+      ASSIGN_OR_RETURN(Column c, Reconcile(&fc, want.fields()[k], fc.size(), std::nullopt, take));
       children.push_back(std::move(c));
     }
     Column out(field.type);
@@ -374,7 +379,17 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
     Batch rows;
     rows.schema = read_schema;
     const PartitionSpec* spec = table->spec_by_id(task->file.spec_id);
-    for (const Field& f : read_schema->fields) {
+    // Every file column is found before any is moved out (finding one looks
+    // inside the struct columns before it); a column asked for twice is
+    // copied but the last time.
+    std::vector<Column*> file_cols;
+    for (const Field& f : read_schema->fields)
+      file_cols.push_back(FindColumnById(file_batch, f.id));
+    for (size_t j = 0; j < read_schema->fields.size(); ++j) {
+      const Field& f = read_schema->fields[j];
+      Column* fc = file_cols[j];
+      const bool take = std::find(file_cols.begin() + static_cast<std::ptrdiff_t>(j) + 1,
+                                  file_cols.end(), fc) == file_cols.end();
       std::optional<std::string> constant;
       if (auto it = initial_defaults.find(f.id); it != initial_defaults.end())
         constant = it->second;
@@ -386,8 +401,7 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
           }
         }
       }
-      Column* fc = FindColumnById(file_batch, f.id);
-      auto c = Reconcile(fc, f, n, constant);
+      auto c = Reconcile(fc, f, n, constant, take);
       if (!c.ok()) return c.status().WithContextF("scan of {}", task->file.file_path);
       rows.columns.push_back(std::move(*c));
     }

@@ -58,6 +58,9 @@ struct ScanOptions {
 constexpr int32_t kFilePathFieldId = 2147483646;
 constexpr int32_t kPosFieldId = 2147483645;
 
+// A data file to read, with the delete files that apply to it. `file`'s column
+// statistics are empty unless the scan filtered or asked for them
+// (ScanOptions::with_column_stats).
 struct FileScanTask {
   DataFile file;
   int64_t data_sequence_number = 0;
