@@ -18,6 +18,8 @@ struct Group {
   int32_t spec_id = 0;
   iceberg::PartitionValues partition;
   std::vector<const iceberg::FileScanTask*> small, with_deletes;
+  // Of with_deletes, those with the delete ratio of their rows deleted.
+  std::vector<const iceberg::FileScanTask*> mostly_deleted;
 };
 
 bool HasDeletes(const iceberg::FileScanTask& t) {
@@ -213,7 +215,9 @@ using Groups = std::map<std::pair<int32_t, iceberg::PartitionValues>, Group>;
 
 // The partitions due, the worst (most small files) first, each with the
 // inputs it rewrites: every small file and every file with deletes, or,
-// tiered, the smallest small files TieredRun selects.
+// tiered, the smallest small files TieredRun selects and the files past the
+// delete ratio. A partition is due with `min_files` small files to merge, or
+// one file past the delete ratio.
 std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool tiered) {
   std::vector<const Group*> due;
   for (auto& [key, g] : groups) {
@@ -227,11 +231,15 @@ std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool 
       g.small = std::vector<const iceberg::FileScanTask*>(
           g.small.begin() + static_cast<std::ptrdiff_t>(w.start),
           g.small.begin() + static_cast<std::ptrdiff_t>(w.start + w.length));
-      g.with_deletes.clear();
+      g.with_deletes = g.mostly_deleted;
     }
     // (Never a partition with nothing to read: no input files would mean the
     // whole table to the scan.)
-    if (!g.small.empty() && static_cast<int64_t>(g.small.size()) >= min_files) due.push_back(&g);
+    const bool merge = !g.small.empty() && static_cast<int64_t>(g.small.size()) >= min_files;
+    if (merge || !g.mostly_deleted.empty()) {
+      if (!merge && tiered) g.small.clear();  // only the files' deletes are due
+      due.push_back(&g);
+    }
   }
   std::stable_sort(due.begin(), due.end(), [](const Group* a, const Group* b) {
     return a->small.size() > b->small.size();
@@ -297,6 +305,7 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
   }
   if (options.small_file_bytes) small = *options.small_file_bytes;
   int64_t min_files = options.min_input_files.value_or(policy.min_input_files);
+  const double delete_ratio = options.delete_ratio.value_or(policy.delete_ratio);
   if (options.all_files) {  // every file counts as small, one makes a partition due
     small = std::numeric_limits<int64_t>::max();
     min_files = 1;
@@ -318,6 +327,7 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
       ++result.small_files;
     } else if (HasDeletes(t)) {
       g.with_deletes.push_back(&t);
+      if (DeletedFraction(DeletedRows(t), t.file) >= delete_ratio) g.mostly_deleted.push_back(&t);
     }
   }
   result.partitions_seen = static_cast<int64_t>(groups.size());

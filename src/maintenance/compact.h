@@ -39,6 +39,9 @@ struct CompactOptions {
   std::optional<int64_t> target_file_bytes;
   std::optional<int64_t> small_file_bytes;
   std::optional<int64_t> min_input_files;
+  // Files with this fraction of their rows deleted are rewritten, even alone
+  // (default: the policy's sluice.maintenance.delete-ratio).
+  std::optional<double> delete_ratio;
   // Only these partitions (spec id and values; a path could name two: a null
   // and the string "null"), when set.
   std::set<std::pair<int32_t, iceberg::PartitionValues>> partitions;
@@ -47,7 +50,8 @@ struct CompactOptions {
   // Partitions per `replace` commit: a crash loses at most one group's work.
   int64_t partitions_per_commit = 16;
   // Size-tiered (the maintenance service): a partition's smallest small files
-  // that TieredRun selects, not all of them, and no file only for its deletes.
+  // that TieredRun selects, not all of them, and of the files with deletes
+  // only those past the delete ratio.
   bool tiered = false;
   // Every data file of every partition, whatever its size and count (`sluice
   // table rewrite`: into the current spec and schema, every delete applied).

@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "catalog/row_delete.h"
+#include "maintenance/health.h"
+#include "maintenance/policy.h"
 #include "maintenance/test_util.h"
 
 namespace sluice::maintenance {
@@ -112,6 +114,51 @@ TEST_F(CompactTest, DeletedRowsStayDeletedThroughCompaction) {
   ASSERT_EQ(r.commits, 1);
   EXPECT_EQ(r.partitions[0].rows, static_cast<int64_t>(std::count_if(
                                       ids.begin(), ids.end(), [](int64_t id) { return id < 60; })));
+  EXPECT_EQ(Ids(), ids);
+}
+
+// A file with the delete ratio of its rows deleted (a v3 table's deletion
+// vectors name their file) is rewritten alone, by the service's tiered
+// compaction too; one with fewer deleted rows is left as it is.
+class CompactV3Test : public CompactTest {
+ protected:
+  void SetUp() override { MakeTable("id BIGINT NOT NULL, kind STRING", "kind", "", 3); }
+};
+
+TEST_F(CompactV3Test, AMostlyDeletedFileIsRewrittenAloneAndALightlyDeletedOneIsNot) {
+  Append(0, 100, "a");
+  Append(100, 200, "b");
+  ASSERT_OK(catalog::DeleteWhere(*table_, "id < 40 OR (id >= 100 AND id < 110)").status());
+  std::set<int64_t> ids = Ids();
+  ASSERT_EQ(ids.size(), 150u);
+  ASSERT_OK_AND_ASSIGN(Policy policy, PolicyOf(table_->metadata()));
+  EXPECT_EQ(policy.delete_ratio, 0.3);
+  ASSERT_OK_AND_ASSIGN(TableHealth h, AssessTable(*table_, policy));
+  std::map<std::string, int64_t> deleted;
+  for (const PartitionHealth& p : h.partitions) deleted[p.partition] = p.deleted_files;
+  EXPECT_EQ(deleted, (std::map<std::string, int64_t>{{"kind=a", 1}, {"kind=b", 0}}));
+
+  CompactOptions o;
+  o.tiered = true;
+  o.small_file_bytes = 1;  // no file is small: only deletes can make a partition due
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  ASSERT_EQ(r.partitions.size(), 1u);
+  EXPECT_EQ(r.partitions[0].partition, "kind=a");
+  EXPECT_EQ(r.partitions[0].rows, 60);
+  EXPECT_EQ(r.commits, 1);
+  EXPECT_EQ(Ids(), ids);
+  ASSERT_OK_AND_ASSIGN(h, AssessTable(*table_, policy));
+  for (const PartitionHealth& p : h.partitions) {
+    EXPECT_EQ(p.deleted_files, 0) << p.partition;
+    EXPECT_EQ(p.delete_files, p.partition == "kind=b" ? 1 : 0) << p.partition;
+  }
+  // Nothing is due any more; a lower ratio makes kind=b's file due.
+  ASSERT_OK_AND_ASSIGN(r, CompactTable(*table_, o));
+  EXPECT_EQ(r.partitions.size(), 0u);
+  o.delete_ratio = 0.05;
+  ASSERT_OK_AND_ASSIGN(r, CompactTable(*table_, o));
+  ASSERT_EQ(r.partitions.size(), 1u);
+  EXPECT_EQ(r.partitions[0].partition, "kind=b");
   EXPECT_EQ(Ids(), ids);
 }
 

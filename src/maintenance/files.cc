@@ -43,6 +43,52 @@ Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& 
   return static_cast<int64_t>(v);
 }
 
+Result<double> FractionProperty(const iceberg::TableMetadata& m, const std::string& key,
+                                double fallback) {
+  auto it = m.properties.find(key);
+  if (it == m.properties.end()) return fallback;
+  char* end = nullptr;
+  double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0' || !(v > 0 && v <= 1)) {
+    return Status::Invalid("table property {} = '{}' is not a fraction in (0, 1]", key, it->second);
+  }
+  return v;
+}
+
+namespace {
+// The data file a delete file names, if it names one.
+const std::string* NamedDataFile(const iceberg::DataFile& d) {
+  if (d.content != iceberg::FileContent::kPositionDeletes || !d.referenced_data_file) {
+    return nullptr;
+  }
+  return &*d.referenced_data_file;
+}
+}  // namespace
+
+std::map<std::string, int64_t> DeletedRowsByFile(const std::vector<iceberg::ManifestEntry>& live) {
+  std::map<std::string, int64_t> out;
+  for (const iceberg::ManifestEntry& e : live) {
+    if (const std::string* path = NamedDataFile(e.file)) out[*path] += e.file.record_count;
+  }
+  return out;
+}
+
+int64_t DeletedRows(const iceberg::FileScanTask& task) {
+  int64_t n = 0;
+  if (task.deletion_vector) n += task.deletion_vector->record_count;
+  for (const iceberg::DataFile& d : task.position_deletes) {
+    if (const std::string* path = NamedDataFile(d); path && *path == task.file.file_path) {
+      n += d.record_count;
+    }
+  }
+  return n;
+}
+
+double DeletedFraction(int64_t deleted, const iceberg::DataFile& data_file) {
+  if (data_file.record_count <= 0) return 0;
+  return static_cast<double>(deleted) / static_cast<double>(data_file.record_count);
+}
+
 TieredWindow TieredRun(std::vector<int64_t> sizes, int64_t min_files) {
   std::sort(sizes.begin(), sizes.end());
   for (size_t start = 0; start < sizes.size(); ++start) {

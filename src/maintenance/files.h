@@ -2,10 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "iceberg/manifest.h"
+#include "iceberg/scan.h"
 #include "iceberg/table_metadata.h"
 #include "io/file_io.h"
 
@@ -31,6 +34,19 @@ Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snap
 // when unset; kInvalidArgument naming the property otherwise.
 Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& key,
                             int64_t fallback, int64_t min);
+// The table property `key` as a number in (0, 1], or `fallback` when unset.
+Result<double> FractionProperty(const iceberg::TableMetadata& m, const std::string& key,
+                                double fallback);
+
+// Rows deleted from data files by delete files that name their data file:
+// deletion vectors and file-scoped position deletes (referenced_data_file),
+// by data file path. Partition-scoped position deletes and equality deletes
+// name no file: what they delete from one is not known without reading them.
+std::map<std::string, int64_t> DeletedRowsByFile(const std::vector<iceberg::ManifestEntry>& live);
+// The same for one scan task's deletes.
+int64_t DeletedRows(const iceberg::FileScanTask& task);
+// deleted / data_file.record_count (0 for an empty file).
+double DeletedFraction(int64_t deleted, const iceberg::DataFile& data_file);
 
 // Size-tiered selection, for a compaction that runs over and over on a
 // growing partition. Of a partition's small file sizes sorted ascending, the

@@ -25,6 +25,7 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
   std::map<std::pair<int32_t, iceberg::PartitionValues>, PartitionHealth> parts;
   std::map<std::pair<int32_t, iceberg::PartitionValues>, std::vector<int64_t>> small_sizes;
   const Schema* schema = md.current_schema();
+  const std::map<std::string, int64_t> deleted = DeletedRowsByFile(live);
   for (const iceberg::ManifestEntry& e : live) {
     auto [it, fresh] = parts.try_emplace({e.file.spec_id, e.file.partition});
     PartitionHealth& p = it->second;
@@ -45,6 +46,10 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
     }
     ++p.data_files;
     p.data_bytes += bytes;
+    if (auto d = deleted.find(e.file.file_path);
+        d != deleted.end() && DeletedFraction(d->second, e.file) >= policy.delete_ratio) {
+      ++p.deleted_files;
+    }
     if (bytes < policy.small_file_bytes) {
       ++p.small_files;
       p.small_bytes += bytes;

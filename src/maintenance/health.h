@@ -25,6 +25,11 @@ struct PartitionHealth {
   // The small files a tiered compaction (the service's) would merge now
   // (TieredRun; 0: the partition is not due).
   int64_t due_files = 0;
+  // Data files with policy.delete_ratio of their rows deleted (files.h's
+  // DeletedRowsByFile): compaction rewrites them, even alone.
+  int64_t deleted_files = 0;
+  // Due for compaction: small files to merge or files to rid of deletes.
+  bool due() const { return due_files > 0 || deleted_files > 0; }
 };
 
 struct TableHealth {

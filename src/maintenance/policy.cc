@@ -41,6 +41,8 @@ Result<Policy> PolicyOf(const iceberg::TableMetadata& m) {
                                                      p.orphan_interval_ms, 1));
   ASSIGN_OR_RETURN(p.max_manifests,
                    IntProperty(m, "sluice.maintenance.max-manifests", p.max_manifests, 1));
+  ASSIGN_OR_RETURN(p.delete_ratio,
+                   FractionProperty(m, "sluice.maintenance.delete-ratio", p.delete_ratio));
   return p;
 }
 

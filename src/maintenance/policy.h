@@ -30,6 +30,11 @@ struct Policy {
   // sluice.maintenance.max-manifests: more small manifests than this in the
   // current snapshot and they are rewritten (manifests.h)
   int64_t max_manifests = 16;
+  // sluice.maintenance.delete-ratio: a data file with at least this fraction
+  // of its rows deleted (by deletion vectors or position deletes naming it) is
+  // rewritten without its deleted rows, even alone (Iceberg's rewrite option
+  // delete-ratio-threshold, with its default).
+  double delete_ratio = 0.3;
 };
 
 // The policy `m`'s properties give; kInvalidArgument naming the property

@@ -120,14 +120,14 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
   auto score = [](const TableState& t, const PartitionHealth& p) {
     return std::make_pair(
         static_cast<double>(p.data_files) / static_cast<double>(t.policy->max_files_per_partition),
-        p.due_files);
+        p.due_files + p.deleted_files);
   };
   TableState* worst = nullptr;
   std::pair<double, int64_t> worst_score{0, 0};
   for (auto& t : tables_) {
     if (t->busy || !t->health || !t->policy || !t->policy->enabled) continue;
     for (const PartitionHealth& p : t->health->partitions) {
-      if (p.due_files > 0 && (worst == nullptr || score(*t, p) > worst_score)) {
+      if (p.due() && (worst == nullptr || score(*t, p) > worst_score)) {
         worst = t.get();
         worst_score = score(*t, p);
       }
@@ -136,7 +136,7 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
   if (worst != nullptr) {
     std::vector<const PartitionHealth*> due;
     for (const PartitionHealth& p : worst->health->partitions) {
-      if (p.due_files > 0) due.push_back(&p);
+      if (p.due()) due.push_back(&p);
     }
     std::stable_sort(due.begin(), due.end(), [&](const auto* a, const auto* b) {
       return score(*worst, *a) > score(*worst, *b);

@@ -21,9 +21,9 @@ namespace sluice::maintenance {
 class TableFixture : public ::testing::Test {
  protected:
   // db.events of `columns`, partitioned by `partition` ("" for none), sorted
-  // by `sort` ("" for no sort order).
+  // by `sort` ("" for no sort order), of `format_version`.
   void MakeTable(const std::string& columns, const std::string& partition,
-                 const std::string& sort = "") {
+                 const std::string& sort = "", int format_version = 2) {
     dir_ = std::filesystem::temp_directory_path() /
            ("sluice_maintenance_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -39,9 +39,11 @@ class TableFixture : public ::testing::Test {
     if (!sort.empty()) {
       ASSERT_OK_AND_ASSIGN(order, iceberg::ParseSortOrder(sort, *schema));
     }
-    ASSERT_OK_AND_ASSIGN(
-        auto md, iceberg::NewTableMetadata(*schema, spec, order,
-                                           catalog::DefaultTableLocation(dir_.string(), id_), {}));
+    iceberg::NewTableOptions options;
+    options.format_version = format_version;
+    ASSERT_OK_AND_ASSIGN(auto md, iceberg::NewTableMetadata(
+                                      *schema, spec, order,
+                                      catalog::DefaultTableLocation(dir_.string(), id_), options));
     ASSERT_OK_AND_ASSIGN(table_, catalog::Table::Create(*catalog_, *io_, id_, md));
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
