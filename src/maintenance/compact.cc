@@ -17,8 +17,9 @@ namespace {
 struct Group {
   int32_t spec_id = 0;
   iceberg::PartitionValues partition;
+  // The small files, and the other files with deletes.
   std::vector<const iceberg::FileScanTask*> small, with_deletes;
-  // Of with_deletes, those with the delete ratio of their rows deleted.
+  // The files (small or not) with the delete ratio of their rows deleted.
   std::vector<const iceberg::FileScanTask*> mostly_deleted;
 };
 
@@ -213,14 +214,16 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
 
 using Groups = std::map<std::pair<int32_t, iceberg::PartitionValues>, Group>;
 
-// The partitions due, the worst (most small files) first, each with the
-// inputs it rewrites: every small file and every file with deletes, or,
-// tiered, the smallest small files TieredRun selects and the files past the
-// delete ratio. A partition is due with `min_files` small files to merge, or
-// one file past the delete ratio.
+// The partitions due, the worst (most inputs) first, each with the inputs it
+// rewrites (small, then with_deletes; no file twice): every small file and
+// every file with deletes, or, tiered, the smallest small files TieredRun
+// selects and the files past the delete ratio. A partition is due with
+// `min_files` small files to merge (tiered: a TieredRun window), or one file
+// past the delete ratio.
 std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool tiered) {
   std::vector<const Group*> due;
   for (auto& [key, g] : groups) {
+    bool merge = static_cast<int64_t>(g.small.size()) >= std::max<int64_t>(1, min_files);
     if (tiered) {
       std::stable_sort(g.small.begin(), g.small.end(), [](const auto* a, const auto* b) {
         return a->file.file_size_in_bytes < b->file.file_size_in_bytes;
@@ -231,18 +234,23 @@ std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool 
       g.small = std::vector<const iceberg::FileScanTask*>(
           g.small.begin() + static_cast<std::ptrdiff_t>(w.start),
           g.small.begin() + static_cast<std::ptrdiff_t>(w.start + w.length));
-      g.with_deletes = g.mostly_deleted;
+      merge = w.length > 0;
+      // The files past the ratio that the window does not hold.
+      g.with_deletes.clear();
+      for (const iceberg::FileScanTask* t : g.mostly_deleted) {
+        if (std::find(g.small.begin(), g.small.end(), t) == g.small.end()) {
+          g.with_deletes.push_back(t);
+        }
+      }
     }
-    // (Never a partition with nothing to read: no input files would mean the
-    // whole table to the scan.)
-    const bool merge = !g.small.empty() && static_cast<int64_t>(g.small.size()) >= min_files;
-    if (merge || !g.mostly_deleted.empty()) {
-      if (!merge && tiered) g.small.clear();  // only the files' deletes are due
-      due.push_back(&g);
-    }
+    // Due for a file's deletes alone, untiered, its small files (fewer than
+    // min_files) are rewritten with it. (Never a partition with nothing to
+    // read: no input files would mean the whole table to the scan; a file past
+    // the ratio is in small or with_deletes.)
+    if (merge || !g.mostly_deleted.empty()) due.push_back(&g);
   }
   std::stable_sort(due.begin(), due.end(), [](const Group* a, const Group* b) {
-    return a->small.size() > b->small.size();
+    return a->small.size() + a->with_deletes.size() > b->small.size() + b->with_deletes.size();
   });
   return due;
 }
@@ -327,7 +335,9 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
       ++result.small_files;
     } else if (HasDeletes(t)) {
       g.with_deletes.push_back(&t);
-      if (DeletedFraction(DeletedRows(t), t.file) >= delete_ratio) g.mostly_deleted.push_back(&t);
+    }
+    if (HasDeletes(t) && DeletedFraction(DeletedRows(t), t.file) >= delete_ratio) {
+      g.mostly_deleted.push_back(&t);
     }
   }
   result.partitions_seen = static_cast<int64_t>(groups.size());

@@ -135,7 +135,7 @@ TEST_F(CompactV3Test, AMostlyDeletedFileIsRewrittenAloneAndALightlyDeletedOneIsN
   EXPECT_EQ(policy.delete_ratio, 0.3);
   ASSERT_OK_AND_ASSIGN(TableHealth h, AssessTable(*table_, policy));
   std::map<std::string, int64_t> deleted;
-  for (const PartitionHealth& p : h.partitions) deleted[p.partition] = p.deleted_files;
+  for (const PartitionHealth& p : h.partitions) deleted[p.partition] = p.mostly_deleted_files;
   EXPECT_EQ(deleted, (std::map<std::string, int64_t>{{"kind=a", 1}, {"kind=b", 0}}));
 
   CompactOptions o;
@@ -149,7 +149,7 @@ TEST_F(CompactV3Test, AMostlyDeletedFileIsRewrittenAloneAndALightlyDeletedOneIsN
   EXPECT_EQ(Ids(), ids);
   ASSERT_OK_AND_ASSIGN(h, AssessTable(*table_, policy));
   for (const PartitionHealth& p : h.partitions) {
-    EXPECT_EQ(p.deleted_files, 0) << p.partition;
+    EXPECT_EQ(p.mostly_deleted_files, 0) << p.partition;
     EXPECT_EQ(p.delete_files, p.partition == "kind=b" ? 1 : 0) << p.partition;
   }
   // Nothing is due any more; a lower ratio makes kind=b's file due.

@@ -66,16 +66,21 @@ const std::string* NamedDataFile(const iceberg::DataFile& d) {
 }  // namespace
 
 std::map<std::string, int64_t> DeletedRowsByFile(const std::vector<iceberg::ManifestEntry>& live) {
-  std::map<std::string, int64_t> out;
+  // A file's deletion vector holds every position deleted from it (readers
+  // ignore its position delete files, left from before a v3 upgrade).
+  std::map<std::string, int64_t> positions, vectors;
   for (const iceberg::ManifestEntry& e : live) {
-    if (const std::string* path = NamedDataFile(e.file)) out[*path] += e.file.record_count;
+    if (const std::string* path = NamedDataFile(e.file)) {
+      (e.file.content_offset ? vectors : positions)[*path] += e.file.record_count;
+    }
   }
-  return out;
+  for (const auto& [path, n] : vectors) positions[path] = n;
+  return positions;
 }
 
 int64_t DeletedRows(const iceberg::FileScanTask& task) {
+  if (task.deletion_vector) return task.deletion_vector->record_count;
   int64_t n = 0;
-  if (task.deletion_vector) n += task.deletion_vector->record_count;
   for (const iceberg::DataFile& d : task.position_deletes) {
     if (const std::string* path = NamedDataFile(d); path && *path == task.file.file_path) {
       n += d.record_count;

@@ -48,7 +48,7 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
     p.data_bytes += bytes;
     if (auto d = deleted.find(e.file.file_path);
         d != deleted.end() && DeletedFraction(d->second, e.file) >= policy.delete_ratio) {
-      ++p.deleted_files;
+      ++p.mostly_deleted_files;
     }
     if (bytes < policy.small_file_bytes) {
       ++p.small_files;
@@ -65,6 +65,7 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
     h.delete_files += p.delete_files;
     h.data_bytes += p.data_bytes;
     h.debt_files += p.debt_files;
+    h.mostly_deleted_files += p.mostly_deleted_files;
     h.max_partition_files = std::max(h.max_partition_files, p.data_files);
     // Over the SLO: more files than it allows, and some that compaction would
     // merge now (a partition of full-size files, or of the few growing files

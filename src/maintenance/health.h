@@ -27,9 +27,9 @@ struct PartitionHealth {
   int64_t due_files = 0;
   // Data files with policy.delete_ratio of their rows deleted (files.h's
   // DeletedRowsByFile): compaction rewrites them, even alone.
-  int64_t deleted_files = 0;
+  int64_t mostly_deleted_files = 0;
   // Due for compaction: small files to merge or files to rid of deletes.
-  bool due() const { return due_files > 0 || deleted_files > 0; }
+  bool due() const { return due_files > 0 || mostly_deleted_files > 0; }
 };
 
 struct TableHealth {
@@ -41,7 +41,8 @@ struct TableHealth {
   int64_t manifests = 0, small_manifests = 0, small_manifest_groups = 0;
   std::vector<PartitionHealth> partitions;  // worst first (most data files)
   int64_t data_files = 0, small_files = 0, delete_files = 0, data_bytes = 0, debt_files = 0;
-  int64_t max_partition_files = 0;  // data files of the worst partition
+  int64_t mostly_deleted_files = 0;  // PartitionHealth's, summed
+  int64_t max_partition_files = 0;   // data files of the worst partition
   // Partitions above policy.max_files_per_partition with files due (due_files).
   int64_t partitions_over_slo = 0;
 };

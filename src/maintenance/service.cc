@@ -120,7 +120,7 @@ std::optional<MaintenanceService::Unit> MaintenanceService::PickLocked(int64_t n
   auto score = [](const TableState& t, const PartitionHealth& p) {
     return std::make_pair(
         static_cast<double>(p.data_files) / static_cast<double>(t.policy->max_files_per_partition),
-        p.due_files + p.deleted_files);
+        p.due_files + p.mostly_deleted_files);
   };
   TableState* worst = nullptr;
   std::pair<double, int64_t> worst_score{0, 0};

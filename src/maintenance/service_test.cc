@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "catalog/row_delete.h"
 #include "iceberg/table_builder.h"
 #include "maintenance/files.h"
 #include "maintenance/test_util.h"
@@ -152,6 +153,28 @@ TEST_F(ServiceTest, WorksCountsFirstThenTheWorstPartitionThenExpiryAndOrphansByI
   EXPECT_EQ(rec_.orphan_runs, 0);
   now_ms_ += 3'600'000;
   EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire", "orphans"}));
+}
+
+class ServiceV3Test : public ServiceTest {
+ protected:
+  void SetUp() override { MakeTable("id BIGINT NOT NULL, kind STRING", "kind", "", 3); }
+};
+
+// A partition of one file, half of it deleted: due by its deleted fraction
+// alone, rewritten once, and then nothing is due (no loop).
+TEST_F(ServiceV3Test, AMostlyDeletedFileIsRewrittenOnceByTheService) {
+  Append(0, 100, "a");
+  Append(100, 200, "b");
+  ASSERT_OK(catalog::DeleteWhere(*table_, "id < 50 OR id = 150").status());
+  std::set<int64_t> ids = Ids();
+  auto s = Service();
+  EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire", "compact kind=a", "assess"}))
+      << "kind=a: one small file (fewer than min-input-files), half of it deleted";
+  EXPECT_TRUE(rec_.failures.empty()) << rec_.failures[0];
+  EXPECT_EQ(Ids(), ids);
+  const TableHealth& h = rec_.health[id_.ToString()];
+  EXPECT_EQ(h.delete_files, 1) << "kind=b's deletion vector (1 row of 100) stays";
+  EXPECT_TRUE(Drain(*s).empty());
 }
 
 TEST_F(ServiceTest, RewritesManifestsOnceAboveThePolicysCountThenCountsAgain) {

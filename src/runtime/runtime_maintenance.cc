@@ -54,6 +54,10 @@ class Runtime::Maintenance : public maintenance::Observer {
                    "Manifests of the table's current snapshot (planning opens them).", t));
     ASSIGN_OR_RETURN(debt_, g.AddGauge("sluice_maintenance_debt_files",
                                        "Small files compaction would merge away.", t));
+    ASSIGN_OR_RETURN(
+        mostly_deleted_,
+        g.AddGauge("sluice_maintenance_mostly_deleted_files",
+                   "Data files past sluice.maintenance.delete-ratio, due for a rewrite.", t));
     ASSIGN_OR_RETURN(slo_,
                      g.AddGauge("sluice_maintenance_slo_files_per_partition",
                                 "The table's sluice.maintenance.max-files-per-partition.", t));
@@ -110,6 +114,7 @@ class Runtime::Maintenance : public maintenance::Observer {
     Set(snapshots_, table, h.snapshots);
     Set(manifests_, table, h.manifests);
     Set(debt_, table, h.debt_files);
+    Set(mostly_deleted_, table, h.mostly_deleted_files);
     Set(slo_, table, p.max_files_per_partition);
     Set(worst_, table, h.max_partition_files);
     Set(over_slo_, table, h.partitions_over_slo);
@@ -204,6 +209,7 @@ class Runtime::Maintenance : public maintenance::Observer {
         j["delete_files"] = h.delete_files;
         j["data_bytes"] = h.data_bytes;
         j["debt_files"] = h.debt_files;
+        j["mostly_deleted_files"] = h.mostly_deleted_files;
         j["max_partition_files"] = h.max_partition_files;
         j["partitions"] = h.partitions.size();
         j["partitions_over_slo"] = h.partitions_over_slo;
@@ -214,6 +220,7 @@ class Runtime::Maintenance : public maintenance::Observer {
                            {"data_files", p.data_files},
                            {"small_files", p.small_files},
                            {"delete_files", p.delete_files},
+                           {"mostly_deleted_files", p.mostly_deleted_files},
                            {"data_bytes", p.data_bytes}});
         }
         j["worst_partitions"] = std::move(worst);
@@ -270,7 +277,7 @@ class Runtime::Maintenance : public maintenance::Observer {
   server::Family<server::Gauge>*data_files_ = nullptr, *small_files_ = nullptr,
   *delete_files_ = nullptr, *data_bytes_ = nullptr, *snapshots_ = nullptr, *debt_ = nullptr,
   *slo_ = nullptr, *worst_ = nullptr, *over_slo_ = nullptr, *slowdown_ = nullptr,
-  *manifests_ = nullptr;
+  *manifests_ = nullptr, *mostly_deleted_ = nullptr;
   server::Family<server::Counter>*compactions_ = nullptr, *conflicts_ = nullptr,
   *bytes_read_ = nullptr, *bytes_written_ = nullptr, *expired_ = nullptr, *deleted_ = nullptr,
   *orphans_ = nullptr, *failures_ = nullptr, *manifest_rewrites_ = nullptr;
