@@ -8,7 +8,7 @@
 //   node bench/duckdb_side.mjs compact OUT.parquet LIST      → the Parquet files named in LIST
 //       (one path a line) into one zstd file (what a compaction does)
 // Prints the seconds the statement took (DuckDB start-up excluded) and, for
-// read, the row count.
+// read, the row count; for compact, the CPU seconds it took.
 import {createRequire} from 'node:module';
 import path from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
@@ -22,6 +22,7 @@ const conn = await (await DuckDBInstance.create(':memory:')).connect();
 await conn.run('SET threads=1');
 const q = (s) => `'${s.replaceAll('\'', '\'\'')}'`;
 const t0 = process.hrtime.bigint();
+const cpu0 = process.cpuUsage();  // the process's, DuckDB's threads included
 let rows = '';
 if (mode === 'write') {
   await conn.run(
@@ -39,6 +40,8 @@ if (mode === 'write') {
   const files = readFileSync(b, 'utf8').split('\n').filter(Boolean).map(q).join(', ');
   await conn.run(
       `COPY (SELECT * FROM read_parquet([${files}])) TO ${q(a)} (FORMAT parquet, COMPRESSION zstd)`);
+  const cpu = process.cpuUsage(cpu0);
+  rows = ` ${(cpu.user + cpu.system) / 1e6}`;  // CPU seconds
 } else if (mode === 'tojson') {
   await conn.run(`COPY (SELECT * FROM read_parquet(${q(a)})) TO '/dev/null' (FORMAT json)`);
 } else {
