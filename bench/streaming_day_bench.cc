@@ -232,7 +232,7 @@ Row Ingest(const std::string& name, bool maintain, int commits, int partitions, 
 }
 
 void Print(const Row& r, const Row& off) {
-  std::printf("%-10s %9.1f %6.2fx %6lld %7.1f %9.1f %9.1f %9.1f %6lld %6lld %10lld %6lld  ",
+  std::printf("%-10s %9.1f %6.2fx %6lld %7.1f %9.2f %9.1f %9.1f %6lld %6lld %10lld %6lld  ",
               r.name.c_str(), r.commits_per_s, r.commits_per_s / off.commits_per_s,
               static_cast<long long>(r.max_files), r.mean_files, r.plan_ms, r.selective_ms,
               r.full_ms, static_cast<long long>(r.metadata_files),

@@ -7,10 +7,12 @@
 //             small (default a quarter of the target)
 //   min files sluice.maintenance.min-input-files: a partition is compacted
 //             once it has this many small files (default 5)
+//   ratio     sluice.maintenance.delete-ratio: a file with this fraction of
+//             its rows deleted makes its partition due (default 0.3)
 // A compacted partition's small files, and its files with deletes, are read
 // with their deletes applied and written anew into the table's current
 // partition spec, sorted by the table's sort order when it has one (in runs
-// of sort_run_bytes); the worst partitions (most small files) go first.
+// of sort_run_bytes); the worst partitions (most input files) go first.
 //
 // Partitions are committed in groups (partitions_per_commit, one `replace`
 // snapshot each): a crash loses at most one group's work, and a large table

@@ -67,12 +67,22 @@ const std::string* NamedDataFile(const iceberg::DataFile& d) {
 
 std::map<std::string, int64_t> DeletedRowsByFile(const std::vector<iceberg::ManifestEntry>& live) {
   // A file's deletion vector holds every position deleted from it (readers
-  // ignore its position delete files, left from before a v3 upgrade).
+  // ignore its position delete files, left from before a v3 upgrade). As in
+  // the scan, a delete older than the data file (its path added again) does
+  // not apply.
+  std::map<std::string, int64_t> data_sequence;
+  for (const iceberg::ManifestEntry& e : live) {
+    if (e.file.content == iceberg::FileContent::kData) {
+      data_sequence[e.file.file_path] = e.sequence_number.value_or(0);
+    }
+  }
   std::map<std::string, int64_t> positions, vectors;
   for (const iceberg::ManifestEntry& e : live) {
-    if (const std::string* path = NamedDataFile(e.file)) {
-      (e.file.content_offset ? vectors : positions)[*path] += e.file.record_count;
-    }
+    const std::string* path = NamedDataFile(e.file);
+    if (path == nullptr) continue;
+    auto data = data_sequence.find(*path);
+    if (data == data_sequence.end() || e.sequence_number.value_or(0) < data->second) continue;
+    (e.file.content_offset ? vectors : positions)[*path] += e.file.record_count;
   }
   for (const auto& [path, n] : vectors) positions[path] = n;
   return positions;

@@ -23,7 +23,7 @@ struct PartitionHealth {
   // files their bytes fill at the target size.
   int64_t debt_files = 0;
   // The small files a tiered compaction (the service's) would merge now
-  // (TieredRun; 0: the partition is not due).
+  // (TieredRun; 0: no merge is due, see due()).
   int64_t due_files = 0;
   // Data files with policy.delete_ratio of their rows deleted (files.h's
   // DeletedRowsByFile): compaction rewrites them, even alone.
