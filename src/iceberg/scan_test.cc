@@ -84,6 +84,34 @@ TEST(ScanTest, FixtureTables) {
   EXPECT_GT(tables, 20);
 }
 
+// Commits `files` by hand as snapshot 1 of `md`: one manifest, its list, the snapshot.
+Status CommitFiles(FileIO& io, TableMetadata* md, const std::vector<DataFile>& files) {
+  ManifestWriterOptions wo;
+  wo.snapshot_id = 1;
+  ASSIGN_OR_RETURN(
+      auto mw, ManifestWriter::Open(io, md->location + "/metadata/m.avro", *md->current_schema(),
+                                    md->partition_specs[0], wo));
+  for (const auto& f : files) {
+    ManifestEntry e;
+    e.file = f;
+    RETURN_IF_ERROR(mw->Add(e));
+  }
+  ASSIGN_OR_RETURN(ManifestFile mf, mw->Close());
+  ManifestListOptions lo;
+  lo.snapshot_id = 1;
+  lo.sequence_number = 1;
+  const std::string list = md->location + "/metadata/snap-1.avro";
+  RETURN_IF_ERROR(WriteManifestList(io, list, {mf}, lo).status());
+  Snapshot snap;
+  snap.snapshot_id = 1;
+  snap.sequence_number = 1;
+  snap.manifest_list = list;
+  md->snapshots.push_back(snap);
+  md->current_snapshot_id = 1;
+  md->last_sequence_number = 1;
+  return Status::OK();
+}
+
 class ScanRoundTrip : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -122,28 +150,7 @@ TEST_F(ScanRoundTrip, PartitionedWritePruneFilterProject) {
   EXPECT_NE(files[0].file_path.find("/w/t/data/ts_day=2024-01-0"), std::string::npos)
       << files[0].file_path;
 
-  // Commit by hand: one manifest + list + snapshot.
-  ManifestWriterOptions wo;
-  wo.snapshot_id = 1;
-  ASSERT_OK_AND_ASSIGN(auto mw, ManifestWriter::Open(*io_, "/w/t/metadata/m.avro", schema_,
-                                                     md.partition_specs[0], wo));
-  for (const auto& f : files) {
-    ManifestEntry e;
-    e.file = f;
-    ASSERT_OK(mw->Add(e));
-  }
-  ASSERT_OK_AND_ASSIGN(ManifestFile mf, mw->Close());
-  ManifestListOptions lo;
-  lo.snapshot_id = 1;
-  lo.sequence_number = 1;
-  ASSERT_OK(WriteManifestList(*io_, "/w/t/metadata/snap-1.avro", {mf}, lo));
-  Snapshot snap;
-  snap.snapshot_id = 1;
-  snap.sequence_number = 1;
-  snap.manifest_list = "/w/t/metadata/snap-1.avro";
-  md.snapshots.push_back(snap);
-  md.current_snapshot_id = 1;
-  md.last_sequence_number = 1;
+  ASSERT_OK(CommitFiles(*io_, &md, files));
   auto shared = std::make_shared<const TableMetadata>(md);
 
   // Everything.
@@ -230,34 +237,6 @@ TEST(ScanTest, InitialDefaultsAndNameMapping) {
   // The defaults survive a metadata write/read.
   ASSERT_OK_AND_ASSIGN(TableMetadata again, ParseTableMetadata(TableMetadataToJson(md), "x"));
   EXPECT_EQ(again.current_schema()->initial_defaults, md.current_schema()->initial_defaults);
-}
-
-// Commits `files` by hand as snapshot 1 of `md`: one manifest, its list, the snapshot.
-Status CommitFiles(FileIO& io, TableMetadata* md, const std::vector<DataFile>& files) {
-  ManifestWriterOptions wo;
-  wo.snapshot_id = 1;
-  ASSIGN_OR_RETURN(
-      auto mw, ManifestWriter::Open(io, md->location + "/metadata/m.avro", *md->current_schema(),
-                                    md->partition_specs[0], wo));
-  for (const auto& f : files) {
-    ManifestEntry e;
-    e.file = f;
-    RETURN_IF_ERROR(mw->Add(e));
-  }
-  ASSIGN_OR_RETURN(ManifestFile mf, mw->Close());
-  ManifestListOptions lo;
-  lo.snapshot_id = 1;
-  lo.sequence_number = 1;
-  const std::string list = md->location + "/metadata/snap-1.avro";
-  RETURN_IF_ERROR(WriteManifestList(io, list, {mf}, lo).status());
-  Snapshot snap;
-  snap.snapshot_id = 1;
-  snap.sequence_number = 1;
-  snap.manifest_list = list;
-  md->snapshots.push_back(snap);
-  md->current_snapshot_id = 1;
-  md->last_sequence_number = 1;
-  return Status::OK();
 }
 
 // The scan moves a file's columns into the result when their types match the
