@@ -15,6 +15,17 @@ for f in 1 2 3 4; do
 done
 echo '{"id":"broken"}' >> "$W/staged/part-2.jsonl"
 
+wait_status() {  # wait_status PORT FIELD N: until /v1/status shows FIELD >= N (at most 60 s)
+  local got
+  for _ in $(seq 1 1200); do
+    got=$( (curl -s "http://127.0.0.1:$1/v1/status" || true) |
+      sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p")
+    [ "${got:-0}" -ge "$3" ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
 run() {  # run NAME INTERVAL: the files into lake.<NAME>, then SIGTERM once all is read
   cat > "$W/$1.sql" <<SQL
 CREATE TABLE lake.$1 (id BIGINT NOT NULL, user_id BIGINT, kind STRING, ts TIMESTAMPTZ)
@@ -27,14 +38,19 @@ SQL
   local port=$(( 20000 + RANDOM % 12000 ))
   "$SLUICE" --warehouse "$W/wh" run "$W/$1.sql" --listen "127.0.0.1:$port" 2> "$W/$1.log" &
   local pid=$!
-  # Streaming: the files arrive one by one while the pipeline runs.
-  for f in "$W"/staged/*.jsonl; do [ -e "$f" ] || break; sleep 0.4; mv "$f" "$W/in/"; done
-  for _ in $(seq 1 200); do
-    read_n=$( (curl -s "http://127.0.0.1:$port/v1/status" || true) |
-      sed -n 's/.*"records_read":\([0-9]*\).*/\1/p')
-    [ "${read_n:-0}" -ge 20001 ] && break
-    sleep 0.05
+  # Streaming: the files arrive one by one while the pipeline runs, each once
+  # the one before is committed (read, for the micro-batch, which commits only
+  # at SIGTERM), so that a slow start (ASan, a loaded machine) cannot make the
+  # stream read them all in one checkpoint.
+  local field=records_committed n=0 total=20000
+  [ "$2" != 15m ] || { field=records_read; total=20001; }
+  for f in "$W"/staged/*.jsonl; do
+    [ -e "$f" ] || break
+    mv "$f" "$W/in/"
+    n=$(( n + 5000 ))
+    wait_status "$port" "$field" "$n" || { cat "$W/$1.log"; echo "FAILED: $1 never reached $field $n"; exit 1; }
   done
+  wait_status "$port" "$field" "$total" || { cat "$W/$1.log"; echo "FAILED: $1 never reached $field $total"; exit 1; }
   sleep 0.3
   kill -TERM "$pid"
   wait "$pid" || { cat "$W/$1.log"; echo "FAILED: $1 did not exit 0"; exit 1; }
