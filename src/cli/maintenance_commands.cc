@@ -69,10 +69,10 @@ void PrintCompact(const std::string& name, const maintenance::CompactResult& r, 
   }
   std::printf(
       "%s: %lld partitions, %lld data files (%lld small); %lld compacted, %lld skipped by a "
-      "concurrent change\n",
+      "concurrent change; %lld rows deleted meanwhile carried onto the new files\n",
       name.c_str(), static_cast<long long>(r.partitions_seen), static_cast<long long>(r.data_files),
       static_cast<long long>(r.small_files), static_cast<long long>(r.commits),
-      static_cast<long long>(r.conflicts));
+      static_cast<long long>(r.conflicts), static_cast<long long>(r.carried_deletes));
 }
 
 void PrintManifests(const std::string& name, const maintenance::ManifestRewriteResult& r,

@@ -137,6 +137,8 @@ struct DataWriter::Impl {
     PartitionValues partition;
     std::string path;
     std::unique_ptr<parquet::ParquetWriter> writer;
+    int32_t ordinal = 0;    // index in all_paths
+    int64_t rows = 0;       // written so far
     int64_t last_used = 0;  // write_clock at the last write (LRU closing)
   };
   std::unordered_map<std::string, OpenFile> open;  // by partition key
@@ -168,14 +170,25 @@ struct DataWriter::Impl {
     ASSIGN_OR_RETURN(auto out, io->OpenOutput(f.path));
     ASSIGN_OR_RETURN(f.writer,
                      parquet::ParquetWriter::Open(std::move(out), *schema, options.parquet));
+    f.ordinal = static_cast<int32_t>(all_paths.size());
     all_paths.push_back(f.path);
     return &open.emplace(key, std::move(f)).first->second;
   }
 
   // Appends `rows` to the partition's file; rolls it at the target size and keeps
   // the open files within the memory budget (closing the least recently written).
-  Status WriteRows(const std::string& key, const PartitionValues& values, const Batch& rows) {
+  // With `placements`, records where each row went: `rows` are the batch's
+  // rows `row_ids` (all of them in order when null).
+  Status WriteRows(const std::string& key, const PartitionValues& values, const Batch& rows,
+                   const std::vector<uint32_t>* row_ids, std::vector<RowPlacement>* placements) {
     ASSIGN_OR_RETURN(OpenFile * f, FileFor(key, values));
+    if (placements != nullptr) {
+      for (int64_t i = 0; i < rows.num_rows(); ++i) {
+        const size_t r = row_ids ? (*row_ids)[static_cast<size_t>(i)] : static_cast<size_t>(i);
+        (*placements)[r] = RowPlacement{f->ordinal, f->rows + i};
+      }
+    }
+    f->rows += rows.num_rows();
     lru.erase(f->last_used);
     f->last_used = ++write_clock;
     lru.emplace(f->last_used, key);
@@ -258,8 +271,11 @@ Result<std::unique_ptr<DataWriter>> DataWriter::Make(FileIO& io, const TableMeta
   return std::unique_ptr<DataWriter>(new DataWriter(std::move(impl)));
 }
 
-Status DataWriter::Write(const Batch& batch) {
+Status DataWriter::Write(const Batch& batch) { return Write(batch, nullptr); }
+
+Status DataWriter::Write(const Batch& batch, std::vector<RowPlacement>* placements) {
   Impl& im = *impl_;
+  if (placements != nullptr) placements->assign(static_cast<size_t>(batch.num_rows()), {});
   if (im.failed) return Status::Internal("data writer failed earlier");
   if (batch.num_rows() == 0) return Status::OK();
   if (batch.columns.size() != im.schema->fields.size()) {
@@ -278,7 +294,7 @@ Status DataWriter::Write(const Batch& batch) {
     return st;
   };
   if (im.spec.fields.empty()) {
-    Status st = im.WriteRows("", {}, batch);
+    Status st = im.WriteRows("", {}, batch, nullptr, placements);
     return st.ok() ? st : fail(st);
   }
   // Partition values per row, as single-value bytes.
@@ -325,8 +341,9 @@ Status DataWriter::Write(const Batch& batch) {
     }
   }
   for (auto& [k, rows] : groups) {
-    Status st = groups.size() == 1 ? im.WriteRows(k, group_values[k], batch)
-                                   : im.WriteRows(k, group_values[k], TakeRows(batch, rows));
+    Status st = groups.size() == 1
+                    ? im.WriteRows(k, group_values[k], batch, nullptr, placements)
+                    : im.WriteRows(k, group_values[k], TakeRows(batch, rows), &rows, placements);
     if (!st.ok()) return fail(st);
   }
   return Status::OK();

@@ -47,6 +47,13 @@ struct DataWriterOptions {
   std::function<Status(const std::string& path)> before_create;
 };
 
+// Where a written row went: its file (an index into DataWriter::FilePaths())
+// and its position in that file.
+struct RowPlacement {
+  int32_t file = 0;
+  int64_t pos = 0;
+};
+
 class DataWriter {
  public:
   static Result<std::unique_ptr<DataWriter>> Make(FileIO& io, const TableMetadata& table,
@@ -55,6 +62,9 @@ class DataWriter {
 
   // Rows of `batch` must follow the table's current schema (by position).
   Status Write(const Batch& batch);
+  // The same, and sets `placements` (resized to the batch's rows) to where each
+  // row went: compaction carries deletes that arrive meanwhile onto its output.
+  Status Write(const Batch& batch, std::vector<RowPlacement>* placements);
   // Closes all open files and returns every file written.
   Result<std::vector<DataFile>> Close();
   // Deletes every file written so far (after an error, or when not committing).

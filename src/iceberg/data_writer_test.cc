@@ -1,6 +1,7 @@
 #include "iceberg/data_writer.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "columnar/sql_schema.h"
@@ -66,6 +67,56 @@ TEST(DataWriter, MemoryBudgetClosesLeastRecentlyUsedFiles) {
   }
   EXPECT_EQ(rows, next_id);
   EXPECT_EQ(static_cast<int64_t>(ids.size()), next_id);
+}
+
+// Placements name, for every row written, the file and position it went to,
+// across partitions, rolled files and files closed early for memory.
+TEST(DataWriter, PlacementsNameEachRowsFileAndPosition) {
+  auto io = MakeMemoryFileIO();
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL, payload STRING"));
+  ASSERT_OK_AND_ASSIGN(PartitionSpec spec, ParsePartitionSpec("bucket(8, id)", schema));
+  ASSERT_OK_AND_ASSIGN(TableMetadata md,
+                       NewTableMetadata(schema, spec, SortOrder{}, "/w/t", NewTableOptions{}));
+  DataWriterOptions o;
+  o.memory_budget_bytes = 16 << 10;  // files close early
+  o.target_file_bytes = 8 << 10;     // and roll
+  o.parquet.page_bytes = 2 << 10;
+  ASSERT_OK_AND_ASSIGN(auto writer, DataWriter::Make(*io, md, o));
+  auto batch_schema = std::make_shared<Schema>(schema);
+  std::map<std::pair<int32_t, int64_t>, int64_t> id_at;  // (file, pos) -> id
+  int64_t next_id = 0;
+  for (int round = 0; round < 10; ++round) {
+    Batch b = Batch::Make(batch_schema);
+    for (int i = 0; i < 500; ++i, ++next_id) {
+      b.columns[0].Append<int64_t>(next_id);
+      b.columns[1].AppendBytes(std::string(30, 'x') + std::to_string(next_id));
+    }
+    std::vector<RowPlacement> placements;
+    ASSERT_OK(writer->Write(b, &placements));
+    ASSERT_EQ(placements.size(), 500u);
+    for (int64_t r = 0; r < b.num_rows(); ++r) {
+      const RowPlacement& p = placements[static_cast<size_t>(r)];
+      EXPECT_TRUE(id_at.emplace(std::pair{p.file, p.pos}, b.columns[0].Value<int64_t>(r)).second);
+    }
+  }
+  const std::vector<std::string> paths = writer->FilePaths();
+  ASSERT_OK_AND_ASSIGN(auto files, writer->Close());
+  EXPECT_GT(files.size(), 8u);
+  int64_t checked = 0;
+  for (int32_t i = 0; i < static_cast<int32_t>(paths.size()); ++i) {
+    ASSERT_OK_AND_ASSIGN(auto in, io->OpenInput(paths[static_cast<size_t>(i)]));
+    ASSERT_OK_AND_ASSIGN(auto reader, parquet::ParquetReader::Open(std::move(in)));
+    Batch got;
+    int64_t pos = 0;
+    while (true) {
+      ASSERT_OK_AND_ASSIGN(bool more, reader->Next(&got));
+      if (!more) break;
+      for (int64_t r = 0; r < got.num_rows(); ++r, ++pos, ++checked) {
+        EXPECT_EQ(id_at.at({i, pos}), got.columns[0].Value<int64_t>(r)) << paths[i] << " " << pos;
+      }
+    }
+  }
+  EXPECT_EQ(checked, next_id);
 }
 
 // One batch over 10,000 partitions (a table partitioned by user_id) never holds

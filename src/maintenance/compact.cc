@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
+#include <string_view>
 
 #include "columnar/column_ops.h"
 #include "common/kill_point.h"
+#include "common/uuid.h"
 #include "iceberg/data_writer.h"
+#include "iceberg/delete_writer.h"
+#include "iceberg/deletion_vector.h"
 #include "iceberg/scan.h"
 #include "maintenance/files.h"
 #include "maintenance/policy.h"
@@ -27,15 +32,85 @@ bool HasDeletes(const iceberg::FileScanTask& t) {
   return t.deletion_vector || !t.position_deletes.empty() || !t.equality_deletes.empty();
 }
 
+// Where rows of an input file went: `length` consecutive input positions from
+// `in_pos` to consecutive positions from `out_pos` of output file `output`.
+struct Run {
+  int64_t in_pos = 0, out_pos = 0, length = 0;
+  int32_t output = 0;  // index in Staged::output_paths
+};
+
 // A partition rewritten, its commit pending.
 struct Staged {
   PartitionCompaction* plan = nullptr;
   std::vector<std::unique_ptr<iceberg::DataWriter>> writers;  // one per sort run
   std::vector<iceberg::DataFile> added;
+  std::vector<std::string> output_paths;  // of every writer, in order
+  // Where the live rows of each input went, by input (index in input_index).
+  std::map<std::string, int32_t> input_index;
+  std::vector<std::vector<Run>> origins;
   void Abort() {  // removes the files written
     for (auto& w : writers) w->Abort();
   }
+  const std::vector<Run>* OriginOf(const std::string& input) const {
+    auto it = input_index.find(input);
+    return it == input_index.end() ? nullptr : &origins[static_cast<size_t>(it->second)];
+  }
 };
+
+// Replaces the scan's _file column (`rows` column n: a path a row) by the
+// input's index in staged->input_index (an int: a sort run holds 4 bytes a
+// row for it, not a path); `schema` is the scan's with _file an int.
+void IndexInputs(Batch* rows, size_t n, const std::shared_ptr<const Schema>& schema,
+                 Staged* staged) {
+  const Column& paths = rows->columns[n];
+  Column index(DataType::Int());
+  index.Reserve(paths.size());
+  int32_t last = -1;
+  std::string_view last_path;
+  for (int64_t r = 0; r < paths.size(); ++r) {
+    const std::string_view path = paths.GetBytes(r);
+    if (last < 0 || path != last_path) {
+      auto [it, fresh] = staged->input_index.try_emplace(
+          std::string(path), static_cast<int32_t>(staged->input_index.size()));
+      if (fresh) staged->origins.emplace_back();
+      last = it->second;
+      last_path = path;
+    }
+    index.Append<int32_t>(last);
+  }
+  rows->columns[n] = std::move(index);
+  rows->schema = schema;
+}
+
+// Writes `rows` (the table's columns, then the input's index and _pos) with
+// `w`, and records where each input row went (`first_output`: w's first
+// file's index in staged->output_paths).
+Status WriteTracked(iceberg::DataWriter& w, const std::shared_ptr<const Schema>& schema,
+                    int32_t first_output, Batch rows, Staged* staged) {
+  const size_t n = schema->fields.size();
+  const Column input = std::move(rows.columns[n]);
+  const Column pos = std::move(rows.columns[n + 1]);
+  rows.columns.erase(rows.columns.begin() + static_cast<std::ptrdiff_t>(n), rows.columns.end());
+  rows.schema = schema;
+  std::vector<iceberg::RowPlacement> placed;
+  RETURN_IF_ERROR(w.Write(rows, &placed));
+  for (int64_t r = 0; r < rows.num_rows(); ++r) {
+    std::vector<Run>& runs = staged->origins[static_cast<size_t>(input.Value<int32_t>(r))];
+    const int64_t in = pos.Value<int64_t>(r);
+    const iceberg::RowPlacement& p = placed[static_cast<size_t>(r)];
+    const int32_t out = first_output + p.file;
+    if (!runs.empty()) {
+      Run& last = runs.back();
+      if (last.output == out && last.in_pos + last.length == in &&
+          last.out_pos + last.length == p.pos) {
+        ++last.length;
+        continue;
+      }
+    }
+    runs.push_back(Run{in, p.pos, 1, out});
+  }
+  return Status::OK();
+}
 
 // The table's default sort order, or null when it has none (or no fields).
 const iceberg::SortOrder* SortOrderOf(const iceberg::TableMetadata& md) {
@@ -77,28 +152,36 @@ Batch Concat(const std::vector<Batch>& batches) {
 }
 
 // Writes the rows of `files` (their deletes applied) with a new writer, in
-// `order` when set (all of them read first: a sort run), else as they come.
+// `order` when set (all of them read first: a sort run), else as they come;
+// records where each row went (Staged::origins).
 Status WriteRun(catalog::Table& table, const std::shared_ptr<const iceberg::TableMetadata>& md,
                 const iceberg::DataWriterOptions& wo, const iceberg::SortOrder* order,
                 const std::vector<std::string>& files, Staged* staged) {
   iceberg::ScanOptions so;
   so.only_files.insert(files.begin(), files.end());
+  so.with_positions = true;
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
   ASSIGN_OR_RETURN(auto writer, iceberg::DataWriter::Make(table.io(), *md, wo));
   iceberg::DataWriter& w = *writer;
   staged->writers.push_back(std::move(writer));  // aborted with the rest on a failure
+  const auto schema = std::make_shared<const Schema>(*md->current_schema());
+  const size_t n = schema->fields.size();
+  auto indexed = std::make_shared<Schema>(*scan->schema());  // _file as an input index
+  indexed->fields[n].type = DataType::Int();
+  const auto first_output = static_cast<int32_t>(staged->output_paths.size());
   std::vector<Batch> run;
   Batch b;
   while (true) {
     ASSIGN_OR_RETURN(bool more, scan->Next(&b));
     if (!more) break;
     staged->plan->rows += b.num_rows();
+    IndexInputs(&b, n, indexed, staged);
     if (order != nullptr) {
       run.push_back(std::move(b));
-      b = Batch();
     } else {
-      RETURN_IF_ERROR(w.Write(b));
+      RETURN_IF_ERROR(WriteTracked(w, schema, first_output, std::move(b), staged));
     }
+    b = Batch();
   }
   if (order != nullptr && !run.empty()) {
     // (at most two copies of the run at a time: the batches read, joined,
@@ -116,10 +199,12 @@ Status WriteRun(catalog::Table& table, const std::shared_ptr<const iceberg::Tabl
       for (int64_t r = begin; r < std::min(sorted.num_rows(), begin + kSlice); ++r) {
         rows.push_back(static_cast<uint32_t>(r));
       }
-      RETURN_IF_ERROR(w.Write(TakeRows(sorted, rows)));
+      RETURN_IF_ERROR(WriteTracked(w, schema, first_output, TakeRows(sorted, rows), staged));
     }
   }
+  const std::vector<std::string> paths = w.FilePaths();
   ASSIGN_OR_RETURN(auto added, w.Close());
+  staged->output_paths.insert(staged->output_paths.end(), paths.begin(), paths.end());
   for (iceberg::DataFile& f : added) {
     if (order != nullptr) f.sort_order_id = order->order_id;
     staged->added.push_back(std::move(f));
@@ -162,10 +247,104 @@ Result<Staged> WritePartition(catalog::Table& table,
   return staged;
 }
 
+// Deletes files a compaction wrote but did not commit.
+void DropFiles(catalog::Table& table, const std::vector<iceberg::DataFile>& files) {
+  std::set<std::string> paths;
+  for (const iceberg::DataFile& f : files) paths.insert(f.file_path);
+  for (const std::string& p : paths) (void)table.io().Delete(p);
+}
+
+// The output positions (by output path) of the rows of `runs` that were at
+// input positions `positions`.
+void MapPositions(std::vector<Run> runs, const std::set<int64_t>& positions, const Staged& s,
+                  std::map<std::string, std::set<int64_t>>* out) {
+  std::sort(runs.begin(), runs.end(),
+            [](const Run& a, const Run& b) { return a.in_pos < b.in_pos; });
+  for (int64_t p : positions) {
+    auto r = std::upper_bound(runs.begin(), runs.end(), p,
+                              [](int64_t v, const Run& run) { return v < run.in_pos; });
+    if (r == runs.begin()) continue;
+    --r;
+    if (p < r->in_pos + r->length) {
+      (*out)[s.output_paths[static_cast<size_t>(r->output)]].insert(r->out_pos + (p - r->in_pos));
+    }
+  }
+}
+
+// Carries what changed in the group's inputs since the plan onto its new
+// files, on the refreshed table: positions deleted since (a row delete, a
+// dead-letter replay) become deletes of the new files (position delete
+// files; v3: deletion vectors), and an input gone since (removed by a delete
+// of all its rows, or rewritten by another compaction, whose files hold its
+// rows) has every row it gave deleted from the new files and is no longer
+// removed. Sets `u`'s deletes, removals and base; `rows` counts the rows
+// carried. False when it cannot: every input is gone, or one has equality
+// deletes (which position deletes cannot follow).
+Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& group,
+                             catalog::SnapshotUpdate* u, int64_t* rows) {
+  RETURN_IF_ERROR(table.Refresh());
+  auto md = std::make_shared<const iceberg::TableMetadata>(table.metadata());
+  iceberg::ScanOptions so;
+  for (const Staged* s : group)
+    so.only_files.insert(s->plan->inputs.begin(), s->plan->inputs.end());
+  ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
+  ASSIGN_OR_RETURN(std::vector<iceberg::FileScanTask> tasks, scan->PlanFiles());
+  std::map<std::string, const iceberg::FileScanTask*> live;
+  for (const iceberg::FileScanTask& t : tasks) live[t.file.file_path] = &t;
+  std::map<std::string, std::set<int64_t>> deleted;  // output path -> positions
+  std::vector<std::string> remove;
+  std::map<std::string, const iceberg::DataFile*> outputs;
+  for (const Staged* s : group) {
+    for (const iceberg::DataFile& f : s->added) outputs[f.file_path] = &f;
+    for (const std::string& input : s->plan->inputs) {
+      const std::vector<Run>* origin = s->OriginOf(input);
+      auto it = live.find(input);
+      if (it != live.end()) {
+        if (!it->second->equality_deletes.empty()) return false;
+        remove.push_back(input);
+      }
+      if (origin == nullptr) continue;  // none of its rows was live
+      if (it == live.end()) {
+        for (const Run& r : *origin) {
+          auto& d = deleted[s->output_paths[static_cast<size_t>(r.output)]];
+          for (int64_t k = 0; k < r.length; ++k) d.insert(r.out_pos + k);
+        }
+        continue;
+      }
+      ASSIGN_OR_RETURN(std::set<int64_t> now,
+                       iceberg::ReadDeletedPositions(table.io(), *it->second));
+      MapPositions(*origin, now, *s, &deleted);
+    }
+  }
+  if (remove.empty()) return false;
+  std::vector<iceberg::DataFile> carried;
+  if (md->format_version >= 3) {
+    std::vector<std::pair<iceberg::DataFile, std::set<int64_t>>> vectors;
+    for (auto& [path, positions] : deleted) vectors.emplace_back(*outputs.at(path), positions);
+    if (!vectors.empty()) {
+      const std::string puffin =
+          fmt::format("{}/data/compact-{}-dv.puffin", md->location, NewUuid());
+      ASSIGN_OR_RETURN(carried, iceberg::WriteDeletionVectors(table.io(), puffin, vectors));
+    }
+  } else if (!deleted.empty()) {
+    std::map<std::string, iceberg::DataFile> files;
+    for (const auto& [path, positions] : deleted) files[path] = *outputs.at(path);
+    ASSIGN_OR_RETURN(carried, iceberg::WritePositionDeletes(table.io(), *md, deleted, files));
+  }
+  *rows = 0;
+  for (const auto& [path, positions] : deleted) *rows += static_cast<int64_t>(positions.size());
+  u->add_deletes = std::move(carried);
+  u->remove_paths = std::move(remove);
+  u->base_snapshot_id = md->current_snapshot_id;
+  return true;
+}
+
 // Commits `group`'s new files in place of their inputs, in one `replace`
-// snapshot. On a conflict (a file gone, a delete arrived since the plan) a
-// group of several commits each partition alone, so that only the ones in
-// conflict are skipped (plan->skipped, their new files removed).
+// snapshot. On a conflict (a delete arrived or an input went since the plan)
+// the change is carried onto the new files (CarryNewDeletes) and the commit
+// tried again; when it cannot be, a group of several commits each partition
+// alone, so that only the ones that cannot are skipped (plan->skipped, their
+// new files removed).
 Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
                    const CompactOptions& options, const catalog::CommitOptions& commit,
                    const std::vector<Staged*>& group, CompactResult* result) {
@@ -183,6 +362,27 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
   if (options.before_commit) options.before_commit();
   KillPoint("maintenance.compact.before_commit");
   auto snap = table.Commit(u, commit);
+  int64_t carried_rows = 0;
+  bool carried = true;
+  for (int carry = 0; carry < options.max_carries && carried && !snap.ok() &&
+                      snap.status().code() == StatusCode::kConflict;
+       ++carry) {
+    DropFiles(table, u.add_deletes);  // the last carry's: not committed
+    u.add_deletes.clear();
+    auto c = CarryNewDeletes(table, group, &u, &carried_rows);
+    if (!c.ok()) {
+      for (Staged* s : group) s->Abort();
+      return c.status();
+    }
+    carried = *c;
+    if (!carried) break;
+    u.summary["sluice.carried-deletes"] = std::to_string(carried_rows);
+    if (options.before_commit) options.before_commit();
+    KillPoint("maintenance.compact.before_commit");  // (the carried deletes written too)
+    snap = table.Commit(u, commit);
+  }
+  if (!snap.ok() && snap.status().code() == StatusCode::kCommitStateUnknown) return snap.status();
+  if (!snap.ok()) DropFiles(table, u.add_deletes);
   if (!snap.ok() && snap.status().code() == StatusCode::kConflict && group.size() > 1) {
     for (size_t i = 0; i < group.size(); ++i) {
       Status st = CommitGroup(table, md, options, commit, {group[i]}, result);
@@ -194,7 +394,6 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
     return Status::OK();
   }
   if (!snap.ok()) {
-    if (snap.status().code() == StatusCode::kCommitStateUnknown) return snap.status();
     for (Staged* s : group) s->Abort();  // the new files go
     if (snap.status().code() != StatusCode::kConflict) return snap.status();
     group[0]->plan->skipped = snap.status().message();
@@ -202,6 +401,7 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
     return Status::OK();
   }
   ++result->commits;
+  result->carried_deletes += carried_rows;
   for (Staged* s : group) {
     PartitionCompaction& plan = *s->plan;
     plan.outputs = static_cast<int64_t>(s->added.size());

@@ -17,9 +17,14 @@
 // Partitions are committed in groups (partitions_per_commit, one `replace`
 // snapshot each): a crash loses at most one group's work, and a large table
 // never needs one giant commit. A group's commit fails (kConflict) when a
-// file it replaces is gone or got a delete since the plan: its partitions are
-// then committed one by one, and only those in conflict are skipped (their
-// new files removed); a deleted row never comes back. A deletion vector goes
+// file it replaces got a delete or went since the plan. The compaction then
+// carries that change onto its new files: it knows where each input row went,
+// so a row deleted meanwhile is deleted from the output by the same commit
+// (position deletes, v3 deletion vectors), and the rows of an input gone
+// meanwhile are too (the input is no longer replaced). Where it cannot (an
+// input with equality deletes, every input gone, max_carries reached) the
+// partitions are committed one by one, and only those in conflict are skipped
+// (their new files removed). A deleted row never comes back. A deletion vector goes
 // with its data file; a delete file goes once no data file it could apply to
 // is left live (SnapshotUpdate::remove_dangling_deletes: the new files'
 // sequence numbers are above every existing delete's).
@@ -64,6 +69,9 @@ struct CompactOptions {
   // converges); with all_files, exactly this. Each run is read whole into
   // memory, sorted and written to its own files.
   int64_t sort_run_bytes = int64_t{128} << 20;
+  // Times a commit in conflict carries the deletes that arrived meanwhile
+  // onto its new files and tries again, before the partitions step aside.
+  int max_carries = 8;
   bool dry_run = false;
   // Called before each commit (of a group, and of each partition when a
   // group falls back), its files written (tests: a concurrent writer's moment).
@@ -83,6 +91,9 @@ struct CompactResult {
   std::vector<PartitionCompaction> partitions;  // planned, in the order done
   int64_t partitions_seen = 0, data_files = 0, small_files = 0;
   int64_t commits = 0, conflicts = 0;
+  // Rows deleted from the inputs during the compaction, deleted from its
+  // output by the commit (CarryNewDeletes).
+  int64_t carried_deletes = 0;
   int64_t bytes_read = 0, bytes_written = 0;
 };
 

@@ -1,7 +1,8 @@
 // CompactTable on a real partitioned table: only partitions with enough small
 // files, the same rows after, deletes kept deleted, a dry run that changes
-// nothing, and a concurrent delete that makes the partition's commit step
-// aside instead of resurrecting the row.
+// nothing, and concurrent deletes carried onto the output (or, when they
+// cannot be, the partition's commit stepping aside) instead of resurrecting
+// a row.
 #include "maintenance/compact.h"
 
 #include <algorithm>
@@ -162,10 +163,92 @@ TEST_F(CompactV3Test, AMostlyDeletedFileIsRewrittenAloneAndALightlyDeletedOneIsN
   EXPECT_EQ(Ids(), ids);
 }
 
-TEST_F(CompactTest, ADeleteThatLandsDuringCompactionMakesItStepAsideNotResurrect) {
+// Rows deleted while the compaction writes (a row delete, a dead-letter
+// replay) are deleted from its output by its commit: it knows where each input
+// row went, so the compaction lands and no deleted row comes back.
+TEST_F(CompactTest, ADeleteThatLandsDuringCompactionIsCarriedOntoItsOutput) {
+  SmallAppends();
+  ASSERT_OK(catalog::DeleteWhere(*table_, "id = 44").status());  // before: applied by the rewrite
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  CompactOptions o;
+  int commits = 0;
+  o.before_commit = [&] {
+    // Twice: the carried commit finds a second delete and carries it too.
+    if (commits == 0) ASSERT_OK(catalog::DeleteWhere(*other, "id IN (3, 17, 44, 59, 105)"));
+    if (commits == 1) ASSERT_OK(catalog::DeleteWhere(*other, "id = 31"));
+    ++commits;
+  };
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  ASSERT_EQ(r.partitions.size(), 1u);
+  EXPECT_EQ(r.commits, 1);
+  EXPECT_EQ(r.conflicts, 0);
+  EXPECT_EQ(commits, 3);
+  EXPECT_EQ(r.carried_deletes, 4) << "3, 17, 59 and 31 (44 was gone before, 105 is in kind=b)";
+  EXPECT_TRUE(r.partitions[0].skipped.empty());
+  std::set<int64_t> ids = Ids();
+  EXPECT_EQ(ids.size(), 80u - 6);
+  for (int64_t id : {3, 17, 31, 44, 59, 105}) EXPECT_FALSE(ids.count(id)) << id;
+  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
+  EXPECT_EQ(table_->metadata().current_snapshot()->summary.at("sluice.carried-deletes"), "4");
+  // The next compaction folds the carried deletes into its output.
+  CompactOptions all;
+  all.all_files = true;
+  ASSERT_OK(CompactTable(*table_, all).status());
+  EXPECT_EQ(Ids(), ids);
+  EXPECT_EQ(table_->metadata().current_snapshot()->summary.at("total-delete-files"), "0");
+}
+
+// An input whose rows were all deleted while the compaction wrote is gone
+// from the table (the delete removed the file): its rows are deleted from the
+// output, and the other inputs are still replaced.
+TEST_F(CompactTest, AnInputRemovedDuringCompactionHasItsRowsDeletedFromTheOutput) {
   SmallAppends();
   ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
   CompactOptions o;
+  bool deleted = false;
+  o.before_commit = [&] {
+    if (!deleted) ASSERT_OK(catalog::DeleteWhere(*other, "id >= 10 AND id < 20 OR id = 25"));
+    deleted = true;
+  };
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  EXPECT_EQ(r.commits, 1);
+  EXPECT_EQ(r.carried_deletes, 11);
+  std::set<int64_t> ids = Ids();
+  EXPECT_EQ(ids.size(), 80u - 11);
+  for (int64_t id = 10; id < 20; ++id) EXPECT_FALSE(ids.count(id)) << id;
+  EXPECT_FALSE(ids.count(25));
+  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
+}
+
+// Two compactions of one partition: the one committing second finds every
+// input gone (the first replaced them) and steps aside; each row stays once.
+TEST_F(CompactTest, ACompactionWhoseInputsWereAllRewrittenStepsAside) {
+  SmallAppends();
+  const std::set<int64_t> ids = Ids();
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  CompactOptions o;
+  bool compacted = false;
+  o.before_commit = [&] {
+    if (compacted) return;
+    compacted = true;
+    auto first = CompactTable(*other, {});
+    ASSERT_OK(first.status());
+    EXPECT_EQ(first->commits, 1);
+  };
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  EXPECT_EQ(r.commits, 0);
+  EXPECT_EQ(r.conflicts, 1);
+  EXPECT_EQ(Ids(), ids);
+  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
+}
+
+// With no carrying allowed (max_carries 0) a delete that lands during the
+// compaction makes the partition step aside instead of resurrecting the row.
+TEST_F(CompactTest, ADeleteThatCannotBeCarriedMakesItStepAsideNotResurrect) {
+  SmallAppends();
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  CompactOptions o;
+  o.max_carries = 0;
   o.before_commit = [&] { ASSERT_OK(catalog::DeleteWhere(*other, "id = 3")); };
   std::set<std::string> before = Files("data");
   ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
@@ -218,13 +301,37 @@ TEST_F(CompactTest, ACompactionCommitsWhileAWriterAppendsBackToBack) {
 }
 
 // Partitions commit in groups; a delete that lands in one of them during
-// the group's commit makes the group commit its partitions one by one: only
-// the one with the delete steps aside.
+// the group's commit is carried onto the group's output in the same commit.
+TEST_F(CompactTest, AGroupCarriesADeleteInOneOfItsPartitions) {
+  SmallAppends();
+  for (int i = 0; i < 5; ++i) Append(200 + i * 10, 210 + i * 10, "c");
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  CompactOptions o;
+  bool deleted = false;
+  o.before_commit = [&] {
+    if (!deleted) ASSERT_OK(catalog::DeleteWhere(*other, "id IN (3, 222)"));
+    deleted = true;
+  };
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  ASSERT_EQ(r.partitions.size(), 2u);
+  EXPECT_EQ(r.commits, 1) << "one group";
+  EXPECT_EQ(r.conflicts, 0);
+  EXPECT_EQ(r.carried_deletes, 2);
+  std::set<int64_t> ids = Ids();
+  EXPECT_EQ(ids.size(), 80u + 50u - 2u);
+  EXPECT_FALSE(ids.count(3));
+  EXPECT_FALSE(ids.count(222));
+  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}, {"b", 2}, {"c", 1}}));
+}
+
+// When the delete cannot be carried (max_carries 0), the group commits its
+// partitions one by one: only the one with the delete steps aside.
 TEST_F(CompactTest, AGroupInConflictCommitsItsOtherPartitionsAlone) {
   SmallAppends();
   for (int i = 0; i < 5; ++i) Append(200 + i * 10, 210 + i * 10, "c");
   ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
   CompactOptions o;
+  o.max_carries = 0;
   bool deleted = false;
   o.before_commit = [&] {
     if (!deleted) ASSERT_OK(catalog::DeleteWhere(*other, "id = 3"));  // kind=a
@@ -330,6 +437,39 @@ TEST_F(SortedCompactTest, ARunBoundSortsEachRunIntoItsOwnFiles) {
     EXPECT_TRUE(SortedByKindDescThenId(rows));
   }
   EXPECT_EQ(Ids(), ids);
+}
+
+// A sorted compaction moves rows to new positions; a delete during it is
+// carried to where each row went (v3: as a deletion vector of the output).
+class SortedCompactV3Test : public SortedCompactTest {
+ protected:
+  void SetUp() override { MakeTable("id BIGINT NOT NULL, kind STRING", "", "kind DESC, id", 3); }
+};
+
+TEST_F(SortedCompactV3Test, ADeleteDuringASortedCompactionFollowsTheRowsToTheirNewPlaces) {
+  Appends();
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  CompactOptions o;
+  bool deleted = false;
+  o.before_commit = [&] {
+    if (!deleted) ASSERT_OK(catalog::DeleteWhere(*other, "id IN (0, 13, 26, 39, 52)"));
+    deleted = true;
+  };
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  EXPECT_EQ(r.commits, 1);
+  EXPECT_EQ(r.carried_deletes, 5);
+  std::set<int64_t> ids = Ids();
+  EXPECT_EQ(ids.size(), 55u);
+  for (int64_t id : {0, 13, 26, 39, 52}) EXPECT_FALSE(ids.count(id)) << id;
+  const iceberg::Snapshot* s = table_->metadata().current_snapshot();
+  EXPECT_EQ(s->summary.at("total-data-files"), "1");
+  EXPECT_EQ(s->summary.at("total-delete-files"), "1") << "the output's deletion vector";
+  size_t rows = 0;
+  for (const auto& [file_rows, order] : RowsPerFile()) {  // (the DV's entry reads no row)
+    rows += file_rows.size();
+    EXPECT_TRUE(SortedByKindDescThenId(file_rows));
+  }
+  EXPECT_EQ(rows, 55u);
 }
 
 }  // namespace

@@ -73,6 +73,11 @@ class Runtime::Maintenance : public maintenance::Observer {
     ASSIGN_OR_RETURN(conflicts_,
                      g.AddCounter("sluice_maintenance_compaction_conflicts_total",
                                   "Partition compactions dropped: a delete or a rewrite won.", t));
+    ASSIGN_OR_RETURN(carried_,
+                     g.AddCounter("sluice_maintenance_compaction_carried_deletes_total",
+                                  "Rows deleted while compaction rewrote them, deleted from its "
+                                  "output by its commit.",
+                                  t));
     ASSIGN_OR_RETURN(bytes_read_, g.AddCounter("sluice_maintenance_compaction_bytes_read_total",
                                                "Bytes of data files compaction rewrote.", t));
     ASSIGN_OR_RETURN(bytes_written_,
@@ -158,6 +163,7 @@ class Runtime::Maintenance : public maintenance::Observer {
   void OnCompacted(const std::string& table, const CompactResult& r, double seconds) override {
     Add(compactions_, table, r.commits);
     Add(conflicts_, table, r.conflicts);
+    Add(carried_, table, r.carried_deletes);
     Add(bytes_read_, table, r.bytes_read);
     Add(bytes_written_, table, r.bytes_written);
     Observe(table, "compact", seconds);
@@ -279,8 +285,8 @@ class Runtime::Maintenance : public maintenance::Observer {
   *slo_ = nullptr, *worst_ = nullptr, *over_slo_ = nullptr, *slowdown_ = nullptr,
   *manifests_ = nullptr, *mostly_deleted_ = nullptr;
   server::Family<server::Counter>*compactions_ = nullptr, *conflicts_ = nullptr,
-  *bytes_read_ = nullptr, *bytes_written_ = nullptr, *expired_ = nullptr, *deleted_ = nullptr,
-  *orphans_ = nullptr, *failures_ = nullptr, *manifest_rewrites_ = nullptr;
+  *carried_ = nullptr, *bytes_read_ = nullptr, *bytes_written_ = nullptr, *expired_ = nullptr,
+  *deleted_ = nullptr, *orphans_ = nullptr, *failures_ = nullptr, *manifest_rewrites_ = nullptr;
   server::Family<server::Histogram>* seconds_ = nullptr;
 };
 

@@ -293,7 +293,9 @@ if [ "$KILLS" -ge 100 ]; then
 fi
 compactions=$(S table snapshots lake.events --json | grep -c 'sluice.maintenance=compact' || true)
 compacted_live=$(S table files lake.events --json | grep -c '/compact-' || true)
-echo "compaction snapshots held: $compactions; live compaction output: $compacted_live files"
+carried=$(S table snapshots lake.events --json | grep -c 'sluice.carried-deletes' || true)
+echo "compaction snapshots held: $compactions ($carried carried deletes onto their output);" \
+  "live compaction output: $compacted_live files"
 [ $((compactions + compacted_live)) -gt 0 ] || fail "the maintenance services never compacted"
 
 # Every snapshot still held reads, in sluice and icebird alike.
