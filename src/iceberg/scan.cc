@@ -424,7 +424,8 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
     out->schema = out_schema;
     out->columns.clear();
     bool all = selected.size() == static_cast<size_t>(n);
-    size_t projected = out_schema->fields.size() - (options.with_positions ? 2 : 0);
+    const size_t projected = out_schema->fields.size() - (options.with_positions ? 2 : 0) -
+                             (options.with_pos && !options.with_positions ? 1 : 0);
     for (size_t i = 0; i < projected; ++i) {
       Column& c = rows.columns[i];  // the projection is the prefix of read_schema
       out->columns.push_back(all ? std::move(c) : TakeRows(c, selected));
@@ -436,6 +437,11 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
         pos.Append<int64_t>(base + r);
       }
       out->columns.push_back(std::move(file));
+      out->columns.push_back(std::move(pos));
+    } else if (options.with_pos) {
+      Column pos(DataType::Long());
+      pos.Reserve(static_cast<int64_t>(selected.size()));
+      for (uint32_t r : selected) pos.Append<int64_t>(base + r);
       out->columns.push_back(std::move(pos));
     }
     stats.rows_returned += static_cast<int64_t>(selected.size());
@@ -528,6 +534,8 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(FileIO& io,
   if (o.with_positions) {
     out->fields.push_back(Field{kFilePathFieldId, "_file", DataType::String(), true, ""});
     out->fields.push_back(Field{kPosFieldId, "_pos", DataType::Long(), true, ""});
+  } else if (o.with_pos) {
+    out->fields.push_back(Field{kPosFieldId, "_pos", DataType::Long(), true, ""});
   }
   impl->out_schema = out;
   impl->read_schema = read;
@@ -536,6 +544,11 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(FileIO& io,
 }
 
 const std::shared_ptr<const Schema>& TableScan::schema() const { return impl_->out_schema; }
+const std::string& TableScan::current_file() const {
+  static const std::string kNone;
+  return impl_->task != nullptr ? impl_->task->file.file_path : kNone;
+}
+
 std::optional<int64_t> TableScan::snapshot_id() const {
   if (impl_->snapshot == nullptr) return std::nullopt;
   return impl_->snapshot->snapshot_id;

@@ -39,6 +39,9 @@ struct ScanOptions {
   // Adds the metadata columns _file (string, id 2147483646) and _pos (long,
   // id 2147483645): each row's data file and position in it.
   bool with_positions = false;
+  // Adds only _pos: a reader that takes the file from current_file() (a
+  // batch holds rows of one file) is spared a path a row.
+  bool with_pos = false;
   // Only the data files the snapshot itself added (what an append snapshot
   // appended), without deletes: a streaming read of the table's appends
   // (sources/table_source.h).
@@ -88,8 +91,11 @@ class TableScan {
   std::optional<int64_t> snapshot_id() const;
 
   Result<std::vector<FileScanTask>> PlanFiles();
-  // Next batch of matching rows (possibly empty batches are skipped); false at the end.
+  // Next batch of matching rows (possibly empty batches are skipped); false at
+  // the end. A batch holds rows of one data file.
   Result<bool> Next(Batch* out);
+  // The data file (as the manifests name it) of the last batch Next returned.
+  const std::string& current_file() const;
   const ScanStats& stats() const;
 
  private:

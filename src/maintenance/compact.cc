@@ -4,7 +4,6 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <string_view>
 
 #include "columnar/column_ops.h"
 #include "common/kill_point.h"
@@ -32,6 +31,10 @@ bool HasDeletes(const iceberg::FileScanTask& t) {
   return t.deletion_vector || !t.position_deletes.empty() || !t.equality_deletes.empty();
 }
 
+// The input file's index a compaction gives rows while it sorts them (not a
+// column of any file).
+constexpr int32_t kInputIndexFieldId = -1;
+
 // Where rows of an input file went: `length` consecutive input positions from
 // `in_pos` to consecutive positions from `out_pos` of output file `output`.
 struct Run {
@@ -57,28 +60,18 @@ struct Staged {
   }
 };
 
-// Replaces the scan's _file column (`rows` column n: a path a row) by the
-// input's index in staged->input_index (an int: a sort run holds 4 bytes a
-// row for it, not a path); `schema` is the scan's with _file an int.
-void IndexInputs(Batch* rows, size_t n, const std::shared_ptr<const Schema>& schema,
-                 Staged* staged) {
-  const Column& paths = rows->columns[n];
+// Inserts, as `rows` column n (before the scan's _pos), the index of their
+// input `file` in staged->input_index (an int a row: a sort run mixes
+// inputs); `schema` is the scan's with that column.
+void IndexInput(Batch* rows, size_t n, const std::string& file,
+                const std::shared_ptr<const Schema>& schema, Staged* staged) {
+  auto [it, fresh] =
+      staged->input_index.try_emplace(file, static_cast<int32_t>(staged->input_index.size()));
+  if (fresh) staged->origins.emplace_back();
   Column index(DataType::Int());
-  index.Reserve(paths.size());
-  int32_t last = -1;
-  std::string_view last_path;
-  for (int64_t r = 0; r < paths.size(); ++r) {
-    const std::string_view path = paths.GetBytes(r);
-    if (last < 0 || path != last_path) {
-      auto [it, fresh] = staged->input_index.try_emplace(
-          std::string(path), static_cast<int32_t>(staged->input_index.size()));
-      if (fresh) staged->origins.emplace_back();
-      last = it->second;
-      last_path = path;
-    }
-    index.Append<int32_t>(last);
-  }
-  rows->columns[n] = std::move(index);
+  index.Reserve(rows->num_rows());
+  for (int64_t r = 0; r < rows->num_rows(); ++r) index.Append<int32_t>(it->second);
+  rows->columns.insert(rows->columns.begin() + static_cast<std::ptrdiff_t>(n), std::move(index));
   rows->schema = schema;
 }
 
@@ -159,15 +152,16 @@ Status WriteRun(catalog::Table& table, const std::shared_ptr<const iceberg::Tabl
                 const std::vector<std::string>& files, Staged* staged) {
   iceberg::ScanOptions so;
   so.only_files.insert(files.begin(), files.end());
-  so.with_positions = true;
+  so.with_pos = true;
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
   ASSIGN_OR_RETURN(auto writer, iceberg::DataWriter::Make(table.io(), *md, wo));
   iceberg::DataWriter& w = *writer;
   staged->writers.push_back(std::move(writer));  // aborted with the rest on a failure
   const auto schema = std::make_shared<const Schema>(*md->current_schema());
   const size_t n = schema->fields.size();
-  auto indexed = std::make_shared<Schema>(*scan->schema());  // _file as an input index
-  indexed->fields[n].type = DataType::Int();
+  auto indexed = std::make_shared<Schema>(*scan->schema());  // with the input's index
+  indexed->fields.insert(indexed->fields.begin() + static_cast<std::ptrdiff_t>(n),
+                         Field{kInputIndexFieldId, "_input", DataType::Int(), false, ""});
   const auto first_output = static_cast<int32_t>(staged->output_paths.size());
   std::vector<Batch> run;
   Batch b;
@@ -175,7 +169,7 @@ Status WriteRun(catalog::Table& table, const std::shared_ptr<const iceberg::Tabl
     ASSIGN_OR_RETURN(bool more, scan->Next(&b));
     if (!more) break;
     staged->plan->rows += b.num_rows();
-    IndexInputs(&b, n, indexed, staged);
+    IndexInput(&b, n, scan->current_file(), indexed, staged);
     if (order != nullptr) {
       run.push_back(std::move(b));
     } else {
