@@ -21,6 +21,7 @@ struct ScanArgs {
   int64_t limit = -1;
   std::vector<std::string> remaps;
   bool stats = false;
+  bool row_lineage = false;
 };
 
 std::vector<std::string> SplitComma(const std::string& s) {
@@ -73,6 +74,7 @@ Status RunScan(const ScanArgs& a) {
   o.columns = SplitComma(a.columns);
   o.filter = a.where;
   o.limit = a.limit;
+  o.with_row_lineage = a.row_lineage;
   if (a.snapshot_given) {
     char* end = nullptr;
     long long id = std::strtoll(a.snapshot.c_str(), &end, 10);
@@ -176,6 +178,8 @@ void RegisterScanCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--remap", a->remaps,
                   "FROM=TO: read locations starting with FROM under TO instead (repeatable)");
   cmd->add_flag("--stats", a->stats, "Print planning and read statistics to stderr");
+  cmd->add_flag("--row-lineage", a->row_lineage,
+                "Add each row's _row_id and _last_updated_sequence_number (format v3)");
   cmd->callback([a, exit_code] {
     Status st = RunScan(*a);
     *exit_code = st.ok() ? 0 : ReportError("scan", st);

@@ -252,7 +252,14 @@ Result<std::unique_ptr<DataWriter>> DataWriter::Make(FileIO& io, const TableMeta
   if (impl->options.data_location.empty()) impl->options.data_location = table.location + "/data";
   const Schema* schema = table.current_schema();
   if (schema == nullptr) return Status::Invalid("table has no current schema");
-  impl->schema = std::make_shared<Schema>(*schema);
+  auto file_schema = std::make_shared<Schema>(*schema);
+  if (impl->options.row_lineage) {
+    file_schema->fields.push_back(Field{kRowIdFieldId, "_row_id", DataType::Long(), true, ""});
+    file_schema->fields.push_back(Field{kLastUpdatedSequenceNumberFieldId,
+                                        "_last_updated_sequence_number", DataType::Long(), true,
+                                        ""});
+  }
+  impl->schema = std::move(file_schema);
   const PartitionSpec* spec = table.spec_by_id(table.default_spec_id);
   if (spec == nullptr) return Status::Invalid("table has no default partition spec");
   impl->spec = *spec;

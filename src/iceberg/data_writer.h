@@ -42,6 +42,11 @@ struct DataWriterOptions {
   // pipeline's lanes and its dead-letter writer): each takes its share of the
   // quarter of the limit.
   int open_files_share = 1;
+  // Format v3 row lineage: rows carry two more columns after the table's,
+  // _row_id and _last_updated_sequence_number (longs, null where unknown),
+  // stored in the files under their reserved field ids (kRowIdFieldId), so a
+  // rewrite keeps each row's lineage.
+  bool row_lineage = false;
   // Called with a file's path before the file is created; an error stops the
   // write. Pipelines record staged files in their journal here.
   std::function<Status(const std::string& path)> before_create;
@@ -60,7 +65,8 @@ class DataWriter {
                                                   DataWriterOptions options = {});
   ~DataWriter();
 
-  // Rows of `batch` must follow the table's current schema (by position).
+  // Rows of `batch` must follow the table's current schema (by position),
+  // then, with row_lineage, _row_id and _last_updated_sequence_number.
   Status Write(const Batch& batch);
   // The same, and sets `placements` (resized to the batch's rows) to where each
   // row went: compaction carries deletes that arrive meanwhile onto its output.

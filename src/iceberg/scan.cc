@@ -207,6 +207,10 @@ struct TableScan::Impl {
   Status Plan();
   Status OpenTask(const FileScanTask& t);
   Result<bool> ReadNext(Batch* out);
+  // Appends the _row_id and _last_updated_sequence_number of the `selected`
+  // rows of the current task's row group starting at position `base`.
+  void AppendRowLineage(const Batch& file_batch, int64_t base,
+                        const std::vector<uint32_t>& selected, Batch* out) const;
 };
 
 Status TableScan::Impl::Plan() {
@@ -326,10 +330,37 @@ Status TableScan::Impl::OpenTask(const FileScanTask& t) {
   ro.field_ids = read_ids;
   ro.name_mapping = name_mapping;
   for (const auto& ids : eq_ids) ro.field_ids.insert(ro.field_ids.end(), ids.begin(), ids.end());
+  if (options.with_row_lineage) {  // (stored by a rewrite; most files lack them)
+    ro.field_ids.push_back(kRowIdFieldId);
+    ro.field_ids.push_back(kLastUpdatedSequenceNumberFieldId);
+  }
   ASSIGN_OR_RETURN(reader, parquet::ParquetReader::Open(std::move(in), ro));
   next_row_group = 0;
   row_group_base = 0;
   return Status::OK();
+}
+
+void TableScan::Impl::AppendRowLineage(const Batch& file_batch, int64_t base,
+                                       const std::vector<uint32_t>& selected, Batch* out) const {
+  const Column* stored_id = FindColumnById(file_batch, kRowIdFieldId);
+  const Column* stored_seq = FindColumnById(file_batch, kLastUpdatedSequenceNumberFieldId);
+  Column id(DataType::Long()), seq(DataType::Long());
+  id.Reserve(static_cast<int64_t>(selected.size()));
+  seq.Reserve(static_cast<int64_t>(selected.size()));
+  for (uint32_t r : selected) {
+    if (stored_id != nullptr && stored_id->IsValid(r)) {
+      id.Append<int64_t>(stored_id->Value<int64_t>(r));
+    } else if (task->file.first_row_id) {
+      id.Append<int64_t>(*task->file.first_row_id + base + r);
+    } else {
+      id.AppendNull();
+    }
+    seq.Append<int64_t>(stored_seq != nullptr && stored_seq->IsValid(r)
+                            ? stored_seq->Value<int64_t>(r)
+                            : task->data_sequence_number);
+  }
+  out->columns.push_back(std::move(id));
+  out->columns.push_back(std::move(seq));
 }
 
 Result<bool> TableScan::Impl::ReadNext(Batch* out) {
@@ -425,7 +456,8 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
     out->columns.clear();
     bool all = selected.size() == static_cast<size_t>(n);
     const size_t projected = out_schema->fields.size() - (options.with_positions ? 2 : 0) -
-                             (options.with_pos && !options.with_positions ? 1 : 0);
+                             (options.with_pos && !options.with_positions ? 1 : 0) -
+                             (options.with_row_lineage ? 2 : 0);
     for (size_t i = 0; i < projected; ++i) {
       Column& c = rows.columns[i];  // the projection is the prefix of read_schema
       out->columns.push_back(all ? std::move(c) : TakeRows(c, selected));
@@ -444,6 +476,7 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
       for (uint32_t r : selected) pos.Append<int64_t>(base + r);
       out->columns.push_back(std::move(pos));
     }
+    if (options.with_row_lineage) AppendRowLineage(file_batch, base, selected, out);
     stats.rows_returned += static_cast<int64_t>(selected.size());
     return true;
   }
@@ -536,6 +569,11 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(FileIO& io,
     out->fields.push_back(Field{kPosFieldId, "_pos", DataType::Long(), true, ""});
   } else if (o.with_pos) {
     out->fields.push_back(Field{kPosFieldId, "_pos", DataType::Long(), true, ""});
+  }
+  if (o.with_row_lineage) {
+    out->fields.push_back(Field{kRowIdFieldId, "_row_id", DataType::Long(), true, ""});
+    out->fields.push_back(Field{kLastUpdatedSequenceNumberFieldId, "_last_updated_sequence_number",
+                                DataType::Long(), true, ""});
   }
   impl->out_schema = out;
   impl->read_schema = read;

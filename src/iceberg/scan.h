@@ -42,6 +42,11 @@ struct ScanOptions {
   // Adds only _pos: a reader that takes the file from current_file() (a
   // batch holds rows of one file) is spared a path a row.
   bool with_pos = false;
+  // Adds the row-lineage columns (format v3) _row_id (long, kRowIdFieldId)
+  // and _last_updated_sequence_number (long), last: the values a data file
+  // stores for the row, else the file's first_row_id + position (null when
+  // the file has none) and its data sequence number.
+  bool with_row_lineage = false;
   // Only the data files the snapshot itself added (what an append snapshot
   // appended), without deletes: a streaming read of the table's appends
   // (sources/table_source.h).

@@ -20,6 +20,12 @@
 
 namespace sluice::iceberg {
 
+// Row lineage (format v3): the reserved field ids of the metadata columns
+// _row_id and _last_updated_sequence_number, which a data file may store (a
+// rewrite keeps each row's lineage that way) and a scan can add.
+constexpr int32_t kRowIdFieldId = 2147483540;
+constexpr int32_t kLastUpdatedSequenceNumberFieldId = 2147483539;
+
 constexpr int kMaxFormatVersion = 3;
 
 struct PartitionField {

@@ -75,15 +75,16 @@ void IndexInput(Batch* rows, size_t n, const std::string& file,
   rows->schema = schema;
 }
 
-// Writes `rows` (the table's columns, then the input's index and _pos) with
-// `w`, and records where each input row went (`first_output`: w's first
-// file's index in staged->output_paths).
-Status WriteTracked(iceberg::DataWriter& w, const std::shared_ptr<const Schema>& schema,
+// Writes `rows` (the table's n columns, the input's index and _pos, then on
+// a v3 table the row lineage's) with `w`, as rows of `schema` (the table's
+// columns and the lineage's), and records where each input row went
+// (`first_output`: w's first file's index in staged->output_paths).
+Status WriteTracked(iceberg::DataWriter& w, const std::shared_ptr<const Schema>& schema, size_t n,
                     int32_t first_output, Batch rows, Staged* staged) {
-  const size_t n = schema->fields.size();
   const Column input = std::move(rows.columns[n]);
   const Column pos = std::move(rows.columns[n + 1]);
-  rows.columns.erase(rows.columns.begin() + static_cast<std::ptrdiff_t>(n), rows.columns.end());
+  rows.columns.erase(rows.columns.begin() + static_cast<std::ptrdiff_t>(n),
+                     rows.columns.begin() + static_cast<std::ptrdiff_t>(n + 2));
   rows.schema = schema;
   std::vector<iceberg::RowPlacement> placed;
   RETURN_IF_ERROR(w.Write(rows, &placed));
@@ -153,12 +154,21 @@ Status WriteRun(catalog::Table& table, const std::shared_ptr<const iceberg::Tabl
   iceberg::ScanOptions so;
   so.only_files.insert(files.begin(), files.end());
   so.with_pos = true;
+  // Format v3: each row keeps its _row_id and _last_updated_sequence_number,
+  // stored in the new files (the spec's rule for rows moved between files).
+  so.with_row_lineage = md->format_version >= 3;
+  iceberg::DataWriterOptions file_options = wo;
+  file_options.row_lineage = so.with_row_lineage;
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
-  ASSIGN_OR_RETURN(auto writer, iceberg::DataWriter::Make(table.io(), *md, wo));
+  ASSIGN_OR_RETURN(auto writer, iceberg::DataWriter::Make(table.io(), *md, file_options));
   iceberg::DataWriter& w = *writer;
   staged->writers.push_back(std::move(writer));  // aborted with the rest on a failure
-  const auto schema = std::make_shared<const Schema>(*md->current_schema());
-  const size_t n = schema->fields.size();
+  const size_t n = md->current_schema()->fields.size();
+  auto written = std::make_shared<Schema>(*md->current_schema());   // what w writes
+  for (size_t i = n + 1; i < scan->schema()->fields.size(); ++i) {  // (the lineage's)
+    written->fields.push_back(scan->schema()->fields[i]);
+  }
+  const std::shared_ptr<const Schema> schema = std::move(written);
   auto indexed = std::make_shared<Schema>(*scan->schema());  // with the input's index
   indexed->fields.insert(indexed->fields.begin() + static_cast<std::ptrdiff_t>(n),
                          Field{kInputIndexFieldId, "_input", DataType::Int(), false, ""});
@@ -173,7 +183,7 @@ Status WriteRun(catalog::Table& table, const std::shared_ptr<const iceberg::Tabl
     if (order != nullptr) {
       run.push_back(std::move(b));
     } else {
-      RETURN_IF_ERROR(WriteTracked(w, schema, first_output, std::move(b), staged));
+      RETURN_IF_ERROR(WriteTracked(w, schema, n, first_output, std::move(b), staged));
     }
     b = Batch();
   }
@@ -193,7 +203,7 @@ Status WriteRun(catalog::Table& table, const std::shared_ptr<const iceberg::Tabl
       for (int64_t r = begin; r < std::min(sorted.num_rows(), begin + kSlice); ++r) {
         rows.push_back(static_cast<uint32_t>(r));
       }
-      RETURN_IF_ERROR(WriteTracked(w, schema, first_output, TakeRows(sorted, rows), staged));
+      RETURN_IF_ERROR(WriteTracked(w, schema, n, first_output, TakeRows(sorted, rows), staged));
     }
   }
   const std::vector<std::string> paths = w.FilePaths();

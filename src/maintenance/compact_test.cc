@@ -166,6 +166,39 @@ TEST_F(CompactV3Test, AMostlyDeletedFileIsRewrittenAloneAndALightlyDeletedOneIsN
 // Rows deleted while the compaction writes (a row delete, a dead-letter
 // replay) are deleted from its output by its commit: it knows where each input
 // row went, so the compaction lands and no deleted row comes back.
+// Format v3: a rewritten row keeps its _row_id and _last_updated_sequence_number
+// (stored in the new file, as the spec asks of rows moved between files), through
+// a second rewrite too; rows appended later get ids above every earlier one.
+TEST_F(CompactV3Test, CompactionKeepsEachRowsLineage) {
+  for (int i = 0; i < 6; ++i) Append(i * 10, i * 10 + 10, "a");
+  ASSERT_OK(catalog::DeleteWhere(*table_, "id = 3 OR id = 44").status());
+  const auto before = Lineage();
+  ASSERT_EQ(before.size(), 58u);
+  std::set<int64_t> row_ids, seqs;
+  for (const auto& [id, lineage] : before) {
+    row_ids.insert(lineage.first);
+    seqs.insert(lineage.second);
+  }
+  EXPECT_EQ(row_ids.size(), 58u);
+  EXPECT_EQ(*row_ids.rbegin(), 59) << "first_row_id + position, from 0";
+  EXPECT_EQ(seqs, (std::set<int64_t>{1, 2, 3, 4, 5, 6})) << "one per append";
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, {}));
+  ASSERT_EQ(r.commits, 1);
+  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}}));
+  EXPECT_EQ(Lineage(), before);
+  CompactOptions all;
+  all.all_files = true;
+  ASSERT_OK_AND_ASSIGN(r, CompactTable(*table_, all));
+  ASSERT_EQ(r.commits, 1);
+  EXPECT_EQ(Lineage(), before) << "the stored values are copied again";
+  Append(100, 110, "a");
+  const auto after = Lineage();
+  for (int64_t id = 100; id < 110; ++id) {
+    EXPECT_GT(after.at(id).first, 59) << id;
+    EXPECT_EQ(after.at(id).second, table_->metadata().current_snapshot()->sequence_number);
+  }
+}
+
 TEST_F(CompactTest, ADeleteThatLandsDuringCompactionIsCarriedOntoItsOutput) {
   SmallAppends();
   ASSERT_OK(catalog::DeleteWhere(*table_, "id = 44").status());  // before: applied by the rewrite
@@ -448,6 +481,7 @@ class SortedCompactV3Test : public SortedCompactTest {
 
 TEST_F(SortedCompactV3Test, ADeleteDuringASortedCompactionFollowsTheRowsToTheirNewPlaces) {
   Appends();
+  auto lineage = Lineage();
   ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
   CompactOptions o;
   bool deleted = false;
@@ -461,6 +495,8 @@ TEST_F(SortedCompactV3Test, ADeleteDuringASortedCompactionFollowsTheRowsToTheirN
   std::set<int64_t> ids = Ids();
   EXPECT_EQ(ids.size(), 55u);
   for (int64_t id : {0, 13, 26, 39, 52}) EXPECT_FALSE(ids.count(id)) << id;
+  for (int64_t id : {0, 13, 26, 39, 52}) lineage.erase(id);
+  EXPECT_EQ(Lineage(), lineage) << "sorted rows keep their lineage";
   const iceberg::Snapshot* s = table_->metadata().current_snapshot();
   EXPECT_EQ(s->summary.at("total-data-files"), "1");
   EXPECT_EQ(s->summary.at("total-delete-files"), "1") << "the output's deletion vector";

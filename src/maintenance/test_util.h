@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
+#include <utility>
 
 #include "catalog/table.h"
 #include "columnar/sql_schema.h"
@@ -86,6 +88,32 @@ class TableFixture : public ::testing::Test {
       }
     }
     return ids;
+  }
+
+  // Format v3: each row's (_row_id, _last_updated_sequence_number) by its id
+  // (the first column, a BIGINT).
+  std::map<int64_t, std::pair<int64_t, int64_t>> Lineage() {
+    std::map<int64_t, std::pair<int64_t, int64_t>> out;
+    EXPECT_TRUE(table_->Refresh().ok());
+    auto md = std::make_shared<const iceberg::TableMetadata>(table_->metadata());
+    iceberg::ScanOptions o;
+    o.with_row_lineage = true;
+    auto scan = iceberg::TableScan::Make(*io_, md, o);
+    EXPECT_TRUE(scan.ok());
+    const Schema& schema = *(*scan)->schema();
+    Batch b;
+    while (true) {
+      auto more = (*scan)->Next(&b);
+      EXPECT_TRUE(more.ok()) << more.status().ToString();
+      if (!more.ok() || !*more) break;
+      const Column& row_id = b.columns[schema.fields.size() - 2];
+      const Column& seq = b.columns[schema.fields.size() - 1];
+      for (int64_t i = 0; i < b.num_rows(); ++i) {
+        EXPECT_TRUE(row_id.IsValid(i));
+        out[b.columns[0].Value<int64_t>(i)] = {row_id.Value<int64_t>(i), seq.Value<int64_t>(i)};
+      }
+    }
+    return out;
   }
 
   // Every file under the table's folder `sub` ("" for all of it).
