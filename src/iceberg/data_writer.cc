@@ -254,9 +254,10 @@ Result<std::unique_ptr<DataWriter>> DataWriter::Make(FileIO& io, const TableMeta
   if (schema == nullptr) return Status::Invalid("table has no current schema");
   auto file_schema = std::make_shared<Schema>(*schema);
   if (impl->options.row_lineage) {
-    file_schema->fields.push_back(Field{kRowIdFieldId, "_row_id", DataType::Long(), true, ""});
+    // (optional: a row of a file without a first_row_id has no _row_id)
+    file_schema->fields.push_back(Field{kRowIdFieldId, "_row_id", DataType::Long(), false, ""});
     file_schema->fields.push_back(Field{kLastUpdatedSequenceNumberFieldId,
-                                        "_last_updated_sequence_number", DataType::Long(), true,
+                                        "_last_updated_sequence_number", DataType::Long(), false,
                                         ""});
   }
   impl->schema = std::move(file_schema);

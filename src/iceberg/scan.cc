@@ -208,8 +208,9 @@ struct TableScan::Impl {
   Status OpenTask(const FileScanTask& t);
   Result<bool> ReadNext(Batch* out);
   // Appends the _row_id and _last_updated_sequence_number of the `selected`
-  // rows of the current task's row group starting at position `base`.
-  void AppendRowLineage(const Batch& file_batch, int64_t base,
+  // rows of the current task's row group starting at position `base`, given
+  // the file's stored columns of them (null when it has none).
+  void AppendRowLineage(const Column* stored_id, const Column* stored_seq, int64_t base,
                         const std::vector<uint32_t>& selected, Batch* out) const;
 };
 
@@ -340,10 +341,9 @@ Status TableScan::Impl::OpenTask(const FileScanTask& t) {
   return Status::OK();
 }
 
-void TableScan::Impl::AppendRowLineage(const Batch& file_batch, int64_t base,
-                                       const std::vector<uint32_t>& selected, Batch* out) const {
-  const Column* stored_id = FindColumnById(file_batch, kRowIdFieldId);
-  const Column* stored_seq = FindColumnById(file_batch, kLastUpdatedSequenceNumberFieldId);
+void TableScan::Impl::AppendRowLineage(const Column* stored_id, const Column* stored_seq,
+                                       int64_t base, const std::vector<uint32_t>& selected,
+                                       Batch* out) const {
   Column id(DataType::Long()), seq(DataType::Long());
   id.Reserve(static_cast<int64_t>(selected.size()));
   seq.Reserve(static_cast<int64_t>(selected.size()));
@@ -416,6 +416,12 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
     std::vector<Column*> file_cols;
     for (const Field& f : read_schema->fields)
       file_cols.push_back(FindColumnById(file_batch, f.id));
+    // (the lineage a file stores, found before any column is moved out too)
+    const Column* stored_id =
+        options.with_row_lineage ? FindColumnById(file_batch, kRowIdFieldId) : nullptr;
+    const Column* stored_seq = options.with_row_lineage
+                                   ? FindColumnById(file_batch, kLastUpdatedSequenceNumberFieldId)
+                                   : nullptr;
     for (size_t j = 0; j < read_schema->fields.size(); ++j) {
       const Field& f = read_schema->fields[j];
       Column* fc = file_cols[j];
@@ -476,7 +482,7 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
       for (uint32_t r : selected) pos.Append<int64_t>(base + r);
       out->columns.push_back(std::move(pos));
     }
-    if (options.with_row_lineage) AppendRowLineage(file_batch, base, selected, out);
+    if (options.with_row_lineage) AppendRowLineage(stored_id, stored_seq, base, selected, out);
     stats.rows_returned += static_cast<int64_t>(selected.size());
     return true;
   }
@@ -571,9 +577,9 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(FileIO& io,
     out->fields.push_back(Field{kPosFieldId, "_pos", DataType::Long(), true, ""});
   }
   if (o.with_row_lineage) {
-    out->fields.push_back(Field{kRowIdFieldId, "_row_id", DataType::Long(), true, ""});
+    out->fields.push_back(Field{kRowIdFieldId, "_row_id", DataType::Long(), false, ""});
     out->fields.push_back(Field{kLastUpdatedSequenceNumberFieldId, "_last_updated_sequence_number",
-                                DataType::Long(), true, ""});
+                                DataType::Long(), false, ""});
   }
   impl->out_schema = out;
   impl->read_schema = read;
