@@ -41,7 +41,6 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
                                  const std::vector<std::string>& columns,
                                  const std::function<Status(const Batch&)>& on_rows) {
   const auto& md = table.metadata();
-  const bool use_dvs = md.format_version >= 3;
   PlannedDelete planned;
   DeleteResult& result = planned.counts;
   if (!md.current_snapshot_id) return planned;
@@ -53,12 +52,8 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
   auto shared = std::make_shared<const iceberg::TableMetadata>(md);
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), shared, o));
   ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
-  std::map<std::string, iceberg::DataFile> files;
   std::map<std::string, const iceberg::FileScanTask*> task_of;
-  for (const auto& t : tasks) {
-    files[t.file.file_path] = t.file;
-    task_of[t.file.file_path] = &t;
-  }
+  for (const auto& t : tasks) task_of[t.file.file_path] = &t;
   std::map<std::string, std::set<int64_t>> positions;
   Batch b;
   while (true) {
@@ -76,39 +71,67 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
   SnapshotUpdate& u = planned.update;
   u.operation = "delete";
   u.base_snapshot_id = md.current_snapshot_id;
-  std::map<std::string, std::set<int64_t>> partial;
-  std::vector<std::pair<iceberg::DataFile, std::set<int64_t>>> vectors;
-  for (auto& [path, pos] : positions) {
-    result.rows_deleted += static_cast<int64_t>(pos.size());
-    const iceberg::FileScanTask& t = *task_of.at(path);
-    // Rows deleted before (DV or position deletes): a DV must hold them all.
-    ASSIGN_OR_RETURN(auto before, iceberg::ReadDeletedPositions(table.io(), t));
-    bool unknown_deletes = !t.equality_deletes.empty();
-    if (!unknown_deletes &&
-        static_cast<int64_t>(pos.size() + before.size()) == t.file.record_count) {
-      u.remove_paths.push_back(path);  // every row is gone: drop the file (and its DV)
-      continue;
-    }
-    u.require_paths.push_back(path);
-    if (use_dvs) {
-      pos.insert(before.begin(), before.end());
-      if (t.deletion_vector) u.remove_dvs.emplace_back(t.deletion_vector->file_path, path);
-      vectors.emplace_back(t.file, std::move(pos));
-    } else {
-      partial[path] = std::move(pos);
-    }
-  }
-  if (use_dvs) {
-    if (!vectors.empty()) {
-      std::string puffin = fmt::format("{}/data/{}-dv.puffin", md.location, NewUuid());
-      ASSIGN_OR_RETURN(u.add_deletes, iceberg::WriteDeletionVectors(table.io(), puffin, vectors));
-    }
-  } else {
-    ASSIGN_OR_RETURN(u.add_deletes, iceberg::WritePositionDeletes(table.io(), md, partial, files));
-  }
+  for (const auto& [path, pos] : positions) result.rows_deleted += static_cast<int64_t>(pos.size());
+  RETURN_IF_ERROR(StageRowDeletes(table.io(), md, std::move(positions), task_of, {}, nullptr, &u));
   result.files_removed = static_cast<int64_t>(u.remove_paths.size());
   result.delete_files_added = static_cast<int64_t>(u.add_deletes.size());
   return planned;
+}
+
+Status StageRowDeletes(FileIO& io, const iceberg::TableMetadata& md,
+                       std::map<std::string, std::set<int64_t>> positions,
+                       const std::map<std::string, const iceberg::FileScanTask*>& tasks,
+                       const std::map<std::string, iceberg::DataFile>& added,
+                       const std::function<Status(const std::string& path)>& before_create,
+                       SnapshotUpdate* u) {
+  const bool use_dvs = md.format_version >= 3;
+  std::map<std::string, iceberg::DataFile> files = added;
+  std::map<std::string, std::set<int64_t>> partial;
+  std::vector<std::pair<iceberg::DataFile, std::set<int64_t>>> vectors;
+  for (auto& [path, pos] : positions) {
+    auto t = tasks.find(path);
+    if (t == tasks.end()) {  // a file the same commit adds: no earlier deletes
+      auto f = added.find(path);
+      if (f == added.end()) return Status::Internal("deleting rows of unknown file {}", path);
+      if (use_dvs) {
+        vectors.emplace_back(f->second, std::move(pos));
+      } else {
+        partial[path] = std::move(pos);
+      }
+      continue;
+    }
+    const iceberg::FileScanTask& task = *t->second;
+    files[path] = task.file;
+    // Rows deleted before (DV or position deletes): a DV must hold them all.
+    ASSIGN_OR_RETURN(auto before, iceberg::ReadDeletedPositions(io, task));
+    const size_t fresh = pos.size();
+    pos.insert(before.begin(), before.end());
+    if (task.equality_deletes.empty() &&
+        static_cast<int64_t>(pos.size()) == task.file.record_count) {
+      u->remove_paths.push_back(path);  // every row is gone: drop the file (and its DV)
+      continue;
+    }
+    u->require_paths.push_back(path);
+    if (use_dvs) {
+      if (task.deletion_vector) u->remove_dvs.emplace_back(task.deletion_vector->file_path, path);
+      vectors.emplace_back(task.file, std::move(pos));
+    } else if (fresh > 0) {
+      for (int64_t p : before) pos.erase(p);  // position deletes add to the earlier ones
+      if (!pos.empty()) partial[path] = std::move(pos);
+    }
+  }
+  if (use_dvs) {
+    if (vectors.empty()) return Status::OK();
+    std::string puffin = fmt::format("{}/data/{}-dv.puffin", md.location, NewUuid());
+    if (before_create) RETURN_IF_ERROR(before_create(puffin));
+    ASSIGN_OR_RETURN(auto written, iceberg::WriteDeletionVectors(io, puffin, vectors));
+    u->add_deletes.insert(u->add_deletes.end(), written.begin(), written.end());
+  } else if (!partial.empty()) {
+    ASSIGN_OR_RETURN(auto written,
+                     iceberg::WritePositionDeletes(io, md, partial, files, before_create));
+    u->add_deletes.insert(u->add_deletes.end(), written.begin(), written.end());
+  }
+  return Status::OK();
 }
 
 Result<DeleteResult> DeleteWhere(Table& table, const std::string& filter,

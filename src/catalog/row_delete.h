@@ -10,10 +10,13 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "catalog/table.h"
+#include "iceberg/scan.h"
 
 namespace sluice::catalog {
 
@@ -43,6 +46,21 @@ struct PlannedDelete {
 Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
                                  const std::vector<std::string>& columns = {},
                                  const std::function<Status(const Batch&)>& on_rows = nullptr);
+// Stages the deletion of `positions` (data file -> row positions) into `u`,
+// as DELETE and upserts commit it: a file whose rows are then all deleted is
+// removed whole (its DV with it); the others become required files with
+// position delete files (format v2: the positions not deleted before) or
+// deletion vectors (v3: merged with the file's earlier deletes, which they
+// replace). The table's files are found in `tasks` (planned with their
+// deletes); the others must be in `added` (files the same commit adds).
+// `before_create` sees each delete file's path before it is created.
+Status StageRowDeletes(FileIO& io, const iceberg::TableMetadata& md,
+                       std::map<std::string, std::set<int64_t>> positions,
+                       const std::map<std::string, const iceberg::FileScanTask*>& tasks,
+                       const std::map<std::string, iceberg::DataFile>& added,
+                       const std::function<Status(const std::string& path)>& before_create,
+                       SnapshotUpdate* u);
+
 // Deletes the delete files a plan wrote (when it is not committed).
 void DiscardPlannedDelete(Table& table, const PlannedDelete& planned);
 

@@ -49,7 +49,7 @@ CLI::App* Command(CLI::App& parent, const std::string& name, const std::string& 
 }
 
 struct TableArgs {
-  std::string name, schema, partition, sort, location, to;
+  std::string name, schema, partition, sort, location, to, primary_key;
   std::vector<std::string> properties;
   bool json = false;
 };
@@ -57,6 +57,18 @@ struct TableArgs {
 Status CreateTable(const TableArgs& a) {
   ASSIGN_OR_RETURN(TableIdent ident, TableIdent::Parse(a.name));
   ASSIGN_OR_RETURN(Schema schema, ParseColumnList(a.schema));
+  if (!a.primary_key.empty()) {
+    std::vector<std::string> columns;
+    for (std::string_view rest = a.primary_key; !rest.empty();) {
+      size_t comma = std::min(rest.find(','), rest.size());
+      std::string_view c = rest.substr(0, comma);
+      while (!c.empty() && c.front() == ' ') c.remove_prefix(1);
+      while (!c.empty() && c.back() == ' ') c.remove_suffix(1);
+      columns.emplace_back(c);
+      rest.remove_prefix(std::min(comma + 1, rest.size()));
+    }
+    RETURN_IF_ERROR_CTX(SetPrimaryKey(&schema, columns), "--primary-key");
+  }
   ASSIGN_OR_RETURN(auto spec, iceberg::ParsePartitionSpec(a.partition, schema));
   ASSIGN_OR_RETURN(auto order, iceberg::ParseSortOrder(a.sort, schema));
   ASSIGN_OR_RETURN(auto props, ParseProperties(a.properties));
@@ -84,6 +96,11 @@ Status DescribeTable(const TableArgs& a) {
   std::printf("format-version: %d\nuuid:           %s\n", md.format_version, md.table_uuid.c_str());
   std::printf("snapshot:       %s\n",
               md.current_snapshot_id ? std::to_string(*md.current_snapshot_id).c_str() : "(none)");
+  if (!schema->identifier_field_ids.empty()) {
+    std::string key;
+    for (const std::string& c : PrimaryKeyColumns(*schema)) key += (key.empty() ? "" : ", ") + c;
+    std::printf("primary key:    %s\n", key.c_str());
+  }
   TablePrinter cols({"id", "name", "type", "required"});
   for (const Field& f : schema->fields) {
     cols.AddRow({std::to_string(f.id), f.name, ToSqlType(*f.type), f.required ? "yes" : "no"});
@@ -241,6 +258,8 @@ void RegisterCatalogCommands(CLI::App& app, int* exit_code) {
   create->add_option("--partition", a->partition,
                      "Partition spec, e.g. \"day(ts), bucket(16, id)\"");
   create->add_option("--sort", a->sort, "Sort order, e.g. \"id, ts DESC\"");
+  create->add_option("--primary-key", a->primary_key,
+                     "Primary key columns, e.g. \"id\" or \"tenant, id\" (writes upsert)");
   create->add_option(
       "--property", a->properties,
       "KEY=VALUE, repeatable (format-version=3, write.parquet.compression-codec=...)");

@@ -253,6 +253,55 @@ Result<Schema> ParseColumnList(std::string_view sql) {
   return schema;
 }
 
+Status SetPrimaryKey(Schema* schema, const std::vector<std::string>& columns) {
+  if (columns.empty()) return Status::Invalid("a primary key needs at least one column");
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  std::vector<int32_t> ids;
+  for (const std::string& name : columns) {
+    Field* found = nullptr;
+    int matches = 0;
+    for (Field& f : schema->fields) {
+      if (f.name == name) {
+        found = &f;
+        matches = 1;
+        break;
+      }
+      if (lower(f.name) == lower(name)) {
+        found = &f;
+        ++matches;
+      }
+    }
+    if (found == nullptr) return Status::Invalid("primary key column '{}' is not a column", name);
+    if (matches > 1) return Status::Invalid("primary key column '{}' is ambiguous", name);
+    const TypeId t = found->type->id();
+    if (found->type->is_nested() || t == TypeId::kFloat || t == TypeId::kDouble) {
+      return Status::Invalid(
+          "primary key column '{}' is {}: a key column must be a primitive other than FLOAT and "
+          "DOUBLE",
+          found->name, ToSqlType(*found->type));
+    }
+    if (std::find(ids.begin(), ids.end(), found->id) != ids.end()) {
+      return Status::Invalid("primary key column '{}' is named twice", found->name);
+    }
+    found->required = true;
+    ids.push_back(found->id);
+  }
+  schema->identifier_field_ids = std::move(ids);
+  return Status::OK();
+}
+
+std::vector<std::string> PrimaryKeyColumns(const Schema& schema) {
+  std::vector<std::string> out;
+  for (int32_t id : schema.identifier_field_ids) {
+    const Field* f = schema.FindById(id);
+    out.push_back(f != nullptr ? f->name : fmt::format("#{}", id));
+  }
+  return out;
+}
+
 Result<TypePtr> ParseSqlType(std::string_view sql) {
   Parser p(sql);
   ASSIGN_OR_RETURN(TypePtr t, p.Type());

@@ -11,7 +11,9 @@
 // Iceberg assigns them to a new schema (AssignFreshIds).
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "columnar/types.h"
 #include "common/status.h"
@@ -20,6 +22,15 @@ namespace sluice {
 
 // Errors name the offending text and its character position.
 Result<Schema> ParseColumnList(std::string_view sql);
+
+// Makes `columns` the schema's primary key: its identifier fields (Iceberg's
+// identifier-field-ids, in key order), each made NOT NULL. A name matches a
+// top-level column exactly, else ignoring case when only one column does. A
+// key column must be a primitive other than FLOAT/DOUBLE (Iceberg's rule for
+// identifier fields); an unknown or repeated name is an error naming it.
+Status SetPrimaryKey(Schema* schema, const std::vector<std::string>& columns);
+// The names of the schema's identifier fields, in key order.
+std::vector<std::string> PrimaryKeyColumns(const Schema& schema);
 
 // Parses one type name ("DECIMAL(10,2)", "ARRAY<STRING>"); nested field ids are 0.
 Result<TypePtr> ParseSqlType(std::string_view sql);

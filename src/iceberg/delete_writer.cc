@@ -15,7 +15,8 @@ Schema PositionDeleteSchema() {
 Result<std::vector<DataFile>> WritePositionDeletes(
     FileIO& io, const TableMetadata& table,
     const std::map<std::string, std::set<int64_t>>& positions,
-    const std::map<std::string, DataFile>& data_files) {
+    const std::map<std::string, DataFile>& data_files,
+    const std::function<Status(const std::string& path)>& before_create) {
   // Group the data files by (spec, partition): one delete file per group.
   std::map<std::pair<int32_t, PartitionValues>, std::vector<std::string>> groups;
   for (const auto& [path, pos] : positions) {
@@ -34,6 +35,9 @@ Result<std::vector<DataFile>> WritePositionDeletes(
   for (const auto& [key, paths] : groups) {
     std::string path =
         fmt::format("{}/data/{:05d}-{}-deletes.parquet", table.location, out.size(), uuid);
+    if (before_create) {
+      if (Status st = before_create(path); !st.ok()) return cleanup(st);
+    }
     auto file = io.OpenOutput(path);
     if (!file.ok()) return cleanup(file.status());
     auto w = parquet::ParquetWriter::Open(std::move(*file), *schema);

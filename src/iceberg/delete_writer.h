@@ -3,6 +3,7 @@
 // position, one file per partition of the data files they refer to.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -22,10 +23,13 @@ Schema PositionDeleteSchema();
 
 // Writes delete files for `positions` (data file → deleted row positions);
 // `data_files` gives each data file's spec and partition. Files go under
-// <table>/data/. On error, nothing written is left behind.
+// <table>/data/. On error, nothing written is left behind. `before_create`,
+// when set, is called with each file's path before the file is created (a
+// pipeline records it in its journal); its error stops the write.
 Result<std::vector<DataFile>> WritePositionDeletes(
     FileIO& io, const TableMetadata& table,
     const std::map<std::string, std::set<int64_t>>& positions,
-    const std::map<std::string, DataFile>& data_files);
+    const std::map<std::string, DataFile>& data_files,
+    const std::function<Status(const std::string& path)>& before_create = nullptr);
 
 }  // namespace sluice::iceberg

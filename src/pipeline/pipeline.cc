@@ -10,6 +10,7 @@
 #include "common/task_pool.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
+#include "operators/primary_key_index.h"
 #include "operators/sharded_window_aggregate.h"
 #include "operators/watermark.h"
 
@@ -214,6 +215,7 @@ Status Pipeline::Recover() {
   // pipeline's thread polls on.
   pool_ = std::make_unique<TaskPool>(threads > 1 ? threads : 0);
   lanes_.resize(threads);
+  RETURN_IF_ERROR(StartUpserts());
   if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(committed));
   for (Lane& lane : lanes_) {
     ASSIGN_OR_RETURN(lane.decoder, JsonDecoder::Make(options_.source_schema));
@@ -234,10 +236,7 @@ Status Pipeline::StartWriters() {
     o.memory_budget_bytes /= memory_share;
     o.max_open_files = std::max(1, o.max_open_files / memory_share);
     o.open_files_share = writers + 1;
-    o.before_create = [this](const std::string& path) {
-      std::lock_guard<std::mutex> lock(journal_mu_);
-      return journal_->Record(epoch_, next_checkpoint_, path);
-    };
+    o.before_create = [this](const std::string& path) { return RecordStaged(path); };
     return iceberg::DataWriter::Make(io_, t.metadata(), std::move(o));
   };
   for (int i = 0; i < writers; ++i) {
@@ -247,6 +246,11 @@ Status Pipeline::StartWriters() {
   dead_schema_ = std::make_shared<Schema>(*dlq_table_->metadata().current_schema());
   dead_rows_ = Batch::Make(dead_schema_);
   return Status::OK();
+}
+
+Status Pipeline::RecordStaged(const std::string& path) {
+  std::lock_guard<std::mutex> lock(journal_mu_);
+  return journal_->Record(epoch_, next_checkpoint_, path);
 }
 
 void Pipeline::OnRecord(const SourceRecord& r) {
@@ -298,7 +302,14 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
                        &lane.dead);
     }
   }
-  RETURN_IF_ERROR_CTX(lane.writer->Write(b), "writing to {}", options_.target.ToString());
+  if (keys_) {
+    RETURN_IF_ERROR(PrepareUpserts(lane, b));
+    RETURN_IF_ERROR_CTX(lane.writer->Write(b, &lane.placements), "writing to {}",
+                        options_.target.ToString());
+    lane.file_paths = lane.writer->FilePaths();
+  } else {
+    RETURN_IF_ERROR_CTX(lane.writer->Write(b), "writing to {}", options_.target.ToString());
+  }
   lane.written = b.num_rows();
   return Status::OK();
 }
@@ -348,6 +359,7 @@ Status Pipeline::FinishLanes() {
     rows_pending_ += lane.written;
     if (st.ok()) st = WriteDeadLetters(lane.dead);
     if (st.ok() && options_.aggregate) st = FeedAggregate(lane);
+    if (st.ok() && keys_) st = FeedUpserts(lane);
   }
   for (int i = 0; i < lanes_running_; ++i) {
     lanes_[i].rows = Batch{};
@@ -434,8 +446,7 @@ Status Pipeline::Checkpoint() {
     updates.push_back(std::move(u));
   }
   int64_t commit_started = MonoMicros();
-  auto committed =
-      Table::CommitAll(catalog_, updates, options_.commit, [this] { return CheckEpoch(); });
+  auto committed = CommitCheckpoint(updates);
   if (!committed.ok()) {
     stats_.commit_failures.fetch_add(1);
     // The staged files stay in the journal: a restart's recovery commits
@@ -452,6 +463,13 @@ Status Pipeline::Checkpoint() {
     for (const std::string& f : superseded_state) (void)io_.Delete(f);
     state_files_ = std::move(pending_state_files_);
     state_sizes_ = std::move(pending_state_sizes_);
+  }
+  if (keys_) {
+    keys_->CommitPending();
+    indexed_snapshot_ = (*committed)[0];
+    stats_.upsert_deletes += pending_upsert_deletes_;
+    stats_.key_index_keys = static_cast<int64_t>(keys_->size());
+    pending_upsert_deletes_ = 0;
   }
 
   int64_t files_added = 0;
@@ -478,6 +496,37 @@ Status Pipeline::Checkpoint() {
   report.checkpoint_seconds = static_cast<double>(stats_.last_checkpoint_micros) / 1e6;
   if (options_.on_checkpoint) options_.on_checkpoint(report);
   return Status::OK();
+}
+
+Result<std::vector<int64_t>> Pipeline::CommitCheckpoint(
+    std::vector<catalog::TableUpdate>& updates) {
+  auto check = [this] { return CheckEpoch(); };
+  if (!keys_) return Table::CommitAll(catalog_, updates, options_.commit, check);
+  // An upsert plans its deletes on the table's current snapshot, and commits
+  // only onto that snapshot: a commit of another writer in between (new keys,
+  // files rewritten, deletes) makes it plan again on the new one.
+  catalog::SnapshotUpdate& u = updates[0].update;
+  Status last;
+  for (int attempt = 0; attempt < options_.commit.max_attempts; ++attempt) {
+    if (attempt > 0) options_.commit.BackOff(attempt);
+    Status planned = PlanUpsertDeletes(u.add_data, &u);
+    if (planned.ok()) {
+      auto committed = Table::CommitAll(catalog_, updates, options_.commit, [this, check] {
+        RETURN_IF_ERROR(check());
+        if (table_->metadata().current_snapshot_id != indexed_snapshot_) {
+          return Status::Conflict("table {} changed while the upserts were planned",
+                                  options_.target.ToString());
+        }
+        return Status::OK();
+      });
+      if (committed.ok() || committed.status().code() != StatusCode::kConflict) return committed;
+      planned = committed.status();
+    }
+    if (planned.code() != StatusCode::kConflict) return planned;
+    last = planned;
+    DiscardUpsertDeletes(&u);
+  }
+  return last.WithContextF("re-planned the upserts {} times", options_.commit.max_attempts);
 }
 
 Status Pipeline::Run() {

@@ -38,6 +38,7 @@
 
 #include "catalog/table.h"
 #include "columnar/column.h"
+#include "iceberg/data_writer.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/journal.h"
 #include "sources/source.h"
@@ -50,8 +51,8 @@ namespace operators {
 class WatermarkTracker;
 class ShardedWindowAggregate;
 }  // namespace operators
-namespace iceberg {
-class DataWriter;
+namespace operators {
+class PrimaryKeyIndex;
 }
 }  // namespace sluice
 
@@ -129,6 +130,12 @@ struct PipelineStats {
   std::atomic<int64_t> state_groups{0};
   std::atomic<int64_t> state_memory_bytes{0};
   std::atomic<int64_t> state_spills{0};
+  // An upsert pipeline (a primary-key table): rows its commits deleted
+  // (replaced or deleted keys), times its key index was loaded from the
+  // table, and the keys it holds (gauge).
+  std::atomic<int64_t> upsert_deletes{0};
+  std::atomic<int64_t> key_index_loads{0};
+  std::atomic<int64_t> key_index_keys{0};
 };
 
 // The dead-letter table of `table`: <name>__dlq in the same namespace.
@@ -221,11 +228,19 @@ class Pipeline {
     std::vector<int64_t> row_of;     // ...and the row each came from
     Batch dead;                      // dead letters
     int64_t written = 0;             // rows written
+    // Upserts: each written row's key (keys[key_ends[i-1], key_ends[i])),
+    // where the writer put it, and the writer's files.
+    std::string keys;
+    std::vector<uint32_t> key_ends;
+    std::vector<iceberg::RowPlacement> placements;
+    std::vector<std::string> file_paths;
     Status status;
   };
 
   Status Recover();
   Status StartWriters();
+  // Records a file about to be created in the staged-file journal (any lane).
+  Status RecordStaged(const std::string& path);
   // Hands the polled records to the lanes (after finishing the lanes' last
   // batch); with more than one lane they run while the source is polled on.
   Status FlushRows();
@@ -250,6 +265,22 @@ class Pipeline {
   // Writes the state file of the checkpoint being taken and sets its
   // property in `update`; `superseded` gets the files the commit retires.
   Status SaveState(catalog::TableUpdate* update, std::vector<std::string>* superseded);
+  // pipeline_upsert.cc: a primary-key table. StartUpserts loads the key
+  // index; PrepareUpserts (in a lane) takes the written rows' keys;
+  // FeedUpserts records them in source order; PlanUpsertDeletes writes the
+  // deletes of the checkpoint's changes into `u` (the index made current
+  // first), DiscardUpsertDeletes drops them after a lost commit.
+  Status StartUpserts();
+  Status LoadKeyIndex();
+  Status RefreshKeyIndex();
+  bool KeyIndexIsCurrent() const;
+  Status PrepareUpserts(Lane& lane, const Batch& rows);
+  Status FeedUpserts(Lane& lane);
+  Status PlanUpsertDeletes(const std::vector<iceberg::DataFile>& added, catalog::SnapshotUpdate* u);
+  void DiscardUpsertDeletes(catalog::SnapshotUpdate* u);
+  // Commits `updates` (retrying an upsert's plan when another writer changed
+  // the table meanwhile); the snapshot ids.
+  Result<std::vector<int64_t>> CommitCheckpoint(std::vector<catalog::TableUpdate>& updates);
   void DeadLetterRow(std::string_view payload, const std::string& error,
                      const std::string& partition, int64_t offset, int64_t ingested_ms,
                      Batch* dead);
@@ -287,6 +318,12 @@ class Pipeline {
   std::vector<std::string> state_files_;          // of the last committed checkpoint, base first
   std::vector<std::string> pending_state_files_;  // of the checkpoint being taken
   std::vector<int64_t> state_sizes_, pending_state_sizes_;  // their bytes
+  // Upserts into a primary-key table only.
+  std::unique_ptr<operators::PrimaryKeyIndex> keys_;
+  std::vector<int> key_columns_;             // in the table's schema, key order
+  std::optional<int64_t> indexed_snapshot_;  // the snapshot keys_ reflects
+  bool key_index_stale_ = false;             // load it again before the next plan
+  int64_t pending_upsert_deletes_ = 0;       // rows the checkpoint being taken deletes
 };
 
 }  // namespace sluice::pipeline

@@ -90,6 +90,10 @@ Status Runtime::RegisterPipelineMetrics(Running* r, PipelineOptions& o) {
                    One(g.AddGauge("sluice_pipeline_state_spills",
                                   "Times this run's window state spilled from memory to disk.", p),
                        l));
+  ASSIGN_OR_RETURN(r->key_index_keys,
+                   One(g.AddGauge("sluice_pipeline_key_index_keys",
+                                  "Keys in the primary-key index of an upsert pipeline.", p),
+                       l));
   ASSIGN_OR_RETURN(r->commit_seconds,
                    One(g.AddHistogram("sluice_pipeline_commit_duration_seconds",
                                       "Duration of the catalog commit of a checkpoint.",
@@ -146,7 +150,8 @@ void Runtime::OnAppended(const std::string& stream, int64_t records, int64_t byt
 struct Runtime::Snapshot {
   int64_t records_in = 0, bytes_in = 0, records_committed = 0, dead_letters = 0, commits = 0,
           commit_failures = 0, source_lag = 0, newest_committed_ingest_ms = 0, checkpoint = 0,
-          epoch = 0, last_commit_micros = 0, state_groups = 0, state_memory = 0, state_spills = 0;
+          epoch = 0, last_commit_micros = 0, state_groups = 0, state_memory = 0, state_spills = 0,
+          key_index_keys = 0, key_index_loads = 0, upsert_deletes = 0;
 };
 
 Runtime::Snapshot Runtime::Numbers(const Running& r) {
@@ -174,6 +179,9 @@ Runtime::Snapshot Runtime::Numbers(const Running& r) {
   n.state_groups = s.state_groups;
   n.state_memory = s.state_memory_bytes;
   n.state_spills = s.state_spills;
+  n.key_index_keys = s.key_index_keys;
+  n.key_index_loads = s.key_index_loads;
+  n.upsert_deletes = s.upsert_deletes;
   return n;
 }
 
@@ -198,6 +206,7 @@ void Runtime::RefreshMetrics() {
     r->state_groups->Set(static_cast<double>(s.state_groups));
     r->state_memory->Set(static_cast<double>(s.state_memory));
     r->state_spills->Set(static_cast<double>(s.state_spills));
+    r->key_index_keys->Set(static_cast<double>(s.key_index_keys));
     r->epoch->Set(static_cast<double>(s.epoch));
   }
   for (auto& [name, s] : streams_) {
@@ -264,6 +273,11 @@ std::string Runtime::StatusJson() {
                     {"memory_bytes", s.state_memory},
                     {"memory_budget_bytes", r->options.state_memory},
                     {"spills", s.state_spills}};
+    }
+    if (s.key_index_loads > 0) {  // an upsert pipeline (numbers of this run)
+      p["upserts"] = {{"keys", s.key_index_keys},
+                      {"deleted_rows", s.upsert_deletes},
+                      {"index_loads", s.key_index_loads}};
     }
     int64_t newest = s.newest_committed_ingest_ms;
     p["freshness_seconds"] = newest > 0 ? nlohmann::json((now - newest) / 1e3) : nlohmann::json();

@@ -78,7 +78,8 @@ Result<CreateTable> Parser::ParseCreateTable() {
   CreateTable table;
   ASSIGN_OR_RETURN(table.if_not_exists, ParseIfNotExists());
   ASSIGN_OR_RETURN(table.name, ParseQualifiedName("a table name"));
-  ASSIGN_OR_RETURN(table.schema, ParseColumnList());
+  std::vector<Identifier> primary_key;
+  ASSIGN_OR_RETURN(table.schema, ParseColumnList(nullptr, &primary_key));
   if (AcceptKeyword("PARTITIONED")) {
     RETURN_IF_ERROR(ExpectKeyword("BY", "after PARTITIONED"));
     RETURN_IF_ERROR(ExpectSymbol("(", "after PARTITIONED BY"));

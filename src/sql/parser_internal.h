@@ -61,7 +61,12 @@ class Parser {
   Status CheckHeight(const Expr& e) const;
   // '(' name type [NOT NULL] [COMMENT '...'], ... ')'; with `watermark`, one
   // WATERMARK FOR col AS expr entry may appear among the columns.
-  Result<Schema> ParseColumnList(std::optional<Watermark>* watermark = nullptr);
+  // A table's list may declare its PRIMARY KEY (`primary_key` non-null): a
+  // column's `PRIMARY KEY` or a `PRIMARY KEY (a, b) [NOT ENFORCED]` item.
+  Result<Schema> ParseColumnList(std::optional<Watermark>* watermark = nullptr,
+                                 std::vector<Identifier>* primary_key = nullptr);
+  // After PRIMARY KEY: '(' a, b ')' [NOT ENFORCED].
+  Status ParseKeyColumns(std::vector<Identifier>* primary_key);
   // FROM's source: a name or a window table function.
   Status ParseFrom(InsertSelect* insert);
   // A type name as columnar::ParseSqlType reads it; `text` gets it as written.

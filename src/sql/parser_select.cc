@@ -153,11 +153,36 @@ Status Parser::ParseFrom(InsertSelect* insert) {
   return Status::OK();
 }
 
-Result<Schema> Parser::ParseColumnList(std::optional<Watermark>* watermark) {
+Status Parser::ParseKeyColumns(std::vector<Identifier>* primary_key) {
+  RETURN_IF_ERROR(ExpectSymbol("(", "after PRIMARY KEY"));
+  do {
+    ASSIGN_OR_RETURN(Identifier column, ParseIdentifier("a primary key column"));
+    primary_key->push_back(std::move(column));
+  } while (AcceptSymbol(","));
+  RETURN_IF_ERROR(ExpectSymbol(")", "after the primary key's columns"));
+  if (AcceptKeyword("NOT"))
+    RETURN_IF_ERROR(ExpectKeyword("ENFORCED", "after PRIMARY KEY (...) NOT"));
+  return Status::OK();
+}
+
+Result<Schema> Parser::ParseColumnList(std::optional<Watermark>* watermark,
+                                       std::vector<Identifier>* primary_key) {
   RETURN_IF_ERROR(ExpectSymbol("(", "before the column list"));
   Schema schema;
   std::unordered_set<std::string> seen;  // lowercased names
   while (true) {
+    if (Peek().IsKeyword("PRIMARY") && Peek(1).IsKeyword("KEY")) {
+      if (primary_key == nullptr) {
+        return ErrorAt(Peek().pos, "a PRIMARY KEY is declared on a table (CREATE TABLE)");
+      }
+      if (!primary_key->empty()) return ErrorAt(Peek().pos, "a table has one PRIMARY KEY");
+      Next();
+      Next();
+      RETURN_IF_ERROR(ParseKeyColumns(primary_key));
+      if (AcceptSymbol(",")) continue;
+      if (AcceptSymbol(")")) break;
+      return Expected("',' or ')' after the PRIMARY KEY");
+    }
     if (watermark != nullptr && Peek().IsKeyword("WATERMARK") && Peek(1).IsKeyword("FOR")) {
       Watermark wm;
       wm.pos = Peek().pos;
@@ -190,6 +215,16 @@ Result<Schema> Parser::ParseColumnList(std::optional<Watermark>* watermark) {
     } else {
       (void)AcceptKeyword("NULL");
     }
+    if (Peek().IsKeyword("PRIMARY") && Peek(1).IsKeyword("KEY")) {  // id BIGINT PRIMARY KEY
+      if (primary_key == nullptr) {
+        return ErrorAt(Peek().pos, "a PRIMARY KEY is declared on a table (CREATE TABLE)");
+      }
+      if (!primary_key->empty()) return ErrorAt(Peek().pos, "a table has one PRIMARY KEY");
+      Next();
+      Next();
+      if (AcceptKeyword("NOT")) RETURN_IF_ERROR(ExpectKeyword("ENFORCED", "after PRIMARY KEY NOT"));
+      primary_key->push_back(name);
+    }
     if (AcceptKeyword("COMMENT")) {
       if (Peek().kind != TokenKind::kString) return Expected("a 'string' after COMMENT");
       field.doc = Next().text;
@@ -201,6 +236,18 @@ Result<Schema> Parser::ParseColumnList(std::optional<Watermark>* watermark) {
   }
   int32_t next_id = 1;
   AssignFreshIds(&schema.fields, &next_id);
+  if (primary_key != nullptr && !primary_key->empty()) {
+    std::vector<std::string> names;
+    for (const Identifier& c : *primary_key) {
+      // A bare name matches ignoring case; a "quoted" one only exactly.
+      if (c.quoted && schema.FindByName(c.name) == nullptr) {
+        return ErrorAt(c.pos, "primary key column \"{}\" is not a column", c.name);
+      }
+      names.push_back(c.name);
+    }
+    Status st = SetPrimaryKey(&schema, names);
+    if (!st.ok()) return ErrorAt(primary_key->front().pos, "{}", st.message());
+  }
   return schema;
 }
 

@@ -142,6 +142,54 @@ TEST(ParserTest, SourceAndPipelineForms) {
   EXPECT_EQ(insert.source.ToString(), "k.in");
 }
 
+struct ErrorCase {
+  std::string sql;
+  StatusCode code;
+  std::string message;
+};
+
+TEST(ParserTest, PrimaryKeyBecomesTheIdentifierFieldsAndIsNotNull) {
+  // The table constraint (Flink's NOT ENFORCED accepted), over two columns in
+  // key order, matched ignoring case.
+  ASSERT_OK_AND_ASSIGN(Script script,
+                       ParseScript("CREATE TABLE lake.t (tenant STRING, id BIGINT, v DOUBLE, "
+                                   "PRIMARY KEY (ID, Tenant) NOT ENFORCED)"));
+  const auto& t = std::get<CreateTable>(script.statements[0].body);
+  EXPECT_EQ(t.schema.identifier_field_ids, (std::vector<int32_t>{2, 1}));
+  EXPECT_TRUE(t.schema.fields[0].required);
+  EXPECT_TRUE(t.schema.fields[1].required);
+  EXPECT_FALSE(t.schema.fields[2].required);
+  EXPECT_EQ(PrimaryKeyColumns(t.schema), (std::vector<std::string>{"id", "tenant"}));
+  // Inline on a column; Iceberg accepts the schema.
+  ASSERT_OK_AND_ASSIGN(script, ParseScript("CREATE TABLE t (id BIGINT PRIMARY KEY, v STRING)"));
+  const auto& u = std::get<CreateTable>(script.statements[0].body);
+  EXPECT_EQ(u.schema.identifier_field_ids, (std::vector<int32_t>{1}));
+  ASSERT_OK(iceberg::NewTableMetadata(u.schema, iceberg::PartitionSpec{}, iceberg::SortOrder{},
+                                      "/tmp/t", iceberg::NewTableOptions{})
+                .status());
+
+  const std::vector<ErrorCase> cases = {
+      {"create table t (a int, primary key (b))", StatusCode::kInvalidArgument,
+       "line 1, column 37: primary key column 'b' is not a column"},
+      {"create table t (a double, primary key (a))", StatusCode::kInvalidArgument,
+       "line 1, column 40: primary key column 'a' is DOUBLE: a key column must be a primitive "
+       "other than FLOAT and DOUBLE"},
+      {"create table t (a int, primary key (a, A))", StatusCode::kInvalidArgument,
+       "line 1, column 37: primary key column 'a' is named twice"},
+      {"create table t (a int primary key, b int, primary key (b))", StatusCode::kInvalidArgument,
+       "line 1, column 43: a table has one PRIMARY KEY"},
+      {"create table t (\"A\" int, primary key (\"a\"))", StatusCode::kInvalidArgument,
+       "line 1, column 39: primary key column \"a\" is not a column"},
+      {"create source s (a int, primary key (a)) with (connector = 'http') format json",
+       StatusCode::kInvalidArgument,
+       "line 1, column 25: a PRIMARY KEY is declared on a table (CREATE TABLE)"},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.sql);
+    ASSERT_ERROR(ParseScript(c.sql), c.code, c.message);
+  }
+}
+
 TEST(ParserTest, DeepNestingIsAnErrorNotACrash) {
   std::string deep = "create pipeline p as insert into t select ";
   for (int i = 0; i < 100000; ++i) deep += "cast(";
@@ -160,12 +208,6 @@ TEST(ParserTest, SemicolonsAndEmptyScripts) {
   ASSERT_OK_AND_ASSIGN(Script two, ParseScript("create table a (x int);; create table b (y int)"));
   EXPECT_EQ(two.statements.size(), 2u);
 }
-
-struct ErrorCase {
-  std::string sql;
-  StatusCode code;
-  std::string message;
-};
 
 TEST(ParserTest, ErrorsNameLineColumnAndToken) {
   const std::vector<ErrorCase> cases = {

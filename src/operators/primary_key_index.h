@@ -1,0 +1,87 @@
+// PrimaryKeyIndex: where the live row of each key of a primary-key table is,
+// and the changes of the checkpoint being taken (docs/upserts.md).
+//
+// Two layers:
+// - committed: key -> the row's location (data file, position) in the table's
+//   snapshot the index was built from or last committed. A table written by
+//   another engine may hold a key twice; the second row loaded is kept as a
+//   duplicate of the key, so that the key's next change deletes both.
+// - pending: the checkpoint's changes in source order. Upsert(key, at) makes
+//   `at` (a row just written) the key's row; Delete(key) removes the key. A key
+//   changed twice keeps its last change, and the row the first change wrote is
+//   superseded (deleted by the same commit).
+//
+// A commit deletes, for every pending key, its committed row and duplicates
+// (Deletes()), plus the superseded rows; CommitPending() then moves the
+// pending rows into the committed layer. The committed layer may be rebuilt
+// (ClearCommitted + Load) while changes are pending: Deletes() is always
+// computed against the committed layer as it is at that moment.
+//
+// Keys are the key columns' values as operators::AppendValueKey encodes them
+// (AppendKey). Data files are interned: a location holds a 32-bit file id.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "columnar/column.h"
+
+namespace sluice::operators {
+
+struct RowLocation {
+  uint32_t file = 0;  // PrimaryKeyIndex::FilePath(file)
+  int64_t pos = 0;
+  bool operator==(const RowLocation&) const = default;
+};
+
+// Appends the key of row `row` (the columns `key_columns` of `batch`) to
+// `out`; false (and `out` unchanged) when a key column is null.
+bool AppendKey(const Batch& batch, const std::vector<int>& key_columns, int64_t row,
+               std::string* out);
+
+class PrimaryKeyIndex {
+ public:
+  uint32_t InternFile(const std::string& path);
+  const std::string& FilePath(uint32_t file) const { return files_[file]; }
+
+  // ---- committed layer
+  // A live row of the table (building the index from a scan).
+  void Load(std::string_view key, RowLocation at);
+  // Empties the committed layer (before it is loaded again); file ids that
+  // pending changes use stay valid.
+  void ClearCommitted();
+  std::optional<RowLocation> Find(std::string_view key) const;
+  size_t size() const { return committed_.size(); }
+  size_t duplicates() const { return duplicates_.size(); }
+
+  // ---- pending changes
+  void Upsert(std::string_view key, RowLocation at);
+  void Delete(std::string_view key);
+  size_t pending() const { return pending_.size(); }
+  // Every row the pending changes delete: committed rows (and duplicates) of
+  // changed keys, and rows written this checkpoint that a later change of the
+  // same key superseded.
+  std::vector<RowLocation> Deletes() const;
+  void CommitPending();
+  void DiscardPending();
+
+  // Bytes the index holds (approximate: keys, locations and hash nodes).
+  int64_t ApproxBytes() const;
+
+ private:
+  std::vector<std::string> files_;
+  std::unordered_map<std::string, uint32_t> file_ids_;
+  std::unordered_map<std::string, RowLocation> committed_;
+  std::unordered_multimap<std::string, RowLocation> duplicates_;
+  // A pending key's row, or none when its last change deleted it.
+  std::unordered_map<std::string, std::optional<RowLocation>> pending_;
+  std::vector<RowLocation> superseded_;
+  int64_t key_bytes_ = 0;  // heap bytes of committed keys longer than the SSO buffer
+};
+
+}  // namespace sluice::operators

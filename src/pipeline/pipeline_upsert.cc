@@ -1,0 +1,173 @@
+// The upsert path of a pipeline into a primary-key table (docs/upserts.md):
+// the key index, the deletes each checkpoint commits with its rows, and the
+// index's refresh when another writer changed the table.
+#include "catalog/row_delete.h"
+#include "columnar/column_ops.h"
+#include "iceberg/scan.h"
+#include "operators/primary_key_index.h"
+#include "pipeline/pipeline.h"
+
+namespace sluice::pipeline {
+
+Status Pipeline::StartUpserts() {
+  const Schema& schema = *table_->metadata().current_schema();
+  if (schema.identifier_field_ids.empty() || options_.aggregate) return Status::OK();
+  for (int32_t id : schema.identifier_field_ids) {
+    auto it = std::find_if(schema.fields.begin(), schema.fields.end(),
+                           [&](const Field& f) { return f.id == id; });
+    if (it == schema.fields.end()) {
+      return Status::NotImplemented("table {}: primary key field {} is not a top-level column",
+                                    options_.target.ToString(), id);
+    }
+    key_columns_.push_back(static_cast<int>(it - schema.fields.begin()));
+  }
+  keys_ = std::make_unique<operators::PrimaryKeyIndex>();
+  return LoadKeyIndex();
+}
+
+Status Pipeline::LoadKeyIndex() {
+  keys_->ClearCommitted();
+  const iceberg::TableMetadata& md = table_->metadata();
+  indexed_snapshot_ = md.current_snapshot_id;
+  key_index_stale_ = false;
+  if (!md.current_snapshot_id) return Status::OK();
+  iceberg::ScanOptions o;
+  for (int c : key_columns_) o.columns.push_back(md.current_schema()->fields[c].name);
+  o.with_pos = true;
+  auto shared = std::make_shared<const iceberg::TableMetadata>(md);
+  ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, shared, o));
+  std::vector<int> key_columns(key_columns_.size());
+  for (size_t i = 0; i < key_columns.size(); ++i) key_columns[i] = static_cast<int>(i);
+  Batch b;
+  std::string key;
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, scan->Next(&b));
+    if (!more) break;
+    uint32_t file = keys_->InternFile(scan->current_file());
+    const Column* pos = FindColumnById(b, iceberg::kPosFieldId);
+    for (int64_t i = 0; i < b.num_rows(); ++i) {
+      key.clear();
+      if (!operators::AppendKey(b, key_columns, i, &key)) {
+        return Status::Corruption("table {}: a row of {} has a null primary key column",
+                                  options_.target.ToString(), scan->current_file());
+      }
+      keys_->Load(key, {file, pos->Value<int64_t>(i)});
+    }
+  }
+  stats_.key_index_loads += 1;
+  stats_.key_index_keys = static_cast<int64_t>(keys_->size());
+  return Status::OK();
+}
+
+Status Pipeline::RefreshKeyIndex() {
+  RETURN_IF_ERROR(table_->Refresh());
+  if (!KeyIndexIsCurrent()) return LoadKeyIndex();
+  indexed_snapshot_ = table_->metadata().current_snapshot_id;
+  return Status::OK();
+}
+
+bool Pipeline::KeyIndexIsCurrent() const {
+  if (key_index_stale_) return false;
+  // Current when every snapshot since the one it reflects is this pipeline's
+  // own: another writer may have added keys, rewritten the files the index
+  // points into, or rolled the table back.
+  const iceberg::TableMetadata& md = table_->metadata();
+  for (auto id = md.current_snapshot_id; id != indexed_snapshot_;) {
+    const iceberg::Snapshot* s = id ? md.snapshot_by_id(*id) : nullptr;
+    if (s == nullptr) return false;  // the indexed snapshot is not an ancestor
+    auto it = s->summary.find(kSummaryPipeline);
+    if (it == s->summary.end() || it->second != options_.name) return false;
+    id = s->parent_snapshot_id;
+  }
+  return true;
+}
+
+Status Pipeline::FeedUpserts(Lane& lane) {
+  std::vector<uint32_t> file_ids(lane.file_paths.size());
+  for (size_t i = 0; i < file_ids.size(); ++i) file_ids[i] = keys_->InternFile(lane.file_paths[i]);
+  uint32_t begin = 0;
+  for (size_t row = 0; row < lane.key_ends.size(); ++row) {
+    std::string_view key(lane.keys.data() + begin, lane.key_ends[row] - begin);
+    begin = lane.key_ends[row];
+    const iceberg::RowPlacement& at = lane.placements[row];
+    keys_->Upsert(key, {file_ids[at.file], at.pos});
+  }
+  lane.keys.clear();
+  lane.key_ends.clear();
+  return Status::OK();
+}
+
+Status Pipeline::PrepareUpserts(Lane& lane, const Batch& rows) {
+  lane.keys.clear();
+  lane.key_ends.clear();
+  for (int64_t i = 0; i < rows.num_rows(); ++i) {
+    if (!operators::AppendKey(rows, key_columns_, i, &lane.keys)) {
+      // The projection refuses nulls in NOT NULL columns, and key columns are.
+      return Status::Internal(
+          "pipeline {}: a row with a null primary key column reached the writer", options_.name);
+    }
+    lane.key_ends.push_back(static_cast<uint32_t>(lane.keys.size()));
+  }
+  return Status::OK();
+}
+
+Status Pipeline::PlanUpsertDeletes(const std::vector<iceberg::DataFile>& added,
+                                   catalog::SnapshotUpdate* u) {
+  RETURN_IF_ERROR(RefreshKeyIndex());
+  const iceberg::TableMetadata& md = table_->metadata();
+  std::map<std::string, std::set<int64_t>> positions;
+  for (const operators::RowLocation& at : keys_->Deletes()) {
+    positions[keys_->FilePath(at.file)].insert(at.pos);
+  }
+  if (positions.empty()) return Status::OK();
+
+  std::map<std::string, iceberg::DataFile> files;
+  for (const auto& f : added) files[f.file_path] = f;
+  // The table's files among them: planned with the deletes they have.
+  iceberg::ScanOptions o;
+  for (const auto& [path, pos] : positions) {
+    if (!files.count(path)) o.only_files.insert(path);
+  }
+  std::vector<iceberg::FileScanTask> planned;
+  std::map<std::string, const iceberg::FileScanTask*> tasks;
+  if (!o.only_files.empty()) {
+    auto shared = std::make_shared<const iceberg::TableMetadata>(md);
+    ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, shared, o));
+    ASSIGN_OR_RETURN(planned, scan->PlanFiles());
+    for (const auto& t : planned) tasks[t.file.file_path] = &t;
+    for (const std::string& path : o.only_files) {
+      if (!tasks.count(path)) {
+        // Gone although the index looked current: load it again.
+        key_index_stale_ = true;
+        return Status::Conflict("table {}: {} is no longer in the table",
+                                options_.target.ToString(), path);
+      }
+    }
+  }
+  for (const auto& [path, pos] : positions)
+    pending_upsert_deletes_ += static_cast<int64_t>(pos.size());
+  RETURN_IF_ERROR(catalog::StageRowDeletes(
+      io_, md, std::move(positions), tasks, files,
+      [this](const std::string& path) { return RecordStaged(path); }, u));
+  u->operation = "overwrite";
+  u->base_snapshot_id = md.current_snapshot_id;
+  // A DV replaces the file's earlier one: a delete committed meanwhile by
+  // another writer must be merged in, so the commit fails and plans again.
+  u->fail_on_new_deletes = md.format_version >= 3;
+  return Status::OK();
+}
+
+void Pipeline::DiscardUpsertDeletes(catalog::SnapshotUpdate* u) {
+  std::set<std::string> written;
+  for (const auto& d : u->add_deletes) written.insert(d.file_path);
+  for (const auto& p : written) (void)io_.Delete(p);
+  u->add_deletes.clear();
+  u->remove_paths.clear();
+  u->require_paths.clear();
+  u->remove_dvs.clear();
+  u->operation = "append";
+  u->fail_on_new_deletes = false;
+  pending_upsert_deletes_ = 0;
+}
+
+}  // namespace sluice::pipeline
