@@ -321,6 +321,7 @@ class Pipeline {
   // Upserts into a primary-key table only.
   std::unique_ptr<operators::PrimaryKeyIndex> keys_;
   std::vector<int> key_columns_;             // in the table's schema, key order
+  std::vector<std::string> key_names_;       // their names (the index's scan reads them)
   std::optional<int64_t> indexed_snapshot_;  // the snapshot keys_ reflects
   bool key_index_stale_ = false;             // load it again before the next plan
   int64_t pending_upsert_deletes_ = 0;       // rows the checkpoint being taken deletes

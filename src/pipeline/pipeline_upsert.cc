@@ -20,6 +20,7 @@ Status Pipeline::StartUpserts() {
                                     options_.target.ToString(), id);
     }
     key_columns_.push_back(static_cast<int>(it - schema.fields.begin()));
+    key_names_.push_back(it->name);
   }
   keys_ = std::make_unique<operators::PrimaryKeyIndex>();
   return LoadKeyIndex();
@@ -30,9 +31,11 @@ Status Pipeline::LoadKeyIndex() {
   const iceberg::TableMetadata& md = table_->metadata();
   indexed_snapshot_ = md.current_snapshot_id;
   key_index_stale_ = false;
+  stats_.key_index_loads += 1;
+  stats_.key_index_keys = 0;
   if (!md.current_snapshot_id) return Status::OK();
   iceberg::ScanOptions o;
-  for (int c : key_columns_) o.columns.push_back(md.current_schema()->fields[c].name);
+  o.columns = key_names_;
   o.with_pos = true;
   auto shared = std::make_shared<const iceberg::TableMetadata>(md);
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, shared, o));
@@ -54,7 +57,6 @@ Status Pipeline::LoadKeyIndex() {
       keys_->Load(key, {file, pos->Value<int64_t>(i)});
     }
   }
-  stats_.key_index_loads += 1;
   stats_.key_index_keys = static_cast<int64_t>(keys_->size());
   return Status::OK();
 }
