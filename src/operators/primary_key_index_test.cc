@@ -64,9 +64,8 @@ TEST(PrimaryKeyIndexTest, RebuildingTheCommittedLayerKeepsThePendingChanges) {
   // A compaction rewrote gone.parquet: the index is loaded again.
   index.ClearCommitted();
   index.Load("a", {index.InternFile("compacted.parquet"), 5});
-  EXPECT_EQ(Named(index, index.Deletes()),
-            (std::vector<std::pair<std::string, int64_t>>{{"compacted.parquet", 5},
-                                                          {"new.parquet", 0}}));
+  EXPECT_EQ(Named(index, index.Deletes()), (std::vector<std::pair<std::string, int64_t>>{
+                                               {"compacted.parquet", 5}, {"new.parquet", 0}}));
   index.CommitPending();
   ASSERT_TRUE(index.Find("a").has_value());
   EXPECT_EQ(index.FilePath(index.Find("a")->file), "new.parquet");
