@@ -62,6 +62,9 @@ class PrimaryKeyIndex {
   // ---- pending changes
   void Upsert(std::string_view key, RowLocation at);
   void Delete(std::string_view key);
+  // A row written this checkpoint that no key takes (a change skipped as a
+  // replay after its row was written): the commit deletes it.
+  void Discard(RowLocation at) { superseded_.push_back(at); }
   size_t pending() const { return pending_.size(); }
   // Every row the pending changes delete: committed rows (and duplicates) of
   // changed keys, and rows written this checkpoint that a later change of the

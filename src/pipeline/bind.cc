@@ -156,9 +156,8 @@ Status CheckSource(const sql::CreateSource& s) {
     return Status::Invalid("{}: source {} needs WITH (connector = ...): {}, or FROM TABLE",
                            Where(s.name.pos()), name, sources::ConnectorNames());
   }
-  if (s.format != "json") {
-    return Status::NotImplemented("{}: source {}: FORMAT {} (only JSON today)", Where(s.name.pos()),
-                                  name, s.format);
+  if (auto format = sources::ParseChangeFormat(s.format); !format.ok()) {
+    return format.status().WithContextF("{}: source {}", Where(s.name.pos()), name);
   }
   const sources::Connector* c = sources::FindConnector(connector->value);
   if (c == nullptr || c->name == "table") {
@@ -193,6 +192,55 @@ Schema DecodeSchema(const sql::ProjectionPlan& plan) {
     }
   }
   return s;
+}
+
+// A change source's part of BindPipeline (FORMAT UPSERT, DEBEZIUM): the
+// target's key, the plan of the upserted rows and the key plan.
+Status BindChanges(const sql::CreatePipeline& p, const sql::CreateSource& source,
+                   const Schema& target, sql::ProjectionPlan plan, PipelineOptions* o) {
+  ASSIGN_OR_RETURN(o->format, sources::ParseChangeFormat(source.format));
+  const char* format = sources::ChangeFormatName(o->format);
+  if (sql::IsAggregation(p.insert)) {
+    return Status::NotImplemented(
+        "{}: pipeline {}: an aggregation over a change source (FORMAT {}) would have to retract "
+        "updated and deleted rows, which sluice does not do yet",
+        Where(p.name.pos()), o->name, format);
+  }
+  if (target.identifier_field_ids.empty()) {
+    return Status::Invalid(
+        "{}: pipeline {}: FORMAT {} changes rows by key, but table {} has no PRIMARY KEY",
+        Where(p.insert.target.pos()), o->name, format, o->target.ToString());
+  }
+  // The key plan: the plan's columns of the target's key fields, in key
+  // order, over the source's columns made optional (a delete's image may
+  // hold only the key).
+  Schema images = *plan.source_schema;
+  for (Field& f : images.fields) f.required = false;
+  images.identifier_field_ids.clear();
+  auto image_schema = std::make_shared<const Schema>(std::move(images));
+  sql::ProjectionPlan key_plan;
+  key_plan.source_schema = image_schema;
+  auto key_schema = std::make_shared<Schema>();
+  for (int32_t id : target.identifier_field_ids) {
+    for (size_t i = 0; i < target.fields.size(); ++i) {
+      if (target.fields[i].id != id) continue;
+      key_schema->fields.push_back(target.fields[i]);
+      key_plan.columns.push_back(plan.columns[i]);
+    }
+  }
+  if (key_plan.columns.size() != target.identifier_field_ids.size()) {
+    return Status::NotImplemented(
+        "{}: pipeline {}: table {} has a primary key field that is not "
+        "a top-level column",
+        Where(p.insert.target.pos()), o->name, o->target.ToString());
+  }
+  key_plan.target_schema = std::move(key_schema);
+  auto shared_plan = std::make_shared<const sql::ProjectionPlan>(std::move(plan));
+  o->source_schema = std::make_shared<Schema>(DecodeSchema(*shared_plan));
+  o->change_plan = std::move(shared_plan);
+  o->key_plan = std::make_shared<const sql::ProjectionPlan>(std::move(key_plan));
+  o->image_schema = std::move(image_schema);
+  return Status::OK();
 }
 
 // The windowed part of BindPipeline: watermark, lateness, idleness, the plan.
@@ -311,6 +359,14 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
   } else {
     return table.status().WithContextF("{}: target table {}", Where(p.insert.target.pos()),
                                        o.target.ToString());
+  }
+  if (!def.from_table && def.format != "json") {
+    sql::ProjectionPlan plan;
+    if (!sql::IsAggregation(p.insert)) {
+      ASSIGN_OR_RETURN(plan, sql::BindInsert(p.insert, def.schema, *target_schema));
+    }
+    RETURN_IF_ERROR(BindChanges(p, def, *target_schema, std::move(plan), &o));
+    return o;
   }
   if (sql::IsAggregation(p.insert)) {
     RETURN_IF_ERROR(BindAggregation(p, def, *target_schema, &o));

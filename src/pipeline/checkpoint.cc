@@ -49,6 +49,28 @@ Result<SourceOffsets> DecodeOffsets(const std::string& text) {
   return out;
 }
 
+std::string EncodeChangePositions(const ChangePositions& positions) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [partition, position] : positions) j[partition] = position;
+  return j.dump();
+}
+
+Result<ChangePositions> DecodeChangePositions(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::Corruption("{} is not a JSON object: {}", kSummaryChangePositions, text);
+  }
+  ChangePositions out;
+  for (const auto& [partition, position] : j.items()) {
+    if (!position.is_string()) {
+      return Status::Corruption("{}: position of partition {} is {}", kSummaryChangePositions,
+                                partition, position.dump());
+    }
+    out[partition] = position.get<std::string>();
+  }
+  return out;
+}
+
 Result<std::optional<CommittedCheckpoint>> FindCheckpoint(const iceberg::TableMetadata& table,
                                                           const std::string& pipeline) {
   std::vector<const iceberg::Snapshot*> ancestry;
@@ -69,6 +91,9 @@ Result<std::optional<CommittedCheckpoint>> FindCheckpoint(const iceberg::TableMe
       ASSIGN_OR_RETURN(c->checkpoint, ParseInt(checkpoint, kSummaryCheckpoint));
       ASSIGN_OR_RETURN(std::string offsets, get(kSummaryOffsets));
       ASSIGN_OR_RETURN(c->offsets, DecodeOffsets(offsets));
+      if (auto k = s->summary.find(kSummaryChangePositions); k != s->summary.end()) {
+        ASSIGN_OR_RETURN(c->change_positions, DecodeChangePositions(k->second));
+      }
       return Status::OK();
     };
     CommittedCheckpoint c;
@@ -94,6 +119,13 @@ Result<std::optional<CommittedCheckpoint>> FindCheckpoint(const iceberg::TableMe
     return offsets.status().WithContextF("table property {}", CheckpointProperty(pipeline));
   }
   c.offsets = std::move(*offsets);
+  if (j.contains("change_positions")) {
+    auto positions = DecodeChangePositions(j["change_positions"].dump());
+    if (!positions.ok()) {
+      return positions.status().WithContextF("table property {}", CheckpointProperty(pipeline));
+    }
+    c.change_positions = std::move(*positions);
+  }
   return std::optional<CommittedCheckpoint>(std::move(c));
 }
 
@@ -102,11 +134,15 @@ std::string CheckpointProperty(const std::string& pipeline) {
 }
 
 std::string EncodeCheckpointProperty(int64_t epoch, int64_t checkpoint,
-                                     const SourceOffsets& offsets) {
+                                     const SourceOffsets& offsets,
+                                     const ChangePositions& change_positions) {
   nlohmann::json j;
   j["epoch"] = epoch;
   j["checkpoint"] = checkpoint;
   j["offsets"] = nlohmann::json::parse(EncodeOffsets(offsets));
+  if (!change_positions.empty()) {
+    j["change_positions"] = nlohmann::json::parse(EncodeChangePositions(change_positions));
+  }
   return j.dump();
 }
 

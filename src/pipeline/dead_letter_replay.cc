@@ -165,6 +165,12 @@ Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
         "with a bounded run into a new table instead",
         bound.name);
   }
+  if (bound.format != sources::ChangeFormat::kJson) {
+    return Status::NotImplemented(
+        "pipeline {} reads changes (FORMAT {}): a replayed change could undo a later one of its "
+        "key; fix the cause and let the producer send the change again",
+        bound.name, sources::ChangeFormatName(bound.format));
+  }
   // A conflict means nothing was committed: a compaction rewrote a
   // dead-letter file the plan deletes from, or another replay moved some of
   // them first. Planned again, the dead letters still there are replayed

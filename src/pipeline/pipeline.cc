@@ -220,6 +220,7 @@ Status Pipeline::Recover() {
   for (Lane& lane : lanes_) {
     ASSIGN_OR_RETURN(lane.decoder, JsonDecoder::Make(options_.source_schema));
   }
+  RETURN_IF_ERROR(StartChanges(committed));
   last_checkpoint_ms_ = NowMs();
   return StartWriters();
 }
@@ -264,11 +265,17 @@ void Pipeline::OnRecord(const SourceRecord& r) {
     b.last_partition = static_cast<uint32_t>(it - b.partitions.begin());
     if (it == b.partitions.end()) b.partitions.push_back(r.partition);
   }
-  b.records.push_back({b.raw.size(), r.value.size(), {b.last_partition, r.offset, r.timestamp_ms}});
+  b.records.push_back({b.raw.size(),
+                       r.value.size(),
+                       {b.last_partition, r.offset, r.timestamp_ms},
+                       static_cast<uint32_t>(r.key.size()),
+                       r.has_value});
   b.raw.append(r.value);
+  b.raw.append(r.key);
 }
 
 Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
+  if (options_.format != sources::ChangeFormat::kJson) return RunChangeLane(lane, begin, end);
   lane.rows = Batch::Make(options_.source_schema);
   lane.origins.clear();
   lane.dead = Batch::Make(dead_schema_);
@@ -428,14 +435,17 @@ Status Pipeline::Checkpoint() {
       {kSummaryCheckpoint, std::to_string(next_checkpoint_)},
       {kSummaryOffsets, EncodeOffsets({{options_.source_name, positions}})},
   };
+  if (!change_positions_.empty()) {
+    summary[kSummaryChangePositions] = EncodeChangePositions(change_positions_);
+  }
   // The target table always gets the snapshot (it holds the offsets that
   // recovery reads); the dead-letter table only when there are dead letters.
   std::vector<catalog::TableUpdate> updates(1);
   updates[0].table = table_.get();
   updates[0].update.add_data = std::move(files);
   updates[0].update.summary = summary;
-  updates[0].update.set_properties[CheckpointProperty(options_.name)] =
-      EncodeCheckpointProperty(epoch_, next_checkpoint_, {{options_.source_name, positions}});
+  updates[0].update.set_properties[CheckpointProperty(options_.name)] = EncodeCheckpointProperty(
+      epoch_, next_checkpoint_, {{options_.source_name, positions}}, change_positions_);
   std::vector<std::string> superseded_state;
   if (window_) RETURN_IF_ERROR(SaveState(&updates[0], &superseded_state));
   if (!dead_files.empty()) {
@@ -468,8 +478,10 @@ Status Pipeline::Checkpoint() {
     keys_->CommitPending();
     indexed_snapshot_ = (*committed)[0];
     stats_.upsert_deletes += pending_upsert_deletes_;
+    stats_.change_deletes += pending_change_deletes_;
+    stats_.changes_replayed += pending_changes_replayed_;
     stats_.key_index_keys = static_cast<int64_t>(keys_->size());
-    pending_upsert_deletes_ = 0;
+    pending_upsert_deletes_ = pending_change_deletes_ = pending_changes_replayed_ = 0;
   }
 
   int64_t files_added = 0;

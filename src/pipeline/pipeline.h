@@ -41,6 +41,7 @@
 #include "iceberg/data_writer.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/journal.h"
+#include "sources/change_format.h"
 #include "sources/source.h"
 #include "sql/binder.h"
 
@@ -87,6 +88,16 @@ struct PipelineOptions {
   // A windowed aggregation instead (sql::AggregatePlan; `projection` is null):
   // its state is checkpointed with each commit (docs/state.md).
   std::shared_ptr<const sql::AggregatePlan> aggregate;
+  // A change source (FORMAT UPSERT or DEBEZIUM) into a primary-key table
+  // (docs/cdc.md): its records upsert and delete keys. `projection` is null;
+  // `change_plan` projects the upserted rows, and `key_plan` takes a source
+  // row to the target's key columns (in key order, no WHERE): of deletes,
+  // decoded with `image_schema` (the source's columns, all optional), and of
+  // upserted rows the WHERE drops (their keys leave the table).
+  sources::ChangeFormat format = sources::ChangeFormat::kJson;
+  std::shared_ptr<const sql::ProjectionPlan> change_plan;
+  std::shared_ptr<const sql::ProjectionPlan> key_plan;
+  std::shared_ptr<const Schema> image_schema;
   int64_t watermark_delay_us = 0;
   int64_t idle_timeout_ms = 0;           // 0: partitions never count as idle
   bool one_watermark_partition = false;  // the source's partitions are one ordered stream
@@ -136,6 +147,11 @@ struct PipelineStats {
   std::atomic<int64_t> upsert_deletes{0};
   std::atomic<int64_t> key_index_loads{0};
   std::atomic<int64_t> key_index_keys{0};
+  // A change source: deletes it applied (a key removed, maybe one the
+  // table did not hold), and changes skipped as replays (at or below the log
+  // position already applied).
+  std::atomic<int64_t> change_deletes{0};
+  std::atomic<int64_t> changes_replayed{0};
 };
 
 // The dead-letter table of `table`: <name>__dlq in the same namespace.
@@ -204,6 +220,8 @@ class Pipeline {
   struct RawRecord {
     size_t begin, size;
     RowOrigin origin;
+    uint32_t key_size = 0;  // the message key follows the value in raw
+    bool has_value = true;  // false: a tombstone
   };
   // Records polled, as they came.
   struct RawBatch {
@@ -228,12 +246,25 @@ class Pipeline {
     std::vector<int64_t> row_of;     // ...and the row each came from
     Batch dead;                      // dead letters
     int64_t written = 0;             // rows written
-    // Upserts: each written row's key (keys[key_ends[i-1], key_ends[i])),
-    // where the writer put it, and the writer's files.
+    // Upserts: the lane's changes in source order, change i of the key
+    // keys[key_ends[i-1], key_ends[i]); where the writer put each written
+    // row, and the writer's files.
+    struct KeyChange {
+      int64_t row = -1;  // the written row (placements[row]); -1: a delete
+      uint32_t partition = 0;
+      bool snapshot = false;
+      std::string position;  // in the database's log (change sources); "" none
+    };
+    std::vector<KeyChange> changes;
     std::string keys;
     std::vector<uint32_t> key_ends;
     std::vector<iceberg::RowPlacement> placements;
     std::vector<std::string> file_paths;
+    // A change source: the records' parser, the decoder of delete images and
+    // the images decoded.
+    std::unique_ptr<sources::ChangeParser> parser;
+    std::unique_ptr<JsonDecoder> image_decoder;
+    Batch images;
     Status status;
   };
 
@@ -276,6 +307,14 @@ class Pipeline {
   bool KeyIndexIsCurrent() const;
   Status PrepareUpserts(Lane& lane, const Batch& rows);
   Status FeedUpserts(Lane& lane);
+  // pipeline_changes.cc: a change source's lane (decode the changes, project
+  // the upserted rows, take the deleted keys, write) and its start.
+  Status StartChanges(const std::optional<CommittedCheckpoint>& committed);
+  Status RunChangeLane(Lane& lane, size_t begin, size_t end);
+  // The changes' keys (rows of `keys`, columns `key_columns`) into the lane.
+  Status AddKeyChange(Lane& lane, const Batch& keys, const std::vector<int>& key_columns,
+                      int64_t key_row, int64_t written_row, const RowOrigin& origin,
+                      sources::Change&& change);
   Status PlanUpsertDeletes(const std::vector<iceberg::DataFile>& added, catalog::SnapshotUpdate* u);
   void DiscardUpsertDeletes(catalog::SnapshotUpdate* u);
   // Commits `updates` (retrying an upsert's plan when another writer changed
@@ -325,6 +364,10 @@ class Pipeline {
   std::optional<int64_t> indexed_snapshot_;  // the snapshot keys_ reflects
   bool key_index_stale_ = false;             // load it again before the next plan
   int64_t pending_upsert_deletes_ = 0;       // rows the checkpoint being taken deletes
+  int64_t pending_change_deletes_ = 0, pending_changes_replayed_ = 0;
+  // A change source: per partition, the highest log position applied
+  // (committed with each checkpoint).
+  ChangePositions change_positions_;
 };
 
 }  // namespace sluice::pipeline

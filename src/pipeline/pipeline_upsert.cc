@@ -87,19 +87,41 @@ bool Pipeline::KeyIndexIsCurrent() const {
 Status Pipeline::FeedUpserts(Lane& lane) {
   std::vector<uint32_t> file_ids(lane.file_paths.size());
   for (size_t i = 0; i < file_ids.size(); ++i) file_ids[i] = keys_->InternFile(lane.file_paths[i]);
-  uint32_t begin = 0;
-  for (size_t row = 0; row < lane.key_ends.size(); ++row) {
-    std::string_view key(lane.keys.data() + begin, lane.key_ends[row] - begin);
-    begin = lane.key_ends[row];
+  auto location = [&](int64_t row) {
     const iceberg::RowPlacement& at = lane.placements[row];
-    keys_->Upsert(key, {file_ids[at.file], at.pos});
+    return operators::RowLocation{file_ids[at.file], at.pos};
+  };
+  uint32_t begin = 0;
+  for (size_t i = 0; i < lane.changes.size(); ++i) {
+    std::string_view key(lane.keys.data() + begin, lane.key_ends[i] - begin);
+    begin = lane.key_ends[i];
+    Lane::KeyChange& c = lane.changes[i];
+    if (!c.position.empty()) {
+      // A change at or below the log position applied from its partition
+      // was applied before (the producer sent it again): skipped.
+      std::string& applied = change_positions_[flushing_.partitions[c.partition]];
+      if (sources::ChangeReplayed(applied, c.position, c.snapshot)) {
+        ++pending_changes_replayed_;
+        if (c.row >= 0) keys_->Discard(location(c.row));
+        continue;
+      }
+      if (c.position > applied) applied = std::move(c.position);
+    }
+    if (c.row >= 0) {
+      keys_->Upsert(key, location(c.row));
+    } else {
+      keys_->Delete(key);
+      ++pending_change_deletes_;
+    }
   }
+  lane.changes.clear();
   lane.keys.clear();
   lane.key_ends.clear();
   return Status::OK();
 }
 
 Status Pipeline::PrepareUpserts(Lane& lane, const Batch& rows) {
+  lane.changes.clear();
   lane.keys.clear();
   lane.key_ends.clear();
   for (int64_t i = 0; i < rows.num_rows(); ++i) {
@@ -109,6 +131,7 @@ Status Pipeline::PrepareUpserts(Lane& lane, const Batch& rows) {
           "pipeline {}: a row with a null primary key column reached the writer", options_.name);
     }
     lane.key_ends.push_back(static_cast<uint32_t>(lane.keys.size()));
+    lane.changes.push_back({i, 0, false, {}});
   }
   return Status::OK();
 }

@@ -125,6 +125,21 @@ Status PipelineFixture::TryConsume(Pipeline& p) {
   return Status::OK();
 }
 
+void PipelineFixture::CreateKeyedTable(const catalog::TableIdent& table, const std::string& columns,
+                                       const std::vector<std::string>& key, int format_version) {
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList(columns));
+  ASSERT_OK(SetPrimaryKey(&schema, key));
+  ASSERT_OK_AND_ASSIGN(auto spec,
+                       iceberg::ParsePartitionSpec(fmt::format("bucket(4, {})", key[0]), schema));
+  iceberg::NewTableOptions to;
+  to.format_version = format_version;
+  ASSERT_OK_AND_ASSIGN(
+      auto md, iceberg::NewTableMetadata(schema, spec, iceberg::SortOrder{},
+                                         catalog::DefaultTableLocation(warehouse_, table), to));
+  ASSERT_OK(catalog::Table::Create(*catalog_, *io_, table, md).status());
+  ASSERT_OK(EnsureDeadLetterTable(*catalog_, *io_, warehouse_, table));
+}
+
 const iceberg::Snapshot* PipelineFixture::Current() {
   table_ = catalog::Table::Load(*catalog_, *io_, target_).value();
   return table_->metadata().current_snapshot();

@@ -57,6 +57,10 @@ class PipelineFixture : public ::testing::Test {
   std::multiset<int64_t> Ids() { return LeadingIds(Rows(target_)); }
   static std::multiset<int64_t> Range(int64_t from, int64_t to) { return IdRange(from, to); }
   const iceberg::Snapshot* Current();
+  // Creates `table` (`columns` as in CREATE TABLE, primary key `key`,
+  // partitioned by bucket(4, <first key column>)) and its dead-letter table.
+  void CreateKeyedTable(const catalog::TableIdent& table, const std::string& columns,
+                        const std::vector<std::string>& key, int format_version);
 
   std::filesystem::path dir_;
   std::string warehouse_;

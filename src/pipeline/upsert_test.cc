@@ -28,18 +28,8 @@ class UpsertTest : public testing::PipelineFixture,
  protected:
   void SetUp() override {
     PipelineFixture::SetUp();
-    ASSERT_OK_AND_ASSIGN(Schema schema,
-                         ParseColumnList("id BIGINT NOT NULL, user_id BIGINT, kind STRING, ts "
-                                         "TIMESTAMPTZ"));
-    ASSERT_OK(SetPrimaryKey(&schema, {"id"}));
-    ASSERT_OK_AND_ASSIGN(auto spec, iceberg::ParsePartitionSpec("bucket(4, id)", schema));
-    iceberg::NewTableOptions to;
-    to.format_version = GetParam().format_version;
-    ASSERT_OK_AND_ASSIGN(
-        auto md, iceberg::NewTableMetadata(schema, spec, iceberg::SortOrder{},
-                                           catalog::DefaultTableLocation(warehouse_, users_), to));
-    ASSERT_OK(catalog::Table::Create(*catalog_, *io_, users_, md).status());
-    ASSERT_OK(EnsureDeadLetterTable(*catalog_, *io_, warehouse_, users_));
+    CreateKeyedTable(users_, "id BIGINT NOT NULL, user_id BIGINT, kind STRING, ts TIMESTAMPTZ",
+                     {"id"}, GetParam().format_version);
   }
 
   PipelineOptions UserOptions() {

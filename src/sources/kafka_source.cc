@@ -380,9 +380,13 @@ Result<int64_t> KafkaSource::Poll(int64_t max_bytes, int timeout_ms,
     if (ts_type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || ts < 0) ts = WallNowMs();
     SourceRecord record{names_[p], m->offset, ts,
                         std::string_view(static_cast<const char*>(m->payload), m->len)};
+    if (m->key != nullptr) {
+      record.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
+    }
+    record.has_value = m->payload != nullptr;
     sink(record);
     next_[p] = m->offset + 1;
-    bytes += static_cast<int64_t>(m->len);
+    bytes += static_cast<int64_t>(m->len + m->key_len);
     ++delivered;
   }
   if (delivered == 0) RETURN_IF_ERROR(CheckBrokersDown());

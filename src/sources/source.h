@@ -38,8 +38,10 @@ namespace sluice::sources {
 struct SourceRecord {
   const std::string& partition;  // stable partition name: "0", "1", or a file name
   int64_t offset = 0;
-  int64_t timestamp_ms = 0;  // when the record entered the system (log append, Kafka timestamp)
-  std::string_view value;    // the raw payload (one JSON document for FORMAT JSON)
+  int64_t timestamp_ms = 0;   // when the record entered the system (log append, Kafka timestamp)
+  std::string_view value;     // the raw payload (one JSON document for FORMAT JSON)
+  std::string_view key = {};  // the message key (Kafka); empty when the connector has none
+  bool has_value = true;      // false: a record without a value (a Kafka tombstone)
 };
 
 // partition -> next offset

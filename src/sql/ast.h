@@ -184,7 +184,7 @@ struct CreateSource {
   std::optional<Watermark> watermark;
   std::optional<QualifiedName> from_table;  // CREATE SOURCE s FROM TABLE lake.events
   Options options;                          // connector = 'http' | 'kafka', brokers, topic, ...
-  std::string format;                       // lowercased FORMAT name: "json" (empty FROM TABLE)
+  std::string format;  // lowercased FORMAT: "json", "upsert", "debezium" (empty FROM TABLE)
 };
 
 struct CreatePipeline {

@@ -83,12 +83,15 @@ Result<ProjectionPlan> BindInsert(const InsertSelect& insert, const Schema& sour
 // keep their type are moved, not copied (pass the batch with std::move),
 // widened and re-zoned columns are converted. Rows that cannot be projected
 // are left out of the result and described in `rejected`; without
-// `rejected`, the first of them is a kInvalidArgument error.
+// `rejected`, the first of them is a kInvalidArgument error. `kept`, when
+// given, receives for each output row the source row it came from.
 Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source,
-                        std::vector<RejectedRow>* rejected = nullptr);
+                        std::vector<RejectedRow>* rejected = nullptr,
+                        std::vector<int64_t>* kept = nullptr);
 // The same, leaving `source` as it is (its columns are copied, not moved).
 Result<Batch> ApplyPlanKeepingSource(const ProjectionPlan& plan, const Batch& source,
-                                     std::vector<RejectedRow>* rejected);
+                                     std::vector<RejectedRow>* rejected,
+                                     std::vector<int64_t>* kept = nullptr);
 
 // A windowed aggregation: INSERT INTO t SELECT window_start, k, count(*), ...
 // FROM TUMBLE(src, ts, INTERVAL '1' MINUTE) [WHERE ...] GROUP BY window_start,

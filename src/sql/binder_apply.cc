@@ -51,16 +51,16 @@ struct Failures {
 };
 
 Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch& source, bool may_move,
-                            std::vector<RejectedRow>* rejected);
+                            std::vector<RejectedRow>* rejected, std::vector<int64_t>* kept);
 
 }  // namespace
 
 Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source,
-                        std::vector<RejectedRow>* rejected) {
+                        std::vector<RejectedRow>* rejected, std::vector<int64_t>* kept) {
   std::vector<RejectedRow> local;
   std::vector<RejectedRow>* out_rejected = rejected != nullptr ? rejected : &local;
   size_t first_rejected = out_rejected->size();
-  ASSIGN_OR_RETURN(Batch out, ApplyPlanRows(plan, source, true, out_rejected));
+  ASSIGN_OR_RETURN(Batch out, ApplyPlanRows(plan, source, true, out_rejected, kept));
   if (rejected == nullptr && out_rejected->size() > first_rejected) {
     return Status::Invalid("{}", (*out_rejected)[first_rejected].error);
   }
@@ -68,15 +68,16 @@ Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source,
 }
 
 Result<Batch> ApplyPlanKeepingSource(const ProjectionPlan& plan, const Batch& source,
-                                     std::vector<RejectedRow>* rejected) {
+                                     std::vector<RejectedRow>* rejected,
+                                     std::vector<int64_t>* kept) {
   // Nothing of `source` is moved: the const_cast only lets the shared code take it.
-  return ApplyPlanRows(plan, const_cast<Batch&>(source), false, rejected);
+  return ApplyPlanRows(plan, const_cast<Batch&>(source), false, rejected, kept);
 }
 
 namespace {
 
 Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch& source, bool may_move,
-                            std::vector<RejectedRow>* rejected) {
+                            std::vector<RejectedRow>* rejected, std::vector<int64_t>* kept) {
   const Schema& from = *plan.source_schema;
   const Schema& to = *plan.target_schema;
   if (source.columns.size() != from.fields.size()) {
@@ -202,6 +203,12 @@ Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch& source, bool may_
     }
   }
   // 3. Failed rows leave the output.
+  if (kept != nullptr) {
+    kept->clear();
+    for (int64_t r = 0; r < rows; ++r) {
+      if (failures.count == 0 || failures.failed[r] == 0) kept->push_back(origin_of(r));
+    }
+  }
   if (failures.count > 0) {
     std::vector<bool> keep(rows);
     for (int64_t r = 0; r < rows; ++r) keep[r] = failures.failed[r] == 0;

@@ -113,7 +113,9 @@ Result<CreateSource> Parser::ParseCreateSource() {
   }
   Next();
   source.format = Lower(format.text);
-  if (source.format != "json") return NotSupportedAt(format.pos, "FORMAT {}", format.text);
+  if (source.format != "json" && source.format != "upsert" && source.format != "debezium") {
+    return NotSupportedAt(format.pos, "FORMAT {}", format.text);
+  }
   return source;
 }
 

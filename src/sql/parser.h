@@ -3,9 +3,9 @@
 //
 // Statements are separated by ';' (the last one is optional). Every error is
 // kInvalidArgument "line L, column C: expected X, got 'Y'", naming the position
-// and the offending token; valid SQL that sluice does not run yet (WHERE, GROUP
-// BY, joins, functions, FORMAT other than JSON) is kNotImplemented "line L,
-// column C: WHERE is not supported yet". Pure function; thread-safe.
+// and the offending token; valid SQL that sluice does not run yet (joins,
+// FORMAT other than JSON, UPSERT and DEBEZIUM) is kNotImplemented "line L,
+// column C: FORMAT AVRO is not supported yet". Pure function; thread-safe.
 #pragma once
 
 #include <string_view>

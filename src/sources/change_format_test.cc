@@ -1,0 +1,188 @@
+// Change formats, on messages written by hand from Debezium's documented
+// event formats (PostgreSQL, MySQL, SQL Server connectors; the JSON converter
+// with and without schemas) and Kafka's upsert convention.
+#include "sources/change_format.h"
+
+#include <gtest/gtest.h>
+
+#include "common/testing.h"
+
+namespace sluice::sources {
+namespace {
+
+using Kind = Change::Kind;
+
+Change ParseOk(ChangeFormat format, std::optional<std::string_view> value,
+               std::string_view key = "") {
+  ChangeParser p(format);
+  Change c;
+  Status st = p.Parse(value, key, &c);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  // The image stays valid only until the next parse: copy it for the caller.
+  static thread_local std::string image;
+  image.assign(c.image);
+  c.image = image;
+  return c;
+}
+
+Status ParseError(ChangeFormat format, std::optional<std::string_view> value,
+                  std::string_view key = "") {
+  ChangeParser p(format);
+  Change c;
+  return p.Parse(value, key, &c);
+}
+
+constexpr std::string_view kPostgresInsert = R"({
+  "before": null,
+  "after": {"id": 1, "first_name": "Anne", "last_name": "Kretchmar", "email": "annek@noanswer.org"},
+  "source": {"version": "2.5.0.Final", "connector": "postgresql", "name": "PostgreSQL_server",
+             "ts_ms": 1559033904863, "snapshot": "false", "db": "postgres",
+             "sequence": "[\"24023119\",\"24023128\"]", "schema": "public", "table": "customers",
+             "txId": 555, "lsn": 24023128, "xmin": null},
+  "op": "c", "ts_ms": 1559033904863})";
+
+TEST(ChangeFormatTest, DebeziumCreateUpsertsTheAfterImageAtItsLogPosition) {
+  Change c = ParseOk(ChangeFormat::kDebezium, kPostgresInsert);
+  EXPECT_EQ(c.kind, Kind::kUpsert);
+  EXPECT_EQ(
+      c.image,
+      R"({"id": 1, "first_name": "Anne", "last_name": "Kretchmar", "email": "annek@noanswer.org"})");
+  EXPECT_EQ(c.position, "00000000000024023119/00000000000024023128");
+  EXPECT_FALSE(c.snapshot);
+}
+
+TEST(ChangeFormatTest, DebeziumUpdateUpsertsAfterAndDeleteTakesTheKeyOfBefore) {
+  Change u = ParseOk(ChangeFormat::kDebezium, R"({"before": {"id": 1, "first_name": "Anne"},
+    "after": {"id": 1, "first_name": "Anne Marie"},
+    "source": {"connector": "postgresql", "snapshot": "false", "sequence": "[\"24023128\",\"24023200\"]", "lsn": 24023200},
+    "op": "u", "ts_ms": 1465581029523})");
+  EXPECT_EQ(u.kind, Kind::kUpsert);
+  EXPECT_EQ(u.image, R"({"id": 1, "first_name": "Anne Marie"})");
+  // Default REPLICA IDENTITY: before holds the key's columns only.
+  Change d = ParseOk(ChangeFormat::kDebezium, R"({"before": {"id": 1, "first_name": null},
+    "after": null, "source": {"connector": "postgresql", "sequence": "[\"24023200\",\"24023320\"]"},
+    "op": "d", "ts_ms": 1465581902461})");
+  EXPECT_EQ(d.kind, Kind::kDelete);
+  EXPECT_EQ(d.image, R"({"id": 1, "first_name": null})");
+  EXPECT_LT(u.position, d.position);
+}
+
+TEST(ChangeFormatTest, DebeziumWithTheConvertersSchemaWrapperReadsThePayload) {
+  Change c = ParseOk(ChangeFormat::kDebezium, R"({"schema": {"type": "struct", "fields": [
+      {"type": "struct", "fields": [{"type": "int32", "optional": false, "field": "id"}],
+       "optional": true, "name": "dbserver1.inventory.customers.Value", "field": "before"}],
+      "optional": false, "name": "dbserver1.inventory.customers.Envelope"},
+    "payload": {"before": null, "after": {"id": 1004, "email": "annek@noanswer.org"},
+      "source": {"version": "2.5.0.Final", "connector": "mysql", "name": "mysql-server-1",
+                 "ts_ms": 1465491411000, "snapshot": "false", "db": "inventory", "table": "customers",
+                 "server_id": 223344, "gtid": null, "file": "mysql-bin.000003", "pos": 484, "row": 0,
+                 "thread": 7, "query": null},
+      "op": "c", "ts_ms": 1465491411815}})");
+  EXPECT_EQ(c.kind, Kind::kUpsert);
+  EXPECT_EQ(c.image, R"({"id": 1004, "email": "annek@noanswer.org"})");
+  EXPECT_EQ(c.position, "mysql-bin.000003/00000000000000000484/00000000000000000000");
+}
+
+TEST(ChangeFormatTest, DebeziumSnapshotReadsShareAPositionAndAreNotReplays) {
+  constexpr std::string_view kRead = R"({"before": null, "after": {"id": 7},
+    "source": {"connector": "mysql", "snapshot": "true", "file": "mysql-bin.000003", "pos": 154, "row": 0},
+    "op": "r", "ts_ms": 1486500577691})";
+  Change a = ParseOk(ChangeFormat::kDebezium, kRead);
+  EXPECT_TRUE(a.snapshot);
+  EXPECT_FALSE(ChangeReplayed(a.position, a.position, a.snapshot));
+  // A streamed change at a position already applied is a replay...
+  EXPECT_TRUE(ChangeReplayed(a.position, a.position, false));
+  EXPECT_TRUE(ChangeReplayed("mysql-bin.000004/00000000000000000100/00000000000000000000",
+                             a.position, false));
+  // ...and a later one is not, nor is one without a position.
+  EXPECT_FALSE(ChangeReplayed(a.position,
+                              "mysql-bin.000003/00000000000000001000/00000000000000000000", false));
+  EXPECT_FALSE(ChangeReplayed(a.position, "", false));
+  EXPECT_FALSE(ChangeReplayed("", a.position, false));
+}
+
+TEST(ChangeFormatTest, DebeziumSqlServerPositionsOrderByCommitThenChange) {
+  Change a = ParseOk(ChangeFormat::kDebezium, R"({"before": null, "after": {"id": 1},
+    "source": {"connector": "sqlserver", "snapshot": "false", "change_lsn": "00000027:00000758:0003",
+               "commit_lsn": "00000027:00000758:0005", "event_serial_no": 1}, "op": "c", "ts_ms": 1})");
+  Change b = ParseOk(ChangeFormat::kDebezium, R"({"before": null, "after": {"id": 2},
+    "source": {"connector": "sqlserver", "change_lsn": "00000027:00000758:0004",
+               "commit_lsn": "00000027:00000758:0005", "event_serial_no": 1}, "op": "c", "ts_ms": 1})");
+  EXPECT_LT(a.position, b.position);
+}
+
+TEST(ChangeFormatTest, PostgresEventsWithoutASequenceHaveNoPosition) {
+  // Their lsn alone is not in stream order across transactions.
+  Change c = ParseOk(ChangeFormat::kDebezium, R"({"before": null, "after": {"id": 1},
+    "source": {"connector": "postgresql", "lsn": 28581784, "txId": 644, "snapshot": false},
+    "op": "c", "ts_ms": 1601213844598})");
+  EXPECT_EQ(c.kind, Kind::kUpsert);
+  EXPECT_EQ(c.position, "");
+  EXPECT_FALSE(c.snapshot);
+}
+
+TEST(ChangeFormatTest, DebeziumTombstonesChangeNothing) {
+  EXPECT_EQ(ParseOk(ChangeFormat::kDebezium, std::nullopt, R"({"id": 1})").kind, Kind::kNone);
+  EXPECT_EQ(ParseOk(ChangeFormat::kDebezium, "null").kind, Kind::kNone);
+}
+
+TEST(ChangeFormatTest, DebeziumEventsThatAreNotRowChangesAreErrors) {
+  ASSERT_ERROR(ParseError(ChangeFormat::kDebezium, R"({"before": null, "after": null,
+    "source": {}, "op": "t", "ts_ms": 1})"),
+               StatusCode::kInvalidArgument, "op \"t\" is not a row change");
+  ASSERT_ERROR(ParseError(ChangeFormat::kDebezium, R"({"after": {"id": 1}})"),
+               StatusCode::kInvalidArgument, "has no op");
+  ASSERT_ERROR(ParseError(ChangeFormat::kDebezium, R"({"op": "d", "before": null})"),
+               StatusCode::kInvalidArgument, "without a before image");
+  ASSERT_ERROR(ParseError(ChangeFormat::kDebezium, R"({"op": "u", "before": {"id": 1}})"),
+               StatusCode::kInvalidArgument, "without an after image");
+  ASSERT_ERROR(ParseError(ChangeFormat::kDebezium, R"({"op": "c", "after": {"id": 1)"),
+               StatusCode::kInvalidArgument, "the change event");
+  ASSERT_ERROR(ParseError(ChangeFormat::kDebezium, R"([1, 2])"), StatusCode::kInvalidArgument,
+               "not a JSON object");
+  ASSERT_ERROR(ParseError(ChangeFormat::kDebezium, R"({"op": "c", "after": {"id": 1},
+    "source": {"sequence": "[\"12\"]"}})"),
+               StatusCode::kInvalidArgument, "source.sequence has 1 LSNs");
+  ASSERT_ERROR(ParseError(ChangeFormat::kDebezium, R"({"op": "c", "after": {"id": 1},
+    "source": {"file": "mysql-bin.000001", "pos": -3}})"),
+               StatusCode::kInvalidArgument, "source.pos is -3");
+}
+
+TEST(ChangeFormatTest, UpsertRowsReplaceAndTombstonesDeleteTheirKey) {
+  Change row = ParseOk(ChangeFormat::kUpsert, R"({"id": 5, "name": "x"})", R"({"id": 5})");
+  EXPECT_EQ(row.kind, Kind::kUpsert);
+  EXPECT_EQ(row.image, R"({"id": 5, "name": "x"})");
+  EXPECT_EQ(row.position, "");
+  Change tomb = ParseOk(ChangeFormat::kUpsert, std::nullopt, R"({"id": 5})");
+  EXPECT_EQ(tomb.kind, Kind::kDelete);
+  EXPECT_EQ(tomb.image, R"({"id": 5})");
+  // The key in the converter's wrapper, and the null literal as a value.
+  Change wrapped = ParseOk(ChangeFormat::kUpsert, "null",
+                           R"({"schema": {"type": "struct"}, "payload": {"id": 6}})");
+  EXPECT_EQ(wrapped.kind, Kind::kDelete);
+  EXPECT_EQ(wrapped.image, R"({"id": 6})");
+  ASSERT_ERROR(ParseError(ChangeFormat::kUpsert, std::nullopt, ""), StatusCode::kInvalidArgument,
+               "has no key");
+  ASSERT_ERROR(ParseError(ChangeFormat::kUpsert, std::nullopt, "42"), StatusCode::kInvalidArgument,
+               "the record's key is not a JSON object");
+}
+
+TEST(ChangeFormatTest, UpsertRowsMarkedDeletedByDebeziumsFlatteningDeleteTheirKey) {
+  Change d = ParseOk(ChangeFormat::kUpsert, R"({"id": 5, "name": "x", "__deleted": "true"})");
+  EXPECT_EQ(d.kind, Kind::kDelete);
+  EXPECT_EQ(d.image, R"({"id": 5, "name": "x", "__deleted": "true"})");
+  EXPECT_EQ(ParseOk(ChangeFormat::kUpsert, R"({"id": 5, "__deleted": false})").kind, Kind::kUpsert);
+  EXPECT_EQ(ParseOk(ChangeFormat::kUpsert, R"({"id": 5, "__deleted": true})").kind, Kind::kDelete);
+  ASSERT_ERROR(ParseError(ChangeFormat::kUpsert, R"({"id": 5, "__deleted": "yes"})"),
+               StatusCode::kInvalidArgument, "__deleted is \"yes\"");
+}
+
+TEST(ChangeFormatTest, FormatNamesParse) {
+  ASSERT_OK_AND_ASSIGN(ChangeFormat f, ParseChangeFormat("debezium"));
+  EXPECT_EQ(f, ChangeFormat::kDebezium);
+  EXPECT_STREQ(ChangeFormatName(f), "DEBEZIUM");
+  ASSERT_ERROR(ParseChangeFormat("avro"), StatusCode::kInvalidArgument, "JSON, UPSERT, DEBEZIUM");
+}
+
+}  // namespace
+}  // namespace sluice::sources
