@@ -151,7 +151,8 @@ struct Runtime::Snapshot {
   int64_t records_in = 0, bytes_in = 0, records_committed = 0, dead_letters = 0, commits = 0,
           commit_failures = 0, source_lag = 0, newest_committed_ingest_ms = 0, checkpoint = 0,
           epoch = 0, last_commit_micros = 0, state_groups = 0, state_memory = 0, state_spills = 0,
-          key_index_keys = 0, key_index_loads = 0, upsert_deletes = 0;
+          key_index_keys = 0, key_index_loads = 0, upsert_deletes = 0, change_deletes = 0,
+          changes_replayed = 0;
 };
 
 Runtime::Snapshot Runtime::Numbers(const Running& r) {
@@ -182,6 +183,8 @@ Runtime::Snapshot Runtime::Numbers(const Running& r) {
   n.key_index_keys = s.key_index_keys;
   n.key_index_loads = s.key_index_loads;
   n.upsert_deletes = s.upsert_deletes;
+  n.change_deletes = s.change_deletes;
+  n.changes_replayed = s.changes_replayed;
   return n;
 }
 
@@ -278,6 +281,11 @@ std::string Runtime::StatusJson() {
       p["upserts"] = {{"keys", s.key_index_keys},
                       {"deleted_rows", s.upsert_deletes},
                       {"index_loads", s.key_index_loads}};
+      if (r->options.format != sources::ChangeFormat::kJson) {
+        p["upserts"]["format"] = sources::ChangeFormatName(r->options.format);
+        p["upserts"]["key_deletes"] = s.change_deletes;
+        p["upserts"]["replays_skipped"] = s.changes_replayed;
+      }
     }
     int64_t newest = s.newest_committed_ingest_ms;
     p["freshness_seconds"] = newest > 0 ? nlohmann::json((now - newest) / 1e3) : nlohmann::json();

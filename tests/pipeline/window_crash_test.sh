@@ -105,28 +105,7 @@ producer() {
 }
 producer & PRODUCER=$!
 
-kills=0 at_points=0
-while [ "$kills" -lt "$KILLS" ]; do
-  kp=
-  if [ $((kills % 3)) = 2 ]; then
-    kp=${KILL_POINTS[$(( (kills / 3) % ${#KILL_POINTS[@]} ))]}:$((1 + RANDOM % 2))
-  fi
-  start_server "$kp"
-  wait_up "$URL" "$SERVER_PID" || true
-  if [ -n "$kp" ]; then
-    for _ in $(seq 1 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.02; done
-  else
-    sleep "0.$(printf '%03d' $(( 100 + RANDOM % 400 )))"
-  fi
-  if kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -9 "$SERVER_PID" 2>/dev/null || true
-  else
-    at_points=$((at_points + 1))
-  fi
-  { wait "$SERVER_PID"; } 2>/dev/null || true
-  SERVER_PID=
-  kills=$((kills + 1))
-done
+kill_loop "$KILLS"
 
 start_server
 wait_up "$URL" "$SERVER_PID" || { tail -20 "$W/server.log"; echo "FAILED: no start after the crashes"; exit 1; }

@@ -44,3 +44,34 @@ start_kafka_mock() {
   BOOTSTRAP=$(head -n1 "$dir/bootstrap")
   [ -n "$BOOTSTRAP" ] || { cat "$dir/mock.log"; echo "FAILED: the Kafka mock did not start"; exit 1; }
 }
+
+# kill_loop KILLS: starts and SIGKILLs the server KILLS times, with the
+# caller's start_server [KILL_POINT], URL, SERVER_PID and KILL_POINTS. Every
+# third run is armed at a named kill point (its 1st or 2nd pass) and given
+# 2 s to die there; the others live 100..500 ms. Sets kills and at_points
+# (runs that ended at their kill point).
+kill_loop() {
+  local n=$1 kp
+  kills=0 at_points=0
+  while [ "$kills" -lt "$n" ]; do
+    kp=
+    if [ $((kills % 3)) = 2 ]; then
+      kp=${KILL_POINTS[$(( (kills / 3) % ${#KILL_POINTS[@]} ))]}:$((1 + RANDOM % 2))
+    fi
+    start_server "$kp"
+    wait_up "$URL" "$SERVER_PID" || true
+    if [ -n "$kp" ]; then
+      for _ in $(seq 1 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.02; done
+    else
+      sleep "0.$(printf '%03d' $(( 100 + RANDOM % 400 )))"
+    fi
+    if kill -0 "$SERVER_PID" 2>/dev/null; then
+      kill -9 "$SERVER_PID" 2>/dev/null || true
+    else
+      at_points=$((at_points + 1))
+    fi
+    { wait "$SERVER_PID"; } 2>/dev/null || true
+    SERVER_PID=
+    kills=$((kills + 1))
+  done
+}
