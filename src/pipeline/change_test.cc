@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <fstream>
 #include <map>
 #include <random>
 
@@ -14,6 +15,7 @@
 #include "iceberg/table_builder.h"
 #include "pipeline/bind.h"
 #include "pipeline/test_util.h"
+#include "sources/file_source.h"
 #include "sql/parser.h"
 
 namespace sluice::pipeline {
@@ -265,6 +267,46 @@ TEST_P(ChangeTest, AnUpsertStreamDeletesKeysByTombstonesAndDeletedMarkers) {
     ASSERT_EQ(Rows(mirror_), want);
   }
   EXPECT_EQ(Rows(DeadLetterTable(mirror_)).size(), 6u);
+}
+
+TEST_P(ChangeTest, AFolderOfDebeziumFilesIsMirroredInFileOrder) {
+  // Two files of a MySQL table's change events (the second written later).
+  std::filesystem::path in = dir_ / "changes";
+  std::filesystem::create_directories(in);
+  auto source = [](int pos, const char* snapshot) {
+    return fmt::format(R"({{"connector": "mysql", "snapshot": "{}", "file": "mysql-bin.000003", )"
+                       R"("pos": {}, "row": 0}})",
+                       snapshot, pos);
+  };
+  std::ofstream(in / "part-0001.jsonl")
+      << R"({"before": null, "after": {"id": 1, "name": "ann", "balance": 10, "region": "us"}, "source": )"
+      << source(100, "true") << R"(, "op": "r", "ts_ms": 1})"
+      << "\n"
+      << R"({"before": null, "after": {"id": 2, "name": "bob", "balance": 20, "region": "us"}, "source": )"
+      << source(100, "last") << R"(, "op": "r", "ts_ms": 1})"
+      << "\n"
+      << R"({"schema": {"type": "struct"}, "payload": {"before": {"id": 1, "name": "ann", "balance": 10, "region": "us"}, )"
+      << R"("after": {"id": 1, "name": "ann", "balance": 15, "region": "us"}, "source": )"
+      << source(200, "false") << R"(, "op": "u", "ts_ms": 2}})"
+      << "\n";
+  std::ofstream(in / "part-0002.jsonl")
+      << R"({"before": {"id": 2, "name": null, "balance": null, "region": null}, "after": null, "source": )"
+      << source(300, "false") << R"(, "op": "d", "ts_ms": 3})"
+      << "\n"
+      << "null\n"
+      << R"({"before": null, "after": {"id": 3, "name": "cy", "balance": 30, "region": "apac"}, "source": )"
+      << source(400, "false") << R"(, "op": "c", "ts_ms": 4})"
+      << "\n";
+  ASSERT_OK_AND_ASSIGN(PipelineOptions options, Bind(kDebeziumScript));
+  sources::FileSourceOptions fo;
+  fo.dir = in.string();
+  ASSERT_OK_AND_ASSIGN(auto files, sources::FileSource::Open(fo));
+  ASSERT_OK_AND_ASSIGN(auto p, Pipeline::Open(*catalog_, *io_, options, std::move(files)));
+  for (int i = 0; i < 20 && !p->source().Exhausted(); ++i) ASSERT_OK(p->Step(0).status());
+  ASSERT_OK(p->Checkpoint());
+  EXPECT_EQ(Rows(mirror_), (std::vector<std::string>{R"({"id":1,"name":"ann","balance":15})",
+                                                     R"({"id":3,"name":"cy","balance":30})"}));
+  EXPECT_EQ(p->stats().change_deletes.load(), 1);
 }
 
 TEST_P(ChangeTest, ChangeSourcesNeedAPrimaryKeyAndRefuseAggregates) {

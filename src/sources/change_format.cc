@@ -119,6 +119,10 @@ Status ReadFields(od::parser& parser, std::string_view json, const char* what, F
       f->deleted = raw;
     }
   }
+  // current_location() fails only once the whole input has been consumed.
+  if (!doc.current_location().error()) {
+    return Status::Invalid("{}: trailing content after the object", what);
+  }
   return Status::OK();
 }
 

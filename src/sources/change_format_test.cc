@@ -140,6 +140,8 @@ TEST(ChangeFormatTest, DebeziumEventsThatAreNotRowChangesAreErrors) {
                StatusCode::kInvalidArgument, "the change event");
   ASSERT_ERROR(ParseError(ChangeFormat::kDebezium, R"([1, 2])"), StatusCode::kInvalidArgument,
                "not a JSON object");
+  ASSERT_ERROR(ParseError(ChangeFormat::kUpsert, R"({"id": 1} {"id": 2})"),
+               StatusCode::kInvalidArgument, "trailing content after the object");
   ASSERT_ERROR(ParseError(ChangeFormat::kDebezium, R"({"op": "c", "after": {"id": 1},
     "source": {"sequence": "[\"12\"]"}})"),
                StatusCode::kInvalidArgument, "source.sequence has 1 LSNs");
