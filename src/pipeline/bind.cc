@@ -235,6 +235,9 @@ Status BindChanges(const sql::CreatePipeline& p, const sql::CreateSource& source
         Where(p.insert.target.pos()), o->name, o->target.ToString());
   }
   key_plan.target_schema = std::move(key_schema);
+  // The files of a folder are one stream (their changes' positions compare
+  // across files).
+  o->one_watermark_partition = sources::FindConnector(ConnectorOf(source))->ordered;
   auto shared_plan = std::make_shared<const sql::ProjectionPlan>(std::move(plan));
   o->source_schema = std::make_shared<Schema>(DecodeSchema(*shared_plan));
   o->change_plan = std::move(shared_plan);

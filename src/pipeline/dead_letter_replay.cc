@@ -168,7 +168,7 @@ Result<ReplayResult> ReplayDeadLetters(catalog::Catalog& catalog, FileIO& io,
   if (bound.format != sources::ChangeFormat::kJson) {
     return Status::NotImplemented(
         "pipeline {} reads changes (FORMAT {}): a replayed change could undo a later one of its "
-        "key; fix the cause and let the producer send the change again",
+        "key; fix the cause and read the rows again from the database (docs/cdc.md)",
         bound.name, sources::ChangeFormatName(bound.format));
   }
   // A conflict means nothing was committed: a compaction rewrote a

@@ -265,13 +265,15 @@ void Pipeline::OnRecord(const SourceRecord& r) {
     b.last_partition = static_cast<uint32_t>(it - b.partitions.begin());
     if (it == b.partitions.end()) b.partitions.push_back(r.partition);
   }
+  // Message keys matter to change formats only.
+  std::string_view key = options_.format == sources::ChangeFormat::kJson ? "" : r.key;
   b.records.push_back({b.raw.size(),
                        r.value.size(),
                        {b.last_partition, r.offset, r.timestamp_ms},
-                       static_cast<uint32_t>(r.key.size()),
+                       static_cast<uint32_t>(key.size()),
                        r.has_value});
   b.raw.append(r.value);
-  b.raw.append(r.key);
+  b.raw.append(key);
 }
 
 Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {

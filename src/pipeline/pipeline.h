@@ -99,8 +99,10 @@ struct PipelineOptions {
   std::shared_ptr<const sql::ProjectionPlan> key_plan;
   std::shared_ptr<const Schema> image_schema;
   int64_t watermark_delay_us = 0;
-  int64_t idle_timeout_ms = 0;           // 0: partitions never count as idle
-  bool one_watermark_partition = false;  // the source's partitions are one ordered stream
+  int64_t idle_timeout_ms = 0;  // 0: partitions never count as idle
+  // The source's partitions are one ordered stream (the files of a folder):
+  // one watermark, and (change sources) one applied log position.
+  bool one_watermark_partition = false;
   int64_t commit_interval_ms = 1000;
   // Local state (the staged-file journal) lives here.
   std::string state_dir;
@@ -252,7 +254,6 @@ class Pipeline {
     struct KeyChange {
       int64_t row = -1;  // the written row (placements[row]); -1: a delete
       uint32_t partition = 0;
-      bool snapshot = false;
       std::string position;  // in the database's log (change sources); "" none
     };
     std::vector<KeyChange> changes;

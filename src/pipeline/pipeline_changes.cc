@@ -34,8 +34,7 @@ Status Pipeline::AddKeyChange(Lane& lane, const Batch& keys, const std::vector<i
     return Status::Internal("pipeline {}: a change with a null primary key column", options_.name);
   }
   lane.key_ends.push_back(static_cast<uint32_t>(lane.keys.size()));
-  lane.changes.push_back(
-      {written_row, origin.partition, change.snapshot, std::move(change.position)});
+  lane.changes.push_back({written_row, origin.partition, std::move(change.position)});
   return Status::OK();
 }
 

@@ -9,6 +9,11 @@
 
 namespace sluice::pipeline {
 
+namespace {
+// The key of change positions when a source's partitions are one stream.
+constexpr char kOneStream[] = "*";
+}  // namespace
+
 Status Pipeline::StartUpserts() {
   const Schema& schema = *table_->metadata().current_schema();
   if (schema.identifier_field_ids.empty() || options_.aggregate) return Status::OK();
@@ -97,15 +102,18 @@ Status Pipeline::FeedUpserts(Lane& lane) {
     begin = lane.key_ends[i];
     Lane::KeyChange& c = lane.changes[i];
     if (!c.position.empty()) {
-      // A change at or below the log position applied from its partition
-      // was applied before (the producer sent it again): skipped.
-      std::string& applied = change_positions_[flushing_.partitions[c.partition]];
-      if (sources::ChangeReplayed(applied, c.position, c.snapshot)) {
+      // A change below the log position applied from its partition was
+      // applied before (the producer sent it again): skipped. The partitions
+      // of an ordered connector (the files of a folder) are one stream.
+      std::string& applied =
+          change_positions_[options_.one_watermark_partition ? std::string(kOneStream)
+                                                             : flushing_.partitions[c.partition]];
+      if (sources::ChangeReplayed(applied, c.position)) {
         ++pending_changes_replayed_;
         if (c.row >= 0) keys_->Discard(location(c.row));
         continue;
       }
-      if (c.position > applied) applied = std::move(c.position);
+      sources::AdvanceChangePosition(c.position, &applied);
     }
     if (c.row >= 0) {
       keys_->Upsert(key, location(c.row));
@@ -131,7 +139,7 @@ Status Pipeline::PrepareUpserts(Lane& lane, const Batch& rows) {
           "pipeline {}: a row with a null primary key column reached the writer", options_.name);
     }
     lane.key_ends.push_back(static_cast<uint32_t>(lane.keys.size()));
-    lane.changes.push_back({i, 0, false, {}});
+    lane.changes.push_back({i, 0, {}});
   }
   return Status::OK();
 }

@@ -27,10 +27,12 @@ const char* ChangeFormatName(ChangeFormat format) {
   return "?";
 }
 
-bool ChangeReplayed(const std::string& applied, const std::string& position, bool snapshot) {
-  if (applied.empty() || position.empty()) return false;
-  int c = position.compare(applied);
-  return c < 0 || (c == 0 && !snapshot);
+bool ChangeReplayed(const std::string& applied, const std::string& position) {
+  return !applied.empty() && !position.empty() && position < applied;
+}
+
+void AdvanceChangePosition(const std::string& position, std::string* applied) {
+  if (position > *applied) *applied = position;
 }
 
 namespace {
@@ -192,8 +194,10 @@ struct ChangeParser::Impl {
 
   // `json` (in a padded buffer) or, when it is a {"schema", "payload"}
   // wrapper, its payload; `f` gets the fields of what is returned.
+  // A wrapper whose payload is null gives "null".
   Result<std::string_view> Unwrap(std::string_view json, const char* what, Fields* f) {
     RETURN_IF_ERROR(ReadFields(parser, json, what, f));
+    if (f->count == 2 && !f->schema.empty() && f->payload == "null") return f->payload;
     if (f->count == 2 && !f->schema.empty() && IsObject(f->payload)) {
       std::string_view payload = f->payload;
       RETURN_IF_ERROR(ReadFields(parser, payload, what, f));
@@ -208,7 +212,9 @@ struct ChangeParser::Impl {
       return Status::Invalid("a record without a value deletes its key, but it has no key");
     }
     Fields f;
-    return Unwrap(Pad(raw_key, &key), "the record's key", &f);
+    ASSIGN_OR_RETURN(std::string_view image, Unwrap(Pad(raw_key, &key), "the record's key", &f));
+    if (image == "null") return Status::Invalid("the record's key is null");
+    return image;
   }
 
   // Reads source.* into the change's position and snapshot flag.
@@ -286,7 +292,9 @@ struct ChangeParser::Impl {
   Status Debezium(std::optional<std::string_view> value, Change* out) {
     if (!value || Trim(*value) == "null" || Trim(*value).empty()) return Status::OK();  // tombstone
     Fields f;
-    RETURN_IF_ERROR(Unwrap(Pad(*value, &this->value), "the change event", &f).status());
+    ASSIGN_OR_RETURN(std::string_view event,
+                     Unwrap(Pad(*value, &this->value), "the change event", &f));
+    if (event == "null") return Status::OK();  // a tombstone in the wrapper
     // Views into this->value: later parses of its parts keep them valid.
     Fields e = f;
     if (e.op.empty()) return Status::Invalid("the change event has no op");
@@ -323,6 +331,11 @@ struct ChangeParser::Impl {
     }
     Fields f;
     ASSIGN_OR_RETURN(std::string_view row, Unwrap(Pad(*value, &this->value), "the record", &f));
+    if (row == "null") {  // the wrapper's null payload: a tombstone
+      ASSIGN_OR_RETURN(out->image, KeyImage(raw_key));
+      out->kind = Change::Kind::kDelete;
+      return Status::OK();
+    }
     bool deleted = f.deleted == "true" || f.deleted == "\"true\"";
     if (!deleted && !f.deleted.empty() && f.deleted != "false" && f.deleted != "\"false\"" &&
         f.deleted != "null") {

@@ -7,13 +7,14 @@
 //   UPSERT    every record is the current row of its key; a delete is
 //             - a record without a value (a Kafka tombstone) whose message key
 //               holds the key columns as a JSON object, or the JSON literal
-//               null with such a key, or
+//               null (bare or as the wrapper's payload) with such a key, or
 //             - a row with "__deleted": true (or "true"): what Debezium's
 //               ExtractNewRecordState transform writes with
 //               delete.handling.mode=rewrite.
 //   DEBEZIUM  Debezium's change event envelope: {"before", "after", "source",
 //             "op", "ts_ms"}, bare or inside the JSON converter's
-//             {"schema": ..., "payload": ...} wrapper. op c (create), r
+//             {"schema": ..., "payload": ...} wrapper (a null payload is a
+//             tombstone). op c (create), r
 //             (snapshot read) and u (update) upsert `after`; d deletes the key
 //             of `before`. Tombstones (no value, or null) change nothing.
 //             Other ops (t truncate, m message) are errors: the record is a
@@ -29,6 +30,9 @@
 // Other connectors, and PostgreSQL events without `sequence` (their lsn alone
 // is not in stream order across transactions), have no position: they are
 // never treated as replays. ChangeReplayed() decides with these positions.
+// Positions that go backwards (a MySQL binlog reset: RESET MASTER, a new
+// server without GTID continuity) look like replays: docs/cdc.md says what to
+// do then.
 //
 // Errors are kInvalidArgument naming what is wrong ("op 'd' without a
 // before image"); the caller makes the record a dead letter.
@@ -60,7 +64,7 @@ struct Change {
   // the parser's next Parse.
   std::string_view image;
   std::string position;   // empty: the format or connector gives none
-  bool snapshot = false;  // a snapshot read (op r, or source.snapshot set)
+  bool snapshot = false;  // a snapshot read (op r, or source.snapshot set): for errors and stats
 };
 
 class ChangeParser {
@@ -81,10 +85,13 @@ class ChangeParser {
   std::unique_ptr<Impl> impl_;
 };
 
-// Whether a change at `position` (not empty) repeats one already applied,
-// given the highest position applied so far from its source partition
-// (`applied`, empty for none): it is below it, or equal to it and not a
-// snapshot read (a snapshot's reads share one position).
-bool ChangeReplayed(const std::string& applied, const std::string& position, bool snapshot);
+// Whether a change at `position` repeats one already applied, given the
+// highest position applied so far from its source partition (`applied`):
+// it is strictly below it. A change at exactly that position is applied (a
+// key update is a delete and a create at one position; snapshot reads share
+// one). Changes without a position, or before any, are never replays.
+bool ChangeReplayed(const std::string& applied, const std::string& position);
+// The highest position applied after `position`.
+void AdvanceChangePosition(const std::string& position, std::string* applied);
 
 }  // namespace sluice::sources

@@ -3,6 +3,7 @@
 // with and without schemas) and Kafka's upsert convention.
 #include "sources/change_format.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "common/testing.h"
@@ -83,32 +84,50 @@ TEST(ChangeFormatTest, DebeziumWithTheConvertersSchemaWrapperReadsThePayload) {
   EXPECT_EQ(c.position, "mysql-bin.000003/00000000000000000484/00000000000000000000");
 }
 
-TEST(ChangeFormatTest, DebeziumSnapshotReadsShareAPositionAndAreNotReplays) {
+TEST(ChangeFormatTest, ChangesBelowTheAppliedPositionAreReplays) {
   constexpr std::string_view kRead = R"({"before": null, "after": {"id": 7},
     "source": {"connector": "mysql", "snapshot": "true", "file": "mysql-bin.000003", "pos": 154, "row": 0},
     "op": "r", "ts_ms": 1486500577691})";
-  Change a = ParseOk(ChangeFormat::kDebezium, kRead);
-  EXPECT_TRUE(a.snapshot);
-  EXPECT_FALSE(ChangeReplayed(a.position, a.position, a.snapshot));
-  // A streamed change at a position already applied is a replay...
-  EXPECT_TRUE(ChangeReplayed(a.position, a.position, false));
-  EXPECT_TRUE(ChangeReplayed("mysql-bin.000004/00000000000000000100/00000000000000000000",
-                             a.position, false));
-  // ...and a later one is not, nor is one without a position.
-  EXPECT_FALSE(ChangeReplayed(a.position,
-                              "mysql-bin.000003/00000000000000001000/00000000000000000000", false));
-  EXPECT_FALSE(ChangeReplayed(a.position, "", false));
-  EXPECT_FALSE(ChangeReplayed("", a.position, false));
+  Change read = ParseOk(ChangeFormat::kDebezium, kRead);
+  EXPECT_TRUE(read.snapshot);
+  const std::string later = "mysql-bin.000004/00000000000000000100/00000000000000000000";
+  // Below the position applied: a replay (a snapshot read included: sent
+  // again after rows changed, it would bring old values back)...
+  EXPECT_TRUE(ChangeReplayed(later, read.position));
+  // ...at exactly it, not (a key update is a delete and a create at one
+  // position; a snapshot's reads share one), nor later, nor without one.
+  EXPECT_FALSE(ChangeReplayed(read.position, read.position));
+  EXPECT_FALSE(ChangeReplayed(read.position, later));
+  EXPECT_FALSE(ChangeReplayed(read.position, ""));
+  EXPECT_FALSE(ChangeReplayed("", read.position));
+  std::string applied;
+  AdvanceChangePosition(read.position, &applied);
+  EXPECT_EQ(applied, read.position);
+  AdvanceChangePosition(later, &applied);
+  EXPECT_EQ(applied, later);
+  AdvanceChangePosition(read.position, &applied);  // never backwards
+  EXPECT_EQ(applied, later);
+  AdvanceChangePosition("", &applied);
+  EXPECT_EQ(applied, later);
 }
 
 TEST(ChangeFormatTest, DebeziumSqlServerPositionsOrderByCommitThenChange) {
-  Change a = ParseOk(ChangeFormat::kDebezium, R"({"before": null, "after": {"id": 1},
-    "source": {"connector": "sqlserver", "snapshot": "false", "change_lsn": "00000027:00000758:0003",
-               "commit_lsn": "00000027:00000758:0005", "event_serial_no": 1}, "op": "c", "ts_ms": 1})");
-  Change b = ParseOk(ChangeFormat::kDebezium, R"({"before": null, "after": {"id": 2},
-    "source": {"connector": "sqlserver", "change_lsn": "00000027:00000758:0004",
-               "commit_lsn": "00000027:00000758:0005", "event_serial_no": 1}, "op": "c", "ts_ms": 1})");
-  EXPECT_LT(a.position, b.position);
+  auto event = [](const char* commit, const char* change, int serial) {
+    return ParseOk(ChangeFormat::kDebezium,
+                   fmt::format(R"({{"before": null, "after": {{"id": 1}}, "source": {{
+                     "connector": "sqlserver", "snapshot": "false", "change_lsn": "{}",
+                     "commit_lsn": "{}", "event_serial_no": {}}}, "op": "c", "ts_ms": 1}})",
+                               change, commit, serial))
+        .position;
+  };
+  // Within a commit, by change; across commits, by commit (a transaction
+  // that began first but committed later has the lower change_lsn).
+  EXPECT_LT(event("00000027:00000758:0005", "00000027:00000758:0003", 1),
+            event("00000027:00000758:0005", "00000027:00000758:0004", 1));
+  EXPECT_LT(event("00000027:00000758:0005", "00000027:00000758:0004", 1),
+            event("00000027:00000900:0002", "00000027:00000700:0001", 1));
+  EXPECT_LT(event("00000027:00000758:0005", "00000027:00000758:0004", 1),
+            event("00000027:00000758:0005", "00000027:00000758:0004", 2));
 }
 
 TEST(ChangeFormatTest, PostgresEventsWithoutASequenceHaveNoPosition) {
@@ -124,6 +143,9 @@ TEST(ChangeFormatTest, PostgresEventsWithoutASequenceHaveNoPosition) {
 TEST(ChangeFormatTest, DebeziumTombstonesChangeNothing) {
   EXPECT_EQ(ParseOk(ChangeFormat::kDebezium, std::nullopt, R"({"id": 1})").kind, Kind::kNone);
   EXPECT_EQ(ParseOk(ChangeFormat::kDebezium, "null").kind, Kind::kNone);
+  EXPECT_EQ(
+      ParseOk(ChangeFormat::kDebezium, R"({"schema": {"type": "struct"}, "payload": null})").kind,
+      Kind::kNone);
 }
 
 TEST(ChangeFormatTest, DebeziumEventsThatAreNotRowChangesAreErrors) {
@@ -163,8 +185,16 @@ TEST(ChangeFormatTest, UpsertRowsReplaceAndTombstonesDeleteTheirKey) {
                            R"({"schema": {"type": "struct"}, "payload": {"id": 6}})");
   EXPECT_EQ(wrapped.kind, Kind::kDelete);
   EXPECT_EQ(wrapped.image, R"({"id": 6})");
+  // The converter's wrapper with a null payload is a tombstone too.
+  Change wrapped_null = ParseOk(
+      ChangeFormat::kUpsert, R"({"schema": {"type": "struct"}, "payload": null})", R"({"id": 7})");
+  EXPECT_EQ(wrapped_null.kind, Kind::kDelete);
+  EXPECT_EQ(wrapped_null.image, R"({"id": 7})");
   ASSERT_ERROR(ParseError(ChangeFormat::kUpsert, std::nullopt, ""), StatusCode::kInvalidArgument,
                "has no key");
+  ASSERT_ERROR(
+      ParseError(ChangeFormat::kUpsert, std::nullopt, R"({"schema": {}, "payload": null})"),
+      StatusCode::kInvalidArgument, "the record's key is null");
   ASSERT_ERROR(ParseError(ChangeFormat::kUpsert, std::nullopt, "42"), StatusCode::kInvalidArgument,
                "the record's key is not a JSON object");
 }
