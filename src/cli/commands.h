@@ -16,6 +16,7 @@ void RegisterScanCommand(CLI::App& app, int* exit_code);
 void RegisterTableWriteCommands(CLI::App& app, int* exit_code);   // after catalog commands
 void RegisterRunCommand(CLI::App& app, int* exit_code);           // sluice run FILE.sql
 void RegisterMaintenanceCommands(CLI::App& app, int* exit_code);  // after catalog commands
+void RegisterChangesCommand(CLI::App& app, int* exit_code);       // after catalog commands
 
 // Prints a failed status for `command` and returns the exit code (1).
 int ReportError(std::string_view command, const Status& status);

@@ -5,8 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
-#include "cli/table_printer.h"
-#include "columnar/json_writer.h"
+#include "cli/row_output.h"
 #include "columnar/value_format.h"
 #include "iceberg/scan.h"
 
@@ -39,36 +38,7 @@ std::vector<std::string> SplitComma(const std::string& s) {
   return out;
 }
 
-// A value as text for CSV and table output: JSON form without string quotes.
-std::string PlainValue(const Column& c, int64_t row) {
-  std::string s;
-  if (c.IsNull(row)) return "";
-  AppendJsonValue(c, row, &s);
-  if (s.size() >= 2 && s.front() == '"' && !c.type()->is_nested()) {
-    std::string raw;
-    if (c.type()->id() == TypeId::kString) return std::string(c.GetBytes(row));
-    return s.substr(1, s.size() - 2);
-  }
-  return s;
-}
-
-void AppendCsvField(const std::string& v, std::string* out) {
-  if (v.find_first_of(",\"\n\r") == std::string::npos) {
-    out->append(v);
-    return;
-  }
-  out->push_back('"');
-  for (char ch : v) {
-    if (ch == '"') out->push_back('"');
-    out->push_back(ch);
-  }
-  out->push_back('"');
-}
-
 Status RunScan(const ScanArgs& a) {
-  if (a.format != "jsonl" && a.format != "csv" && a.format != "table") {
-    return Status::Invalid("--format must be jsonl, csv or table, not '{}'", a.format);
-  }
   ASSIGN_OR_RETURN(auto table, OpenTable(a.name));
   iceberg::ScanOptions o;
   o.columns = SplitComma(a.columns);
@@ -106,46 +76,14 @@ Status RunScan(const ScanArgs& a) {
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table->io(), shared, o));
   const Schema& schema = *scan->schema();
 
-  std::string out;
-  TablePrinter printer([&] {
-    std::vector<std::string> h;
-    for (const Field& f : schema.fields) h.push_back(f.name);
-    return h;
-  }());
-  if (a.format == "csv") {
-    for (size_t i = 0; i < schema.fields.size(); ++i) {
-      if (i) out.push_back(',');
-      AppendCsvField(schema.fields[i].name, &out);
-    }
-    out.push_back('\n');
-  }
+  ASSIGN_OR_RETURN(RowOutput out, RowOutput::Make(a.format, {}, schema));
   Batch b;
   while (true) {
     ASSIGN_OR_RETURN(bool more, scan->Next(&b));
     if (!more) break;
-    for (int64_t r = 0; r < b.num_rows(); ++r) {
-      if (a.format == "jsonl") {
-        AppendJsonRow(b, r, &out);
-        out.push_back('\n');
-      } else if (a.format == "csv") {
-        for (size_t i = 0; i < b.columns.size(); ++i) {
-          if (i) out.push_back(',');
-          AppendCsvField(PlainValue(b.columns[i], r), &out);
-        }
-        out.push_back('\n');
-      } else {
-        std::vector<std::string> row;
-        for (const auto& c : b.columns) row.push_back(c.IsNull(r) ? "NULL" : PlainValue(c, r));
-        printer.AddRow(std::move(row));
-      }
-      if (out.size() > (1 << 20)) {
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        out.clear();
-      }
-    }
+    for (int64_t r = 0; r < b.num_rows(); ++r) out.Add(b, r);
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  if (a.format == "table") printer.Print(false);
+  out.Finish();
   if (a.stats) {
     const auto& s = scan->stats();
     std::fprintf(stderr,

@@ -2,7 +2,8 @@
 // a random change stream of a database table (snapshot reads, inserts,
 // updates, deletes, repeated keys, changes the producer sends again, events
 // that do not fit) against a model of the mirror, checked after every
-// checkpoint and across restarts.
+// checkpoint and across restarts, with the changelog of each checkpoint's
+// snapshot against the model's diff.
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -10,10 +11,15 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 
+#include "catalog/row_delete.h"
+#include "columnar/json_writer.h"
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
+#include "iceberg/changelog.h"
 #include "iceberg/table_builder.h"
+#include "maintenance/compact.h"
 #include "pipeline/bind.h"
 #include "pipeline/test_util.h"
 #include "sources/file_source.h"
@@ -98,14 +104,74 @@ class ChangeTest : public testing::PipelineFixture,
                        r.balance, r.region);
   }
   // What the mirror holds of the model (the pipeline keeps region <> 'eu').
-  std::vector<std::string> ModelRows() const {
-    std::vector<std::string> out;
+  std::map<int64_t, std::string> Mirror() const {
+    std::map<int64_t, std::string> out;
     for (const auto& [id, r] : db_) {
       if (r.region == "eu") continue;
-      out.push_back(fmt::format(R"({{"id":{},"name":"{}","balance":{}}})", id, r.name, r.balance));
+      out[id] = fmt::format(R"({{"id":{},"name":"{}","balance":{}}})", id, r.name, r.balance);
+    }
+    return out;
+  }
+  std::vector<std::string> ModelRows() const {
+    std::vector<std::string> out;
+    for (const auto& [id, row] : Mirror()) out.push_back(row);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // The changes from mirror `before` to `after`, as "+I {row}" lines, sorted.
+  static std::vector<std::string> Diff(const std::map<int64_t, std::string>& before,
+                                       const std::map<int64_t, std::string>& after) {
+    std::vector<std::string> out;
+    for (const auto& [id, row] : before) {
+      auto it = after.find(id);
+      if (it == after.end()) {
+        out.push_back("-D " + row);
+      } else if (it->second != row) {
+        out.push_back("-U " + row);
+        out.push_back("+U " + it->second);
+      }
+    }
+    for (const auto& [id, row] : after) {
+      if (!before.count(id)) out.push_back("+I " + row);
     }
     std::sort(out.begin(), out.end());
     return out;
+  }
+  // The table's changelog after snapshot `from` (all when none), in order, as
+  // Diff writes it; an update that left its row as it was (a change applied
+  // again) is left out, as the model has none.
+  std::vector<std::string> Changelog(std::optional<int64_t> from, int* snapshots = nullptr) {
+    std::vector<std::string> out;
+    auto t = catalog::Table::Load(*catalog_, *io_, mirror_);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    if (!t.ok()) return out;
+    iceberg::ChangelogOptions o;
+    o.from_snapshot = from;
+    auto md = std::make_shared<const iceberg::TableMetadata>((*t)->metadata());
+    Status st = iceberg::ReadChangelog(*io_, md, o, [&](iceberg::SnapshotChanges&& c) {
+      if (snapshots) ++*snapshots;
+      for (int64_t r = 0; r < c.rows.num_rows(); ++r) {
+        std::string row;
+        AppendJsonRow(c.rows, r, &row);
+        std::string kind = iceberg::ChangeKindText(c.kinds[r]);
+        if (kind == "+U" && out.back() == "-U " + row) {
+          out.pop_back();
+          continue;
+        }
+        out.push_back(kind + " " + row);
+      }
+      return Status::OK();
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return out;
+  }
+  static std::vector<std::string> Sorted(std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+  std::optional<int64_t> CurrentSnapshot() {
+    auto t = catalog::Table::Load(*catalog_, *io_, mirror_);
+    return t.ok() ? (*t)->metadata().current_snapshot_id : std::nullopt;
   }
 
   catalog::TableIdent mirror_{{"lake"}, "customers"};
@@ -171,6 +237,7 @@ TEST_P(ChangeTest, ADebeziumMirrorEqualsTheDatabaseAfterEveryCheckpoint) {
 
   ASSERT_OK_AND_ASSIGN(PipelineOptions options, Bind(kDebeziumScript));
   std::unique_ptr<Pipeline> p;
+  std::map<int64_t, std::string> mirror_before;  // at the last checkpoint
   for (int round = 0; round < 10; ++round) {
     SCOPED_TRACE(fmt::format("round {}", round));
     if (!p || round % 4 == 3) {  // a restart: the log positions come back from the table
@@ -227,10 +294,37 @@ TEST_P(ChangeTest, ADebeziumMirrorEqualsTheDatabaseAfterEveryCheckpoint) {
       }
       ASSERT_OK(log_->Append(records).status());
     }
+    std::optional<int64_t> before = CurrentSnapshot();
+    if (round == 5) {  // a compaction: its snapshot changes no row
+      ASSERT_OK_AND_ASSIGN(auto t, catalog::Table::Load(*catalog_, *io_, mirror_));
+      maintenance::CompactOptions co;
+      co.min_input_files = 1;
+      ASSERT_OK(maintenance::CompactTable(*t, co).status());
+    }
     Consume(*p);
     ASSERT_OK(p->Checkpoint());
     ASSERT_EQ(Rows(mirror_), ModelRows());
+    // The changelog of the checkpoint's snapshots is the mirror's diff.
+    std::map<int64_t, std::string> after = Mirror();
+    int snapshots = 0;
+    EXPECT_EQ(Sorted(Changelog(before, &snapshots)), Diff(mirror_before, after));
+    EXPECT_EQ(snapshots, round == 5 ? 2 : 1);
+    mirror_before = std::move(after);
   }
+  // The whole changelog, applied in order to an empty table, gives the mirror.
+  std::map<int64_t, std::string> replayed_mirror;
+  for (const std::string& change : Changelog(std::nullopt)) {
+    std::string row = change.substr(3);
+    int64_t id = std::stoll(row.substr(row.find(':') + 1));
+    if (change[0] == '+') {
+      EXPECT_TRUE(change[1] == 'U' || !replayed_mirror.count(id)) << change;
+      replayed_mirror[id] = row;
+    } else {
+      EXPECT_EQ(replayed_mirror[id], row) << change;
+      replayed_mirror.erase(id);
+    }
+  }
+  EXPECT_EQ(replayed_mirror, Mirror());
   EXPECT_EQ(Rows(DeadLetterTable(mirror_)).size(), static_cast<size_t>(dead));
   replayed += p->stats().changes_replayed.load();
   applied_deletes += p->stats().change_deletes.load();
@@ -346,6 +440,59 @@ TEST_P(ChangeTest, ChangeSourcesNeedAPrimaryKeyAndRefuseAggregates) {
       SELECT id, name, sum(balance) FROM cdc GROUP BY id, name;)")
                    .status(),
                StatusCode::kNotImplemented, "aggregation over a change source (FORMAT UPSERT)");
+}
+
+class ChangelogTest : public testing::PipelineFixture {};
+
+TEST_F(ChangelogTest, ATableWithoutAKeyHasInsertsAndDeletesAndRangesAreChecked) {
+  ASSERT_OK_AND_ASSIGN(auto p, Open(Options()));
+  Produce(0, 30);
+  Consume(*p);
+  ASSERT_OK(p->Checkpoint());
+  ASSERT_OK_AND_ASSIGN(auto t, catalog::Table::Load(*catalog_, *io_, target_));
+  const int64_t first = *t->metadata().current_snapshot_id;
+  ASSERT_OK(catalog::DeleteWhere(*t, "id < 4").status());
+  ASSERT_OK(t->Refresh());
+  auto md = std::make_shared<const iceberg::TableMetadata>(t->metadata());
+  std::vector<std::pair<int64_t, std::string>> seen;  // snapshot, "kind id"
+  auto collect = [&](iceberg::SnapshotChanges&& c) {
+    for (int64_t r = 0; r < c.rows.num_rows(); ++r) {
+      seen.emplace_back(c.snapshot_id, fmt::format("{} {}", iceberg::ChangeKindText(c.kinds[r]),
+                                                   c.rows.columns[0].Value<int64_t>(r)));
+    }
+    return Status::OK();
+  };
+  ASSERT_OK(iceberg::ReadChangelog(*io_, md, {}, collect));
+  ASSERT_EQ(seen.size(), 34u);
+  std::multiset<std::string> deleted, inserted;
+  for (const auto& [snapshot, change] : seen) {
+    (snapshot == first ? inserted : deleted).insert(change);
+  }
+  EXPECT_EQ(inserted.size(), 30u);
+  EXPECT_EQ(*inserted.begin(), "+I 0");
+  EXPECT_EQ(deleted, (std::multiset<std::string>{"-D 0", "-D 1", "-D 2", "-D 3"}));
+  // After the first snapshot: the deletes only.
+  seen.clear();
+  iceberg::ChangelogOptions after_first;
+  after_first.from_snapshot = first;
+  ASSERT_OK(iceberg::ReadChangelog(*io_, md, after_first, collect));
+  EXPECT_EQ(seen.size(), 4u);
+  // Up to the first: the inserts only.
+  seen.clear();
+  iceberg::ChangelogOptions up_to_first;
+  up_to_first.to_snapshot = first;
+  ASSERT_OK(iceberg::ReadChangelog(*io_, md, up_to_first, collect));
+  EXPECT_EQ(seen.size(), 30u);
+  // A range whose start is not an ancestor of its end, and unknown snapshots.
+  iceberg::ChangelogOptions backwards;
+  backwards.from_snapshot = *md->current_snapshot_id;
+  backwards.to_snapshot = first;
+  ASSERT_ERROR(iceberg::ReadChangelog(*io_, md, backwards, collect), StatusCode::kNotFound,
+               "is not an ancestor of snapshot");
+  iceberg::ChangelogOptions unknown;
+  unknown.to_snapshot = 42;
+  ASSERT_ERROR(iceberg::ReadChangelog(*io_, md, unknown, collect), StatusCode::kNotFound,
+               "snapshot 42 is not in the table");
 }
 
 INSTANTIATE_TEST_SUITE_P(FormatsAndLanes, ChangeTest,
