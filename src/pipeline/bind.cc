@@ -143,11 +143,18 @@ Status CheckSource(const sql::CreateSource& s) {
   ASSIGN_OR_RETURN(std::string name, SimpleName(s.name, "source"));
   if (s.from_table) {
     RETURN_IF_ERROR(TableName(*s.from_table).status());
-    RETURN_IF_ERROR(CheckOptions(s.options, {"start"}, "table source"));
+    RETURN_IF_ERROR(CheckOptions(s.options, {"start", "mode"}, "table source"));
     if (const sql::Option* start = s.options.Find("start");
         start && start->value != "earliest" && start->value != "latest") {
       return Status::Invalid("{}: table source {}: start is 'earliest' or 'latest', not '{}'",
                              Where(start->pos), name, start->value);
+    }
+    if (const sql::Option* mode = s.options.Find("mode");
+        mode && mode->value != "append" && mode->value != "changelog") {
+      return Status::Invalid(
+          "{}: table source {}: mode is 'append' (the rows each snapshot appended) or "
+          "'changelog' (every insert, update and delete), not '{}'",
+          Where(mode->pos), name, mode->value);
     }
     return Status::OK();
   }
@@ -197,8 +204,9 @@ Schema DecodeSchema(const sql::ProjectionPlan& plan) {
 // A change source's part of BindPipeline (FORMAT UPSERT, DEBEZIUM): the
 // target's key, the plan of the upserted rows and the key plan.
 Status BindChanges(const sql::CreatePipeline& p, const sql::CreateSource& source,
-                   const Schema& target, sql::ProjectionPlan plan, PipelineOptions* o) {
-  ASSIGN_OR_RETURN(o->format, sources::ParseChangeFormat(source.format));
+                   sources::ChangeFormat change_format, const Schema& target,
+                   sql::ProjectionPlan plan, PipelineOptions* o) {
+  o->format = change_format;
   const char* format = sources::ChangeFormatName(o->format);
   if (sql::IsAggregation(p.insert)) {
     return Status::NotImplemented(
@@ -363,12 +371,20 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
     return table.status().WithContextF("{}: target table {}", Where(p.insert.target.pos()),
                                        o.target.ToString());
   }
-  if (!def.from_table && def.format != "json") {
+  // A change source: FORMAT UPSERT / DEBEZIUM, or a table read as its changelog.
+  std::optional<sources::ChangeFormat> changes;
+  if (def.from_table) {
+    const sql::Option* mode = def.options.Find("mode");
+    if (mode != nullptr && mode->value == "changelog") changes = sources::ChangeFormat::kChangelog;
+  } else if (def.format != "json") {
+    ASSIGN_OR_RETURN(changes, sources::ParseChangeFormat(def.format));
+  }
+  if (changes) {
     sql::ProjectionPlan plan;
     if (!sql::IsAggregation(p.insert)) {
       ASSIGN_OR_RETURN(plan, sql::BindInsert(p.insert, def.schema, *target_schema));
     }
-    RETURN_IF_ERROR(BindChanges(p, def, *target_schema, std::move(plan), &o));
+    RETURN_IF_ERROR(BindChanges(p, def, *changes, *target_schema, std::move(plan), &o));
     return o;
   }
   if (sql::IsAggregation(p.insert)) {

@@ -23,6 +23,7 @@ const char* ChangeFormatName(ChangeFormat format) {
     case ChangeFormat::kJson: return "JSON";
     case ChangeFormat::kUpsert: return "UPSERT";
     case ChangeFormat::kDebezium: return "DEBEZIUM";
+    case ChangeFormat::kChangelog: return "CHANGELOG";
   }
   return "?";
 }
@@ -57,7 +58,7 @@ void AddString(std::string_view s, std::string* out) {
 // The top-level fields of a JSON object that a format looks at: their raw
 // JSON text (empty when absent).
 struct Fields {
-  std::string_view before, after, op, source, schema, payload, deleted;
+  std::string_view before, after, op, source, schema, payload, deleted, change;
   int count = 0;  // fields in the object
 };
 
@@ -119,6 +120,8 @@ Status ReadFields(od::parser& parser, std::string_view json, const char* what, F
       f->payload = raw;
     } else if (key == "__deleted") {
       f->deleted = raw;
+    } else if (key == "_change") {
+      f->change = raw;
     }
   }
   // current_location() fails only once the whole input has been consumed.
@@ -323,6 +326,8 @@ struct ChangeParser::Impl {
     return st;
   }
 
+  Status Changelog(std::optional<std::string_view> value, Change* out);
+
   Status Upsert(std::optional<std::string_view> value, std::string_view raw_key, Change* out) {
     if (!value || Trim(*value) == "null") {
       ASSIGN_OR_RETURN(out->image, KeyImage(raw_key));
@@ -347,6 +352,23 @@ struct ChangeParser::Impl {
   }
 };
 
+Status ChangeParser::Impl::Changelog(std::optional<std::string_view> value, Change* out) {
+  if (!value) return Status::Invalid("a changelog record without a value");
+  Fields f;
+  std::string_view row = Pad(*value, &this->value);
+  RETURN_IF_ERROR(ReadFields(parser, row, "the changelog record", &f));
+  if (f.change == "\"+I\"" || f.change == "\"+U\"") {
+    out->kind = Change::Kind::kUpsert;
+  } else if (f.change == "\"-D\"") {
+    out->kind = Change::Kind::kDelete;
+  } else if (f.change != "\"-U\"") {
+    return Status::Invalid("_change is {}, not +I, -U, +U or -D",
+                           f.change.empty() ? "missing" : f.change);
+  }
+  out->image = row;
+  return Status::OK();
+}
+
 ChangeParser::ChangeParser(ChangeFormat format)
     : format_(format), impl_(std::make_unique<Impl>()) {}
 ChangeParser::~ChangeParser() = default;
@@ -362,6 +384,7 @@ Status ChangeParser::Parse(std::optional<std::string_view> value, std::string_vi
       return Status::OK();
     case ChangeFormat::kUpsert: return impl_->Upsert(value, key, out);
     case ChangeFormat::kDebezium: return impl_->Debezium(value, out);
+    case ChangeFormat::kChangelog: return impl_->Changelog(value, out);
   }
   return Status::Internal("unknown change format");
 }

@@ -49,7 +49,11 @@
 
 namespace sluice::sources {
 
-enum class ChangeFormat { kJson, kUpsert, kDebezium };
+// kChangelog is not a FORMAT a user writes: it is how a table source in
+// changelog mode (FROM TABLE ... WITH (mode = 'changelog')) delivers rows:
+// each record is the row with a "_change" field, +I or +U (upserts), -D
+// (deletes its key) or -U (nothing: the +U that follows replaces the row).
+enum class ChangeFormat { kJson, kUpsert, kDebezium, kChangelog };
 
 // "json", "upsert", "debezium" (lowercase) -> the format; kInvalidArgument
 // naming the known ones otherwise.

@@ -18,7 +18,7 @@ const std::vector<Connector>& All() {
        false,
        false},
       {"file", {"connector", "path", "pattern", "idle_timeout"}, {"path"}, true, true, false},
-      {"table", {"connector", "table", "start"}, {"table"}, true, true, false},
+      {"table", {"connector", "table", "start", "mode"}, {"table"}, true, true, false},
   };
   return *kAll;
 }
@@ -91,6 +91,7 @@ Result<SourceOpener> MakeOpener(const std::string& name, const Connector& connec
     t.table.name = table.substr(dot + 1);
     t.name = name;
     t.start_latest = get("start", "earliest") == "latest";
+    t.changelog = get("mode", "append") == "changelog";
     t.bounded = context.bounded;
     catalog::Catalog* catalog = context.catalog;
     FileIO* io = context.io;

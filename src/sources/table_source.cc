@@ -29,9 +29,30 @@ Result<std::unique_ptr<TableSource>> TableSource::Open(catalog::Catalog& catalog
   return source;
 }
 
+Result<iceberg::SnapshotChanges> TableSource::ChangesOf(int64_t snapshot_id) {
+  const iceberg::Snapshot* s = metadata_->snapshot_by_id(snapshot_id);
+  iceberg::ChangelogOptions o;
+  o.to_snapshot = snapshot_id;
+  if (s != nullptr && s->parent_snapshot_id && metadata_->snapshot_by_id(*s->parent_snapshot_id)) {
+    o.from_snapshot = s->parent_snapshot_id;
+  }
+  iceberg::SnapshotChanges out;
+  RETURN_IF_ERROR_CTX(iceberg::ReadChangelog(io_, metadata_, o,
+                                             [&](iceberg::SnapshotChanges&& c) {
+                                               out = std::move(c);
+                                               return Status::OK();
+                                             }),
+                      "table source {}", options_.name);
+  return out;
+}
+
 Result<int64_t> TableSource::AddedRows(int64_t snapshot_id) {
   const iceberg::Snapshot* s = metadata_->snapshot_by_id(snapshot_id);
   if (s == nullptr) return int64_t{0};
+  if (options_.changelog) {
+    ASSIGN_OR_RETURN(iceberg::SnapshotChanges c, ChangesOf(snapshot_id));
+    return static_cast<int64_t>(c.kinds.size());
+  }
   if (auto it = s->summary.find("added-records"); it != s->summary.end()) {
     int64_t n = 0;
     auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
@@ -76,6 +97,7 @@ Status TableSource::Refresh() {
 
 Status TableSource::Seek(const Positions& positions) {
   scan_.reset();
+  changes_.reset();
   skip_ = 0;
   if (positions.size() > 1) {
     return Status::Invalid("table source {}: {} positions, expected one snapshot", options_.name,
@@ -122,10 +144,16 @@ Status TableSource::StartSnapshot(int64_t snapshot_id, int64_t skip) {
   delivered_ = 0;
   snapshot_done_ = true;
   std::string op = s == nullptr ? "" : s->operation();
+  if (options_.changelog) {
+    ASSIGN_OR_RETURN(changes_, ChangesOf(snapshot_id));
+    skip_ = skip;
+    snapshot_done_ = false;
+    return Status::OK();
+  }
   if (op == "overwrite") {
     return Status::NotImplemented(
-        "table source {}: snapshot {} of {} overwrites rows; a table source reads appends only "
-        "(changelog reads of updates are not supported yet)",
+        "table source {}: snapshot {} of {} overwrites rows; a table source reads appends only, "
+        "unless WITH (mode = 'changelog')",
         options_.name, snapshot_id, options_.table.ToString());
   }
   if (op != "append" && !op.empty()) return Status::OK();  // replace, delete: no new rows
@@ -144,6 +172,10 @@ Result<int64_t> TableSource::Poll(int64_t max_bytes, int timeout_ms,
   int64_t delivered = 0, bytes = 0;
   std::string partition;
   while (bytes < max_bytes || bytes == 0) {
+    if (changes_) {
+      RETURN_IF_ERROR(DeliverChanges(max_bytes, sink, &delivered, &bytes));
+      continue;
+    }
     if (!scan_) {
       if (pending_.empty()) {
         if (options_.bounded) break;
@@ -187,6 +219,40 @@ Result<int64_t> TableSource::Poll(int64_t max_bytes, int timeout_ms,
   return delivered;
 }
 
+Status TableSource::DeliverChanges(int64_t max_bytes,
+                                   const std::function<void(const SourceRecord&)>& sink,
+                                   int64_t* delivered, int64_t* bytes) {
+  const iceberg::Snapshot* s = metadata_->snapshot_by_id(snapshot_);
+  int64_t ts = s == nullptr ? 0 : s->timestamp_ms;
+  std::string partition = std::to_string(snapshot_);
+  const iceberg::SnapshotChanges& c = *changes_;
+  int64_t n = static_cast<int64_t>(c.kinds.size());
+  // A resume skips the changes delivered before (delivered_ counts them).
+  int64_t i = skip_;
+  skip_ = 0;
+  delivered_ = i;
+  for (; i < n && (*bytes < max_bytes || *bytes == 0); ++i) {
+    row_ = fmt::format(R"({{"_change":"{}")", iceberg::ChangeKindText(c.kinds[i]));
+    std::string fields;
+    AppendJsonRow(c.rows, i, &fields);
+    if (fields.size() > 2)
+      row_ += "," + fields.substr(1);
+    else
+      row_ += "}";
+    sink(SourceRecord{partition, delivered_, ts, row_});
+    ++delivered_;
+    ++*delivered;
+    *bytes += static_cast<int64_t>(row_.size());
+  }
+  if (i >= n) {
+    changes_.reset();
+    snapshot_done_ = true;
+  } else {
+    skip_ = i;  // the next Poll goes on from here
+  }
+  return Status::OK();
+}
+
 Positions TableSource::CurrentPositions() const {
   if (snapshot_ == 0) return {};
   return {{std::to_string(snapshot_), delivered_}};
@@ -203,6 +269,8 @@ Positions TableSource::Lag() const {
   return {{snapshot_ == 0 ? std::string("none") : std::to_string(snapshot_), pending}};
 }
 
-bool TableSource::Exhausted() const { return options_.bounded && !scan_ && pending_.empty(); }
+bool TableSource::Exhausted() const {
+  return options_.bounded && !scan_ && !changes_ && pending_.empty();
+}
 
 }  // namespace sluice::sources

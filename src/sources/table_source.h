@@ -22,6 +22,13 @@
 // the pipeline with the source's schema (the table's schema when bound);
 // their timestamp is the snapshot's commit time.
 //
+// Changelog mode (WITH (mode = 'changelog')): every snapshot's changes
+// instead (iceberg/changelog.h: inserts, updates, deletes; compactions have
+// none), each record the row with "_change": "+I", "-U", "+U" or "-D" (the
+// pipeline reads them as sources::ChangeFormat::kChangelog); overwrite and
+// delete snapshots are read too. The position counts the snapshot's changes.
+// A snapshot's changes are held in memory while it is delivered.
+//
 // Bounded (sluice run --bounded): reads up to the snapshot current when the
 // source opened. Otherwise the table is looked at again every
 // `refresh_interval_ms` for new snapshots.
@@ -36,6 +43,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "iceberg/changelog.h"
 #include "io/file_io.h"
 #include "sources/source.h"
 
@@ -51,6 +59,7 @@ struct TableSourceOptions {
   std::string name;  // the SQL source's name
   bool start_latest = false;
   bool bounded = false;
+  bool changelog = false;  // mode = 'changelog'
   int refresh_interval_ms = 200;
 };
 
@@ -76,8 +85,14 @@ class TableSource : public Source {
   Status Refresh();
   // Starts reading the next pending snapshot (skipping `skip` rows of it).
   Status StartSnapshot(int64_t snapshot_id, int64_t skip);
-  // The rows snapshot `id` added (from its manifests).
+  // The records snapshot `id` gives: the rows it added (from its manifests),
+  // or in changelog mode its changes.
   Result<int64_t> AddedRows(int64_t snapshot_id);
+  // Changelog mode: delivers changes_ from skip_ on (up to about max_bytes).
+  Status DeliverChanges(int64_t max_bytes, const std::function<void(const SourceRecord&)>& sink,
+                        int64_t* delivered, int64_t* bytes);
+  // Changelog mode: the changes of snapshot `id`.
+  Result<iceberg::SnapshotChanges> ChangesOf(int64_t snapshot_id);
 
   catalog::Catalog& catalog_;
   FileIO& io_;
@@ -92,6 +107,7 @@ class TableSource : public Source {
   std::vector<int64_t> pending_;              // append snapshots after snapshot_, oldest first
   std::unique_ptr<iceberg::TableScan> scan_;  // of snapshot_, while reading it
   int64_t skip_ = 0;                          // rows of scan_ still to skip (a resume)
+  std::optional<iceberg::SnapshotChanges> changes_;  // changelog mode: of snapshot_, while read
   std::string row_;
   std::chrono::steady_clock::time_point last_refresh_{};
 };
