@@ -2,14 +2,21 @@
 # Upsert cost: KEYS distinct BIGINT keys written by one bounded pipeline run
 # (one thread, one checkpoint) into a table without a key and into a
 # primary-key table, in the same run; then a restart of the primary-key
-# pipeline with one change, which loads the key index of KEYS keys. Prints
-# wall, CPU and peak RSS of each, upserts per CPU-second and the CPU ratio
-# against the append. See docs/upserts.md "Limits".
-#   bench/upsert_bench.sh [path/to/sluice] [KEYS]   (default build/sluice, 1000000)
+# pipeline with one change, which loads the key index of KEYS keys; then
+# UPDATES changes of existing keys (each run one checkpoint), uniform over
+# the keys and skewed (80 % of them on 1 % of the keys), whose rows replace
+# rows of every file. Prints wall, CPU and peak RSS of each, upserts per
+# CPU-second (an update run's index load subtracted) and the CPU ratio
+# against the append; then read amplification: the CPU of a full scan of the
+# upserted table (its deletes applied on read) against the same table
+# compacted (sluice table compact folds the deletes). See docs/upserts.md.
+#   bench/upsert_bench.sh [path/to/sluice] [KEYS] [UPDATES]
+#   (defaults build/sluice, 1000000, KEYS)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 sluice=$(realpath "${1:-$repo/build/sluice}")
 keys=${2:-1000000}
+updates=${3:-$keys}
 [ -x "$sluice" ] || { echo "upsert_bench: no sluice binary at $sluice" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sluice-upsert-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -40,7 +47,38 @@ measure "upsert $keys keys (primary key)" "$tmp/wh-pk" "$tmp/pk.sql"
 pk=$(cat "$tmp/cpu")
 printf '{"id":5,"name":"x"}\n' > "$tmp/in/b.jsonl"
 measure "restart: load the index of $keys keys" "$tmp/wh-pk" "$tmp/pk.sql"
+load=$(cat "$tmp/cpu")
 rows=$("$sluice" --warehouse "$tmp/wh-pk" scan lake.t --columns id | wc -l)
 [ "$rows" = "$keys" ] || { echo "upsert_bench: FAILED: $rows rows, want $keys" >&2; exit 1; }
 awk -v k="$keys" -v p="$pk" -v a="$plain" 'BEGIN {
-  printf "upserts per CPU-second: %.0f K; upsert CPU / append CPU: %.1fx\n", k / p / 1000, p / a }'
+  printf "inserts per CPU-second: %.0f K; insert CPU / append CPU: %.1fx\n", k / p / 1000, p / a }'
+
+# Updates of existing keys: uniform, then skewed (a fixed seed each).
+rm -f "$tmp/in/"*.jsonl
+update_run() {  # update_run LABEL SKEWED SEED
+  awk -v n="$updates" -v k="$keys" -v skew="$2" -v seed="$3" 'BEGIN { srand(seed)
+    for (i = 0; i < n; i++) {
+      id = (skew && rand() < 0.8) ? int(rand() * k / 100) : int(rand() * k)
+      printf "{\"id\":%d,\"name\":\"u%d\"}\n", id, i } }' > "$tmp/in/u$3.jsonl"
+  measure "$1" "$tmp/wh-pk" "$tmp/pk.sql"
+  awk -v u="$updates" -v c="$(cat "$tmp/cpu")" -v l="$load" 'BEGIN {
+    printf "  updates per CPU-second (index load subtracted): %.0f K\n", u / (c - l) / 1000 }'
+}
+update_run "update $updates keys, uniform" 0 1
+update_run "update $updates keys, skewed (80 % on 1 %)" 1 2
+rows=$("$sluice" --warehouse "$tmp/wh-pk" scan lake.t --columns id | wc -l)
+[ "$rows" = "$keys" ] || { echo "upsert_bench: FAILED: $rows rows after updates, want $keys" >&2; exit 1; }
+
+# Read amplification: the same rows, before and after compaction.
+scan_cpu() {  # scan_cpu: CPU seconds of a full scan of lake.t
+  /usr/bin/time -f "%U %S" -o "$tmp/time" \
+    "$sluice" --warehouse "$tmp/wh-pk" scan lake.t > /dev/null
+  awk '{ printf "%.2f", $1 + $2 }' "$tmp/time"
+}
+before=$(scan_cpu)
+"$sluice" --warehouse "$tmp/wh-pk" table compact lake.t --min-input-files 1 > /dev/null
+after=$(scan_cpu)
+rows=$("$sluice" --warehouse "$tmp/wh-pk" scan lake.t --columns id | wc -l)
+[ "$rows" = "$keys" ] || { echo "upsert_bench: FAILED: $rows rows after compaction, want $keys" >&2; exit 1; }
+awk -v b="$before" -v a="$after" 'BEGIN {
+  printf "scan CPU: upserted %.2f s, compacted %.2f s: read amplification %.2fx\n", b, a, b / a }'

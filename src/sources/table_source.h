@@ -5,9 +5,9 @@
 // The table's main branch is read in commit order, oldest snapshot first: for
 // each append snapshot, the rows of the data files it added, file by file in
 // manifest order. Compactions (replace) and row deletes add no rows and are
-// skipped: deletions and rewrites are not streamed (changelogs are another
-// issue). An overwrite snapshot, which changes rows, stops the source with
-// kNotImplemented rather than reading rows twice.
+// skipped: deletions and rewrites are not streamed in this mode. An overwrite
+// snapshot, which changes rows, stops the source with kNotImplemented rather
+// than reading rows twice (changelog mode, below, reads it).
 //
 // Position: one partition named by the id of the snapshot being read, its
 // offset the rows of that snapshot delivered so far ({"7205...": 1200}); the
