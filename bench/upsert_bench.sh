@@ -53,8 +53,8 @@ rows=$("$sluice" --warehouse "$tmp/wh-pk" scan lake.t --columns id | wc -l)
 awk -v k="$keys" -v p="$pk" -v a="$plain" 'BEGIN {
   printf "inserts per CPU-second: %.0f K; insert CPU / append CPU: %.1fx\n", k / p / 1000, p / a }'
 
-# Updates of existing keys: uniform, then skewed (a fixed seed each).
-rm -f "$tmp/in/"*.jsonl
+# Updates of existing keys: uniform, then skewed (a fixed seed each), in new
+# files after the ones read (the source resumes after them).
 update_run() {  # update_run LABEL SKEWED SEED
   awk -v n="$updates" -v k="$keys" -v skew="$2" -v seed="$3" 'BEGIN { srand(seed)
     for (i = 0; i < n; i++) {

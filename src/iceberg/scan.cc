@@ -49,33 +49,68 @@ std::string KeyOf(const std::vector<const Column*>& cols, int64_t row) {
 
 }  // namespace
 
+namespace {
+
+// The positions one position delete file deletes, by data file path (each
+// list sorted: the spec orders a delete file by path, then position).
+using PositionsByFile = std::unordered_map<std::string, std::vector<int64_t>>;
+
+Result<PositionsByFile> ReadPositionDeleteFile(FileIO& io, const std::string& location,
+                                               const std::string& name) {
+  ASSIGN_OR_RETURN(auto in, io.OpenInput(location));
+  parquet::ReaderOptions ro;
+  ro.field_ids = {kDeleteFilePathFieldId, kDeletePosFieldId};
+  ASSIGN_OR_RETURN(auto r, parquet::ParquetReader::Open(std::move(in), ro));
+  PositionsByFile out;
+  Batch b;
+  std::string last_path;
+  std::vector<int64_t>* last = nullptr;
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, r->Next(&b));
+    if (!more) break;
+    const Column* paths = FindColumnById(b, kDeleteFilePathFieldId);
+    const Column* pos = FindColumnById(b, kDeletePosFieldId);
+    if (!paths || !pos) {
+      return Status::Corruption("position delete file {} lacks file_path/pos", name);
+    }
+    for (int64_t i = 0; i < b.num_rows(); ++i) {
+      std::string_view path = paths->GetBytes(i);
+      if (last == nullptr || path != last_path) {
+        last_path.assign(path);
+        last = &out[last_path];
+      }
+      last->push_back(pos->Value<int64_t>(i));
+    }
+  }
+  for (auto& [path, positions] : out) {
+    if (!std::is_sorted(positions.begin(), positions.end())) {
+      std::sort(positions.begin(), positions.end());
+    }
+  }
+  return out;
+}
+
+void SortUnique(std::vector<int64_t>* v) {
+  std::sort(v->begin(), v->end());
+  v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+
+}  // namespace
+
 Result<std::set<int64_t>> ReadDeletedPositions(
     FileIO& io, const FileScanTask& t,
     const std::vector<std::pair<std::string, std::string>>& remaps) {
-  std::set<int64_t> deleted;
   if (t.deletion_vector) {
     // A DV holds every deleted position of the file; position delete files may be ignored.
     return ReadDeletionVector(io, RemapLocation(t.deletion_vector->file_path, remaps),
                               *t.deletion_vector);
   }
+  std::set<int64_t> deleted;
   for (const DataFile& d : t.position_deletes) {
-    ASSIGN_OR_RETURN(auto in, io.OpenInput(RemapLocation(d.file_path, remaps)));
-    parquet::ReaderOptions ro;
-    ro.field_ids = {kDeleteFilePathFieldId, kDeletePosFieldId};
-    ASSIGN_OR_RETURN(auto r, parquet::ParquetReader::Open(std::move(in), ro));
-    Batch b;
-    while (true) {
-      ASSIGN_OR_RETURN(bool more, r->Next(&b));
-      if (!more) break;
-      const Column* paths = FindColumnById(b, kDeleteFilePathFieldId);
-      const Column* pos = FindColumnById(b, kDeletePosFieldId);
-      if (!paths || !pos) {
-        return Status::Corruption("position delete file {} lacks file_path/pos", d.file_path);
-      }
-      for (int64_t i = 0; i < b.num_rows(); ++i) {
-        if (paths->GetBytes(i) == t.file.file_path) deleted.insert(pos->Value<int64_t>(i));
-      }
-    }
+    ASSIGN_OR_RETURN(PositionsByFile by_file,
+                     ReadPositionDeleteFile(io, RemapLocation(d.file_path, remaps), d.file_path));
+    auto it = by_file.find(t.file.file_path);
+    if (it != by_file.end()) deleted.insert(it->second.begin(), it->second.end());
   }
   return deleted;
 }
@@ -107,7 +142,11 @@ struct TableScan::Impl {
   int next_row_group = 0;
   int64_t row_group_base = 0;
   const FileScanTask* task = nullptr;
-  std::set<int64_t> deleted_positions;
+  std::vector<int64_t> deleted_positions;  // of the current file, sorted
+  // Position delete files read, kept while tasks not yet opened use them
+  // (one delete file covers a partition's data files: it is read once).
+  std::unordered_map<std::string, std::shared_ptr<const PositionsByFile>> delete_files;
+  std::unordered_map<std::string, int> delete_file_uses;
   std::vector<std::vector<int32_t>> eq_ids;  // per equality delete set
   std::vector<std::unordered_set<std::string>> eq_keys;
 
@@ -115,6 +154,9 @@ struct TableScan::Impl {
 
   Status Plan();
   Status OpenTask(const FileScanTask& t);
+  // deleted_positions of `t`'s file: its DV, or its position delete files
+  // (from delete_files when another task read them).
+  Status ReadTaskDeletes(const FileScanTask& t);
   Result<bool> ReadNext(Batch* out);
   // Appends the _row_id and _last_updated_sequence_number of the `selected`
   // rows of the current task's row group starting at position `base`, given
@@ -206,9 +248,41 @@ Status TableScan::Impl::Plan() {
       }
     }
     t.file = std::move(e.file);
+    for (const DataFile& d : t.position_deletes) ++delete_file_uses[d.file_path];
     tasks.push_back(std::move(t));
   }
   stats.files_scanned = static_cast<int>(tasks.size());
+  return Status::OK();
+}
+
+Status TableScan::Impl::ReadTaskDeletes(const FileScanTask& t) {
+  deleted_positions.clear();
+  if (t.deletion_vector) {
+    ASSIGN_OR_RETURN(auto dv, ReadDeletionVector(*io, Path(t.deletion_vector->file_path),
+                                                 *t.deletion_vector));
+    deleted_positions.assign(dv.begin(), dv.end());
+    return Status::OK();
+  }
+  for (const DataFile& d : t.position_deletes) {
+    auto cached = delete_files.find(d.file_path);
+    std::shared_ptr<const PositionsByFile> by_file;
+    if (cached != delete_files.end()) {
+      by_file = cached->second;
+    } else {
+      ASSIGN_OR_RETURN(PositionsByFile read,
+                       ReadPositionDeleteFile(*io, Path(d.file_path), d.file_path));
+      by_file = std::make_shared<const PositionsByFile>(std::move(read));
+      delete_files[d.file_path] = by_file;
+    }
+    if (--delete_file_uses[d.file_path] <= 0) {
+      delete_files.erase(d.file_path);
+      delete_file_uses.erase(d.file_path);
+    }
+    auto it = by_file->find(t.file.file_path);
+    if (it == by_file->end()) continue;
+    deleted_positions.insert(deleted_positions.end(), it->second.begin(), it->second.end());
+  }
+  if (t.position_deletes.size() > 1) SortUnique(&deleted_positions);
   return Status::OK();
 }
 
@@ -218,7 +292,7 @@ Status TableScan::Impl::OpenTask(const FileScanTask& t) {
   eq_ids.clear();
   eq_keys.clear();
   std::string data_path = t.file.file_path;
-  ASSIGN_OR_RETURN(deleted_positions, ReadDeletedPositions(*io, t, options.remaps));
+  RETURN_IF_ERROR(ReadTaskDeletes(t));
   for (const DataFile& d : t.equality_deletes) {
     ASSIGN_OR_RETURN(auto in, io->OpenInput(Path(d.file_path)));
     parquet::ReaderOptions ro;
@@ -301,11 +375,9 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
     // Deletes first: equality deletes compare the file's columns, which the
     // table-schema columns below are moved out of.
     std::vector<bool> keep(static_cast<size_t>(n), true);
-    if (!deleted_positions.empty()) {
-      for (auto it = deleted_positions.lower_bound(base);
-           it != deleted_positions.end() && *it < base + n; ++it) {
-        keep[static_cast<size_t>(*it - base)] = false;
-      }
+    for (auto it = std::lower_bound(deleted_positions.begin(), deleted_positions.end(), base);
+         it != deleted_positions.end() && *it < base + n; ++it) {
+      keep[static_cast<size_t>(*it - base)] = false;
     }
     for (size_t s = 0; s < eq_ids.size(); ++s) {
       std::vector<const Column*> cols;
