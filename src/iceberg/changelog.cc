@@ -138,30 +138,35 @@ class Reader {
 
   // The rows S deleted, read as of its parent.
   Result<Batch> Deleted(const Snapshot& s, const SnapshotFiles& files) {
+    // Files of the parent that S's new deletes cover: the positions those
+    // deletes hold now (rows deleted before S are absent as of the parent).
+    // Deletes of rows S itself added (an upsert's superseded versions) are
+    // not changes.
+    std::map<std::string, std::set<int64_t>> positions;
+    if (!files.added_deletes.empty()) {
+      ScanOptions o;
+      o.snapshot_id = s.snapshot_id;
+      ASSIGN_OR_RETURN(auto scan, TableScan::Make(io_, md_, o));
+      ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
+      for (const FileScanTask& t : tasks) {
+        if (files.added_data.count(t.file.file_path)) continue;
+        bool touched = t.deletion_vector && files.added_deletes.count(t.deletion_vector->file_path);
+        for (const DataFile& d : t.position_deletes) {
+          touched = touched || files.added_deletes.count(d.file_path) > 0;
+        }
+        if (!touched) continue;
+        ASSIGN_OR_RETURN(positions[t.file.file_path], ReadDeletedPositions(io_, t));
+      }
+    }
+    std::set<std::string> read = files.removed_data;
+    for (const auto& [path, p] : positions) read.insert(path);
+    if (read.empty()) return Batch::Make(schema_);
     if (!s.parent_snapshot_id || md_->snapshot_by_id(*s.parent_snapshot_id) == nullptr) {
       return Status::OutOfRange(
           "snapshot {} deletes rows, but its parent {} has expired: the deleted rows cannot be "
           "read",
           s.snapshot_id, s.parent_snapshot_id.value_or(0));
     }
-    // Files of the parent that S's new deletes cover: the positions those
-    // deletes hold now (rows deleted before S are absent as of the parent).
-    ScanOptions o;
-    o.snapshot_id = s.snapshot_id;
-    ASSIGN_OR_RETURN(auto scan, TableScan::Make(io_, md_, o));
-    ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
-    std::map<std::string, std::set<int64_t>> positions;
-    for (const FileScanTask& t : tasks) {
-      if (files.added_data.count(t.file.file_path)) continue;
-      bool touched = t.deletion_vector && files.added_deletes.count(t.deletion_vector->file_path);
-      for (const DataFile& d : t.position_deletes) {
-        touched = touched || files.added_deletes.count(d.file_path) > 0;
-      }
-      if (!touched) continue;
-      ASSIGN_OR_RETURN(positions[t.file.file_path], ReadDeletedPositions(io_, t));
-    }
-    std::set<std::string> read = files.removed_data;
-    for (const auto& [path, p] : positions) read.insert(path);
     return Read(*s.parent_snapshot_id, read, &positions);
   }
 
