@@ -30,6 +30,12 @@ Status RunChanges(const ChangesArgs& a) {
   ASSIGN_OR_RETURN(o.from_snapshot, SnapshotArg(a.from, "--from-snapshot"));
   ASSIGN_OR_RETURN(o.to_snapshot, SnapshotArg(a.to, "--to-snapshot"));
   auto md = std::make_shared<const iceberg::TableMetadata>(table->metadata());
+  for (const Field& f : md->current_schema()->fields) {
+    if (f.name == "_change" || f.name == "_snapshot_id") {
+      return Status::NotImplemented("table {} has a column named {}, which the output uses", a.name,
+                                    f.name);
+    }
+  }
   ASSIGN_OR_RETURN(RowOutput out,
                    RowOutput::Make(a.format, {"_change", "_snapshot_id"}, *md->current_schema()));
   RETURN_IF_ERROR(

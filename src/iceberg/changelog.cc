@@ -1,12 +1,15 @@
 #include "iceberg/changelog.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "columnar/column_ops.h"
 #include "columnar/json_writer.h"
+#include "iceberg/deletion_vector.h"
 #include "iceberg/manifest.h"
 #include "iceberg/scan.h"
 
@@ -64,15 +67,22 @@ Result<SnapshotFiles> FilesOf(FileIO& io, const TableMetadata& md, const Snapsho
   return out;
 }
 
-// The table's columns of rows `take` of `b` (which ends with _pos), appended
-// to `out` with kind `kind`.
-void Append(const Batch& b, const std::vector<uint32_t>& take, size_t columns, ChangeKind kind,
+// Rows `take` of `b` (the current schema's columns) appended to `out` with
+// kind `kind`.
+void Append(const Batch& b, const std::vector<uint32_t>& take, ChangeKind kind,
             SnapshotChanges* out) {
-  if (take.empty()) return;
   for (uint32_t r : take) {
-    for (size_t c = 0; c < columns; ++c) AppendRowFrom(b.columns[c], r, &out->rows.columns[c]);
+    for (size_t c = 0; c < b.columns.size(); ++c) {
+      AppendRowFrom(b.columns[c], r, &out->rows.columns[c]);
+    }
   }
   out->kinds.insert(out->kinds.end(), take.size(), kind);
+}
+
+std::string RowText(const Batch& b, int64_t row) {
+  std::string out;
+  AppendJsonRow(b, row, &out);
+  return out;
 }
 
 class Reader {
@@ -91,9 +101,10 @@ class Reader {
     SnapshotChanges out;
     out.snapshot_id = s.snapshot_id;
     out.operation = s.operation();
+    out.rows = Batch::Make(schema_);
     if (out.operation == "replace") return out;
     ASSIGN_OR_RETURN(SnapshotFiles files, FilesOf(io_, *md_, s));
-    Batch deleted, inserted;
+    Batch deleted = Batch::Make(schema_), inserted = Batch::Make(schema_);
     if (!files.removed_data.empty() || !files.added_deletes.empty()) {
       ASSIGN_OR_RETURN(deleted, Deleted(s, files));
     }
@@ -105,32 +116,54 @@ class Reader {
   }
 
  private:
-  // Rows of `files` as of `snapshot` (with their deletes), the table's
-  // columns then _pos; only positions in `keep` (per file) when given.
+  // Rows of `files` as of `snapshot` (with their deletes) in the table's
+  // current schema (columns matched by field id: an older snapshot's schema
+  // may lack some, null then, or have them narrower); only positions in
+  // `keep` (per file) when given, every row of a file not in it.
   Result<Batch> Read(int64_t snapshot, const std::set<std::string>& files,
-                     const std::map<std::string, std::set<int64_t>>* keep) {
+                     const std::map<std::string, std::vector<int64_t>>* keep) {
     ScanOptions o;
     o.snapshot_id = snapshot;
     o.only_files = files;
     o.with_pos = true;
     ASSIGN_OR_RETURN(auto scan, TableScan::Make(io_, md_, o));
-    Batch all = Batch::Make(scan->schema());
+    Batch all = Batch::Make(schema_);
     Batch b;
     while (true) {
       ASSIGN_OR_RETURN(bool more, scan->Next(&b));
       if (!more) break;
-      // Every row of a file not in `keep` (a removed file).
-      const std::set<int64_t>* positions = nullptr;
+      const std::vector<int64_t>* positions = nullptr;
       if (keep != nullptr) {
         auto it = keep->find(scan->current_file());
         if (it != keep->end()) positions = &it->second;
       }
-      const Column& pos = b.columns.back();
+      const Column* pos = FindColumnById(b, kPosFieldId);
+      std::vector<uint32_t> take;
       for (int64_t r = 0; r < b.num_rows(); ++r) {
-        if (positions != nullptr && !positions->count(pos.Value<int64_t>(r))) continue;
-        for (size_t c = 0; c < b.columns.size(); ++c) {
-          AppendRowFrom(b.columns[c], r, &all.columns[c]);
+        if (positions != nullptr &&
+            !std::binary_search(positions->begin(), positions->end(), pos->Value<int64_t>(r))) {
+          continue;
         }
+        take.push_back(static_cast<uint32_t>(r));
+      }
+      if (take.empty()) continue;
+      for (size_t c = 0; c < schema_->fields.size(); ++c) {
+        const Field& f = schema_->fields[c];
+        const Column* have = FindColumnById(b, f.id);
+        if (have == nullptr) {
+          for (size_t i = 0; i < take.size(); ++i) all.columns[c].AppendNull();
+          continue;
+        }
+        std::optional<Column> converted;
+        if (!have->type()->Equals(*f.type)) {
+          auto cast = CastColumn(*have, f.type);
+          if (!cast.ok()) {
+            return cast.status().WithContextF("column {} as of snapshot {}", f.name, snapshot);
+          }
+          converted = std::move(*cast);
+          have = &*converted;
+        }
+        for (uint32_t r : take) AppendRowFrom(*have, r, &all.columns[c]);
       }
     }
     return all;
@@ -138,24 +171,43 @@ class Reader {
 
   // The rows S deleted, read as of its parent.
   Result<Batch> Deleted(const Snapshot& s, const SnapshotFiles& files) {
-    // Files of the parent that S's new deletes cover: the positions those
-    // deletes hold now (rows deleted before S are absent as of the parent).
+    // Files of the parent that S's new deletes cover, and the positions S
+    // deletes in them: those its new position delete files name (older ones
+    // are applied as of the parent already), or the whole of its new DV.
     // Deletes of rows S itself added (an upsert's superseded versions) are
     // not changes.
-    std::map<std::string, std::set<int64_t>> positions;
+    std::map<std::string, std::vector<int64_t>> positions;
     if (!files.added_deletes.empty()) {
       ScanOptions o;
       o.snapshot_id = s.snapshot_id;
       ASSIGN_OR_RETURN(auto scan, TableScan::Make(io_, md_, o));
       ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
+      std::map<std::string, std::unordered_map<std::string, std::vector<int64_t>>> read;
       for (const FileScanTask& t : tasks) {
-        if (files.added_data.count(t.file.file_path)) continue;
-        bool touched = t.deletion_vector && files.added_deletes.count(t.deletion_vector->file_path);
-        for (const DataFile& d : t.position_deletes) {
-          touched = touched || files.added_deletes.count(d.file_path) > 0;
+        const std::string& path = t.file.file_path;
+        if (files.added_data.count(path)) continue;
+        if (t.deletion_vector) {
+          if (!files.added_deletes.count(t.deletion_vector->file_path)) continue;
+          ASSIGN_OR_RETURN(
+              auto dv, ReadDeletionVector(io_, t.deletion_vector->file_path, *t.deletion_vector));
+          positions[path].assign(dv.begin(), dv.end());
+          continue;
         }
-        if (!touched) continue;
-        ASSIGN_OR_RETURN(positions[t.file.file_path], ReadDeletedPositions(io_, t));
+        for (const DataFile& d : t.position_deletes) {
+          if (!files.added_deletes.count(d.file_path)) continue;
+          auto it = read.find(d.file_path);
+          if (it == read.end()) {
+            ASSIGN_OR_RETURN(auto by_file, ReadPositionDeletes(io_, d.file_path));
+            it = read.emplace(d.file_path, std::move(by_file)).first;
+          }
+          auto mine = it->second.find(path);
+          if (mine == it->second.end()) continue;
+          std::vector<int64_t>& p = positions[path];
+          p.insert(p.end(), mine->second.begin(), mine->second.end());
+        }
+        if (auto p = positions.find(path); p != positions.end()) {
+          std::sort(p->second.begin(), p->second.end());
+        }
       }
     }
     std::set<std::string> read = files.removed_data;
@@ -164,8 +216,8 @@ class Reader {
     if (!s.parent_snapshot_id || md_->snapshot_by_id(*s.parent_snapshot_id) == nullptr) {
       return Status::OutOfRange(
           "snapshot {} deletes rows, but its parent {} has expired: the deleted rows cannot be "
-          "read",
-          s.snapshot_id, s.parent_snapshot_id.value_or(0));
+          "read (--from-snapshot {} starts after it)",
+          s.snapshot_id, s.parent_snapshot_id.value_or(0), s.snapshot_id);
     }
     return Read(*s.parent_snapshot_id, read, &positions);
   }
@@ -179,35 +231,35 @@ class Reader {
     return key;
   }
 
+  // Pairs deleted and inserted rows: by key (an update) in a keyed table; a
+  // row deleted and inserted unchanged (a copy-on-write rewrite by another
+  // engine, a change applied again) is no change.
   void Classify(const Batch& deleted, const Batch& inserted, SnapshotChanges* out) const {
-    const size_t columns = schema_->fields.size();
-    out->rows = Batch::Make(schema_);
-    std::vector<uint32_t> all_deleted(deleted.num_rows()), all_inserted(inserted.num_rows());
-    for (uint32_t i = 0; i < all_deleted.size(); ++i) all_deleted[i] = i;
-    for (uint32_t i = 0; i < all_inserted.size(); ++i) all_inserted[i] = i;
-    if (key_columns_.empty()) {
-      Append(deleted, all_deleted, columns, ChangeKind::kDelete, out);
-      Append(inserted, all_inserted, columns, ChangeKind::kInsert, out);
-      return;
+    const bool keyed = !key_columns_.empty();
+    auto match_key = [&](const Batch& b, uint32_t r) { return keyed ? Key(b, r) : RowText(b, r); };
+    std::unordered_map<std::string, std::deque<uint32_t>> inserted_by;
+    for (uint32_t i = 0; i < inserted.num_rows(); ++i) {
+      inserted_by[match_key(inserted, i)].push_back(i);
     }
-    std::unordered_map<std::string, uint32_t> inserted_by_key;
-    for (uint32_t i = 0; i < all_inserted.size(); ++i) inserted_by_key[Key(inserted, i)] = i;
-    std::vector<uint8_t> paired(all_inserted.size(), 0);
-    for (uint32_t d = 0; d < all_deleted.size(); ++d) {
-      auto it = inserted_by_key.find(Key(deleted, d));
-      if (it == inserted_by_key.end()) {
-        Append(deleted, {d}, columns, ChangeKind::kDelete, out);
+    std::vector<uint8_t> used(inserted.num_rows(), 0);
+    for (uint32_t d = 0; d < deleted.num_rows(); ++d) {
+      auto it = inserted_by.find(match_key(deleted, d));
+      if (it == inserted_by.end() || it->second.empty()) {
+        Append(deleted, {d}, ChangeKind::kDelete, out);
         continue;
       }
-      Append(deleted, {d}, columns, ChangeKind::kUpdateBefore, out);
-      Append(inserted, {it->second}, columns, ChangeKind::kUpdateAfter, out);
-      paired[it->second] = 1;
+      uint32_t i = it->second.front();
+      it->second.pop_front();
+      used[i] = 1;
+      if (!keyed || RowText(deleted, d) == RowText(inserted, i)) continue;  // unchanged
+      Append(deleted, {d}, ChangeKind::kUpdateBefore, out);
+      Append(inserted, {i}, ChangeKind::kUpdateAfter, out);
     }
     std::vector<uint32_t> rest;
-    for (uint32_t i = 0; i < all_inserted.size(); ++i) {
-      if (!paired[i]) rest.push_back(i);
+    for (uint32_t i = 0; i < used.size(); ++i) {
+      if (!used[i]) rest.push_back(i);
     }
-    Append(inserted, rest, columns, ChangeKind::kInsert, out);
+    Append(inserted, rest, ChangeKind::kInsert, out);
   }
 
   FileIO& io_;

@@ -11,9 +11,11 @@
 //     are not inserted).
 // Kinds: in a table with identifier fields (a primary key), a key both
 // deleted and inserted by S is an update: -U (the old row) then +U (the new
-// one); other deleted rows are -D, other inserted rows +I. Without a key,
-// rows are only -D and +I. Snapshots whose operation is "replace"
-// (compaction, manifest rewrites) change no row and yield nothing.
+// one), paired in order when a key has several; other deleted rows are -D,
+// other inserted rows +I. Without a key, rows are only -D and +I. A row
+// deleted and inserted unchanged (another engine's copy-on-write rewrite of
+// a file, a change applied again) is no change. Snapshots whose operation is
+// "replace" (compaction, manifest rewrites) change no row and yield nothing.
 //
 // Errors: kNotImplemented for a snapshot that adds equality deletes (which
 // rows they delete depends on every older file: not derived here);
@@ -21,7 +23,8 @@
 // the end snapshot; kOutOfRange when a snapshot's parent has expired
 // (its deletes cannot be read as of the parent).
 //
-// Rows are read with the table's current schema (schema evolution applies).
+// Rows come in the table's current schema: columns are matched by field id
+// (an older snapshot may lack a column, null then, or have it narrower).
 #pragma once
 
 #include <cstdint>

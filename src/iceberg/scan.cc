@@ -57,6 +57,7 @@ using PositionsByFile = std::unordered_map<std::string, std::vector<int64_t>>;
 
 Result<PositionsByFile> ReadPositionDeleteFile(FileIO& io, const std::string& location,
                                                const std::string& name) {
+  // (the file's own name in errors: `location` may be remapped)
   ASSIGN_OR_RETURN(auto in, io.OpenInput(location));
   parquet::ReaderOptions ro;
   ro.field_ids = {kDeleteFilePathFieldId, kDeletePosFieldId};
@@ -96,6 +97,11 @@ void SortUnique(std::vector<int64_t>* v) {
 }
 
 }  // namespace
+
+Result<std::unordered_map<std::string, std::vector<int64_t>>> ReadPositionDeletes(
+    FileIO& io, const std::string& location) {
+  return ReadPositionDeleteFile(io, location, location);
+}
 
 Result<std::set<int64_t>> ReadDeletedPositions(
     FileIO& io, const FileScanTask& t,
@@ -248,7 +254,9 @@ Status TableScan::Impl::Plan() {
       }
     }
     t.file = std::move(e.file);
-    for (const DataFile& d : t.position_deletes) ++delete_file_uses[d.file_path];
+    if (!t.deletion_vector) {  // (a DV replaces the position deletes: they are not read)
+      for (const DataFile& d : t.position_deletes) ++delete_file_uses[d.file_path];
+    }
     tasks.push_back(std::move(t));
   }
   stats.files_scanned = static_cast<int>(tasks.size());
@@ -258,8 +266,8 @@ Status TableScan::Impl::Plan() {
 Status TableScan::Impl::ReadTaskDeletes(const FileScanTask& t) {
   deleted_positions.clear();
   if (t.deletion_vector) {
-    ASSIGN_OR_RETURN(auto dv, ReadDeletionVector(*io, Path(t.deletion_vector->file_path),
-                                                 *t.deletion_vector));
+    ASSIGN_OR_RETURN(
+        auto dv, ReadDeletionVector(*io, Path(t.deletion_vector->file_path), *t.deletion_vector));
     deleted_positions.assign(dv.begin(), dv.end());
     return Status::OK();
   }

@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -114,6 +115,11 @@ class TableScan {
 Result<std::set<int64_t>> ReadDeletedPositions(
     FileIO& io, const FileScanTask& task,
     const std::vector<std::pair<std::string, std::string>>& remaps = {});
+
+// The positions one position delete file (at `location`) deletes, by data
+// file path, each list sorted.
+Result<std::unordered_map<std::string, std::vector<int64_t>>> ReadPositionDeletes(
+    FileIO& io, const std::string& location);
 
 // Applies the first matching FROM→TO prefix rewrite.
 std::string RemapLocation(const std::string& location,

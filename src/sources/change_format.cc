@@ -359,9 +359,12 @@ Status ChangeParser::Impl::Changelog(std::optional<std::string_view> value, Chan
   RETURN_IF_ERROR(ReadFields(parser, row, "the changelog record", &f));
   if (f.change == "\"+I\"" || f.change == "\"+U\"") {
     out->kind = Change::Kind::kUpsert;
-  } else if (f.change == "\"-D\"") {
+  } else if (f.change == "\"-D\"" || f.change == "\"-U\"") {
+    // -U deletes the old row's key: a target keyed otherwise than the source
+    // (SELECT email, ... into a table keyed by email) loses the old key; the
+    // +U that follows upserts the new row.
     out->kind = Change::Kind::kDelete;
-  } else if (f.change != "\"-U\"") {
+  } else {
     return Status::Invalid("_change is {}, not +I, -U, +U or -D",
                            f.change.empty() ? "missing" : f.change);
   }

@@ -51,8 +51,8 @@ namespace sluice::sources {
 
 // kChangelog is not a FORMAT a user writes: it is how a table source in
 // changelog mode (FROM TABLE ... WITH (mode = 'changelog')) delivers rows:
-// each record is the row with a "_change" field, +I or +U (upserts), -D
-// (deletes its key) or -U (nothing: the +U that follows replaces the row).
+// each record is the row with a "_change" field, +I or +U (upserts), -D or
+// -U (deletes its key; an update's +U follows its -U).
 enum class ChangeFormat { kJson, kUpsert, kDebezium, kChangelog };
 
 // "json", "upsert", "debezium" (lowercase) -> the format; kInvalidArgument

@@ -209,6 +209,20 @@ TEST(ChangeFormatTest, UpsertRowsMarkedDeletedByDebeziumsFlatteningDeleteTheirKe
                StatusCode::kInvalidArgument, "__deleted is \"yes\"");
 }
 
+TEST(ChangeFormatTest, ChangelogRecordsUpsertPlusesAndDeleteMinuses) {
+  EXPECT_EQ(ParseOk(ChangeFormat::kChangelog, R"({"_change":"+I","id":1})").kind, Kind::kUpsert);
+  EXPECT_EQ(ParseOk(ChangeFormat::kChangelog, R"({"_change":"+U","id":1})").kind, Kind::kUpsert);
+  // -U deletes the old row's key (the +U after it upserts the new row).
+  Change before = ParseOk(ChangeFormat::kChangelog, R"({"_change":"-U","id":1,"v":2})");
+  EXPECT_EQ(before.kind, Kind::kDelete);
+  EXPECT_EQ(before.image, R"({"_change":"-U","id":1,"v":2})");
+  EXPECT_EQ(ParseOk(ChangeFormat::kChangelog, R"({"_change":"-D","id":1})").kind, Kind::kDelete);
+  ASSERT_ERROR(ParseError(ChangeFormat::kChangelog, R"({"id":1})"), StatusCode::kInvalidArgument,
+               "_change is missing");
+  ASSERT_ERROR(ParseError(ChangeFormat::kChangelog, R"({"_change":"U","id":1})"),
+               StatusCode::kInvalidArgument, "_change is \"U\"");
+}
+
 TEST(ChangeFormatTest, FormatNamesParse) {
   ASSERT_OK_AND_ASSIGN(ChangeFormat f, ParseChangeFormat("debezium"));
   EXPECT_EQ(f, ChangeFormat::kDebezium);

@@ -13,6 +13,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Changelog mode: the position of a snapshot whose changes were all
+// delivered (resuming there needs no changelog of it: its parent may have
+// expired since).
+constexpr char kEnded[] = ":end";
+
 }  // namespace
 
 TableSource::TableSource(catalog::Catalog& catalog, FileIO& io, TableSourceOptions options)
@@ -25,6 +30,16 @@ Result<std::unique_ptr<TableSource>> TableSource::Open(catalog::Catalog& catalog
   std::unique_ptr<TableSource> source(new TableSource(catalog, io, std::move(options)));
   ASSIGN_OR_RETURN(auto table, catalog::Table::Load(catalog, io, source->options_.table));
   source->metadata_ = std::make_shared<const iceberg::TableMetadata>(table->metadata());
+  if (source->options_.changelog) {
+    for (const Field& f : source->metadata_->current_schema()->fields) {
+      if (f.name == "_change") {
+        return Status::Invalid(
+            "table source {}: table {} has a column named _change, which a changelog record uses "
+            "for the change's kind",
+            source->options_.name, source->options_.table.ToString());
+      }
+    }
+  }
   if (source->options_.bounded) source->end_ = source->metadata_->current_snapshot_id;
   return source;
 }
@@ -109,14 +124,21 @@ Status TableSource::Seek(const Positions& positions) {
     snapshot_done_ = true;
     if (options_.start_latest && metadata_->current_snapshot_id) {
       snapshot_ = *metadata_->current_snapshot_id;
-      ASSIGN_OR_RETURN(delivered_, AddedRows(snapshot_));
+      // (changelog mode: the snapshot is done, its changes never computed)
+      if (!options_.changelog) {
+        ASSIGN_OR_RETURN(delivered_, AddedRows(snapshot_));
+      }
     }
     return Refresh();
   }
   const auto& [name, offset] = *positions.begin();
+  // Changelog mode: "<id>:end" is a snapshot delivered whole.
+  std::string_view id_text = name;
+  const bool ended = options_.changelog && id_text.ends_with(kEnded);
+  if (ended) id_text.remove_suffix(std::string_view(kEnded).size());
   int64_t id = 0;
-  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
-  if (ec != std::errc() || end != name.data() + name.size() || offset < 0) {
+  auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+  if (ec != std::errc() || end != id_text.data() + id_text.size() || offset < 0) {
     return Status::Invalid("table source {}: position '{}' = {} is not a snapshot id and a row",
                            options_.name, name, offset);
   }
@@ -128,8 +150,12 @@ Status TableSource::Seek(const Positions& positions) {
   }
   snapshot_ = id;
   delivered_ = offset;
-  ASSIGN_OR_RETURN(int64_t rows, AddedRows(id));
-  snapshot_done_ = offset >= rows;
+  if (ended) {
+    snapshot_done_ = true;
+  } else {
+    ASSIGN_OR_RETURN(int64_t rows, AddedRows(id));
+    snapshot_done_ = !options_.changelog && offset >= rows;
+  }
   RETURN_IF_ERROR(Refresh());
   if (!snapshot_done_) {
     RETURN_IF_ERROR(StartSnapshot(id, offset));
@@ -255,6 +281,9 @@ Status TableSource::DeliverChanges(int64_t max_bytes,
 
 Positions TableSource::CurrentPositions() const {
   if (snapshot_ == 0) return {};
+  if (options_.changelog && snapshot_done_) {
+    return {{std::to_string(snapshot_) + kEnded, delivered_}};
+  }
   return {{std::to_string(snapshot_), delivered_}};
 }
 

@@ -26,8 +26,10 @@
 // instead (iceberg/changelog.h: inserts, updates, deletes; compactions have
 // none), each record the row with "_change": "+I", "-U", "+U" or "-D" (the
 // pipeline reads them as sources::ChangeFormat::kChangelog); overwrite and
-// delete snapshots are read too. The position counts the snapshot's changes.
-// A snapshot's changes are held in memory while it is delivered.
+// delete snapshots are read too. The position counts the snapshot's changes
+// delivered; once all are, it is "<id>:end" (a resume there computes no
+// changelog). A snapshot's changes are held in memory while it is delivered;
+// Lag counts added records, an estimate.
 //
 // Bounded (sluice run --bounded): reads up to the snapshot current when the
 // source opened. Otherwise the table is looked at again every
