@@ -70,10 +70,14 @@ rows=$("$sluice" --warehouse "$tmp/wh-pk" scan lake.t --columns id | wc -l)
 [ "$rows" = "$keys" ] || { echo "upsert_bench: FAILED: $rows rows after updates, want $keys" >&2; exit 1; }
 
 # Read amplification: the same rows, before and after compaction.
-scan_cpu() {  # scan_cpu: CPU seconds of a full scan of lake.t
-  /usr/bin/time -f "%U %S" -o "$tmp/time" \
-    "$sluice" --warehouse "$tmp/wh-pk" scan lake.t > /dev/null
-  awk '{ printf "%.2f", $1 + $2 }' "$tmp/time"
+scan_cpu() {  # scan_cpu: CPU seconds of a full scan of lake.t (the least of 3 runs)
+  local best=
+  for _ in 1 2 3; do
+    /usr/bin/time -f "%U %S" -o "$tmp/time" \
+      "$sluice" --warehouse "$tmp/wh-pk" scan lake.t > /dev/null
+    best=$(awk -v b="$best" '{ c = $1 + $2; printf "%.2f", (b == "" || c < b) ? c : b }' "$tmp/time")
+  done
+  echo "$best"
 }
 before=$(scan_cpu)
 "$sluice" --warehouse "$tmp/wh-pk" table compact lake.t --min-input-files 1 > /dev/null

@@ -52,6 +52,8 @@ class PrimaryKeyIndex {
   // ---- committed layer
   // A live row of the table (building the index from a scan).
   void Load(std::string_view key, RowLocation at);
+  // Room for about `keys` committed keys (before a load: no rehashing).
+  void Reserve(size_t keys) { committed_.reserve(keys); }
   // Empties the committed layer (before it is loaded again); file ids that
   // pending changes use stay valid.
   void ClearCommitted();

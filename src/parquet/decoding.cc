@@ -117,14 +117,13 @@ Status DecodeDictionary(std::string_view data, size_t n, const ValueBuffer* dict
     }
     size_t pos = out->offsets.size();
     out->offsets.resize(pos + n);
-    size_t heap_pos = out->heap.size();
-    out->heap.resize(heap_pos + total);
-    char* dst = out->heap.data();
+    // Reserved, then appended: a resize would zero the bytes first (a
+    // position delete file's paths make that half of reading it).
+    out->heap.reserve(out->heap.size() + total);
     for (size_t i = 0; i < n; ++i) {
       uint32_t begin = dict->offsets[idx[i]], len = dict->offsets[idx[i] + 1] - begin;
-      std::memcpy(dst + heap_pos, dict->heap.data() + begin, len);
-      heap_pos += len;
-      out->offsets[pos + i] = static_cast<uint32_t>(heap_pos);
+      out->heap.append(dict->heap.data() + begin, len);
+      out->offsets[pos + i] = static_cast<uint32_t>(out->heap.size());
     }
     return Status::OK();
   }

@@ -44,6 +44,10 @@ Status Pipeline::LoadKeyIndex() {
   o.with_pos = true;
   auto shared = std::make_shared<const iceberg::TableMetadata>(md);
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, shared, o));
+  ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
+  int64_t rows = 0;
+  for (const auto& t : tasks) rows += t.file.record_count;
+  keys_->Reserve(static_cast<size_t>(rows));
   std::vector<int> key_columns(key_columns_.size());
   for (size_t i = 0; i < key_columns.size(); ++i) key_columns[i] = static_cast<int>(i);
   Batch b;
