@@ -25,15 +25,7 @@ const char* ChangeKindText(ChangeKind kind) {
   return "?";
 }
 
-namespace {
-
-// What a snapshot's own manifest entries say it did.
-struct SnapshotFiles {
-  std::set<std::string> added_data, removed_data;
-  std::set<std::string> added_deletes;  // position delete files and DVs (by path)
-};
-
-Result<SnapshotFiles> FilesOf(FileIO& io, const TableMetadata& md, const Snapshot& s) {
+Result<SnapshotFiles> FilesOfSnapshot(FileIO& io, const TableMetadata& md, const Snapshot& s) {
   SnapshotFiles out;
   ASSIGN_OR_RETURN(auto manifests, ReadManifestList(io, s.manifest_list, md.format_version));
   std::vector<ManifestFile> own;
@@ -54,18 +46,14 @@ Result<SnapshotFiles> FilesOf(FileIO& io, const TableMetadata& md, const Snapsho
         case FileContent::kPositionDeletes:
           if (added) out.added_deletes.insert(e.file.file_path);
           break;
-        case FileContent::kEqualityDeletes:
-          if (added) {
-            return Status::NotImplemented(
-                "snapshot {} adds equality deletes ({}): the rows they delete are not derived",
-                s.snapshot_id, e.file.file_path);
-          }
-          break;
+        case FileContent::kEqualityDeletes: out.equality_deletes |= added; break;
       }
     }
   }
   return out;
 }
+
+namespace {
 
 // Rows `take` of `b` (the current schema's columns) appended to `out` with
 // kind `kind`.
@@ -103,7 +91,11 @@ class Reader {
     out.operation = s.operation();
     out.rows = Batch::Make(schema_);
     if (out.operation == "replace") return out;
-    ASSIGN_OR_RETURN(SnapshotFiles files, FilesOf(io_, *md_, s));
+    ASSIGN_OR_RETURN(SnapshotFiles files, FilesOfSnapshot(io_, *md_, s));
+    if (files.equality_deletes) {
+      return Status::NotImplemented(
+          "snapshot {} adds equality deletes: the rows they delete are not derived", s.snapshot_id);
+    }
     Batch deleted = Batch::Make(schema_), inserted = Batch::Make(schema_);
     if (!files.removed_data.empty() || !files.added_deletes.empty()) {
       ASSIGN_OR_RETURN(deleted, Deleted(s, files));

@@ -31,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,16 @@ struct SnapshotChanges {
   Batch rows;
   std::vector<ChangeKind> kinds;
 };
+
+// The data and delete files a snapshot added and removed, from its own
+// manifest entries (paths as the manifests name them).
+struct SnapshotFiles {
+  std::set<std::string> added_data, removed_data;
+  std::set<std::string> added_deletes;  // position delete files and DVs
+  bool equality_deletes = false;        // it adds equality deletes
+};
+Result<SnapshotFiles> FilesOfSnapshot(FileIO& io, const TableMetadata& table,
+                                      const Snapshot& snapshot);
 
 // Calls `sink` for each snapshot in the range, oldest first (snapshots that
 // change no row included, with no rows).

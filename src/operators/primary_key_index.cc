@@ -112,6 +112,32 @@ void PrimaryKeyIndex::CommitPending() {
   DiscardPending();
 }
 
+std::optional<uint32_t> PrimaryKeyIndex::FileId(const std::string& path) const {
+  auto it = file_ids_.find(path);
+  if (it == file_ids_.end()) return std::nullopt;
+  return it->second;
+}
+
+namespace {
+bool In(const std::vector<bool>& files, uint32_t file) {
+  return file < files.size() && files[file];
+}
+}  // namespace
+
+size_t PrimaryKeyIndex::CountIn(const std::vector<bool>& files) const {
+  size_t n = 0;
+  for (const auto& [key, at] : committed_) n += In(files, at.file) ? 1 : 0;
+  return n;
+}
+
+bool PrimaryKeyIndex::Relocate(std::string_view key, const std::vector<bool>& files,
+                               RowLocation to) {
+  auto it = committed_.find(std::string(key));
+  if (it == committed_.end() || !In(files, it->second.file)) return false;
+  it->second = to;
+  return true;
+}
+
 void PrimaryKeyIndex::DiscardPending() {
   pending_.clear();
   superseded_.clear();

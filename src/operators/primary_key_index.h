@@ -58,6 +58,15 @@ class PrimaryKeyIndex {
   // pending changes use stay valid.
   void ClearCommitted();
   std::optional<RowLocation> Find(std::string_view key) const;
+  // ---- following a compaction (rows moved, none changed)
+  // The id of an interned file, if it is.
+  std::optional<uint32_t> FileId(const std::string& path) const;
+  // `files[id]`: whether file id is one of a set (ids past its end are not).
+  // Committed keys whose row is in one of `files`.
+  size_t CountIn(const std::vector<bool>& files) const;
+  // Moves `key`'s committed row to `to` when it is in one of `files`; false
+  // (nothing changed) when the key is unknown or its row is elsewhere.
+  bool Relocate(std::string_view key, const std::vector<bool>& files, RowLocation to);
   size_t size() const { return committed_.size(); }
   size_t duplicates() const { return duplicates_.size(); }
 

@@ -72,6 +72,28 @@ TEST(PrimaryKeyIndexTest, RebuildingTheCommittedLayerKeepsThePendingChanges) {
   EXPECT_EQ(index.Find("a")->pos, 1);
 }
 
+TEST(PrimaryKeyIndexTest, RowsACompactionMovedAreRelocatedOnlyFromItsInputs) {
+  PrimaryKeyIndex index;
+  uint32_t f1 = index.InternFile("f1.parquet"), f2 = index.InternFile("f2.parquet");
+  index.Load("a", {f1, 0});
+  index.Load("b", {f1, 1});
+  index.Load("c", {f2, 0});
+  ASSERT_TRUE(index.FileId("f1.parquet").has_value());
+  EXPECT_FALSE(index.FileId("other.parquet").has_value());
+  std::vector<bool> inputs(f1 + 1);
+  inputs[f1] = true;
+  EXPECT_EQ(index.CountIn(inputs), 2u);
+  uint32_t out = index.InternFile("compact-1.parquet");
+  EXPECT_TRUE(index.Relocate("a", inputs, {out, 0}));
+  EXPECT_TRUE(index.Relocate("b", inputs, {out, 1}));
+  EXPECT_FALSE(index.Relocate("c", inputs, {out, 2}));   // in f2: not an input
+  EXPECT_FALSE(index.Relocate("zz", inputs, {out, 3}));  // unknown
+  EXPECT_EQ(index.FilePath(index.Find("a")->file), "compact-1.parquet");
+  EXPECT_EQ(index.Find("b")->pos, 1);
+  EXPECT_EQ(index.FilePath(index.Find("c")->file), "f2.parquet");
+  EXPECT_EQ(index.CountIn(inputs), 0u);
+}
+
 TEST(PrimaryKeyIndexTest, KeysOfSeveralColumnsDoNotRunTogether) {
   auto schema = std::make_shared<Schema>(*ParseColumnList("a STRING, b STRING, n BIGINT"));
   Batch b = Batch::Make(schema);

@@ -149,6 +149,7 @@ struct PipelineStats {
   std::atomic<int64_t> upsert_deletes{0};
   std::atomic<int64_t> key_index_loads{0};
   std::atomic<int64_t> key_index_keys{0};
+  std::atomic<int64_t> key_index_catchups{0};  // compactions followed without a load
   // A change source: deletes it applied (a key removed, maybe one the
   // table did not hold), and changes skipped as replays (at or below the log
   // position already applied).
@@ -305,7 +306,15 @@ class Pipeline {
   Status StartUpserts();
   Status LoadKeyIndex();
   Status RefreshKeyIndex();
-  bool KeyIndexIsCurrent() const;
+  // What the snapshots since the indexed one did to the index: nothing (all
+  // this pipeline's), moved rows (the others are compactions: `compactions`,
+  // oldest first, can be followed), or anything else (load it again).
+  enum class KeyIndex { kCurrent, kCompacted, kStale };
+  KeyIndex KeyIndexState(std::vector<const iceberg::Snapshot*>* compactions) const;
+  // Follows compactions: the keys whose rows they moved are pointed at the
+  // rows' new places (reading only the files they wrote); loads the index
+  // again when anything does not add up.
+  Status CatchUpCompactions(const std::vector<const iceberg::Snapshot*>& compactions);
   Status PrepareUpserts(Lane& lane, const Batch& rows);
   Status FeedUpserts(Lane& lane);
   // pipeline_changes.cc: a change source's lane (decode the changes, project

@@ -3,6 +3,7 @@
 // index's refresh when another writer changed the table.
 #include "catalog/row_delete.h"
 #include "columnar/column_ops.h"
+#include "iceberg/changelog.h"
 #include "iceberg/scan.h"
 #include "operators/primary_key_index.h"
 #include "pipeline/pipeline.h"
@@ -72,25 +73,93 @@ Status Pipeline::LoadKeyIndex() {
 
 Status Pipeline::RefreshKeyIndex() {
   RETURN_IF_ERROR(table_->Refresh());
-  if (!KeyIndexIsCurrent()) return LoadKeyIndex();
+  std::vector<const iceberg::Snapshot*> compactions;
+  switch (KeyIndexState(&compactions)) {
+    case KeyIndex::kCurrent: break;
+    case KeyIndex::kCompacted: return CatchUpCompactions(compactions);
+    case KeyIndex::kStale: return LoadKeyIndex();
+  }
   indexed_snapshot_ = table_->metadata().current_snapshot_id;
   return Status::OK();
 }
 
-bool Pipeline::KeyIndexIsCurrent() const {
-  if (key_index_stale_) return false;
+Pipeline::KeyIndex Pipeline::KeyIndexState(
+    std::vector<const iceberg::Snapshot*>* compactions) const {
+  if (key_index_stale_) return KeyIndex::kStale;
   // Current when every snapshot since the one it reflects is this pipeline's
-  // own: another writer may have added keys, rewritten the files the index
-  // points into, or rolled the table back.
+  // own; compacted when the others only moved rows (replace: compactions,
+  // manifest rewrites); stale when another writer may have added keys,
+  // deleted rows or rolled the table back.
   const iceberg::TableMetadata& md = table_->metadata();
   for (auto id = md.current_snapshot_id; id != indexed_snapshot_;) {
     const iceberg::Snapshot* s = id ? md.snapshot_by_id(*id) : nullptr;
-    if (s == nullptr) return false;  // the indexed snapshot is not an ancestor
+    if (s == nullptr) return KeyIndex::kStale;  // the indexed snapshot is not an ancestor
     auto it = s->summary.find(kSummaryPipeline);
-    if (it == s->summary.end() || it->second != options_.name) return false;
+    if (it == s->summary.end() || it->second != options_.name) {
+      if (s->operation() != "replace") return KeyIndex::kStale;
+      compactions->push_back(s);
+    }
     id = s->parent_snapshot_id;
   }
-  return true;
+  std::reverse(compactions->begin(), compactions->end());
+  return compactions->empty() ? KeyIndex::kCurrent : KeyIndex::kCompacted;
+}
+
+Status Pipeline::CatchUpCompactions(const std::vector<const iceberg::Snapshot*>& compactions) {
+  // The files the compactions removed and the files they wrote (a file one
+  // wrote and a later one removed is neither).
+  const iceberg::TableMetadata& md = table_->metadata();
+  std::set<std::string> removed, added;
+  for (const iceberg::Snapshot* s : compactions) {
+    ASSIGN_OR_RETURN(iceberg::SnapshotFiles files, iceberg::FilesOfSnapshot(io_, md, *s));
+    if (files.equality_deletes) return LoadKeyIndex();
+    for (const std::string& f : files.removed_data) {
+      if (added.erase(f) == 0) removed.insert(f);
+    }
+    added.insert(files.added_data.begin(), files.added_data.end());
+  }
+  if (keys_->duplicates() > 0) return LoadKeyIndex();  // (their rows may have moved too)
+  // Keys whose row was in a removed file move to where the compaction wrote
+  // it; any other row in the written files means the index missed something.
+  std::vector<bool> moved_from;
+  for (const std::string& f : removed) {
+    if (auto id = keys_->FileId(f)) {
+      if (moved_from.size() <= *id) moved_from.resize(*id + 1);
+      moved_from[*id] = true;
+    }
+  }
+  const size_t expected = keys_->CountIn(moved_from);
+  size_t relocated = 0;
+  if (!added.empty()) {
+    iceberg::ScanOptions o;
+    o.columns = key_names_;
+    o.with_pos = true;
+    o.only_files = added;
+    auto shared = std::make_shared<const iceberg::TableMetadata>(md);
+    ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, shared, o));
+    std::vector<int> key_columns(key_columns_.size());
+    for (size_t i = 0; i < key_columns.size(); ++i) key_columns[i] = static_cast<int>(i);
+    Batch b;
+    std::string key;
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, scan->Next(&b));
+      if (!more) break;
+      uint32_t file = keys_->InternFile(scan->current_file());
+      const Column* pos = FindColumnById(b, iceberg::kPosFieldId);
+      for (int64_t i = 0; i < b.num_rows(); ++i) {
+        key.clear();
+        if (!operators::AppendKey(b, key_columns, i, &key) ||
+            !keys_->Relocate(key, moved_from, {file, pos->Value<int64_t>(i)})) {
+          return LoadKeyIndex();
+        }
+        ++relocated;
+      }
+    }
+  }
+  if (relocated != expected) return LoadKeyIndex();
+  indexed_snapshot_ = md.current_snapshot_id;
+  stats_.key_index_catchups += 1;
+  return Status::OK();
 }
 
 Status Pipeline::FeedUpserts(Lane& lane) {

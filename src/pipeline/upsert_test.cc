@@ -108,6 +108,17 @@ TEST_P(UpsertTest, TheTableHoldsEachKeysLastRowAfterEveryCheckpoint) {
       maintenance::CompactOptions co;
       co.min_input_files = 1;
       ASSERT_OK(maintenance::CompactTable(*t, co).status());
+      // The next checkpoint follows it (the keys' rows moved) without loading
+      // the index again, and replaces rows in the compacted files.
+      int64_t loads = p->stats().key_index_loads.load();
+      int64_t catchups = p->stats().key_index_catchups.load();
+      int64_t id = model_.begin()->first;
+      ASSERT_OK(log_->Append({Change(id, ++n)}).status());
+      model_[id] = n;
+      Consume(*p);
+      ASSERT_OK(p->Checkpoint());
+      EXPECT_EQ(p->stats().key_index_loads.load(), loads);
+      EXPECT_EQ(p->stats().key_index_catchups.load(), catchups + 1);
     } else if (round % 3 == 2) {  // a user's DELETE of a few keys
       ASSERT_OK(catalog::DeleteWhere(*t, "id < 5").status());
       for (int64_t id = 0; id < 5; ++id) model_.erase(id);
