@@ -34,6 +34,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "catalog/table.h"
@@ -54,7 +55,8 @@ class ShardedWindowAggregate;
 }  // namespace operators
 namespace operators {
 class PrimaryKeyIndex;
-}
+struct RowLocation;
+}  // namespace operators
 }  // namespace sluice
 
 namespace sluice::pipeline {
@@ -305,6 +307,11 @@ class Pipeline {
   // first), DiscardUpsertDeletes drops them after a lost commit.
   Status StartUpserts();
   Status LoadKeyIndex();
+  // Scans the key columns (of `only_files`, or all), calling `row` with each
+  // row's key and place until it returns false; `reserve` sizes the index
+  // for the rows first.
+  Status ScanKeys(const std::set<std::string>& only_files, bool reserve,
+                  const std::function<bool(std::string_view key, operators::RowLocation at)>& row);
   Status RefreshKeyIndex();
   // What the snapshots since the indexed one did to the index: nothing (all
   // this pipeline's), moved rows (the others are compactions: `compactions`,

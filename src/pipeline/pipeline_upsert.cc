@@ -32,23 +32,21 @@ Status Pipeline::StartUpserts() {
   return LoadKeyIndex();
 }
 
-Status Pipeline::LoadKeyIndex() {
-  keys_->ClearCommitted();
-  const iceberg::TableMetadata& md = table_->metadata();
-  indexed_snapshot_ = md.current_snapshot_id;
-  key_index_stale_ = false;
-  stats_.key_index_loads += 1;
-  stats_.key_index_keys = 0;
-  if (!md.current_snapshot_id) return Status::OK();
+Status Pipeline::ScanKeys(
+    const std::set<std::string>& only_files, bool reserve,
+    const std::function<bool(std::string_view key, operators::RowLocation at)>& row) {
   iceberg::ScanOptions o;
   o.columns = key_names_;
   o.with_pos = true;
-  auto shared = std::make_shared<const iceberg::TableMetadata>(md);
+  o.only_files = only_files;
+  auto shared = std::make_shared<const iceberg::TableMetadata>(table_->metadata());
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, shared, o));
-  ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
-  int64_t rows = 0;
-  for (const auto& t : tasks) rows += t.file.record_count;
-  keys_->Reserve(static_cast<size_t>(rows));
+  if (reserve) {
+    ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
+    int64_t rows = 0;
+    for (const auto& t : tasks) rows += t.file.record_count;
+    keys_->Reserve(static_cast<size_t>(rows));
+  }
   std::vector<int> key_columns(key_columns_.size());
   for (size_t i = 0; i < key_columns.size(); ++i) key_columns[i] = static_cast<int>(i);
   Batch b;
@@ -64,9 +62,25 @@ Status Pipeline::LoadKeyIndex() {
         return Status::Corruption("table {}: a row of {} has a null primary key column",
                                   options_.target.ToString(), scan->current_file());
       }
-      keys_->Load(key, {file, pos->Value<int64_t>(i)});
+      if (!row(key, {file, pos->Value<int64_t>(i)})) return Status::OK();
     }
   }
+  return Status::OK();
+}
+
+Status Pipeline::LoadKeyIndex() {
+  keys_->ClearCommitted();
+  const iceberg::TableMetadata& md = table_->metadata();
+  indexed_snapshot_ = md.current_snapshot_id;
+  key_index_stale_ = false;
+  stats_.key_index_loads += 1;
+  stats_.key_index_keys = 0;
+  if (!md.current_snapshot_id) return Status::OK();
+  RETURN_IF_ERROR(
+      ScanKeys({}, /*reserve=*/true, [this](std::string_view key, operators::RowLocation at) {
+        keys_->Load(key, at);
+        return true;
+      }));
   stats_.key_index_keys = static_cast<int64_t>(keys_->size());
   return Status::OK();
 }
@@ -130,32 +144,16 @@ Status Pipeline::CatchUpCompactions(const std::vector<const iceberg::Snapshot*>&
   }
   const size_t expected = keys_->CountIn(moved_from);
   size_t relocated = 0;
+  bool missed = false;
   if (!added.empty()) {
-    iceberg::ScanOptions o;
-    o.columns = key_names_;
-    o.with_pos = true;
-    o.only_files = added;
-    auto shared = std::make_shared<const iceberg::TableMetadata>(md);
-    ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, shared, o));
-    std::vector<int> key_columns(key_columns_.size());
-    for (size_t i = 0; i < key_columns.size(); ++i) key_columns[i] = static_cast<int>(i);
-    Batch b;
-    std::string key;
-    while (true) {
-      ASSIGN_OR_RETURN(bool more, scan->Next(&b));
-      if (!more) break;
-      uint32_t file = keys_->InternFile(scan->current_file());
-      const Column* pos = FindColumnById(b, iceberg::kPosFieldId);
-      for (int64_t i = 0; i < b.num_rows(); ++i) {
-        key.clear();
-        if (!operators::AppendKey(b, key_columns, i, &key) ||
-            !keys_->Relocate(key, moved_from, {file, pos->Value<int64_t>(i)})) {
-          return LoadKeyIndex();
-        }
-        ++relocated;
-      }
-    }
+    RETURN_IF_ERROR(
+        ScanKeys(added, /*reserve=*/false, [&](std::string_view key, operators::RowLocation at) {
+          missed = !keys_->Relocate(key, moved_from, at);
+          relocated += missed ? 0 : 1;
+          return !missed;
+        }));
   }
+  if (missed) return LoadKeyIndex();
   if (relocated != expected) return LoadKeyIndex();
   indexed_snapshot_ = md.current_snapshot_id;
   stats_.key_index_catchups += 1;
