@@ -152,9 +152,11 @@ Status TableSource::Seek(const Positions& positions) {
   delivered_ = offset;
   if (ended) {
     snapshot_done_ = true;
+  } else if (options_.changelog) {
+    snapshot_done_ = false;  // StartSnapshot below computes its changes (once)
   } else {
     ASSIGN_OR_RETURN(int64_t rows, AddedRows(id));
-    snapshot_done_ = !options_.changelog && offset >= rows;
+    snapshot_done_ = offset >= rows;
   }
   RETURN_IF_ERROR(Refresh());
   if (!snapshot_done_) {

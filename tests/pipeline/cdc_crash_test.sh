@@ -114,18 +114,7 @@ wait_up "$URL" "$SERVER_PID" || { tail -20 "$W/server.log"; echo "FAILED: the se
 wait "$PRODUCER"
 acked=$(cat "$W/acked")
 records=$(cat "$W/records")
-for _ in $(seq 1 300); do
-  committed=$(curl -s "$URL/v1/status" | sed -n 's/.*"committed_offset":\([0-9]*\).*/\1/p')
-  [ "${committed:-0}" -ge "$records" ] && break
-  sleep 0.1
-done
-for _ in $(seq 1 600); do
-  curl -s "$URL/metrics" | grep -q '^sluice_maintenance_compactions_total{table="lake.accounts"} [1-9]' &&
-    break
-  sleep 0.1
-done
-kill -TERM "$SERVER_PID"
-wait "$SERVER_PID" || { tail -20 "$W/server.log"; echo "FAILED: sluice run did not exit 0 on SIGTERM"; exit 1; }
+drain_and_stop "$URL" "$SERVER_PID" "$records" lake.accounts || { tail -20 "$W/server.log"; exit 1; }
 SERVER_PID=
 
 # The model: each account's last change.

@@ -134,20 +134,9 @@ want=$(( acked * PER ))
 # Records in the source: every event plus one malformed record per 50 batches
 # (the log's end offset; for Kafka the sum of the partitions' next offsets).
 records=$(( want + acked / 50 ))
-for _ in $(seq 1 300); do
-  committed=$(curl -s "$URL/v1/status" | sed -n 's/.*"committed_offset":\([0-9]*\).*/\1/p')
-  [ "${committed:-0}" -ge "$records" ] && break
-  sleep 0.1
-done
 # The clean run also lets the maintenance service compact at least once (the
-# killed runs may all have been too short for it, under ASan): at most 60 s.
-for _ in $(seq 1 600); do
-  curl -s "$URL/metrics" | grep -q '^sluice_maintenance_compactions_total{table="lake.events"} [1-9]' &&
-    break
-  sleep 0.1
-done
-kill -TERM "$SERVER_PID"
-wait "$SERVER_PID" || { tail -20 "$W/server.log"; echo "FAILED: sluice run did not exit 0 on SIGTERM"; exit 1; }
+# killed runs may all have been too short for it, under ASan).
+drain_and_stop "$URL" "$SERVER_PID" "$records" lake.events || { tail -20 "$W/server.log"; exit 1; }
 SERVER_PID=
 
 ids=$(S scan lake.events --columns id)

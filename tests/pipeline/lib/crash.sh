@@ -75,3 +75,23 @@ kill_loop() {
     kills=$((kills + 1))
   done
 }
+
+# drain_and_stop URL PID RECORDS TABLE: waits (at most 30 s) until the
+# pipeline committed RECORDS source records, then (at most 60 s) until the
+# maintenance service compacted TABLE once, then SIGTERMs PID and fails the
+# test unless it exits 0.
+drain_and_stop() {
+  local url=$1 pid=$2 records=$3 table=$4 committed
+  for _ in $(seq 1 300); do
+    committed=$(curl -s "$url/v1/status" | sed -n 's/.*"committed_offset":\([0-9]*\).*/\1/p')
+    [ "${committed:-0}" -ge "$records" ] && break
+    sleep 0.1
+  done
+  for _ in $(seq 1 600); do
+    curl -s "$url/metrics" | grep -q "^sluice_maintenance_compactions_total{table=\"$table\"} [1-9]" &&
+      break
+    sleep 0.1
+  done
+  kill -TERM "$pid"
+  wait "$pid" || { echo "FAILED: sluice run did not exit 0 on SIGTERM"; return 1; }
+}
