@@ -8,7 +8,6 @@
 #include "columnar/json_reader.h"
 #include "columnar/single_value.h"
 #include "common/endian.h"
-#include "iceberg/delete_writer.h"
 #include "iceberg/deletion_vector.h"
 #include "iceberg/scan_internal.h"
 #include "iceberg/schema_json.h"
@@ -49,78 +48,6 @@ std::string KeyOf(const std::vector<const Column*>& cols, int64_t row) {
 
 }  // namespace
 
-namespace {
-
-// The positions one position delete file deletes, by data file path (each
-// list sorted: the spec orders a delete file by path, then position).
-using PositionsByFile = std::unordered_map<std::string, std::vector<int64_t>>;
-
-Result<PositionsByFile> ReadPositionDeleteFile(FileIO& io, const std::string& location,
-                                               const std::string& name) {
-  // (the file's own name in errors: `location` may be remapped)
-  ASSIGN_OR_RETURN(auto in, io.OpenInput(location));
-  parquet::ReaderOptions ro;
-  ro.field_ids = {kDeleteFilePathFieldId, kDeletePosFieldId};
-  ASSIGN_OR_RETURN(auto r, parquet::ParquetReader::Open(std::move(in), ro));
-  PositionsByFile out;
-  Batch b;
-  std::string last_path;
-  std::vector<int64_t>* last = nullptr;
-  while (true) {
-    ASSIGN_OR_RETURN(bool more, r->Next(&b));
-    if (!more) break;
-    const Column* paths = FindColumnById(b, kDeleteFilePathFieldId);
-    const Column* pos = FindColumnById(b, kDeletePosFieldId);
-    if (!paths || !pos) {
-      return Status::Corruption("position delete file {} lacks file_path/pos", name);
-    }
-    for (int64_t i = 0; i < b.num_rows(); ++i) {
-      std::string_view path = paths->GetBytes(i);
-      if (last == nullptr || path != last_path) {
-        last_path.assign(path);
-        last = &out[last_path];
-      }
-      last->push_back(pos->Value<int64_t>(i));
-    }
-  }
-  for (auto& [path, positions] : out) {
-    if (!std::is_sorted(positions.begin(), positions.end())) {
-      std::sort(positions.begin(), positions.end());
-    }
-  }
-  return out;
-}
-
-void SortUnique(std::vector<int64_t>* v) {
-  std::sort(v->begin(), v->end());
-  v->erase(std::unique(v->begin(), v->end()), v->end());
-}
-
-}  // namespace
-
-Result<std::unordered_map<std::string, std::vector<int64_t>>> ReadPositionDeletes(
-    FileIO& io, const std::string& location) {
-  return ReadPositionDeleteFile(io, location, location);
-}
-
-Result<std::set<int64_t>> ReadDeletedPositions(
-    FileIO& io, const FileScanTask& t,
-    const std::vector<std::pair<std::string, std::string>>& remaps) {
-  if (t.deletion_vector) {
-    // A DV holds every deleted position of the file; position delete files may be ignored.
-    return ReadDeletionVector(io, RemapLocation(t.deletion_vector->file_path, remaps),
-                              *t.deletion_vector);
-  }
-  std::set<int64_t> deleted;
-  for (const DataFile& d : t.position_deletes) {
-    ASSIGN_OR_RETURN(PositionsByFile by_file,
-                     ReadPositionDeleteFile(io, RemapLocation(d.file_path, remaps), d.file_path));
-    auto it = by_file.find(t.file.file_path);
-    if (it != by_file.end()) deleted.insert(it->second.begin(), it->second.end());
-  }
-  return deleted;
-}
-
 std::string RemapLocation(const std::string& location,
                           const std::vector<std::pair<std::string, std::string>>& remaps) {
   return ApplyRemap(location, remaps);
@@ -151,7 +78,7 @@ struct TableScan::Impl {
   std::vector<int64_t> deleted_positions;  // of the current file, sorted
   // Position delete files read, kept while tasks not yet opened use them
   // (one delete file covers a partition's data files: it is read once).
-  std::unordered_map<std::string, std::shared_ptr<const PositionsByFile>> delete_files;
+  std::unordered_map<std::string, std::shared_ptr<const internal::PositionsByFile>> delete_files;
   std::unordered_map<std::string, int> delete_file_uses;
   std::vector<std::vector<int32_t>> eq_ids;  // per equality delete set
   std::vector<std::unordered_set<std::string>> eq_keys;
@@ -273,13 +200,13 @@ Status TableScan::Impl::ReadTaskDeletes(const FileScanTask& t) {
   }
   for (const DataFile& d : t.position_deletes) {
     auto cached = delete_files.find(d.file_path);
-    std::shared_ptr<const PositionsByFile> by_file;
+    std::shared_ptr<const internal::PositionsByFile> by_file;
     if (cached != delete_files.end()) {
       by_file = cached->second;
     } else {
-      ASSIGN_OR_RETURN(PositionsByFile read,
-                       ReadPositionDeleteFile(*io, Path(d.file_path), d.file_path));
-      by_file = std::make_shared<const PositionsByFile>(std::move(read));
+      ASSIGN_OR_RETURN(internal::PositionsByFile read,
+                       internal::ReadPositionDeleteFile(*io, Path(d.file_path), d.file_path));
+      by_file = std::make_shared<const internal::PositionsByFile>(std::move(read));
       delete_files[d.file_path] = by_file;
     }
     if (--delete_file_uses[d.file_path] <= 0) {
@@ -290,7 +217,11 @@ Status TableScan::Impl::ReadTaskDeletes(const FileScanTask& t) {
     if (it == by_file->end()) continue;
     deleted_positions.insert(deleted_positions.end(), it->second.begin(), it->second.end());
   }
-  if (t.position_deletes.size() > 1) SortUnique(&deleted_positions);
+  if (t.position_deletes.size() > 1) {
+    std::sort(deleted_positions.begin(), deleted_positions.end());
+    deleted_positions.erase(std::unique(deleted_positions.begin(), deleted_positions.end()),
+                            deleted_positions.end());
+  }
   return Status::OK();
 }
 

@@ -1,13 +1,18 @@
 // How a data file's columns become the table schema's when a scan reads them
 // (schema evolution on read: missing columns, promoted types, struct members
-// added since the file was written, initial defaults). Private to scan.cc.
+// added since the file was written, initial defaults), and reading position
+// delete files (scan_deletes.cc). Private to the scan's files.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "columnar/column.h"
 #include "common/status.h"
+#include "io/file_io.h"
 
 namespace sluice::iceberg {
 
@@ -23,5 +28,15 @@ Result<Column> Reconcile(Column* file_col, const Field& field, int64_t rows,
 // A default in JSON single-value form (a field's initial-default) as
 // single-value bytes, through the JSON decoder.
 Result<std::string> DefaultValue(const Field& f, const std::string& json);
+
+namespace internal {
+
+// The positions one position delete file (at `location`; `name` in errors)
+// deletes, by data file path, each list sorted.
+using PositionsByFile = std::unordered_map<std::string, std::vector<int64_t>>;
+Result<PositionsByFile> ReadPositionDeleteFile(FileIO& io, const std::string& location,
+                                               const std::string& name);
+
+}  // namespace internal
 
 }  // namespace sluice::iceberg

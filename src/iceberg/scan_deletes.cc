@@ -1,0 +1,80 @@
+// Reading position delete files and deletion vectors: the positions they
+// delete, per data file (scan.h, scan_internal.h).
+#include <algorithm>
+
+#include "columnar/column_ops.h"
+#include "iceberg/delete_writer.h"
+#include "iceberg/deletion_vector.h"
+#include "iceberg/scan.h"
+#include "iceberg/scan_internal.h"
+#include "parquet/reader.h"
+
+namespace sluice::iceberg {
+
+namespace internal {
+
+// (Each list comes sorted when the file follows the spec's order: by path,
+// then position.)
+Result<PositionsByFile> ReadPositionDeleteFile(FileIO& io, const std::string& location,
+                                               const std::string& name) {
+  // (the file's own name in errors: `location` may be remapped)
+  ASSIGN_OR_RETURN(auto in, io.OpenInput(location));
+  parquet::ReaderOptions ro;
+  ro.field_ids = {kDeleteFilePathFieldId, kDeletePosFieldId};
+  ASSIGN_OR_RETURN(auto r, parquet::ParquetReader::Open(std::move(in), ro));
+  PositionsByFile out;
+  Batch b;
+  std::string last_path;
+  std::vector<int64_t>* last = nullptr;
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, r->Next(&b));
+    if (!more) break;
+    const Column* paths = FindColumnById(b, kDeleteFilePathFieldId);
+    const Column* pos = FindColumnById(b, kDeletePosFieldId);
+    if (!paths || !pos) {
+      return Status::Corruption("position delete file {} lacks file_path/pos", name);
+    }
+    for (int64_t i = 0; i < b.num_rows(); ++i) {
+      std::string_view path = paths->GetBytes(i);
+      if (last == nullptr || path != last_path) {
+        last_path.assign(path);
+        last = &out[last_path];
+      }
+      last->push_back(pos->Value<int64_t>(i));
+    }
+  }
+  for (auto& [path, positions] : out) {
+    if (!std::is_sorted(positions.begin(), positions.end())) {
+      std::sort(positions.begin(), positions.end());
+    }
+  }
+  return out;
+}
+
+}  // namespace internal
+
+Result<std::unordered_map<std::string, std::vector<int64_t>>> ReadPositionDeletes(
+    FileIO& io, const std::string& location) {
+  return internal::ReadPositionDeleteFile(io, location, location);
+}
+
+Result<std::set<int64_t>> ReadDeletedPositions(
+    FileIO& io, const FileScanTask& t,
+    const std::vector<std::pair<std::string, std::string>>& remaps) {
+  if (t.deletion_vector) {
+    // A DV holds every deleted position of the file; position delete files may be ignored.
+    return ReadDeletionVector(io, RemapLocation(t.deletion_vector->file_path, remaps),
+                              *t.deletion_vector);
+  }
+  std::set<int64_t> deleted;
+  for (const DataFile& d : t.position_deletes) {
+    ASSIGN_OR_RETURN(
+        internal::PositionsByFile by_file,
+        internal::ReadPositionDeleteFile(io, RemapLocation(d.file_path, remaps), d.file_path));
+    auto it = by_file.find(t.file.file_path);
+    if (it != by_file.end()) deleted.insert(it->second.begin(), it->second.end());
+  }
+  return deleted;
+}
+
+}  // namespace sluice::iceberg
