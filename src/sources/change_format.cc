@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include <cctype>
 #include <charconv>
 #include <cstring>
 
@@ -38,10 +37,11 @@ void AdvanceChangePosition(const std::string& position, std::string* applied) {
 
 namespace {
 
+// Without JSON's whitespace (space, tab, line feed, carriage return).
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
+  size_t begin = s.find_first_not_of(" \t\n\r");
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(" \t\n\r") - begin + 1);
 }
 
 // Position components: fixed-width decimal integers (so that byte order is
@@ -199,6 +199,7 @@ struct ChangeParser::Impl {
   // wrapper, its payload; `f` gets the fields of what is returned.
   // A wrapper whose payload is null gives "null".
   Result<std::string_view> Unwrap(std::string_view json, const char* what, Fields* f) {
+    json = Trim(json);  // the image starts with '{' (the padding stays behind it)
     RETURN_IF_ERROR(ReadFields(parser, json, what, f));
     if (f->count == 2 && !f->schema.empty() && f->payload == "null") return f->payload;
     if (f->count == 2 && !f->schema.empty() && IsObject(f->payload)) {

@@ -64,8 +64,10 @@ struct Change {
   enum class Kind { kUpsert, kDelete, kNone };
   Kind kind = Kind::kNone;
   // kUpsert: the new row, a JSON object. kDelete: a JSON object holding at
-  // least the key's columns (the old row, or the message key). Valid until
-  // the parser's next Parse.
+  // least the key's columns (the old row, or the message key). Parse reads
+  // the top-level fields only: values nested inside the image are checked
+  // when the row is decoded (a bad one makes the record a dead letter there).
+  // Valid until the parser's next Parse.
   std::string_view image;
   std::string position;   // empty: the format or connector gives none
   bool snapshot = false;  // a snapshot read (op r, or source.snapshot set): for errors and stats

@@ -199,6 +199,19 @@ TEST(ChangeFormatTest, UpsertRowsReplaceAndTombstonesDeleteTheirKey) {
                "the record's key is not a JSON object");
 }
 
+TEST(ChangeFormatTest, ImagesAreTheObjectWithoutTheWhitespaceAroundIt) {
+  // Found by change_format_fuzz: a key with a leading tab made an image that
+  // did not start with '{'.
+  Change tomb = ParseOk(ChangeFormat::kUpsert, std::nullopt, "\t{\"id\": 5} \r\n");
+  EXPECT_EQ(tomb.kind, Kind::kDelete);
+  EXPECT_EQ(tomb.image, R"({"id": 5})");
+  Change row = ParseOk(ChangeFormat::kUpsert, "\n  {\"id\": 5}\t", "");
+  EXPECT_EQ(row.image, R"({"id": 5})");
+  // Whitespace is JSON's: a vertical tab is not.
+  ASSERT_ERROR(ParseError(ChangeFormat::kUpsert, std::nullopt, "\v{\"id\": 5}"),
+               StatusCode::kInvalidArgument, "key");
+}
+
 TEST(ChangeFormatTest, UpsertRowsMarkedDeletedByDebeziumsFlatteningDeleteTheirKey) {
   Change d = ParseOk(ChangeFormat::kUpsert, R"({"id": 5, "name": "x", "__deleted": "true"})");
   EXPECT_EQ(d.kind, Kind::kDelete);
