@@ -136,6 +136,26 @@ Result<Batch> ShardedWindowAggregate::Emit(int64_t watermark, std::vector<Failed
   return merged;
 }
 
+Result<Batch> ShardedWindowAggregate::EmitChanged(std::vector<FailedGroup>* failed) {
+  int n = shards();
+  if (n == 1) return shards_[0]->EmitChanged(failed);
+  std::vector<Result<Batch>> rows;
+  for (int i = 0; i < n; ++i) rows.emplace_back(Batch{});
+  std::vector<std::vector<FailedGroup>> fails(n);
+  pool_->Run(n, [&](int i) { rows[i] = shards_[i]->EmitChanged(&fails[i]); });
+  Batch out = Batch::Make(options_.output_schema);
+  for (int i = 0; i < n; ++i) {
+    RETURN_IF_ERROR(rows[i].status());
+    for (FailedGroup& f : fails[i]) failed->push_back(std::move(f));
+    const Batch& b = *rows[i];
+    for (size_t col = 0; col < out.columns.size(); ++col) {
+      for (int64_t r = 0; r < b.num_rows(); ++r)
+        AppendRowFrom(b.columns[col], r, &out.columns[col]);
+    }
+  }
+  return out;
+}
+
 Result<Batch> ShardedWindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>* failed) {
   bool done = false;
   return Emit(watermark, failed, INT64_MAX, &done);

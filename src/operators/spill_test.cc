@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "columnar/json_writer.h"
 #include "common/testing.h"
@@ -136,6 +139,110 @@ TEST(SpillTest, WithoutASpillFolderAnOperatorOverBudgetFailsClearly) {
   auto [rows, marks] = stream.Next(500);
   std::vector<LateRow> late;
   ASSERT_ERROR(op->Add(rows, marks, &late), StatusCode::kInvalidArgument, "spill folder");
+}
+
+// GROUP BY without a window: at every checkpoint (EmitChanged, then a state
+// file) each operator gives exactly the keys changed since the last one, with
+// their running values; in memory, spilled, sharded and restored alike.
+TEST(SpillTest, GlobalGroupsGiveTheirRunningValuesAtEveryCheckpointWhereverTheyLive) {
+  WindowAggregateOptions o = Options({WindowSpec::Kind::kGlobal, 0, 0, 0});
+  o.output_schema = std::make_shared<Schema>(*ParseColumnList(
+      "window_start BIGINT, window_end BIGINT, k BIGINT, n BIGINT, s BIGINT, d BIGINT"));
+  WindowAggregateOptions small = o;
+  small.memory_budget = 48 << 10;
+  small.spill_dir = TempDir("global");
+  WindowAggregateOptions sharded_opts = small;
+  sharded_opts.memory_budget *= 2;
+  sharded_opts.spill_dir = TempDir("global-sharded");
+  WindowAggregateOptions restored_opts = small;
+  restored_opts.spill_dir = TempDir("global-restored");
+  ASSERT_OK_AND_ASSIGN(auto memory, WindowAggregate::Make(o));
+  ASSERT_OK_AND_ASSIGN(auto spilled, WindowAggregate::Make(small));
+  TaskPool pool(1);
+  ASSERT_OK_AND_ASSIGN(auto sharded, ShardedWindowAggregate::Make(sharded_opts, &pool, 2));
+  std::unique_ptr<WindowAggregate> restored;
+  std::vector<std::string> files;  // the spilled operator's base and deltas
+  // The model: each key's count, sum and distinct values (null keys included).
+  struct Model {
+    int64_t n = 0, s = 0;
+    std::set<int64_t> d;
+  };
+  std::map<std::optional<int64_t>, Model> model;
+  Stream stream;
+  stream.keys = 3000;
+  for (int round = 0; round < 24; ++round) {
+    auto [rows, marks] = stream.Next(700);
+    // The event time and the watermarks do not matter: none is ever late.
+    std::vector<LateRow> late;
+    ASSERT_OK(memory->Add(rows, marks, &late));
+    ASSERT_OK(spilled->Add(rows, marks, &late));
+    ASSERT_OK(sharded->Add(rows, marks, &late));
+    if (restored) {
+      ASSERT_OK(restored->Add(rows, marks, &late));
+    }
+    ASSERT_TRUE(late.empty());
+    std::set<std::string> changed;
+    for (int64_t i = 0; i < rows.num_rows(); ++i) {
+      std::optional<int64_t> k;
+      if (!rows.columns[1].IsNull(i)) k = rows.columns[1].Value<int64_t>(i);
+      Model& m = model[k];
+      int64_t v = rows.columns[2].Value<int64_t>(i);
+      ++m.n;
+      m.s += v;
+      m.d.insert(v);
+    }
+    for (int64_t i = 0; i < rows.num_rows(); ++i) {
+      std::optional<int64_t> k;
+      if (!rows.columns[1].IsNull(i)) k = rows.columns[1].Value<int64_t>(i);
+      const Model& m = model[k];
+      changed.insert(
+          fmt::format(R"({{"window_start":{},"window_end":{},"k":{},"n":{},"s":{},"d":{}}})",
+                      INT64_MIN, INT64_MAX, k ? std::to_string(*k) : "null", m.n, m.s, m.d.size()));
+    }
+    std::vector<FailedGroup> failed;
+    ASSERT_OK_AND_ASSIGN(Batch closed, memory->Emit(INT64_MAX, &failed));
+    EXPECT_EQ(closed.num_rows(), 0) << "a global group never closes";
+    auto emit = [&](auto* op) {
+      std::vector<FailedGroup> f;
+      auto b = op->EmitChanged(&f);
+      EXPECT_TRUE(b.ok()) << b.status().ToString();
+      EXPECT_TRUE(f.empty());
+      auto rows = JsonRows(*b);
+      return std::set<std::string>(rows.begin(), rows.end());
+    };
+    ASSERT_EQ(emit(memory.get()), changed) << "round " << round;
+    ASSERT_EQ(emit(spilled.get()), changed) << "round " << round;
+    ASSERT_EQ(emit(sharded.get()), changed) << "round " << round;
+    if (restored) {
+      ASSERT_EQ(emit(restored.get()), changed) << "round " << round;
+    }
+    // The checkpoint's state files; the next round starts with nothing changed.
+    bool full = round % 9 == 0;
+    ASSERT_OK_AND_ASSIGN(std::string a, full ? memory->Snapshot() : memory->SnapshotChanged());
+    ASSERT_OK_AND_ASSIGN(std::string b, full ? spilled->Snapshot() : spilled->SnapshotChanged());
+    ASSERT_OK_AND_ASSIGN(std::string c, full ? sharded->Snapshot() : sharded->SnapshotChanged());
+    EXPECT_EQ(a.size(), b.size()) << "round " << round;
+    if (restored) {
+      ASSERT_OK(restored->SnapshotChanged().status());
+    }
+    if (full) files.clear();
+    files.push_back(b);
+    ASSERT_EQ(emit(memory.get()).size(), 0u);
+    ASSERT_EQ(emit(spilled.get()).size(), 0u);
+    ASSERT_EQ(emit(sharded.get()).size(), 0u);
+    if (round == 14) {
+      ASSERT_OK_AND_ASSIGN(restored, WindowAggregate::Make(restored_opts));
+      for (const std::string& f : files) ASSERT_OK(restored->Restore(f));
+      ASSERT_EQ(restored->groups(), memory->groups());
+      ASSERT_EQ(emit(restored.get()).size(), 0u) << "a restored state has nothing changed";
+    }
+    ASSERT_EQ(memory->groups(), static_cast<int64_t>(model.size()));
+    ASSERT_EQ(spilled->groups(), memory->groups());
+    ASSERT_EQ(sharded->groups(), memory->groups());
+  }
+  EXPECT_GT(spilled->spills(), 3) << "the budget must make it spill";
+  EXPECT_GT(sharded->spills(), 3);
+  EXPECT_GT(restored->spills(), 0);
 }
 
 }  // namespace

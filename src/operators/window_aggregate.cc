@@ -22,7 +22,8 @@ std::string Time(int64_t micros) {
 
 Result<std::unique_ptr<WindowAggregate>> WindowAggregate::Make(WindowAggregateOptions options) {
   const WindowSpec& w = options.window;
-  if (w.kind == WindowSpec::Kind::kSession ? w.gap_us <= 0 : w.size_us <= 0) {
+  if (w.kind != WindowSpec::Kind::kGlobal &&
+      (w.kind == WindowSpec::Kind::kSession ? w.gap_us <= 0 : w.size_us <= 0)) {
     return Status::Invalid("a window needs a positive size (or gap)");
   }
   if (w.kind == WindowSpec::Kind::kHop &&
@@ -45,7 +46,7 @@ WindowAggregate::Group WindowAggregate::NewGroup() const {
 }
 
 bool WindowAggregate::Closed(int64_t window_end, int64_t watermark) const {
-  if (watermark == INT64_MIN) return false;
+  if (watermark == INT64_MIN || options_.window.kind == WindowSpec::Kind::kGlobal) return false;
   int64_t deadline;
   if (__builtin_add_overflow(window_end, options_.allowed_lateness_us, &deadline)) return false;
   return watermark >= deadline;
@@ -108,6 +109,15 @@ Result<bool> WindowAggregate::AddToSession(const std::string& key, int64_t t, in
 Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::string* key,
                                std::vector<LateRow>* late) {
   const WindowSpec& w = options_.window;
+  if (w.kind == WindowSpec::Kind::kGlobal) {
+    key->clear();
+    for (size_t k = 0; k < options_.key_types.size(); ++k) {
+      AppendValueKey(rows.columns[1 + k], r, key);
+    }
+    ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowKey{INT64_MAX, INT64_MIN, *key}));
+    AddToGroup(g, rows, r);
+    return Status::OK();
+  }
   const Column& time = rows.columns[0];
   if (time.IsNull(r)) {
     late->push_back({r, "the event time is NULL"});
@@ -276,6 +286,10 @@ Result<Batch> WindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>*
     return EmitHop(watermark, failed, max_rows, done);
   }
   Batch out = Batch::Make(options_.output_schema);
+  if (options_.window.kind == WindowSpec::Kind::kGlobal) {  // never closes: EmitChanged
+    *done = true;
+    return out;
+  }
   bool session = options_.window.kind == WindowSpec::Kind::kSession;
   int64_t n = 0;
   bool more = false;
@@ -305,6 +319,23 @@ Result<Batch> WindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>*
 Result<Batch> WindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>* failed) {
   bool done = false;
   return Emit(watermark, failed, INT64_MAX, &done);
+}
+
+Result<Batch> WindowAggregate::EmitChanged(std::vector<FailedGroup>* failed) {
+  if (options_.window.kind != WindowSpec::Kind::kGlobal) {
+    return Status::Internal("EmitChanged is for GROUP BY without a window");
+  }
+  Batch out = Batch::Make(options_.output_schema);
+  int64_t last_end = last_emitted_end_;  // (nothing closed)
+  RETURN_IF_ERROR(
+      ForEachChanged([&](const WindowKey& k, const Group* g, std::string_view stored) -> Status {
+        if (g) return AppendWindowRow(k.start, k.end, k.key, *g, &out, failed);
+        Group decoded = NewGroup();
+        RETURN_IF_ERROR_CTX(DecodeAccs(&stored, &decoded), "spill store {}", store_->dir());
+        return AppendWindowRow(k.start, k.end, k.key, decoded, &out, failed);
+      }));
+  last_emitted_end_ = last_end;
+  return out;
 }
 
 }  // namespace sluice::operators

@@ -14,6 +14,13 @@
 //   - SESSION(gap): per key, a window from its first to its last event + gap;
 //     an event within `gap` of a session extends it, and sessions it bridges
 //     merge.
+//   - GLOBAL (GROUP BY without a window): one group per key that never closes
+//     and ignores the event time (column 0 is not read) and the watermarks. Its
+//     rows are not emitted by Emit but by EmitChanged: the current values of
+//     the groups changed since the last snapshot (WriteState, Snapshot*), which
+//     the pipeline takes just before each checkpoint's snapshot, so that every
+//     checkpoint commits the new values of exactly the groups it changed. Its
+//     window_start and window_end are INT64_MIN and INT64_MAX.
 // A window is closed once watermark >= window_end + allowed_lateness. A row
 // whose windows are all closed under its watermark is late: it is left out
 // and returned (the pipeline dead-letters it with the reason "late"); a row
@@ -63,7 +70,7 @@ using state::StateReader;
 using state::StateWriter;
 
 struct WindowSpec {
-  enum class Kind : uint8_t { kTumble, kHop, kSession };
+  enum class Kind : uint8_t { kTumble, kHop, kSession, kGlobal };
   Kind kind = Kind::kTumble;
   int64_t size_us = 0;   // tumble, hop
   int64_t slide_us = 0;  // hop
@@ -110,6 +117,9 @@ class WindowAggregate {
                      bool* done);
   // All of them at once.
   Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed);
+  // GLOBAL: the rows of the groups changed since the last snapshot, in key
+  // order (both tiers); they stay open. Failed rows as in Emit.
+  Result<Batch> EmitChanged(std::vector<FailedGroup>* failed);
 
   // Open groups and windows (both tiers).
   int64_t groups() const { return groups_; }
@@ -196,6 +206,11 @@ class WindowAggregate {
   // This part's records of a state file.
   Status WriteRecords(bool full, StateWriter* out);
   Status WriteChanged(StateWriter* out);
+  // Calls `fn` with each group changed since the last snapshot, in key order:
+  // the front's version (`group`), or else the store's bytes (`stored`).
+  using ChangedFn =
+      std::function<Status(const WindowKey& k, const Group* group, std::string_view stored)>;
+  Status ForEachChanged(const ChangedFn& fn);
   // Restore's steps: a restored group or tombstone, then what every restore
   // ends with (windows the restored watermark closed are dropped).
   Status RestoreGroup(WindowKey k, Group g, bool known_new);

@@ -92,6 +92,19 @@ Status WindowAggregate::WriteRecords(bool full, StateWriter* out) {
 }
 
 Status WindowAggregate::WriteChanged(StateWriter* out) {
+  return ForEachChanged([&](const WindowKey& k, const Group* g, std::string_view stored) {
+    size_t at = BeginRecord(out->buffer(), kGroupTag, k.end, k.start, k.key);
+    if (g) {
+      EncodeAccs(*g, out->buffer());
+    } else {
+      out->buffer()->append(stored);  // as it was encoded
+    }
+    EndRecord(out->buffer(), at);
+    return out->MaybeFlush();
+  });
+}
+
+Status WindowAggregate::ForEachChanged(const ChangedFn& fn) {
   // The changed keys of the front and those the store keeps, merged in order.
   std::unique_ptr<SpillStore::Cursor> stored;
   std::string prefix = ChangedPrefix(changed_generation_);
@@ -111,6 +124,7 @@ Status WindowAggregate::WriteChanged(StateWriter* out) {
   };
   auto front = changed_.begin();
   ASSIGN_OR_RETURN(bool sv, stored_valid());
+  std::string value;
   while (front != changed_.end() || sv) {
     WindowKey k;
     if (front != changed_.end() && (!sv || !(sk < *front))) {
@@ -125,21 +139,17 @@ Status WindowAggregate::WriteChanged(StateWriter* out) {
       stored->Next();
       ASSIGN_OR_RETURN(sv, stored_valid());
     }
-    // The front's version, or the store's bytes as they are.
-    std::string value;
+    // The front's version, or the store's.
     if (auto it = windows_.find(k); it != windows_.end()) {
-      EncodeAccs(it->second, &value);
-    } else {
-      bool found = false;
-      if (spilled_) {
-        ASSIGN_OR_RETURN(found, store_->Get(StoreKey(k.end, k.start, k.key), &value));
-      }
-      if (!found) continue;  // emitted or merged away since it changed
+      RETURN_IF_ERROR(fn(k, &it->second, {}));
+      continue;
     }
-    size_t at = BeginRecord(out->buffer(), kGroupTag, k.end, k.start, k.key);
-    out->buffer()->append(value);
-    EndRecord(out->buffer(), at);
-    RETURN_IF_ERROR(out->MaybeFlush());
+    bool found = false;
+    if (spilled_) {
+      ASSIGN_OR_RETURN(found, store_->Get(StoreKey(k.end, k.start, k.key), &value));
+    }
+    if (!found) continue;  // emitted or merged away since it changed
+    RETURN_IF_ERROR(fn(k, nullptr, value));
   }
   return Status::OK();
 }

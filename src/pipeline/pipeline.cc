@@ -414,6 +414,8 @@ Status Pipeline::Checkpoint() {
   int64_t started = MonoMicros();
   RETURN_IF_ERROR(FlushRows());
   RETURN_IF_ERROR(FinishLanes());
+  // The groups changed since the last checkpoint, before its state is saved.
+  if (window_ && options_.aggregate->updating()) RETURN_IF_ERROR(EmitUpdatedGroups());
   RETURN_IF_ERROR(WriteDeadLetters(dead_rows_));  // the windows' last ones
   // The lanes' files close at once (their last row groups are encoded here).
   int lanes = static_cast<int>(lanes_.size());

@@ -295,6 +295,9 @@ class Pipeline {
   Status FeedAggregate(Lane& lane);
   Status IdleCheckAggregate();
   Status EmitWindows(int64_t watermark);
+  // GROUP BY without a window: the rows of the groups the checkpoint changed
+  // replace their rows (HAVING drops a group's row), through the upsert path.
+  Status EmitUpdatedGroups();
   // Streams the window state (whole or its changes) into `path`; its bytes.
   Result<int64_t> WriteStateFile(const std::string& path, bool full);
   // Writes the state file of the checkpoint being taken and sets its

@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "columnar/column_ops.h"
 #include "columnar/json_writer.h"
 #include "common/kill_point.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
+#include "operators/primary_key_index.h"
 #include "operators/sharded_window_aggregate.h"
 #include "operators/watermark.h"
 #include "pipeline/pipeline.h"
@@ -154,16 +156,16 @@ Status Pipeline::FeedAggregate(Lane& lane) {
   int64_t n = rows.num_rows();
   // 1. The watermark before each row (every decoded row, filtered or not),
   //    advanced by each row's event time.
-  std::vector<int64_t> before(n);
-  const Column& time = rows.columns[plan.time_column];
+  std::vector<int64_t> before(n, INT64_MIN);
+  const Column* time = plan.time_column >= 0 ? &rows.columns[plan.time_column] : nullptr;
   int64_t now = iceberg::NowMillis();
   static const std::string kOne;
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = 0; time != nullptr && i < n; ++i) {
     before[i] = watermarks_->current();
-    if (time.IsNull(i)) continue;
+    if (time->IsNull(i)) continue;
     const std::string& partition =
         options_.one_watermark_partition ? kOne : flushing_.partitions[lane.origins[i].partition];
-    watermarks_->Observe(partition, time.Value<int64_t>(i), now);
+    watermarks_->Observe(partition, time->Value<int64_t>(i), now);
   }
 
   // 2. Into the windows; rows whose windows all closed are late.
@@ -215,6 +217,52 @@ Status Pipeline::EmitWindows(int64_t watermark) {
     rows_pending_ += out.num_rows();
   }
   return Status::OK();
+}
+
+Status Pipeline::EmitUpdatedGroups() {
+  const sql::AggregatePlan& plan = *options_.aggregate;
+  std::vector<operators::FailedGroup> failed;
+  ASSIGN_OR_RETURN(Batch changed, window_->EmitChanged(&failed));
+  int64_t now = iceberg::NowMillis();
+  for (const operators::FailedGroup& f : failed) {
+    DeadLetterRow(f.payload, f.reason, "", -1, now, &dead_rows_);
+  }
+  if (changed.num_rows() == 0) return Status::OK();
+  std::vector<sql::RejectedRow> rejected;
+  std::vector<int64_t> kept;
+  ASSIGN_OR_RETURN(Batch out, sql::ApplyPlanKeepingSource(plan.post, changed, &rejected, &kept));
+  for (const sql::RejectedRow& r : rejected) {
+    DeadLetterRow(r.payload, r.error, "", -1, now, &dead_rows_);
+  }
+  // The new rows replace the groups' rows; the groups HAVING drops (neither
+  // kept nor rejected: their projection failed, so their row stays) leave.
+  Lane& lane = lanes_[0];
+  RETURN_IF_ERROR(PrepareUpserts(lane, out));
+  RETURN_IF_ERROR_CTX(lane.writer->Write(out, &lane.placements), "writing to {}",
+                      options_.target.ToString());
+  lane.file_paths = lane.writer->FilePaths();
+  rows_pending_ += out.num_rows();
+  std::vector<bool> dropped(changed.num_rows(), true);
+  for (int64_t r : kept) dropped[r] = false;
+  for (const sql::RejectedRow& r : rejected) dropped[r.row] = false;
+  std::vector<uint32_t> rows;
+  for (int64_t r = 0; r < changed.num_rows(); ++r) {
+    if (dropped[r]) rows.push_back(static_cast<uint32_t>(r));
+  }
+  if (!rows.empty()) {
+    // (The key plan takes the grouped columns as they are: it cannot fail.)
+    ASSIGN_OR_RETURN(Batch gone, sql::ApplyPlan(plan.key_plan, TakeRows(changed, rows)));
+    std::vector<int> columns(key_columns_.size());
+    for (size_t i = 0; i < columns.size(); ++i) columns[i] = static_cast<int>(i);
+    for (int64_t r = 0; r < gone.num_rows(); ++r) {
+      if (!operators::AppendKey(gone, columns, r, &lane.keys)) {
+        return Status::Internal("pipeline {}: a group with a null key column", options_.name);
+      }
+      lane.key_ends.push_back(static_cast<uint32_t>(lane.keys.size()));
+      lane.changes.push_back({-1, 0, {}});
+    }
+  }
+  return FeedUpserts(lane);
 }
 
 Status Pipeline::FinishInput() {

@@ -17,7 +17,10 @@ constexpr char kOneStream[] = "*";
 
 Status Pipeline::StartUpserts() {
   const Schema& schema = *table_->metadata().current_schema();
-  if (schema.identifier_field_ids.empty() || options_.aggregate) return Status::OK();
+  // (Windows are append-only: a windowed pipeline into a keyed table appends.)
+  if (schema.identifier_field_ids.empty() ||
+      (options_.aggregate && !options_.aggregate->updating()))
+    return Status::OK();
   for (int32_t id : schema.identifier_field_ids) {
     auto it = std::find_if(schema.fields.begin(), schema.fields.end(),
                            [&](const Field& f) { return f.id == id; });

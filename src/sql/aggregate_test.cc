@@ -72,7 +72,8 @@ TEST(AggregateBindTest, ErrorsNameLineColumnAndWhatIsWrong) {
       {"INSERT INTO t SELECT k, count(*) FROM TUMBLE(ev, ts, INTERVAL '1' MINUTE) GROUP BY k",
        "k STRING, n BIGINT", "GROUP BY must name window_start or window_end of the TUMBLE window"},
       {"INSERT INTO t SELECT k, count(*) FROM ev GROUP BY k", "k STRING, n BIGINT",
-       "GROUP BY without a window", StatusCode::kNotImplemented},
+       "GROUP BY without a window updates one row per group, so table t needs PRIMARY KEY (k) "
+       "and those columns selected as they are: it has no primary key"},
       {"INSERT INTO t SELECT window_end, count(*) FROM TUMBLE(ev, other, INTERVAL '1' MINUTE) "
        "GROUP BY window_end",
        "a TIMESTAMPTZ, n BIGINT", "the window is on other, but the source's WATERMARK is on ts"},
@@ -114,6 +115,64 @@ TEST(AggregateBindTest, ErrorsNameLineColumnAndWhatIsWrong) {
                        "CREATE SOURCE ev (ts TIMESTAMPTZ, WATERMARK FOR ts AS ts + INTERVAL '1' "
                        "SECOND) WITH (connector = 'http') FORMAT JSON;"),
                StatusCode::kInvalidArgument, "WATERMARK FOR ts AS must be ts or ts - INTERVAL");
+}
+
+Result<AggregatePlan> BindKeyed(std::string_view pipeline, std::string_view target,
+                                const std::vector<std::string>& key) {
+  ASSIGN_OR_RETURN(Script script,
+                   ParseScript(fmt::format("{}CREATE PIPELINE p AS {}", kSourceSql, pipeline)));
+  const auto& source = std::get<CreateSource>(script.statements[0].body);
+  const auto& p = std::get<CreatePipeline>(script.statements[1].body);
+  ASSIGN_OR_RETURN(Schema t, ParseColumnList(target));
+  RETURN_IF_ERROR(SetPrimaryKey(&t, key));
+  return BindAggregateInsert(p.insert, source.schema, t, "ts", 0);
+}
+
+TEST(AggregateBindTest, AGroupByWithoutAWindowUpdatesATableKeyedByTheGroups) {
+  constexpr std::string_view kTarget =
+      "k STRING NOT NULL, g BIGINT NOT NULL, n BIGINT, total BIGINT";
+  // g is INT in the source: widened into the BIGINT key, distinct keys stay distinct.
+  ASSERT_OK_AND_ASSIGN(AggregatePlan plan,
+                       BindKeyed("INSERT INTO t SELECT k, g, count(*), sum(v) FROM ev "
+                                 "GROUP BY k, g HAVING count(*) > 1",
+                                 kTarget, {"g", "k"}));
+  EXPECT_TRUE(plan.updating());
+  EXPECT_EQ(plan.time_column, -1);
+  ASSERT_EQ(plan.key_plan.target_schema->fields.size(), 2u);  // in key order
+  EXPECT_EQ(plan.key_plan.target_schema->fields[0].name, "g");
+  EXPECT_EQ(plan.key_plan.target_schema->fields[1].name, "k");
+  EXPECT_EQ(plan.key_plan.filter, nullptr);
+  EXPECT_NE(plan.post.filter, nullptr);
+
+  struct Case {
+    std::string_view pipeline;
+    std::vector<std::string> key;
+    std::string_view message;
+  };
+  const Case cases[] = {
+      {"INSERT INTO t SELECT k, g, count(*), sum(v) FROM ev GROUP BY k, g",
+       {"k"},
+       "g is grouped but not in its key"},
+      {"INSERT INTO t SELECT k, g, count(*), sum(v) FROM ev GROUP BY k, g",
+       {"k", "g", "n"},
+       "its key column n is not one of them"},
+      {"INSERT INTO t SELECT k, g + 1, count(*), sum(v) FROM ev GROUP BY k, g",
+       {"k", "g"},
+       "its key column g is not one of them"},
+      {"INSERT INTO t SELECT k, g, count(*), window_end FROM ev GROUP BY k, g",
+       {"k", "g"},
+       "window_end: the query has no window"},
+      {"INSERT INTO t SELECT k, g, count(*), sum(v) FROM ev GROUP BY window_start, k, g",
+       {"k", "g"},
+       "window_start: the query has no window"},
+      {"INSERT INTO t SELECT 'a', 1, count(*), sum(v) FROM ev HAVING count(*) > 1",
+       {"k", "g"},
+       "an aggregate without a window needs GROUP BY"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.pipeline);
+    ASSERT_ERROR(BindKeyed(c.pipeline, kTarget, c.key), StatusCode::kInvalidArgument, c.message);
+  }
 }
 
 }  // namespace

@@ -107,7 +107,15 @@ struct AggregatePlan {
   ProjectionPlan pre;
   operators::WindowAggregateOptions window;
   ProjectionPlan post;
-  int time_column = -1;  // in the source: the watermark's column, the event time
+  int time_column = -1;  // in the source: the watermark's column, the event time (-1: none)
+  // GROUP BY without a window (WindowSpec::kGlobal): each group is one row
+  // of the target, whose primary key is the grouped columns; every
+  // checkpoint replaces the rows of the groups it changed.
+  bool updating() const { return window.window.kind == operators::WindowSpec::Kind::kGlobal; }
+  // updating(): the target's primary key columns (in key order) of window
+  // rows, without HAVING: the keys of the groups HAVING drops (their rows
+  // leave the table).
+  ProjectionPlan key_plan;
 };
 
 // Whether `insert` aggregates (a window in FROM, GROUP BY, HAVING).

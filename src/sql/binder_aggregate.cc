@@ -57,17 +57,19 @@ class AggregateBinder {
       : insert_(insert), source_(source), target_(target), pre_(source, insert.source) {}
 
   Result<AggregatePlan> Bind(const std::string& watermark_column, int64_t lateness_us) {
-    if (!insert_.window) {
-      return NotSupportedAt(insert_.select_pos,
-                            "GROUP BY without a window (its rows would change as events arrive; "
-                            "aggregate over TUMBLE, HOP or SESSION)");
-    }
     plan_.window.allowed_lateness_us = lateness_us;
-    RETURN_IF_ERROR(BindWindow(watermark_column));
+    if (insert_.window) {
+      RETURN_IF_ERROR(BindWindow(watermark_column));
+    } else {
+      // GROUP BY without a window: one row per group, updated in place.
+      plan_.window.window.kind = operators::WindowSpec::Kind::kGlobal;
+      time_type_ = DataType::Long();  // (its window bounds are never selected)
+    }
     RETURN_IF_ERROR(BindGroupBy());
     RETURN_IF_ERROR(BindAggregates());
     RETURN_IF_ERROR(BuildPre());
     RETURN_IF_ERROR(BuildPost());
+    if (!insert_.window) RETURN_IF_ERROR(BuildKeyPlan());
     return std::move(plan_);
   }
 
@@ -139,6 +141,7 @@ class AggregateBinder {
     for (const Expr& g : insert_.group_by) {
       std::string which;
       if (IsWindowBound(g, &which)) {
+        if (!insert_.window) return NoWindow(g.pos, which);
         bound = true;
         continue;
       }
@@ -153,6 +156,15 @@ class AggregateBinder {
       }
       keys_.push_back(index);
       plan_.window.key_types.push_back(f.type);
+    }
+    if (!insert_.window) {
+      if (keys_.empty()) {
+        return ErrorAt(insert_.select_pos,
+                       "an aggregate without a window needs GROUP BY: each group is a row of "
+                       "{}, keyed by the grouped columns",
+                       insert_.target.ToString());
+      }
+      return Status::OK();
     }
     if (!bound) {
       return ErrorAt(insert_.group_by.empty() ? insert_.window->pos : insert_.group_by[0].pos,
@@ -235,7 +247,11 @@ class AggregateBinder {
       return c;
     };
     add("$row", DataType::Long(), source_column(static_cast<int>(source_.fields.size())));
-    add("$time", time_type_, source_column(plan_.time_column));
+    if (insert_.window) {
+      add("$time", time_type_, source_column(plan_.time_column));
+    } else {
+      add("$time", DataType::Long(), ProjectionColumn{});  // NULL: no window reads it
+    }
     for (size_t k = 0; k < keys_.size(); ++k) {
       add(fmt::format("$key{}", k), source_.fields[keys_[k]].type, source_column(keys_[k]));
     }
@@ -281,6 +297,7 @@ class AggregateBinder {
       if (e.kind != Expr::Kind::kColumn) return expr::NodePtr();
       std::string which;
       if (IsWindowBound(e, &which)) {
+        if (!insert_.window) return NoWindow(e.pos, which);
         int index = which == "window_start" ? 0 : 1;
         return expr::ColumnRef(index, schema.fields[index].type);
       }
@@ -295,6 +312,73 @@ class AggregateBinder {
     };
     ASSIGN_OR_RETURN(plan_.post, internal::BindProjection(insert_, schema, target_,
                                                           insert_.having.get(), resolver));
+    return Status::OK();
+  }
+
+  Status NoWindow(SourcePos pos, const std::string& which) const {
+    return ErrorAt(pos, "{}: the query has no window (FROM TUMBLE, HOP or SESSION)", which);
+  }
+
+  // The group key a target column takes as it is (or widened: INT into
+  // BIGINT maps distinct keys to distinct keys), or -1.
+  int GroupKeyOf(const ProjectionColumn& c) const {
+    if (c.kind != ProjectionColumn::Kind::kExpr || !c.expr) return -1;
+    const expr::Node* n = c.expr.get();
+    if (n->kind == expr::Node::Kind::kCall && n->op == expr::Op::kCast && n->args.size() == 1 &&
+        n->args[0]->kind == expr::Node::Kind::kColumn &&
+        internal::Widens(*n->args[0]->type, *n->type)) {
+      n = n->args[0].get();
+    }
+    if (n->kind != expr::Node::Kind::kColumn) return -1;
+    int key = n->column - 2;  // after window_start, window_end
+    return key < static_cast<int>(keys_.size()) ? key : -1;
+  }
+
+  // Without a window, each group's row is replaced as the group changes: the
+  // target's primary key must be the grouped columns, selected as they are.
+  Status CheckKeyedByTheGroups() const {
+    std::string grouped;
+    for (int k : keys_) grouped += (grouped.empty() ? "" : ", ") + source_.fields[k].name;
+    auto refuse = [&](const std::string& why) {
+      return ErrorAt(insert_.select_pos,
+                     "GROUP BY without a window updates one row per group, so table {} needs "
+                     "PRIMARY KEY ({}) and those columns selected as they are: {}",
+                     insert_.target.ToString(), grouped, why);
+    };
+    const auto& ids = target_.identifier_field_ids;
+    if (ids.empty()) return refuse("it has no primary key");
+    std::vector<bool> covered(keys_.size(), false);
+    for (size_t i = 0; i < target_.fields.size(); ++i) {
+      const Field& f = target_.fields[i];
+      if (std::find(ids.begin(), ids.end(), f.id) == ids.end()) continue;
+      int key = GroupKeyOf(plan_.post.columns[i]);
+      if (key < 0 || key >= static_cast<int>(keys_.size()) || covered[key]) {
+        return refuse(fmt::format("its key column {} is not one of them", f.name));
+      }
+      covered[key] = true;
+    }
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      if (!covered[k]) {
+        return refuse(
+            fmt::format("{} is grouped but not in its key", source_.fields[keys_[k]].name));
+      }
+    }
+    return Status::OK();
+  }
+
+  Status BuildKeyPlan() {
+    RETURN_IF_ERROR(CheckKeyedByTheGroups());
+    ProjectionPlan& keys = plan_.key_plan;
+    keys.source_schema = plan_.post.source_schema;
+    auto schema = std::make_shared<Schema>();
+    for (int32_t id : target_.identifier_field_ids) {
+      for (size_t i = 0; i < target_.fields.size(); ++i) {
+        if (target_.fields[i].id != id) continue;
+        schema->fields.push_back(target_.fields[i]);
+        keys.columns.push_back(plan_.post.columns[i]);
+      }
+    }
+    keys.target_schema = std::move(schema);
     return Status::OK();
   }
 
