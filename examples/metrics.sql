@@ -22,6 +22,15 @@ CREATE TABLE lake.metrics_per_minute (
   last_id BIGINT
 ) PARTITIONED BY (day(minute));
 
+-- Running totals per kind: one row per kind, replaced at every commit that changes it.
+CREATE TABLE lake.totals_by_kind (
+  kind STRING NOT NULL,
+  events BIGINT,
+  users BIGINT,
+  last_id BIGINT,
+  PRIMARY KEY (kind)
+);
+
 CREATE SOURCE events_in (id BIGINT, user_id BIGINT, kind STRING, ts TIMESTAMPTZ,
   WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
   WITH (connector = 'http') FORMAT JSON;
@@ -36,3 +45,10 @@ CREATE PIPELINE minute_metrics WITH (commit_interval = '1s') AS
   FROM TUMBLE(events_in, ts, INTERVAL '1' MINUTE)
   WHERE kind IS NOT NULL
   GROUP BY window_start, window_end, kind;
+
+CREATE PIPELINE kind_totals WITH (commit_interval = '1s') AS
+  INSERT INTO lake.totals_by_kind
+  SELECT kind, count(*), count(DISTINCT user_id), max(id)
+  FROM events_in
+  WHERE kind IS NOT NULL
+  GROUP BY kind;

@@ -4,7 +4,8 @@
 # generated events over HTTP and commits them exactly once, every second, into
 # the Iceberg table lake.events, and from the same source per-minute metrics
 # into lake.metrics_per_minute, each minute committed once its watermark
-# passes; malformed events land in lake.events__dlq. Live metrics and the
+# passes, and running totals per kind into lake.totals_by_kind (one row per
+# kind, replaced at each commit); malformed events land in lake.events__dlq. Live metrics and the
 # metrics table filling in are shown while it runs, then the maintenance
 # service compacting lake.events (its files per partition falling); at the
 # end both tables are scanned.
@@ -88,6 +89,10 @@ $S scan lake.events --where "kind = 'purchase'" --limit 5 --format table
 $S table snapshots lake.events | tail -5
 echo "== the per-minute metrics (the first minutes; one row per minute and kind)"
 $S scan lake.metrics_per_minute --limit 8 --format table
+echo "== the running totals per kind (one row per kind, replaced as the kind's events arrive)"
+$S scan lake.totals_by_kind --format table
+echo "== what the last commits changed in them (sluice table changes)"
+$S table changes lake.totals_by_kind --format table | tail -8
 echo "== dead letters"
 $S scan lake.events__dlq --columns offset,error,payload --format table
 
