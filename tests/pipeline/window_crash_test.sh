@@ -2,7 +2,8 @@
 # Windows under crashes equal the batch run: a producer streams a fixed list of
 # events over HTTP (batches with an Idempotency-Key, retried until
 # acknowledged) into two windowed pipelines (TUMBLE with several aggregates,
-# SESSION), while `sluice run` is killed with SIGKILL at random moments and at
+# SESSION) and running totals (GROUP BY without a window, into a primary-key
+# table), while `sluice run` is killed with SIGKILL at random moments and at
 # named kill points (the window state file's among them) and restarted. Then
 # the same events, as a file, go through the same pipelines with
 # `sluice run --bounded`. The streamed tables must equal the bounded ones row
@@ -59,6 +60,8 @@ script() {  # script CONNECTOR: the two pipelines over source ev
 CREATE TABLE lake.per_10s (ws TIMESTAMPTZ, we TIMESTAMPTZ, k STRING, n BIGINT, total BIGINT,
   lo BIGINT, hi BIGINT, distinct_v BIGINT, mean DOUBLE);
 CREATE TABLE lake.sessions (ws TIMESTAMPTZ, we TIMESTAMPTZ, k STRING, n BIGINT);
+CREATE TABLE lake.totals (k STRING NOT NULL, n BIGINT, total BIGINT, hi BIGINT,
+  distinct_v BIGINT, PRIMARY KEY (k));
 CREATE SOURCE ev (id BIGINT, k STRING, v BIGINT, ts TIMESTAMPTZ,
   WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH ($1) FORMAT JSON;
 CREATE PIPELINE tumbling WITH (commit_interval = '100ms') AS INSERT INTO lake.per_10s
@@ -67,6 +70,8 @@ CREATE PIPELINE tumbling WITH (commit_interval = '100ms') AS INSERT INTO lake.pe
 CREATE PIPELINE sessions WITH (commit_interval = '150ms') AS INSERT INTO lake.sessions
   SELECT window_start, window_end, k, count(*) FROM SESSION(ev, ts, INTERVAL '1' SECOND)
   GROUP BY window_start, window_end, k;
+CREATE PIPELINE totals WITH (commit_interval = '120ms') AS INSERT INTO lake.totals
+  SELECT k, count(*), sum(v), max(v), count(DISTINCT v) FROM ev GROUP BY k;
 SQL
 }
 CONNECTOR="connector = 'http'"
@@ -150,6 +155,18 @@ compare() {  # compare TABLE: the streamed rows equal the bounded ones (without 
 }
 compare per_10s
 compare sessions
+# The running totals (GROUP BY without a window: one row per key, replaced at
+# each checkpoint; no event is late): every event counted once.
+"$SLUICE" --warehouse "$W/stream" scan lake.totals | sort > "$W/totals.stream"
+"$SLUICE" --warehouse "$W/batch" scan lake.totals | sort > "$W/totals.batch"
+if [ "$(wc -l < "$W/totals.batch")" -ne 9 ] || ! cmp -s "$W/totals.stream" "$W/totals.batch" ||
+    [ "$(grep -o '"n":[0-9]*' "$W/totals.batch" | awk -F: '{ s += $2 } END { print s + 0 }')" -ne "$records" ]; then
+  echo "FAIL totals: streamed $(wc -l < "$W/totals.stream") rows, bounded $(wc -l < "$W/totals.batch")"
+  diff "$W/totals.stream" "$W/totals.batch" | head -5
+  failed=$((failed + 1))
+else
+  echo "ok   totals: 9 running totals equal, counting all $records events once"
+fi
 echo "kills=$kills (at kill points: $at_points)"
 grep -o 'kill point [a-z_.]* reached' "$W/server.log" | sort | uniq -c || true
 [ "$at_points" -gt 0 ] || { echo "FAILED: no run ended at a kill point"; failed=$((failed + 1)); }
