@@ -198,9 +198,17 @@ void Accumulator::AddNumber(const Column& values, int64_t row) {
   }
 }
 
+std::string Accumulator::BestBytes(const Column& values, int64_t row) {
+  return values.type()->is_binary_like() ? std::string(values.GetBytes(row))
+                                         : FixedBytes(values, row);
+}
+
 void Accumulator::AddMinMax(const Column& values, int64_t row) {
-  std::string v =
-      values.type()->is_binary_like() ? std::string(values.GetBytes(row)) : FixedBytes(values, row);
+  std::string v = BestBytes(values, row);
+  if (spec_->retracts) {
+    if (!counts_) counts_ = std::make_unique<std::unordered_map<std::string, int64_t>>();
+    ++(*counts_)[v];
+  }
   const DataType& type = *spec_->output;
   int c = count_ == 0 ? 1 : CompareBest(type, v, best_);
   if (count_ == 0 || (spec_->kind == AggKind::kMin ? c < 0 : c > 0)) best_ = std::move(v);
@@ -208,8 +216,70 @@ void Accumulator::AddMinMax(const Column& values, int64_t row) {
 }
 
 void Accumulator::AddDistinct(std::string_view bytes) {
+  if (spec_->retracts) {
+    if (!counts_) counts_ = std::make_unique<std::unordered_map<std::string, int64_t>>();
+    ++(*counts_)[std::string(bytes)];
+    return;
+  }
   if (!distinct_) distinct_ = std::make_unique<std::unordered_set<std::string>>();
   distinct_->emplace(bytes);
+}
+
+void Accumulator::Retract(const Column* values, int64_t row) {
+  if (spec_->kind == AggKind::kCountStar) {
+    --count_;
+    return;
+  }
+  if (values->IsNull(row)) return;
+  // One of the group's values leaves: the last of its kind leaves counts_.
+  auto take = [this](const std::string& v) {
+    if (!counts_) return false;
+    auto it = counts_->find(v);
+    if (it == counts_->end()) return false;
+    if (--it->second == 0) counts_->erase(it);
+    return true;
+  };
+  switch (spec_->kind) {
+    case AggKind::kCount: --count_; return;
+    case AggKind::kSum:
+    case AggKind::kAvg:
+      --count_;
+      switch (values->type()->id()) {
+        case TypeId::kInt: exact_ -= values->Value<int32_t>(row); return;
+        case TypeId::kLong: exact_ -= values->Value<int64_t>(row); return;
+        case TypeId::kDecimal:
+          if (__builtin_sub_overflow(exact_, values->Value<int128_t>(row), &exact_))
+            overflow_ = true;
+          return;
+        case TypeId::kFloat: real_ -= values->Value<float>(row); return;
+        default: real_ -= values->Value<double>(row); return;
+      }
+    case AggKind::kMin:
+    case AggKind::kMax: {
+      std::string v = BestBytes(*values, row);
+      if (!take(v)) return;  // (never added: nothing to take back)
+      --count_;
+      if (v != best_ || counts_->count(v)) return;
+      // The best value left: the best of those still in the group.
+      const DataType& type = *spec_->output;
+      bool first = true;
+      for (const auto& [value, n] : *counts_) {
+        int c = first ? 1 : CompareBest(type, value, best_);
+        if (first || (spec_->kind == AggKind::kMin ? c < 0 : c > 0)) best_ = value;
+        first = false;
+      }
+      if (first) best_.clear();
+      return;
+    }
+    case AggKind::kCountDistinct: {
+      std::string key;
+      AppendValueKey(*values, row, &key);
+      take(key);
+      return;
+    }
+    case AggKind::kCountStar:                    // (above)
+    case AggKind::kApproxCountDistinct: return;  // (refused when planned)
+  }
 }
 
 void Accumulator::AddHash(uint64_t hash) {
@@ -275,7 +345,9 @@ bool Accumulator::Finish(Column* out, std::string* error) const {
     case AggKind::kCountStar:
     case AggKind::kCount: out->Append<int64_t>(count_); return true;
     case AggKind::kCountDistinct:
-      out->Append<int64_t>(distinct_ ? static_cast<int64_t>(distinct_->size()) : 0);
+      out->Append<int64_t>(spec_->retracts ? (counts_ ? static_cast<int64_t>(counts_->size()) : 0)
+                           : distinct_     ? static_cast<int64_t>(distinct_->size())
+                                           : 0);
       return true;
     case AggKind::kApproxCountDistinct: {
       if (registers_.empty()) {
@@ -352,6 +424,14 @@ void Accumulator::EncodeTo(std::string* out) const {
   for (uint64_t h : hashes_) Put<uint64_t>(out, h);
   Put<uint32_t>(out, static_cast<uint32_t>(registers_.size()));
   out->append(reinterpret_cast<const char*>(registers_.data()), registers_.size());
+  if (!spec_->retracts) return;
+  Put<uint32_t>(out, counts_ ? static_cast<uint32_t>(counts_->size()) : 0);
+  if (counts_) {
+    for (const auto& [v, n] : *counts_) {
+      PutBytes(out, v);
+      Put<int64_t>(out, n);
+    }
+  }
 }
 
 Status Accumulator::DecodeFrom(std::string_view* in) {
@@ -378,6 +458,18 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
   }
   registers_.assign(in->data(), in->data() + n);
   in->remove_prefix(n);
+  counts_.reset();
+  if (!spec_->retracts) return Status::OK();
+  if (!Get(in, &n)) return Status::Corruption("accumulator of {}: truncated counts", spec_->text);
+  if (n > 0) counts_ = std::make_unique<std::unordered_map<std::string, int64_t>>();
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string v;
+    int64_t count = 0;
+    if (!GetBytes(in, &v) || !Get(in, &count) || count <= 0) {
+      return Status::Corruption("accumulator of {}: bad value counts", spec_->text);
+    }
+    (*counts_)[std::move(v)] = count;
+  }
   return Status::OK();
 }
 
@@ -386,6 +478,9 @@ int64_t Accumulator::MemoryUsage() const {
                   static_cast<int64_t>(hashes_.capacity() * 8 + registers_.capacity());
   if (distinct_) {
     for (const std::string& v : *distinct_) bytes += 48 + static_cast<int64_t>(v.capacity());
+  }
+  if (counts_) {
+    for (const auto& [v, n] : *counts_) bytes += 56 + static_cast<int64_t>(v.capacity());
   }
   return bytes;
 }

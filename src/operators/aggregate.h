@@ -12,9 +12,14 @@
 //   approx_count_distinct(x) BIGINT: exact up to 256 distinct values, then HyperLogLog
 //                            with 2^12 registers (standard error 1.04/64 = 1.6%)
 //
-// Accumulators only grow by Add (one value at a time, in the source's order, so
+// Accumulators grow by Add (one value at a time, in the source's order, so
 // floating sums are deterministic for a given input order) and merge by Merge
-// (HOP windows never need it; SESSION windows merge when sessions join). They
+// (HOP windows never need it; SESSION windows merge when sessions join). A
+// retracting spec (an aggregate over a changelog: its -U and -D rows take
+// their values back) also shrinks by Retract: counts and sums subtract, and
+// min, max and count(DISTINCT) keep a count per distinct value (so that the
+// next best value is known when the best one is retracted); such an
+// accumulator does not Merge, and approx_count_distinct cannot retract. They
 // serialize to bytes for state files (EncodeTo / DecodeFrom, little-endian,
 // versioned by the state file).
 #pragma once
@@ -23,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -44,9 +50,10 @@ enum class AggKind : uint8_t {
 
 struct AggSpec {
   AggKind kind = AggKind::kCountStar;
-  TypePtr input;     // null for count(*)
-  TypePtr output;    // the result type (ResultType)
-  std::string text;  // as written, for errors: "sum(amount)"
+  TypePtr input;          // null for count(*)
+  TypePtr output;         // the result type (ResultType)
+  std::string text;       // as written, for errors: "sum(amount)"
+  bool retracts = false;  // Retract may take values back (see above)
 };
 
 // The result type of `kind` over `input`, or kInvalidArgument naming the
@@ -62,6 +69,8 @@ class Accumulator {
 
   // Adds row `row` of `values` (a column of spec.input; ignored for count(*)).
   void Add(const Column* values, int64_t row);
+  // Takes back a value Add added (a retracting spec only).
+  void Retract(const Column* values, int64_t row);
   void Merge(const Accumulator& other);
   // Appends the result to `out` (a column of spec.output). False when it does
   // not fit the type (`error` says why); the caller rejects the row.
@@ -72,12 +81,16 @@ class Accumulator {
   Status DecodeFrom(std::string_view* in);
   // Approximate heap bytes held.
   int64_t MemoryUsage() const;
+  // count(*), count(x): the count (after retractions: what is left).
+  int64_t count() const { return count_; }
 
  private:
   void AddNumber(const Column& values, int64_t row);
   void AddMinMax(const Column& values, int64_t row);
   void AddDistinct(std::string_view bytes);
   void AddHash(uint64_t hash);
+  // The value's bytes as min/max keep them.
+  static std::string BestBytes(const Column& values, int64_t row);
 
   const AggSpec* spec_;
   int64_t count_ = 0;      // rows (count, avg) or non-NULL values seen
@@ -88,6 +101,9 @@ class Accumulator {
   // values as raw bytes, strings as themselves).
   std::string best_;
   std::unique_ptr<std::unordered_set<std::string>> distinct_;  // count(DISTINCT)
+  // A retracting min, max or count(DISTINCT): how many times each value
+  // (min/max: BestBytes; DISTINCT: AppendValueKey) is in the group.
+  std::unique_ptr<std::unordered_map<std::string, int64_t>> counts_;
   // approx_count_distinct: hashes while few, then registers.
   std::vector<uint64_t> hashes_;
   std::vector<uint8_t> registers_;

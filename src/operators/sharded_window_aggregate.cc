@@ -136,22 +136,30 @@ Result<Batch> ShardedWindowAggregate::Emit(int64_t watermark, std::vector<Failed
   return merged;
 }
 
-Result<Batch> ShardedWindowAggregate::EmitChanged(std::vector<FailedGroup>* failed) {
+Result<Batch> ShardedWindowAggregate::EmitChanged(std::vector<FailedGroup>* failed, Batch* gone) {
   int n = shards();
-  if (n == 1) return shards_[0]->EmitChanged(failed);
+  if (n == 1) return shards_[0]->EmitChanged(failed, gone);
   std::vector<Result<Batch>> rows;
   for (int i = 0; i < n; ++i) rows.emplace_back(Batch{});
+  std::vector<Batch> gones(n);
   std::vector<std::vector<FailedGroup>> fails(n);
-  pool_->Run(n, [&](int i) { rows[i] = shards_[i]->EmitChanged(&fails[i]); });
+  pool_->Run(n, [&](int i) {
+    gones[i] = Batch::Make(options_.output_schema);
+    rows[i] = shards_[i]->EmitChanged(&fails[i], gone ? &gones[i] : nullptr);
+  });
+  auto append = [](const Batch& from, Batch* to) {
+    for (size_t col = 0; col < to->columns.size(); ++col) {
+      for (int64_t r = 0; r < from.num_rows(); ++r) {
+        AppendRowFrom(from.columns[col], r, &to->columns[col]);
+      }
+    }
+  };
   Batch out = Batch::Make(options_.output_schema);
   for (int i = 0; i < n; ++i) {
     RETURN_IF_ERROR(rows[i].status());
     for (FailedGroup& f : fails[i]) failed->push_back(std::move(f));
-    const Batch& b = *rows[i];
-    for (size_t col = 0; col < out.columns.size(); ++col) {
-      for (int64_t r = 0; r < b.num_rows(); ++r)
-        AppendRowFrom(b.columns[col], r, &out.columns[col]);
-    }
+    append(*rows[i], &out);
+    if (gone) append(gones[i], gone);
   }
   return out;
 }

@@ -43,7 +43,7 @@ class ShardedWindowAggregate {
   Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed);  // all at once
   // GLOBAL (GROUP BY without a window): the rows of the groups changed since
   // the last state file, the shards' one after another (each in key order).
-  Result<Batch> EmitChanged(std::vector<FailedGroup>* failed);
+  Result<Batch> EmitChanged(std::vector<FailedGroup>* failed, Batch* gone = nullptr);
 
   int shards() const { return static_cast<int>(shards_.size()); }
   int64_t groups() const;

@@ -106,6 +106,17 @@ Result<bool> WindowAggregate::AddToSession(const std::string& key, int64_t t, in
   return true;
 }
 
+void WindowAggregate::RetractFromGroup(Group* g, const Batch& rows, int64_t row) {
+  size_t arg = 1 + options_.key_types.size();
+  for (size_t a = 0; a < options_.aggs.size(); ++a) {
+    const Column* values = nullptr;
+    if (options_.aggs[a].kind != AggKind::kCountStar) values = &rows.columns[arg++];
+    int64_t before = g->accs[a].MemoryUsage();
+    g->accs[a].Retract(values, row);
+    memory_ += g->accs[a].MemoryUsage() - before;
+  }
+}
+
 Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::string* key,
                                std::vector<LateRow>* late) {
   const WindowSpec& w = options_.window;
@@ -115,7 +126,11 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
       AppendValueKey(rows.columns[1 + k], r, key);
     }
     ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowKey{INT64_MAX, INT64_MIN, *key}));
-    AddToGroup(g, rows, r);
+    if (options_.retracting && rows.columns.back().GetBool(r)) {
+      RetractFromGroup(g, rows, r);
+    } else {
+      AddToGroup(g, rows, r);
+    }
     return Status::OK();
   }
   const Column& time = rows.columns[0];
@@ -321,20 +336,46 @@ Result<Batch> WindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>*
   return Emit(watermark, failed, INT64_MAX, &done);
 }
 
-Result<Batch> WindowAggregate::EmitChanged(std::vector<FailedGroup>* failed) {
+Result<Batch> WindowAggregate::EmitChanged(std::vector<FailedGroup>* failed, Batch* gone) {
   if (options_.window.kind != WindowSpec::Kind::kGlobal) {
     return Status::Internal("EmitChanged is for GROUP BY without a window");
   }
+  if (options_.retracting && (gone == nullptr || options_.rows_agg < 0)) {
+    return Status::Internal(
+        "a retracting aggregate needs its row count and a batch of gone groups");
+  }
   Batch out = Batch::Make(options_.output_schema);
   int64_t last_end = last_emitted_end_;  // (nothing closed)
+  std::vector<WindowKey> empty;
+  auto emit = [&](const WindowKey& k, const Group& g) -> Status {
+    if (!options_.retracting || g.accs[options_.rows_agg].count() > 0) {
+      return AppendWindowRow(k.start, k.end, k.key, g, &out, failed);
+    }
+    // No rows left: its key, for the pipeline to delete the group's row.
+    gone->columns[0].Append<int64_t>(k.start);
+    gone->columns[1].Append<int64_t>(k.end);
+    std::string_view key = k.key;
+    for (size_t i = 0; i < options_.key_types.size(); ++i) {
+      RETURN_IF_ERROR(AppendFromValueKey(&key, &gone->columns[2 + i]));
+    }
+    for (size_t c = 2 + options_.key_types.size(); c < gone->columns.size(); ++c) {
+      gone->columns[c].AppendNull();
+    }
+    empty.push_back(k);
+    return Status::OK();
+  };
   RETURN_IF_ERROR(
       ForEachChanged([&](const WindowKey& k, const Group* g, std::string_view stored) -> Status {
-        if (g) return AppendWindowRow(k.start, k.end, k.key, *g, &out, failed);
+        if (g) return emit(k, *g);
         Group decoded = NewGroup();
         RETURN_IF_ERROR_CTX(DecodeAccs(&stored, &decoded), "spill store {}", store_->dir());
-        return AppendWindowRow(k.start, k.end, k.key, decoded, &out, failed);
+        return emit(k, decoded);
       }));
   last_emitted_end_ = last_end;
+  for (const WindowKey& k : empty) {
+    RETURN_IF_ERROR(Erase(k));
+    merged_away_.push_back(k);  // the next state delta removes it
+  }
   return out;
 }
 

@@ -20,7 +20,11 @@
 //     the groups changed since the last snapshot (WriteState, Snapshot*), which
 //     the pipeline takes just before each checkpoint's snapshot, so that every
 //     checkpoint commits the new values of exactly the groups it changed. Its
-//     window_start and window_end are INT64_MIN and INT64_MAX.
+//     window_start and window_end are INT64_MIN and INT64_MAX. With
+//     `retracting` (an aggregate over a changelog), the input's last column is
+//     a BOOLEAN: true takes the row back out of its group (Accumulator::
+//     Retract), and a group whose row count (the aggregate `rows_agg`, a
+//     count(*)) falls to 0 is gone: EmitChanged gives it apart and forgets it.
 // A window is closed once watermark >= window_end + allowed_lateness. A row
 // whose windows are all closed under its watermark is late: it is left out
 // and returned (the pipeline dead-letters it with the reason "late"); a row
@@ -88,6 +92,10 @@ struct WindowAggregateOptions {
   // limit, never spills).
   int64_t memory_budget = 0;
   std::string spill_dir;
+  // GLOBAL only: rows may be retracted (see above); `rows_agg` is then the
+  // index of a count(*) among `aggs`.
+  bool retracting = false;
+  int rows_agg = -1;
 };
 
 // A row left out of the windows.
@@ -118,8 +126,10 @@ class WindowAggregate {
   // All of them at once.
   Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed);
   // GLOBAL: the rows of the groups changed since the last snapshot, in key
-  // order (both tiers); they stay open. Failed rows as in Emit.
-  Result<Batch> EmitChanged(std::vector<FailedGroup>* failed);
+  // order (both tiers); they stay open. Failed rows as in Emit. Retracting,
+  // the groups left without rows are appended to `gone` (their keys; the
+  // aggregates NULL) instead, and forgotten (the next state delta says so).
+  Result<Batch> EmitChanged(std::vector<FailedGroup>* failed, Batch* gone = nullptr);
 
   // Open groups and windows (both tiers).
   int64_t groups() const { return groups_; }
@@ -187,6 +197,7 @@ class WindowAggregate {
   Status MaybeSpill();
   Status Spill();
   void AddToGroup(Group* g, const Batch& rows, int64_t row);
+  void RetractFromGroup(Group* g, const Batch& rows, int64_t row);
   // SESSION: adds the row to the session of `key` holding t (extending and
   // merging sessions); false when that session is closed at `watermark` (late).
   Result<bool> AddToSession(const std::string& key, int64_t t, int64_t watermark, const Batch& rows,
@@ -236,8 +247,9 @@ class WindowAggregate {
   // Changed since the last snapshot: in the front (the store keeps the keys
   // of those spilled since).
   std::set<WindowKey> changed_;
-  std::vector<WindowKey> merged_away_;  // sessions removed by merging, since the last snapshot
-  int64_t emitted_below_ = INT64_MIN;   // every window closed at this watermark was emitted
+  // Removed since the last snapshot: sessions merged away, global groups gone.
+  std::vector<WindowKey> merged_away_;
+  int64_t emitted_below_ = INT64_MIN;  // every window closed at this watermark was emitted
   int64_t last_emitted_end_ = INT64_MIN;
   // HOP: the end of the last window taken, and the windows taken since the last Emit.
   int64_t finalized_end_ = INT64_MIN;

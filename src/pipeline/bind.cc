@@ -210,8 +210,11 @@ Status BindChanges(const sql::CreatePipeline& p, const sql::CreateSource& source
   const char* format = sources::ChangeFormatName(o->format);
   if (sql::IsAggregation(p.insert)) {
     return Status::NotImplemented(
-        "{}: pipeline {}: an aggregation over a change source (FORMAT {}) would have to retract "
-        "updated and deleted rows, which sluice does not do yet",
+        "{}: pipeline {}: an aggregation over FORMAT {}: it would have to take the old row of "
+        "each update and delete back out of its group, and these records do not always carry "
+        "it (UPSERT never; DEBEZIUM only under REPLICA IDENTITY FULL). Mirror the source into "
+        "a primary-key table and aggregate over its changelog (FROM TABLE ... WITH (mode = "
+        "'changelog'))",
         Where(p.name.pos()), o->name, format);
   }
   if (target.identifier_field_ids.empty()) {
@@ -254,9 +257,10 @@ Status BindChanges(const sql::CreatePipeline& p, const sql::CreateSource& source
   return Status::OK();
 }
 
-// The windowed part of BindPipeline: watermark, lateness, idleness, the plan.
+// The windowed part of BindPipeline: watermark, lateness, idleness, the plan
+// (`over_changelog`: a table source's changelog, whose -U and -D rows retract).
 Status BindAggregation(const sql::CreatePipeline& p, const sql::CreateSource& source,
-                       const Schema& target, PipelineOptions* o) {
+                       const Schema& target, PipelineOptions* o, bool over_changelog = false) {
   std::string watermark_column;
   if (source.watermark) {
     ASSIGN_OR_RETURN(sql::WatermarkSpec wm, sql::SourceWatermark(source));
@@ -279,7 +283,7 @@ Status BindAggregation(const sql::CreatePipeline& p, const sql::CreateSource& so
   o->one_watermark_partition = sources::FindConnector(ConnectorOf(source))->ordered;
   ASSIGN_OR_RETURN(sql::AggregatePlan plan,
                    sql::BindAggregateInsert(p.insert, source.schema, target, watermark_column,
-                                            lateness_ms * 1000));
+                                            lateness_ms * 1000, over_changelog));
   o->aggregate = std::make_shared<const sql::AggregatePlan>(std::move(plan));
   o->source_schema = std::make_shared<Schema>(source.schema);
   return Status::OK();
@@ -378,6 +382,19 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
     if (mode != nullptr && mode->value == "changelog") changes = sources::ChangeFormat::kChangelog;
   } else if (def.format != "json") {
     ASSIGN_OR_RETURN(changes, sources::ParseChangeFormat(def.format));
+  }
+  if (changes == sources::ChangeFormat::kChangelog && sql::IsAggregation(p.insert)) {
+    // An aggregate over a changelog retracts: it must have counted every row
+    // a -U or -D takes back.
+    if (const sql::Option* start = def.options.Find("start"); start && start->value != "earliest") {
+      return Status::Invalid(
+          "{}: pipeline {}: an aggregate over a changelog reads it from the start (start = "
+          "'{}' would take back rows it never counted)",
+          Where(start->pos), o.name, start->value);
+    }
+    RETURN_IF_ERROR(BindAggregation(p, def, *target_schema, &o, /*over_changelog=*/true));
+    o.format = *changes;
+    return o;
   }
   if (changes) {
     sql::ProjectionPlan plan;

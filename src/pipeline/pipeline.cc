@@ -277,19 +277,35 @@ void Pipeline::OnRecord(const SourceRecord& r) {
 }
 
 Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
-  if (options_.format != sources::ChangeFormat::kJson) return RunChangeLane(lane, begin, end);
+  if (options_.format != sources::ChangeFormat::kJson && !options_.aggregate) {
+    return RunChangeLane(lane, begin, end);
+  }
   lane.rows = Batch::Make(options_.source_schema);
   lane.origins.clear();
+  lane.retracts.clear();
   lane.dead = Batch::Make(dead_schema_);
   const std::vector<std::string>& partitions = flushing_.partitions;
   lane.written = 0;
+  // An aggregate over a changelog: +I and +U rows add, -U and -D rows retract.
+  const bool changelog = options_.format == sources::ChangeFormat::kChangelog;
   for (size_t i = begin; i < end; ++i) {
     const RawRecord& r = flushing_.records[i];
     std::string_view value(flushing_.raw.data() + r.begin, r.size);
     int64_t before = lane.rows.num_rows();
-    Status st = lane.decoder->DecodeLine(value, r.origin.offset, &lane.rows);
+    std::string_view row = value;
+    sources::Change change;
+    Status st;
+    if (changelog) {
+      st = lane.parser->Parse(value, {}, &change);
+      if (st.ok() && change.kind == sources::Change::Kind::kNone) continue;
+      row = change.image;
+    }
+    if (st.ok()) st = lane.decoder->DecodeLine(row, r.origin.offset, &lane.rows);
     if (st.ok()) {
-      if (lane.rows.num_rows() > before) lane.origins.push_back(r.origin);
+      if (lane.rows.num_rows() > before) {
+        lane.origins.push_back(r.origin);
+        if (changelog) lane.retracts.push_back(change.kind == sources::Change::Kind::kDelete);
+      }
       continue;
     }
     // The decoder left the rows unchanged: the record becomes a dead letter.

@@ -249,6 +249,7 @@ class Pipeline {
     std::vector<RowOrigin> origins;  // of rows
     Batch input;                     // windowed path: the operator's columns of rows...
     std::vector<int64_t> row_of;     // ...and the row each came from
+    std::vector<bool> retracts;      // an aggregate over a changelog: rows -U and -D took back
     Batch dead;                      // dead letters
     int64_t written = 0;             // rows written
     // Upserts: the lane's changes in source order, change i of the key
@@ -298,6 +299,9 @@ class Pipeline {
   // GROUP BY without a window: the rows of the groups the checkpoint changed
   // replace their rows (HAVING drops a group's row), through the upsert path.
   Status EmitUpdatedGroups();
+  // Deletes the rows of `groups` (operator rows) in the table (their keys
+  // into `lane`'s changes).
+  Status DeleteGroupRows(Lane& lane, const Batch& groups);
   // Streams the window state (whole or its changes) into `path`; its bytes.
   Result<int64_t> WriteStateFile(const std::string& path, bool full);
   // Writes the state file of the checkpoint being taken and sets its

@@ -3,6 +3,7 @@
 // (docs/state.md).
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "columnar/column_ops.h"
 #include "columnar/json_writer.h"
@@ -38,6 +39,7 @@ std::string PlanFingerprint(const operators::WindowAggregateOptions& w) {
   for (const operators::AggSpec& a : w.aggs) {
     out += fmt::format(" {}({})", static_cast<int>(a.kind), a.input ? a.input->ToString() : "*");
   }
+  if (w.retracting) out += "; retracting";  // (its accumulators keep value counts)
   return out;
 }
 
@@ -147,6 +149,11 @@ Status Pipeline::PrepareAggregate(Lane& lane) {
   const Column& row_of = lane.input.columns[0];
   lane.row_of.assign(row_of.data<int64_t>(), row_of.data<int64_t>() + row_of.size());
   lane.input.columns.erase(lane.input.columns.begin());
+  if (plan.window.retracting) {  // the last column says which rows a -U or -D takes back
+    Column retract(DataType::Boolean());
+    for (int64_t r : lane.row_of) retract.AppendBool(lane.retracts[r]);
+    lane.input.columns.back() = std::move(retract);
+  }
   return Status::OK();
 }
 
@@ -222,12 +229,14 @@ Status Pipeline::EmitWindows(int64_t watermark) {
 Status Pipeline::EmitUpdatedGroups() {
   const sql::AggregatePlan& plan = *options_.aggregate;
   std::vector<operators::FailedGroup> failed;
-  ASSIGN_OR_RETURN(Batch changed, window_->EmitChanged(&failed));
+  Batch gone = Batch::Make(plan.window.output_schema);  // retracting: groups left without rows
+  ASSIGN_OR_RETURN(Batch changed,
+                   window_->EmitChanged(&failed, plan.window.retracting ? &gone : nullptr));
   int64_t now = iceberg::NowMillis();
   for (const operators::FailedGroup& f : failed) {
     DeadLetterRow(f.payload, f.reason, "", -1, now, &dead_rows_);
   }
-  if (changed.num_rows() == 0) return Status::OK();
+  if (changed.num_rows() == 0 && gone.num_rows() == 0) return Status::OK();
   std::vector<sql::RejectedRow> rejected;
   std::vector<int64_t> kept;
   ASSIGN_OR_RETURN(Batch out, sql::ApplyPlanKeepingSource(plan.post, changed, &rejected, &kept));
@@ -235,7 +244,8 @@ Status Pipeline::EmitUpdatedGroups() {
     DeadLetterRow(r.payload, r.error, "", -1, now, &dead_rows_);
   }
   // The new rows replace the groups' rows; the groups HAVING drops (neither
-  // kept nor rejected: their projection failed, so their row stays) leave.
+  // kept nor rejected: their projection failed, so their row stays) and the
+  // groups gone leave.
   Lane& lane = lanes_[0];
   RETURN_IF_ERROR(PrepareUpserts(lane, out));
   RETURN_IF_ERROR_CTX(lane.writer->Write(out, &lane.placements), "writing to {}",
@@ -249,20 +259,26 @@ Status Pipeline::EmitUpdatedGroups() {
   for (int64_t r = 0; r < changed.num_rows(); ++r) {
     if (dropped[r]) rows.push_back(static_cast<uint32_t>(r));
   }
-  if (!rows.empty()) {
-    // (The key plan takes the grouped columns as they are: it cannot fail.)
-    ASSIGN_OR_RETURN(Batch gone, sql::ApplyPlan(plan.key_plan, TakeRows(changed, rows)));
-    std::vector<int> columns(key_columns_.size());
-    for (size_t i = 0; i < columns.size(); ++i) columns[i] = static_cast<int>(i);
-    for (int64_t r = 0; r < gone.num_rows(); ++r) {
-      if (!operators::AppendKey(gone, columns, r, &lane.keys)) {
-        return Status::Internal("pipeline {}: a group with a null key column", options_.name);
-      }
-      lane.key_ends.push_back(static_cast<uint32_t>(lane.keys.size()));
-      lane.changes.push_back({-1, 0, {}});
-    }
-  }
+  RETURN_IF_ERROR(DeleteGroupRows(lane, TakeRows(changed, rows)));
+  RETURN_IF_ERROR(DeleteGroupRows(lane, gone));
   return FeedUpserts(lane);
+}
+
+Status Pipeline::DeleteGroupRows(Lane& lane, const Batch& groups) {
+  if (groups.num_rows() == 0) return Status::OK();
+  // (The key plan takes the grouped columns as they are: it cannot fail.)
+  const sql::AggregatePlan& plan = *options_.aggregate;
+  ASSIGN_OR_RETURN(Batch keys, sql::ApplyPlanKeepingSource(plan.key_plan, groups, nullptr));
+  std::vector<int> columns(key_columns_.size());
+  std::iota(columns.begin(), columns.end(), 0);
+  for (int64_t r = 0; r < keys.num_rows(); ++r) {
+    if (!operators::AppendKey(keys, columns, r, &lane.keys)) {
+      return Status::Internal("pipeline {}: a group with a null key column", options_.name);
+    }
+    lane.key_ends.push_back(static_cast<uint32_t>(lane.keys.size()));
+    lane.changes.push_back({-1, 0, {}});
+  }
+  return Status::OK();
 }
 
 Status Pipeline::FinishInput() {

@@ -14,6 +14,11 @@ namespace sluice::pipeline {
 
 Status Pipeline::StartChanges(const std::optional<CommittedCheckpoint>& committed) {
   if (options_.format == sources::ChangeFormat::kJson) return Status::OK();
+  if (options_.aggregate) {  // a changelog into an aggregate: its rows add and retract
+    for (Lane& lane : lanes_)
+      lane.parser = std::make_unique<sources::ChangeParser>(options_.format);
+    return Status::OK();
+  }
   if (!keys_ || !options_.change_plan || !options_.key_plan || !options_.image_schema) {
     return Status::Invalid("FORMAT {} changes rows by key: table {} needs a PRIMARY KEY",
                            sources::ChangeFormatName(options_.format), options_.target.ToString());

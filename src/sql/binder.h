@@ -125,9 +125,14 @@ bool IsAggregation(const InsertSelect& insert);
 // empty when it has none, which is an error naming it). Errors name the line
 // and column: a non-grouped column outside an aggregate, GROUP BY without the
 // window's bounds, a window column other than the watermark's, ...
+// `over_changelog`: the source is a table read as its changelog (its -U and
+// -D rows retract): only GROUP BY without a window, no approx_count_distinct;
+// the plan's operator retracts (WindowAggregateOptions::retracting, with a
+// count(*) added when the query has none) and `pre` ends with a BOOLEAN
+// column `$retract` for the pipeline to fill.
 Result<AggregatePlan> BindAggregateInsert(const InsertSelect& insert, const Schema& source,
                                           const Schema& target, const std::string& watermark_column,
-                                          int64_t allowed_lateness_us);
+                                          int64_t allowed_lateness_us, bool over_changelog = false);
 
 // A source's WATERMARK FOR col AS col [- INTERVAL ...]: the column (as the
 // source's schema spells it) and the delay in µs; kInvalidArgument (line,

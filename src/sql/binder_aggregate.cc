@@ -53,11 +53,22 @@ bool IsWindowBound(const Expr& e, std::string* which) {
 
 class AggregateBinder {
  public:
-  AggregateBinder(const InsertSelect& insert, const Schema& source, const Schema& target)
-      : insert_(insert), source_(source), target_(target), pre_(source, insert.source) {}
+  AggregateBinder(const InsertSelect& insert, const Schema& source, const Schema& target,
+                  bool over_changelog)
+      : insert_(insert),
+        source_(source),
+        target_(target),
+        pre_(source, insert.source),
+        retracting_(over_changelog) {}
 
   Result<AggregatePlan> Bind(const std::string& watermark_column, int64_t lateness_us) {
     plan_.window.allowed_lateness_us = lateness_us;
+    if (retracting_ && insert_.window) {
+      return NotSupportedAt(insert_.window->pos,
+                            "a window over a changelog (a window's rows are committed once, so "
+                            "later updates and deletes could not take rows back out of them); "
+                            "aggregate with GROUP BY alone");
+    }
     if (insert_.window) {
       RETURN_IF_ERROR(BindWindow(watermark_column));
     } else {
@@ -67,6 +78,7 @@ class AggregateBinder {
     }
     RETURN_IF_ERROR(BindGroupBy());
     RETURN_IF_ERROR(BindAggregates());
+    if (retracting_) AddRowCount();
     RETURN_IF_ERROR(BuildPre());
     RETURN_IF_ERROR(BuildPost());
     if (!insert_.window) RETURN_IF_ERROR(BuildKeyPlan());
@@ -208,6 +220,12 @@ class AggregateBinder {
             {"avg", AggKind::kAvg},     {"min", AggKind::kMin},
             {"max", AggKind::kMax},     {"approx_count_distinct", AggKind::kApproxCountDistinct}};
         spec.kind = call->distinct ? AggKind::kCountDistinct : kKinds.at(call->op);
+        if (retracting_ && spec.kind == AggKind::kApproxCountDistinct) {
+          return NotSupportedAt(call->pos,
+                                "{} over a changelog (a HyperLogLog cannot take values back); "
+                                "count(DISTINCT ...) can",
+                                call->text);
+        }
         ASSIGN_OR_RETURN(expr::NodePtr arg, pre_.Bind(call->args[0]));
         spec.input = arg->type;
         args_.push_back(std::move(arg));
@@ -215,6 +233,7 @@ class AggregateBinder {
       Result<TypePtr> type = operators::ResultType(spec.kind, spec.input);
       if (!type.ok()) return ErrorAt(call->pos, "{}: {}", call->text, type.status().message());
       spec.output = *type;
+      spec.retracts = retracting_;
       agg_index_[key] = static_cast<int>(plan_.window.aggs.size());
       plan_.window.aggs.push_back(std::move(spec));
     }
@@ -262,6 +281,7 @@ class AggregateBinder {
       c.pos = insert_.select_pos;
       add(fmt::format("$arg{}", a), args_[a]->type, std::move(c));
     }
+    if (retracting_) add("$retract", DataType::Boolean(), ProjectionColumn{});  // the pipeline's
     if (insert_.where) {
       ASSIGN_OR_RETURN(pre.filter, pre_.BindPredicate(*insert_.where, "WHERE"));
     }
@@ -313,6 +333,21 @@ class AggregateBinder {
     ASSIGN_OR_RETURN(plan_.post, internal::BindProjection(insert_, schema, target_,
                                                           insert_.having.get(), resolver));
     return Status::OK();
+  }
+
+  // A retracting operator counts each group's rows (a group left with none
+  // is gone): the query's count(*), or one added for it.
+  void AddRowCount() {
+    plan_.window.retracting = true;
+    auto& aggs = plan_.window.aggs;
+    for (size_t a = 0; a < aggs.size(); ++a) {
+      if (aggs[a].kind == AggKind::kCountStar) {
+        plan_.window.rows_agg = static_cast<int>(a);
+        return;
+      }
+    }
+    plan_.window.rows_agg = static_cast<int>(aggs.size());
+    aggs.push_back({AggKind::kCountStar, nullptr, DataType::Long(), "count(*)", true});
   }
 
   Status NoWindow(SourcePos pos, const std::string& which) const {
@@ -391,6 +426,7 @@ class AggregateBinder {
   std::vector<int> keys_;            // source columns
   std::vector<expr::NodePtr> args_;  // aggregate arguments, in aggregate order (none for count(*))
   std::map<std::string, int> agg_index_;
+  bool retracting_;
 };
 
 }  // namespace
@@ -401,8 +437,9 @@ bool IsAggregation(const InsertSelect& insert) {
 
 Result<AggregatePlan> BindAggregateInsert(const InsertSelect& insert, const Schema& source,
                                           const Schema& target, const std::string& watermark_column,
-                                          int64_t allowed_lateness_us) {
-  return AggregateBinder(insert, source, target).Bind(watermark_column, allowed_lateness_us);
+                                          int64_t allowed_lateness_us, bool over_changelog) {
+  return AggregateBinder(insert, source, target, over_changelog)
+      .Bind(watermark_column, allowed_lateness_us);
 }
 
 Result<WatermarkSpec> SourceWatermark(const CreateSource& source) {
