@@ -190,9 +190,16 @@ void Accumulator::AddNumber(const Column& values, int64_t row) {
   switch (values.type()->id()) {
     case TypeId::kInt: exact_ += values.Value<int32_t>(row); return;
     case TypeId::kLong: exact_ += values.Value<int64_t>(row); return;
-    case TypeId::kDecimal:
-      if (__builtin_add_overflow(exact_, values.Value<int128_t>(row), &exact_)) overflow_ = true;
+    case TypeId::kDecimal: {
+      int128_t v = values.Value<int128_t>(row);
+      if (__builtin_add_overflow(exact_, v, &exact_)) {
+        // (Retracting: the wrapped sum is exact modulo 2^128; count the wraps,
+        // which retractions may undo.)
+        wraps_ += v > 0 ? 1 : -1;
+        overflow_ = !spec_->retracts || wraps_ != 0;
+      }
       return;
+    }
     case TypeId::kFloat: real_ += values.Value<float>(row); return;
     default: real_ += values.Value<double>(row); return;
   }
@@ -243,14 +250,22 @@ void Accumulator::Retract(const Column* values, int64_t row) {
     case AggKind::kCount: --count_; return;
     case AggKind::kSum:
     case AggKind::kAvg:
-      --count_;
+      if (--count_ == 0) {  // nothing left: no rounding error or wrap either
+        exact_ = 0;
+        real_ = 0;
+        wraps_ = 0;
+        overflow_ = false;
+        return;
+      }
       switch (values->type()->id()) {
         case TypeId::kInt: exact_ -= values->Value<int32_t>(row); return;
         case TypeId::kLong: exact_ -= values->Value<int64_t>(row); return;
-        case TypeId::kDecimal:
-          if (__builtin_sub_overflow(exact_, values->Value<int128_t>(row), &exact_))
-            overflow_ = true;
+        case TypeId::kDecimal: {
+          int128_t v = values->Value<int128_t>(row);
+          if (__builtin_sub_overflow(exact_, v, &exact_)) wraps_ += v > 0 ? -1 : 1;
+          overflow_ = wraps_ != 0;
           return;
+        }
         case TypeId::kFloat: real_ -= values->Value<float>(row); return;
         default: real_ -= values->Value<double>(row); return;
       }
@@ -425,6 +440,7 @@ void Accumulator::EncodeTo(std::string* out) const {
   Put<uint32_t>(out, static_cast<uint32_t>(registers_.size()));
   out->append(reinterpret_cast<const char*>(registers_.data()), registers_.size());
   if (!spec_->retracts) return;
+  Put<int64_t>(out, wraps_);
   Put<uint32_t>(out, counts_ ? static_cast<uint32_t>(counts_->size()) : 0);
   if (counts_) {
     for (const auto& [v, n] : *counts_) {
@@ -459,8 +475,11 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
   registers_.assign(in->data(), in->data() + n);
   in->remove_prefix(n);
   counts_.reset();
+  wraps_ = 0;
   if (!spec_->retracts) return Status::OK();
-  if (!Get(in, &n)) return Status::Corruption("accumulator of {}: truncated counts", spec_->text);
+  if (!Get(in, &wraps_) || !Get(in, &n)) {
+    return Status::Corruption("accumulator of {}: truncated counts", spec_->text);
+  }
   if (n > 0) counts_ = std::make_unique<std::unordered_map<std::string, int64_t>>();
   for (uint32_t i = 0; i < n; ++i) {
     std::string v;

@@ -97,6 +97,7 @@ class Accumulator {
   int128_t exact_ = 0;     // integer and decimal sums
   double real_ = 0;        // double sums
   bool overflow_ = false;  // an exact sum left int128
+  int64_t wraps_ = 0;      // retracting: times the sum wrapped up (+) or down (-)
   // min/max: the best value so far, in the column's physical form (fixed
   // values as raw bytes, strings as themselves).
   std::string best_;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "columnar/json_writer.h"
+#include "columnar/value_format.h"
 #include "common/testing.h"
 
 namespace sluice::operators {
@@ -107,6 +108,58 @@ TEST(AccumulatorTest, RetractingLeavesWhatAddingTheRemainingValuesGives) {
     for (int row : in) acc.Retract(&values, row);
     ASSERT_EQ(Result(acc, output), Result(Accumulator(&plain), output));
   }
+}
+
+TEST(AccumulatorTest, ARetractingDecimalSumOverflowsOnlyWhileItsValueDoes) {
+  TypePtr type = DataType::Decimal(38, 0);
+  ASSERT_OK_AND_ASSIGN(TypePtr output, ResultType(AggKind::kSum, type));
+  AggSpec spec{AggKind::kSum, type, output, "sum(v)", true};
+  Column values(type);
+  int128_t big = DecimalMaxUnscaled(38);  // 10^38 - 1: two of them pass 2^127
+  values.Append<int128_t>(big);
+  values.Append<int128_t>(big);
+  values.Append<int128_t>(-7);
+  Accumulator acc(&spec);
+  acc.Add(&values, 0);
+  acc.Add(&values, 1);
+  acc.Add(&values, 2);
+  Column out(output);
+  std::string error;
+  EXPECT_FALSE(acc.Finish(&out, &error));
+  EXPECT_NE(error.find("decimal overflow"), std::string::npos) << error;
+  acc.Retract(&values, 1);  // back in range: big - 7
+  Column again(output);
+  ASSERT_TRUE(acc.Finish(&again, &error)) << error;
+  EXPECT_TRUE(again.Value<int128_t>(0) == big - 7);
+  // Through the state encoding, the wrap count too.
+  acc.Add(&values, 1);
+  std::string bytes;
+  acc.EncodeTo(&bytes);
+  Accumulator decoded(&spec);
+  std::string_view view = bytes;
+  ASSERT_OK(decoded.DecodeFrom(&view));
+  decoded.Retract(&values, 0);
+  Column third(output);
+  ASSERT_TRUE(decoded.Finish(&third, &error)) << error;
+  EXPECT_TRUE(third.Value<int128_t>(0) == big - 7);
+}
+
+TEST(AccumulatorTest, ADoubleSumEmptiedByRetractionsIsExactlyNull) {
+  ASSERT_OK_AND_ASSIGN(TypePtr output, ResultType(AggKind::kSum, DataType::Double()));
+  AggSpec spec{AggKind::kSum, DataType::Double(), output, "sum(v)", true};
+  Column values(DataType::Double());
+  values.Append<double>(1e17);
+  values.Append<double>(1.0);
+  Accumulator acc(&spec);
+  acc.Add(&values, 0);
+  acc.Add(&values, 1);
+  acc.Retract(&values, 0);
+  acc.Retract(&values, 1);
+  acc.Add(&values, 1);  // a fresh start: no rounding error left over
+  Column out(output);
+  std::string error;
+  ASSERT_TRUE(acc.Finish(&out, &error));
+  EXPECT_EQ(out.Value<double>(0), 1.0);
 }
 
 }  // namespace

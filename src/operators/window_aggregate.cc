@@ -125,12 +125,20 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
     for (size_t k = 0; k < options_.key_types.size(); ++k) {
       AppendValueKey(rows.columns[1 + k], r, key);
     }
-    ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowKey{INT64_MAX, INT64_MIN, *key}));
+    WindowKey k{INT64_MAX, INT64_MIN, *key};
     if (options_.retracting && rows.columns.back().GetBool(r)) {
+      // A row taken back must have been counted: its group exists.
+      ASSIGN_OR_RETURN(Group * g, Load(k));
+      if (g == nullptr) {
+        late->push_back({r, "a -U or -D row whose group holds no rows: it was never counted"});
+        return Status::OK();
+      }
+      changed_.insert(k);
       RetractFromGroup(g, rows, r);
-    } else {
-      AddToGroup(g, rows, r);
+      return Status::OK();
     }
+    ASSIGN_OR_RETURN(Group * g, FindOrAdd(k));
+    AddToGroup(g, rows, r);
     return Status::OK();
   }
   const Column& time = rows.columns[0];
@@ -350,6 +358,10 @@ Result<Batch> WindowAggregate::EmitChanged(std::vector<FailedGroup>* failed, Bat
   auto emit = [&](const WindowKey& k, const Group& g) -> Status {
     if (!options_.retracting || g.accs[options_.rows_agg].count() > 0) {
       return AppendWindowRow(k.start, k.end, k.key, g, &out, failed);
+    }
+    if (g.accs[options_.rows_agg].count() < 0) {
+      return Status::Corruption("a group's rows were taken back more often than added ({})",
+                                g.accs[options_.rows_agg].count());
     }
     // No rows left: its key, for the pipeline to delete the group's row.
     gone->columns[0].Append<int64_t>(k.start);

@@ -266,9 +266,11 @@ Status Pipeline::EmitUpdatedGroups() {
 
 Status Pipeline::DeleteGroupRows(Lane& lane, const Batch& groups) {
   if (groups.num_rows() == 0) return Status::OK();
-  // (The key plan takes the grouped columns as they are: it cannot fail.)
+  // The key plan takes the grouped columns as they are; it rejects only a
+  // group with a NULL key column (the key is NOT NULL), which never had a row.
   const sql::AggregatePlan& plan = *options_.aggregate;
-  ASSIGN_OR_RETURN(Batch keys, sql::ApplyPlanKeepingSource(plan.key_plan, groups, nullptr));
+  std::vector<sql::RejectedRow> never_written;
+  ASSIGN_OR_RETURN(Batch keys, sql::ApplyPlanKeepingSource(plan.key_plan, groups, &never_written));
   std::vector<int> columns(key_columns_.size());
   std::iota(columns.begin(), columns.end(), 0);
   for (int64_t r = 0; r < keys.num_rows(); ++r) {

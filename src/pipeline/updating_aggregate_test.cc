@@ -9,6 +9,8 @@
 
 #include "catalog/row_delete.h"
 #include "common/testing.h"
+#include "iceberg/table_builder.h"
+#include "maintenance/expire.h"
 #include "pipeline/bind.h"
 #include "pipeline/test_util.h"
 #include "sources/table_source.h"
@@ -235,10 +237,22 @@ TEST_P(UpdatingAggregateTest, AnAggregateOverAChangelogRetractsUpdatedAndDeleted
       ASSERT_OK(catalog::DeleteWhere(*t, fmt::format("id >= {} AND id < {}", lo, lo + 5)).status());
       std::erase_if(db, [lo](const auto& e) { return e.first >= lo && e.first < lo + 5; });
     }
-    if (!agg || round % 4 == 2) {  // a restart restores the groups and their value counts
+    if (round == 2 && !agg) {
+      // The mirror's first snapshots expire before the aggregate first starts:
+      // it reads the oldest one left whole (every row a +I), then its changes.
+      ASSERT_OK_AND_ASSIGN(auto t, catalog::Table::Load(*catalog_, *io_, accounts));
+      maintenance::ExpireOptions eo;
+      eo.now_ms = iceberg::NowMillis() + 1000;
+      eo.older_than_ms = eo.now_ms;
+      eo.retain_last = 1;
+      ASSERT_OK_AND_ASSIGN(auto expired, maintenance::ExpireSnapshots(*t, eo));
+      ASSERT_GT(expired.expired.size(), 0u);
+    }
+    if (round >= 2 && (!agg || round % 4 == 2)) {  // a restart restores groups and value counts
       agg.reset();
       ASSERT_OK_AND_ASSIGN(agg, open_agg());
     }
+    if (!agg) continue;
     for (int idle = 0, i = 0; idle < 2 && i < 1000; ++i) {  // until it has read every change
       ASSERT_OK_AND_ASSIGN(int64_t n, agg->Step(0));
       idle = n == 0 ? idle + 1 : 0;
@@ -281,6 +295,32 @@ TEST_P(UpdatingAggregateTest, AnAggregateOverAChangelogRetractsUpdatedAndDeleted
   }
   EXPECT_GT(agg->stats().upsert_deletes.load(), 0);
   EXPECT_LT(last_regions, most_regions) << "regions must have emptied (their rows deleted)";
+}
+
+TEST_P(UpdatingAggregateTest, AGroupWithANullKeyNeverGetsARow) {
+  ASSERT_OK_AND_ASSIGN(PipelineOptions options, Bind(kScript));
+  ASSERT_OK_AND_ASSIGN(auto p, Open(options));
+  // The NULL kind passes HAVING at first (its row cannot be written: a dead
+  // letter), then fails it (no row to delete), as k1 does.
+  ASSERT_OK(
+      log_->Append({R"({"id":1,"kind":null,"amount":5})", R"({"id":2,"kind":"k1","amount":5})",
+                    R"({"id":3,"kind":"k2","amount":5})"})
+          .status());
+  Consume(*p);
+  ASSERT_OK(p->Checkpoint());
+  EXPECT_EQ(Rows(totals_),
+            (std::vector<std::string>{R"({"kind":"k1","n":1,"total":5,"top":5,"amounts":1})",
+                                      R"({"kind":"k2","n":1,"total":5,"top":5,"amounts":1})"}));
+  std::vector<std::string> dead = Rows(catalog::TableIdent{{"lake"}, "totals__dlq"});
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_NE(dead[0].find("NOT NULL"), std::string::npos) << dead[0];
+  ASSERT_OK(log_->Append({R"({"id":4,"kind":null,"amount":4000})",
+                          R"({"id":5,"kind":"k1","amount":4000})"})
+                .status());
+  Consume(*p);
+  ASSERT_OK(p->Checkpoint());
+  EXPECT_EQ(Rows(totals_),
+            (std::vector<std::string>{R"({"kind":"k2","n":1,"total":5,"top":5,"amounts":1})"}));
 }
 
 TEST_P(UpdatingAggregateTest, AggregatesThatCannotRetractAreRefused) {

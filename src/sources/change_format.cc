@@ -356,7 +356,7 @@ struct ChangeParser::Impl {
 Status ChangeParser::Impl::Changelog(std::optional<std::string_view> value, Change* out) {
   if (!value) return Status::Invalid("a changelog record without a value");
   Fields f;
-  std::string_view row = Pad(*value, &this->value);
+  std::string_view row = Trim(Pad(*value, &this->value));
   RETURN_IF_ERROR(ReadFields(parser, row, "the changelog record", &f));
   if (f.change == "\"+I\"" || f.change == "\"+U\"") {
     out->kind = Change::Kind::kUpsert;

@@ -1,5 +1,5 @@
 // libFuzzer target: an arbitrary record (value, message key, tombstone or
-// not) is parsed as FORMAT UPSERT and FORMAT DEBEZIUM. No input may crash; a
+// not) is parsed as FORMAT UPSERT, FORMAT DEBEZIUM and a changelog record. No input may crash; a
 // change that upserts or deletes must carry a braced JSON object as its image,
 // and an error must say what is wrong. Build with -DSLUICE_FUZZ=ON (clang).
 #include <cstddef>
@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view key = cut == std::string_view::npos ? std::string_view() : rest.substr(0, cut);
   std::string_view value = cut == std::string_view::npos ? rest : rest.substr(cut + 1);
   for (auto format :
-       {sluice::sources::ChangeFormat::kUpsert, sluice::sources::ChangeFormat::kDebezium}) {
+       {sluice::sources::ChangeFormat::kUpsert, sluice::sources::ChangeFormat::kDebezium,
+        sluice::sources::ChangeFormat::kChangelog}) {
     sluice::sources::ChangeParser parser(format);
     Change change;
     sluice::Status st = parser.Parse(

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "catalog/table.h"
+#include "columnar/column_ops.h"
 #include "columnar/json_writer.h"
 #include "iceberg/scan.h"
 
@@ -17,6 +18,9 @@ using Clock = std::chrono::steady_clock;
 // delivered (resuming there needs no changelog of it: its parent may have
 // expired since).
 constexpr char kEnded[] = ":end";
+// Changelog mode: the position of a snapshot being delivered whole (every row
+// a +I: its parent has expired).
+constexpr char kWhole[] = ":all";
 
 }  // namespace
 
@@ -44,8 +48,40 @@ Result<std::unique_ptr<TableSource>> TableSource::Open(catalog::Catalog& catalog
   return source;
 }
 
-Result<iceberg::SnapshotChanges> TableSource::ChangesOf(int64_t snapshot_id) {
+bool TableSource::ParentExpired(int64_t snapshot_id) const {
   const iceberg::Snapshot* s = metadata_->snapshot_by_id(snapshot_id);
+  return s != nullptr && s->parent_snapshot_id &&
+         metadata_->snapshot_by_id(*s->parent_snapshot_id) == nullptr;
+}
+
+Result<iceberg::SnapshotChanges> TableSource::ChangesOf(int64_t snapshot_id, bool whole) {
+  const iceberg::Snapshot* s = metadata_->snapshot_by_id(snapshot_id);
+  if (whole) {
+    // The table as of the snapshot, every row inserted.
+    iceberg::SnapshotChanges out;
+    out.snapshot_id = snapshot_id;
+    out.operation = s == nullptr ? "" : s->operation();
+    iceberg::ScanOptions so;
+    so.snapshot_id = snapshot_id;
+    ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, metadata_, so));
+    Batch batch;
+    bool first = true;
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, scan->Next(&batch));
+      if (!more) break;
+      if (first) {
+        out.rows = Batch::Make(batch.schema);
+        first = false;
+      }
+      for (size_t c = 0; c < out.rows.columns.size(); ++c) {
+        for (int64_t r = 0; r < batch.num_rows(); ++r) {
+          AppendRowFrom(batch.columns[c], r, &out.rows.columns[c]);
+        }
+      }
+    }
+    out.kinds.assign(static_cast<size_t>(out.rows.num_rows()), iceberg::ChangeKind::kInsert);
+    return out;
+  }
   iceberg::ChangelogOptions o;
   o.to_snapshot = snapshot_id;
   if (s != nullptr && s->parent_snapshot_id && metadata_->snapshot_by_id(*s->parent_snapshot_id)) {
@@ -132,10 +168,13 @@ Status TableSource::Seek(const Positions& positions) {
     return Refresh();
   }
   const auto& [name, offset] = *positions.begin();
-  // Changelog mode: "<id>:end" is a snapshot delivered whole.
+  // Changelog mode: "<id>:end" is a snapshot whose changes were all
+  // delivered, "<id>:all" one being delivered whole.
   std::string_view id_text = name;
   const bool ended = options_.changelog && id_text.ends_with(kEnded);
   if (ended) id_text.remove_suffix(std::string_view(kEnded).size());
+  whole_ = options_.changelog && id_text.ends_with(kWhole);
+  if (whole_) id_text.remove_suffix(std::string_view(kWhole).size());
   int64_t id = 0;
   auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
   if (ec != std::errc() || end != id_text.data() + id_text.size() || offset < 0) {
@@ -146,6 +185,13 @@ Status TableSource::Seek(const Positions& positions) {
     return Status::OutOfRange(
         "table source {}: snapshot {} of table {} (where this pipeline stopped reading) has "
         "expired: it cannot be resumed exactly-once",
+        options_.name, id, options_.table.ToString());
+  }
+  if (options_.changelog && !ended && !whole_ && ParentExpired(id)) {
+    return Status::OutOfRange(
+        "table source {}: the parent of snapshot {} of table {} has expired while this pipeline "
+        "read the snapshot's changes: they cannot be computed again, so it cannot resume "
+        "exactly-once (keep snapshots longer than a reader may lag)",
         options_.name, id, options_.table.ToString());
   }
   snapshot_ = id;
@@ -173,7 +219,7 @@ Status TableSource::StartSnapshot(int64_t snapshot_id, int64_t skip) {
   snapshot_done_ = true;
   std::string op = s == nullptr ? "" : s->operation();
   if (options_.changelog) {
-    ASSIGN_OR_RETURN(changes_, ChangesOf(snapshot_id));
+    ASSIGN_OR_RETURN(changes_, ChangesOf(snapshot_id, whole_));
     skip_ = skip;
     snapshot_done_ = false;
     return Status::OK();
@@ -218,6 +264,7 @@ Result<int64_t> TableSource::Poll(int64_t max_bytes, int timeout_ms,
       }
       int64_t next = pending_.front();
       pending_.erase(pending_.begin());
+      whole_ = options_.changelog && ParentExpired(next);
       RETURN_IF_ERROR(StartSnapshot(next, 0));
       continue;
     }
@@ -286,6 +333,7 @@ Positions TableSource::CurrentPositions() const {
   if (options_.changelog && snapshot_done_) {
     return {{std::to_string(snapshot_) + kEnded, delivered_}};
   }
+  if (options_.changelog && whole_) return {{std::to_string(snapshot_) + kWhole, delivered_}};
   return {{std::to_string(snapshot_), delivered_}};
 }
 

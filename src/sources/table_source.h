@@ -29,7 +29,12 @@
 // delete snapshots are read too. The position counts the snapshot's changes
 // delivered; once all are, it is "<id>:end" (a resume there computes no
 // changelog). A snapshot's changes are held in memory while it is delivered;
-// Lag counts added records, an estimate.
+// Lag counts added records, an estimate. A snapshot whose parent has expired
+// (the oldest one left, for a reader starting at 'earliest' after snapshot
+// expiry) has no changes to read: it is delivered whole instead, every row
+// of the table as of it a +I (the snapshot phase of a CDC reader), its
+// position "<id>:all" while it is read. A snapshot whose parent expired while
+// its changes were being read cannot be resumed: kOutOfRange.
 //
 // Bounded (sluice run --bounded): reads up to the snapshot current when the
 // source opened. Otherwise the table is looked at again every
@@ -93,8 +98,10 @@ class TableSource : public Source {
   // Changelog mode: delivers changes_ from skip_ on (up to about max_bytes).
   Status DeliverChanges(int64_t max_bytes, const std::function<void(const SourceRecord&)>& sink,
                         int64_t* delivered, int64_t* bytes);
-  // Changelog mode: the changes of snapshot `id`.
-  Result<iceberg::SnapshotChanges> ChangesOf(int64_t snapshot_id);
+  // Changelog mode: the changes of snapshot `id`, or (`whole`) all its rows as +I.
+  Result<iceberg::SnapshotChanges> ChangesOf(int64_t snapshot_id, bool whole = false);
+  // Whether a snapshot's parent is gone from the table (it has one, expired).
+  bool ParentExpired(int64_t snapshot_id) const;
 
   catalog::Catalog& catalog_;
   FileIO& io_;
@@ -110,6 +117,7 @@ class TableSource : public Source {
   std::unique_ptr<iceberg::TableScan> scan_;  // of snapshot_, while reading it
   int64_t skip_ = 0;                          // rows of scan_ still to skip (a resume)
   std::optional<iceberg::SnapshotChanges> changes_;  // changelog mode: of snapshot_, while read
+  bool whole_ = false;  // changelog mode: snapshot_ is delivered whole (its parent expired)
   std::string row_;
   std::chrono::steady_clock::time_point last_refresh_{};
 };

@@ -52,26 +52,21 @@ struct Failures {
 
 Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch& source, bool may_move,
                             std::vector<RejectedRow>* rejected, std::vector<int64_t>* kept);
+Result<Batch> ApplyPlanOrFail(const ProjectionPlan& plan, Batch& source, bool may_move,
+                              std::vector<RejectedRow>* rejected, std::vector<int64_t>* kept);
 
 }  // namespace
 
 Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source,
                         std::vector<RejectedRow>* rejected, std::vector<int64_t>* kept) {
-  std::vector<RejectedRow> local;
-  std::vector<RejectedRow>* out_rejected = rejected != nullptr ? rejected : &local;
-  size_t first_rejected = out_rejected->size();
-  ASSIGN_OR_RETURN(Batch out, ApplyPlanRows(plan, source, true, out_rejected, kept));
-  if (rejected == nullptr && out_rejected->size() > first_rejected) {
-    return Status::Invalid("{}", (*out_rejected)[first_rejected].error);
-  }
-  return out;
+  return ApplyPlanOrFail(plan, source, true, rejected, kept);
 }
 
 Result<Batch> ApplyPlanKeepingSource(const ProjectionPlan& plan, const Batch& source,
                                      std::vector<RejectedRow>* rejected,
                                      std::vector<int64_t>* kept) {
   // Nothing of `source` is moved: the const_cast only lets the shared code take it.
-  return ApplyPlanRows(plan, const_cast<Batch&>(source), false, rejected, kept);
+  return ApplyPlanOrFail(plan, const_cast<Batch&>(source), false, rejected, kept);
 }
 
 namespace {
@@ -213,6 +208,19 @@ Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch& source, bool may_
     std::vector<bool> keep(rows);
     for (int64_t r = 0; r < rows; ++r) keep[r] = failures.failed[r] == 0;
     out = FilterRows(out, keep);
+  }
+  return out;
+}
+
+// Without `rejected`, the first rejected row is the error.
+Result<Batch> ApplyPlanOrFail(const ProjectionPlan& plan, Batch& source, bool may_move,
+                              std::vector<RejectedRow>* rejected, std::vector<int64_t>* kept) {
+  std::vector<RejectedRow> local;
+  std::vector<RejectedRow>* out_rejected = rejected != nullptr ? rejected : &local;
+  size_t first_rejected = out_rejected->size();
+  ASSIGN_OR_RETURN(Batch out, ApplyPlanRows(plan, source, may_move, out_rejected, kept));
+  if (rejected == nullptr && out_rejected->size() > first_rejected) {
+    return Status::Invalid("{}", (*out_rejected)[first_rejected].error);
   }
   return out;
 }
