@@ -52,13 +52,17 @@ bool WindowAggregate::Closed(int64_t window_end, int64_t watermark) const {
   return watermark >= deadline;
 }
 
-void WindowAggregate::AddToGroup(Group* g, const Batch& rows, int64_t row) {
+void WindowAggregate::AddToGroup(Group* g, const Batch& rows, int64_t row, bool retract) {
   size_t arg = 1 + options_.key_types.size();
   for (size_t a = 0; a < options_.aggs.size(); ++a) {
     const Column* values = nullptr;
     if (options_.aggs[a].kind != AggKind::kCountStar) values = &rows.columns[arg++];
     int64_t before = g->accs[a].MemoryUsage();
-    g->accs[a].Add(values, row);
+    if (retract) {
+      g->accs[a].Retract(values, row);
+    } else {
+      g->accs[a].Add(values, row);
+    }
     memory_ += g->accs[a].MemoryUsage() - before;
   }
 }
@@ -106,25 +110,14 @@ Result<bool> WindowAggregate::AddToSession(const std::string& key, int64_t t, in
   return true;
 }
 
-void WindowAggregate::RetractFromGroup(Group* g, const Batch& rows, int64_t row) {
-  size_t arg = 1 + options_.key_types.size();
-  for (size_t a = 0; a < options_.aggs.size(); ++a) {
-    const Column* values = nullptr;
-    if (options_.aggs[a].kind != AggKind::kCountStar) values = &rows.columns[arg++];
-    int64_t before = g->accs[a].MemoryUsage();
-    g->accs[a].Retract(values, row);
-    memory_ += g->accs[a].MemoryUsage() - before;
-  }
-}
-
 Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::string* key,
                                std::vector<LateRow>* late) {
   const WindowSpec& w = options_.window;
+  key->clear();
+  for (size_t k = 0; k < options_.key_types.size(); ++k) {
+    AppendValueKey(rows.columns[1 + k], r, key);
+  }
   if (w.kind == WindowSpec::Kind::kGlobal) {
-    key->clear();
-    for (size_t k = 0; k < options_.key_types.size(); ++k) {
-      AppendValueKey(rows.columns[1 + k], r, key);
-    }
     WindowKey k{INT64_MAX, INT64_MIN, *key};
     if (options_.retracting && rows.columns.back().GetBool(r)) {
       // A row taken back must have been counted: its group exists.
@@ -134,7 +127,7 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
         return Status::OK();
       }
       changed_.insert(k);
-      RetractFromGroup(g, rows, r);
+      AddToGroup(g, rows, r, /*retract=*/true);
       return Status::OK();
     }
     ASSIGN_OR_RETURN(Group * g, FindOrAdd(k));
@@ -147,10 +140,6 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
     return Status::OK();
   }
   int64_t t = time.Value<int64_t>(r);
-  key->clear();
-  for (size_t k = 0; k < options_.key_types.size(); ++k) {
-    AppendValueKey(rows.columns[1 + k], r, key);
-  }
   if (w.kind == WindowSpec::Kind::kSession) {
     ASSIGN_OR_RETURN(bool counted, AddToSession(*key, t, wm, rows, r));
     if (!counted) {

@@ -196,8 +196,8 @@ class WindowAggregate {
   // Moves the front into the store once it holds more than the budget.
   Status MaybeSpill();
   Status Spill();
-  void AddToGroup(Group* g, const Batch& rows, int64_t row);
-  void RetractFromGroup(Group* g, const Batch& rows, int64_t row);
+  // Adds row `row` to the group's accumulators (or takes it back: `retract`).
+  void AddToGroup(Group* g, const Batch& rows, int64_t row, bool retract = false);
   // SESSION: adds the row to the session of `key` holding t (extending and
   // merging sessions); false when that session is closed at `watermark` (late).
   Result<bool> AddToSession(const std::string& key, int64_t t, int64_t watermark, const Batch& rows,

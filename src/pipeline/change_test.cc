@@ -24,7 +24,6 @@
 #include "pipeline/bind.h"
 #include "pipeline/test_util.h"
 #include "sources/file_source.h"
-#include "sources/table_source.h"
 #include "sql/parser.h"
 
 namespace sluice::pipeline {
@@ -246,13 +245,7 @@ TEST_P(ChangeTest, ADebeziumMirrorEqualsTheDatabaseAfterEveryCheckpoint) {
   std::unique_ptr<Pipeline> copy;
   int64_t copy_changes = 0;  // records the copy's runs read
   auto open_copy = [&]() -> Status {
-    sources::TableSourceOptions to;
-    to.table = mirror_;
-    to.name = "changes";
-    to.changelog = true;
-    to.refresh_interval_ms = 0;
-    ASSIGN_OR_RETURN(auto source, sources::TableSource::Open(*catalog_, *io_, to));
-    ASSIGN_OR_RETURN(copy, Pipeline::Open(*catalog_, *io_, copy_options, std::move(source)));
+    ASSIGN_OR_RETURN(copy, OpenOnChangelog(copy_options, mirror_, "changes"));
     return Status::OK();
   };
   std::unique_ptr<Pipeline> p;

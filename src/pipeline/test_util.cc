@@ -13,6 +13,7 @@
 #include "iceberg/scan.h"
 #include "iceberg/table_builder.h"
 #include "sources/log_source.h"
+#include "sources/table_source.h"
 
 namespace sluice::pipeline::testing {
 
@@ -104,6 +105,18 @@ PipelineOptions PipelineFixture::Options(int64_t interval_ms) {
 Result<std::unique_ptr<Pipeline>> PipelineFixture::Open(PipelineOptions o) {
   return Pipeline::Open(*catalog_, *io_, std::move(o),
                         std::make_unique<sources::LogSource>("events_in", log_.get()));
+}
+
+Result<std::unique_ptr<Pipeline>> PipelineFixture::OpenOnChangelog(PipelineOptions o,
+                                                                   const catalog::TableIdent& table,
+                                                                   const std::string& source_name) {
+  sources::TableSourceOptions to;
+  to.table = table;
+  to.name = source_name;
+  to.changelog = true;
+  to.refresh_interval_ms = 0;
+  ASSIGN_OR_RETURN(auto source, sources::TableSource::Open(*catalog_, *io_, to));
+  return Pipeline::Open(*catalog_, *io_, std::move(o), std::move(source));
 }
 
 std::string PipelineFixture::Event(int64_t id) {

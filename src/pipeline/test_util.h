@@ -43,6 +43,11 @@ class PipelineFixture : public ::testing::Test {
 
   PipelineOptions Options(int64_t interval_ms = 60'000);
   Result<std::unique_ptr<Pipeline>> Open(PipelineOptions o);
+  // A pipeline reading `table`'s changelog (source `source_name`, looking for
+  // new snapshots at every poll).
+  Result<std::unique_ptr<Pipeline>> OpenOnChangelog(PipelineOptions o,
+                                                    const catalog::TableIdent& table,
+                                                    const std::string& source_name);
   static std::string Event(int64_t id);
   void Produce(int64_t from, int64_t to);
   // Steps until the source has nothing left, without a checkpoint.

@@ -13,7 +13,6 @@
 #include "maintenance/expire.h"
 #include "pipeline/bind.h"
 #include "pipeline/test_util.h"
-#include "sources/table_source.h"
 #include "sql/parser.h"
 
 namespace sluice::pipeline {
@@ -202,15 +201,7 @@ TEST_P(UpdatingAggregateTest, AnAggregateOverAChangelogRetractsUpdatedAndDeleted
   ASSERT_OK_AND_ASSIGN(PipelineOptions agg_options, Bind(kByRegionScript));
   agg_options.state_dir = (dir_ / "state" / "by_region").string();
   agg_options.poll_bytes = 1500;  // a few dozen changes a poll
-  auto open_agg = [&]() -> Result<std::unique_ptr<Pipeline>> {
-    sources::TableSourceOptions to;
-    to.table = accounts;
-    to.name = "accounts";
-    to.changelog = true;
-    to.refresh_interval_ms = 0;
-    ASSIGN_OR_RETURN(auto source, sources::TableSource::Open(*catalog_, *io_, to));
-    return Pipeline::Open(*catalog_, *io_, agg_options, std::move(source));
-  };
+  auto open_agg = [&] { return OpenOnChangelog(agg_options, accounts, "accounts"); };
   std::mt19937_64 rng(20261204 + GetParam().format_version * 10 + GetParam().parallelism);
   std::map<int64_t, std::pair<std::string, int64_t>> db;  // id -> (region, balance)
   ASSERT_OK_AND_ASSIGN(auto mirror, Open(mirror_options));
