@@ -35,9 +35,10 @@ Result<std::set<std::string>> Referenced(catalog::Table& table) {
       }
     }
   }
-  // Window state of the pipelines writing the table (docs/state.md).
+  // Window state and key indexes of the pipelines writing the table
+  // (docs/state.md).
   for (const auto& [key, value] : m.properties) {
-    if (key.rfind("sluice.state.", 0) != 0) continue;
+    if (key.rfind("sluice.state.", 0) != 0 && key.rfind("sluice.keys.", 0) != 0) continue;
     auto j = nlohmann::json::parse(value, nullptr, false);
     if (j.is_discarded() || !j.contains("files") || !j["files"].is_array()) {
       return Status::Corruption(

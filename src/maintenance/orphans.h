@@ -3,7 +3,8 @@
 //
 // Referenced: every snapshot's manifest list, manifests and live data and
 // delete files; the current metadata file and those in the metadata log;
-// the window state files the table's `sluice.state.*` properties name;
+// the state files (window state, key indexes) the table's `sluice.state.*`
+// and `sluice.keys.*` properties name;
 // `metadata/version-hint.text`, and the statistics files the current metadata
 // names. Paths are compared in one form (no "file:" scheme, no doubled
 // slashes); if a file the table referenced before the listing is not in it,

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "maintenance/expire.h"
@@ -105,6 +106,32 @@ TEST_F(OrphanTest, TheTablesMarginPropertyDecidesWhatIsOldEnough) {
   ASSERT_OK(set_margin("soon"));
   ASSERT_ERROR(RemoveOrphans(*table_, o), StatusCode::kInvalidArgument,
                "sluice.maintenance.orphan-margin-ms");
+}
+
+TEST_F(OrphanTest, StateFilesThePipelinesPropertiesNameStayAndRetiredOnesGo) {
+  AppendIds(0, 10);
+  const int64_t old = 2 * 3600 * 1000;
+  std::string window = Stray("state/p/000001-00000002-base.state", old);
+  std::string keys_base = Stray("state/p/000001-00000002-keys-base.state", old);
+  std::string keys_delta = Stray("state/p/000001-00000003-keys-delta.state", old);
+  std::string retired = Stray("state/p/000001-00000001-keys-base.state", old);
+  ASSERT_OK(table_->UpdateMetadata(
+      [&](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+        iceberg::TableMetadata out = m;
+        out.properties["sluice.state.p"] =
+            nlohmann::json{{"checkpoint", 3}, {"files", {window}}, {"watermark", ""}}.dump();
+        out.properties["sluice.keys.p"] =
+            nlohmann::json{{"checkpoint", 3}, {"files", {keys_base, keys_delta}}}.dump();
+        return out;
+      }));
+  OrphanOptions o;
+  o.now_ms = NowMs();
+  ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphans(*table_, o));
+  EXPECT_EQ(r.deleted, 1);
+  EXPECT_FALSE(std::filesystem::exists(retired));
+  EXPECT_TRUE(std::filesystem::exists(window));
+  EXPECT_TRUE(std::filesystem::exists(keys_base));
+  EXPECT_TRUE(std::filesystem::exists(keys_delta));
 }
 
 TEST_F(OrphanTest, ATableWithAnotherUnderItsLocationIsRefused) {

@@ -46,6 +46,8 @@ void PrimaryKeyIndex::ClearCommitted() {
   committed_.clear();
   duplicates_.clear();
   key_bytes_ = 0;
+  unsaved_.clear();
+  unsaved_all_ = true;
   // Keep only the files pending rows are in (renumbered), so that files the
   // table no longer holds do not accumulate.
   std::vector<std::string> kept;
@@ -94,20 +96,31 @@ std::vector<RowLocation> PrimaryKeyIndex::Deletes() const {
   return out;
 }
 
+void PrimaryKeyIndex::SetCommitted(std::string_view key, RowLocation at) {
+  auto [it, added] = committed_.try_emplace(std::string(key), at);
+  if (added) {
+    key_bytes_ += HeapBytes(it->first);
+  } else {
+    it->second = at;
+  }
+}
+
+void PrimaryKeyIndex::EraseCommitted(std::string_view key) {
+  if (auto it = committed_.find(std::string(key)); it != committed_.end()) {
+    key_bytes_ -= HeapBytes(it->first);
+    committed_.erase(it);
+  }
+}
+
 void PrimaryKeyIndex::CommitPending() {
   for (auto& [key, at] : pending_) {
-    duplicates_.erase(key);
+    if (!duplicates_.empty()) duplicates_.erase(key);
     if (at) {
-      auto [it, added] = committed_.try_emplace(key, *at);
-      if (added) {
-        key_bytes_ += HeapBytes(it->first);
-      } else {
-        it->second = *at;
-      }
-    } else if (auto it = committed_.find(key); it != committed_.end()) {
-      key_bytes_ -= HeapBytes(it->first);
-      committed_.erase(it);
+      SetCommitted(key, *at);
+    } else {
+      EraseCommitted(key);
     }
+    if (!unsaved_all_) unsaved_.insert(key);
   }
   DiscardPending();
 }
@@ -135,6 +148,7 @@ bool PrimaryKeyIndex::Relocate(std::string_view key, const std::vector<bool>& fi
   auto it = committed_.find(std::string(key));
   if (it == committed_.end() || !In(files, it->second.file)) return false;
   it->second = to;
+  if (!unsaved_all_) unsaved_.insert(it->first);
   return true;
 }
 
@@ -149,7 +163,9 @@ int64_t PrimaryKeyIndex::ApproxBytes() const {
   constexpr int64_t kNode = 8 + 8 + sizeof(std::string) + sizeof(RowLocation) + 8;
   int64_t files = 0;
   for (const auto& f : files_) files += static_cast<int64_t>(f.size()) * 2 + 64;
-  return static_cast<int64_t>(committed_.size() + duplicates_.size() + pending_.size()) * kNode +
+  return static_cast<int64_t>(committed_.size() + duplicates_.size() + pending_.size() +
+                              unsaved_.size()) *
+             kNode +
          key_bytes_ + files;
 }
 

@@ -17,6 +17,12 @@
 // (ClearCommitted + Load) while changes are pending: Deletes() is always
 // computed against the committed layer as it is at that moment.
 //
+// Checkpointed: WriteState writes the index as the commit of the pending
+// changes leaves it, whole (a base) or only the keys changed since the last
+// state written (a delta); Restore applies such files to the committed
+// layer (docs/state.md "The key index"). A delta cannot follow a rebuild:
+// after ClearCommitted the next state is a base.
+//
 // Keys are the key columns' values as operators::AppendValueKey encodes them
 // (AppendKey). Data files are interned: a location holds a 32-bit file id.
 // Not thread-safe.
@@ -27,9 +33,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "columnar/column.h"
+#include "common/status.h"
+#include "state/state_stream.h"
 
 namespace sluice::operators {
 
@@ -84,10 +93,29 @@ class PrimaryKeyIndex {
   void CommitPending();
   void DiscardPending();
 
+  // ---- checkpointed state
+  // Writes the index as committing the pending changes leaves it: every
+  // key (`full`), or the keys changed since MarkSaved and the pending ones.
+  Status WriteState(bool full, state::StateWriter* out) const;
+  // Only a full state describes the index (it was rebuilt since the last).
+  bool needs_full_state() const { return unsaved_all_; }
+  // Keys a delta would hold (committed ones changed since the last save,
+  // and pending ones).
+  size_t unsaved() const { return unsaved_.size() + pending_.size(); }
+  // The state last written is now the record (its commit succeeded, and
+  // CommitPending ran): the next delta starts from here.
+  void MarkSaved();
+  // Applies one state file to the committed layer: a base replaces it, a
+  // delta changes it. A truncated or corrupt file is kCorruption.
+  Status Restore(state::StateReader* in);
+
   // Bytes the index holds (approximate: keys, locations and hash nodes).
   int64_t ApproxBytes() const;
 
  private:
+  void SetCommitted(std::string_view key, RowLocation at);
+  void EraseCommitted(std::string_view key);
+
   std::vector<std::string> files_;
   std::unordered_map<std::string, uint32_t> file_ids_;
   std::unordered_map<std::string, RowLocation> committed_;
@@ -96,6 +124,9 @@ class PrimaryKeyIndex {
   std::unordered_map<std::string, std::optional<RowLocation>> pending_;
   std::vector<RowLocation> superseded_;
   int64_t key_bytes_ = 0;  // heap bytes of committed keys longer than the SSO buffer
+  // Committed keys changed since the last state saved (unless every key is).
+  std::unordered_set<std::string> unsaved_;
+  bool unsaved_all_ = true;
 };
 
 }  // namespace sluice::operators

@@ -24,30 +24,20 @@ using internal::StoreKey;
 constexpr uint32_t kStateMagic = 0x32534C53;   // "SLS2"
 constexpr uint32_t kLegacyMagic = 0x54534C53;  // "SLST"
 constexpr uint8_t kFull = 0, kDelta = 1;
-constexpr uint8_t kEndTag = 0, kTombstoneTag = 1, kGroupTag = 2;
+constexpr uint8_t kTombstoneTag = 1, kGroupTag = 2;
 
-// Records are `u8 tag, u32 length, body`: a reader knows how many bytes one
-// needs before it parses it. BeginRecord writes the tag, the window's key
-// and a length to be set by EndRecord once the body is there.
+// Records are framed as state/state_stream.h frames them; a window's record
+// starts with the window's key. BeginRecord writes the tag and that key,
+// EndRecord sets the length once the body is there.
 size_t BeginRecord(std::string* out, uint8_t tag, int64_t end, int64_t start,
                    std::string_view key) {
-  Put<uint8_t>(out, tag);
-  size_t at = out->size();
-  Put<uint32_t>(out, 0);
+  size_t at = state::BeginRecord(out, tag);
   Put<int64_t>(out, end);
   Put<int64_t>(out, start);
   PutBytes(out, key);
   return at;
 }
-
-void EndRecord(std::string* out, size_t at) {
-  uint32_t length = static_cast<uint32_t>(out->size() - at - sizeof(uint32_t));
-  std::memcpy(out->data() + at, &length, sizeof(length));
-}
-
-// A record's body may not claim more than this (a corrupt length must not
-// make a reader take the rest of the file).
-constexpr uint32_t kMaxRecordBytes = 1u << 30;
+using state::EndRecord;
 
 }  // namespace
 
@@ -59,7 +49,7 @@ Status WindowAggregate::WriteState(const std::vector<WindowAggregate*>& parts, b
   Put<uint8_t>(out->buffer(), full ? kFull : kDelta);
   Put<int64_t>(out->buffer(), emitted);
   for (WindowAggregate* p : parts) RETURN_IF_ERROR(p->WriteRecords(full, out));
-  Put<uint8_t>(out->buffer(), kEndTag);
+  state::PutEnd(out->buffer());
   return out->Flush();
 }
 
@@ -247,35 +237,21 @@ Status WindowAggregate::Restore(StateReader* in, const KeyFilter& keep, bool cle
     uint8_t tag = 0;
     WindowKey k;
     Group g;
-    RETURN_IF_ERROR(in->Next([&](std::string_view* v) -> Status {
-      uint32_t length = 0;
-      if (!Get(v, &tag)) return StateReader::Short("window state: after record {}", i);
-      if (tag == kEndTag) return Status::OK();
-      if (tag > kGroupTag) {
-        return Status::Corruption("window state: record {} has an unknown tag {}", i, tag);
-      }
-      if (!Get(v, &length)) return StateReader::Short("window state: record {}", i);
-      if (length > kMaxRecordBytes) {
-        return Status::Corruption("window state: record {} claims {} bytes", i, length);
-      }
-      if (v->size() < length) return StateReader::Short("window state: record {}", i);
-      std::string_view body = v->substr(0, length);
-      v->remove_prefix(length);
-      // The whole record is at hand: from here a failure is corruption.
-      if (!Get(&body, &k.end) || !Get(&body, &k.start) || !GetBytes(&body, &k.key)) {
-        return Status::Corruption("window state: record {} has no window key", i);
-      }
-      if (tag == kGroupTag) {
-        g = NewGroup();
-        RETURN_IF_ERROR_CTX(DecodeAccs(&body, &g), "window state: record {}", i);
-      }
-      if (!body.empty()) {
-        return Status::Corruption("window state: record {} has {} bytes after its body", i,
-                                  body.size());
-      }
-      return Status::OK();
-    }));
-    if (tag == kEndTag) break;
+    RETURN_IF_ERROR(
+        in->NextRecord("window state", i, kGroupTag, &tag, [&](std::string_view body) -> Status {
+          if (!Get(&body, &k.end) || !Get(&body, &k.start) || !GetBytes(&body, &k.key)) {
+            return Status::Corruption("no window key");
+          }
+          if (tag == kGroupTag) {
+            g = NewGroup();
+            RETURN_IF_ERROR(DecodeAccs(&body, &g));
+          }
+          if (!body.empty()) {
+            return Status::Corruption("{} bytes after its body", body.size());
+          }
+          return Status::OK();
+        }));
+    if (tag == state::kEndTag) break;
     if (keep && !keep(k.key)) continue;  // another shard's
     if (tag == kTombstoneTag) {
       RETURN_IF_ERROR(RestoreTombstone(k));
@@ -284,9 +260,7 @@ Status WindowAggregate::Restore(StateReader* in, const KeyFilter& keep, bool cle
       RETURN_IF_ERROR(RestoreGroup(std::move(k), std::move(g), kind == kFull && clear_on_full));
     }
   }
-  if (!in->AtEnd()) {
-    return Status::Corruption("window state: {} bytes after the end", in->unread());
-  }
+  RETURN_IF_ERROR(in->ExpectEnd("window state"));
   return FinishRestore(emitted);
 }
 

@@ -215,7 +215,7 @@ Status Pipeline::Recover() {
   // pipeline's thread polls on.
   pool_ = std::make_unique<TaskPool>(threads > 1 ? threads : 0);
   lanes_.resize(threads);
-  RETURN_IF_ERROR(StartUpserts());
+  RETURN_IF_ERROR(StartUpserts(committed));
   if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(committed));
   for (Lane& lane : lanes_) {
     ASSIGN_OR_RETURN(lane.decoder, JsonDecoder::Make(options_.source_schema));
@@ -466,8 +466,7 @@ Status Pipeline::Checkpoint() {
   updates[0].update.summary = summary;
   updates[0].update.set_properties[CheckpointProperty(options_.name)] = EncodeCheckpointProperty(
       epoch_, next_checkpoint_, {{options_.source_name, positions}}, change_positions_);
-  std::vector<std::string> superseded_state;
-  if (window_) RETURN_IF_ERROR(SaveState(&updates[0], &superseded_state));
+  if (window_) RETURN_IF_ERROR(SaveState(&updates[0]));
   if (!dead_files.empty()) {
     catalog::TableUpdate u;
     u.table = dlq_table_.get();
@@ -487,15 +486,16 @@ Status Pipeline::Checkpoint() {
   int64_t commit_micros = MonoMicros() - commit_started;
   KillPoint("pipeline.after_commit");
   RETURN_IF_ERROR(journal_->Clear());
+  // Files of the state the commit retired: no checkpoint refers to them now
+  // (a crash before this leaves them for orphan cleanup).
   if (window_) {
-    // Files of the state the commit retired: no checkpoint refers to them now
-    // (a crash before this leaves them for orphan cleanup).
-    for (const std::string& f : superseded_state) (void)io_.Delete(f);
-    state_files_ = std::move(pending_state_files_);
-    state_sizes_ = std::move(pending_state_sizes_);
+    for (const std::string& f : window_state_.Commit()) (void)io_.Delete(f);
   }
   if (keys_) {
     keys_->CommitPending();
+    keys_->MarkSaved();
+    key_state_staged_.clear();
+    for (const std::string& f : key_state_.Commit()) (void)io_.Delete(f);
     indexed_snapshot_ = (*committed)[0];
     stats_.upsert_deletes += pending_upsert_deletes_;
     stats_.change_deletes += pending_change_deletes_;
@@ -542,6 +542,7 @@ Result<std::vector<int64_t>> Pipeline::CommitCheckpoint(
   for (int attempt = 0; attempt < options_.commit.max_attempts; ++attempt) {
     if (attempt > 0) options_.commit.BackOff(attempt);
     Status planned = PlanUpsertDeletes(u.add_data, &u);
+    if (planned.ok()) planned = SaveKeyIndex(&updates[0]);
     if (planned.ok()) {
       auto committed = Table::CommitAll(catalog_, updates, options_.commit, [this, check] {
         RETURN_IF_ERROR(check());
@@ -557,6 +558,7 @@ Result<std::vector<int64_t>> Pipeline::CommitCheckpoint(
     if (planned.code() != StatusCode::kConflict) return planned;
     last = planned;
     DiscardUpsertDeletes(&u);
+    DropStagedKeyIndex();
   }
   return last.WithContextF("re-planned the upserts {} times", options_.commit.max_attempts);
 }

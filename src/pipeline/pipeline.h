@@ -42,9 +42,11 @@
 #include "iceberg/data_writer.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/journal.h"
+#include "pipeline/state_files.h"
 #include "sources/change_format.h"
 #include "sources/source.h"
 #include "sql/binder.h"
+#include "state/state_stream.h"
 
 namespace sluice {
 class JsonDecoder;
@@ -152,6 +154,7 @@ struct PipelineStats {
   std::atomic<int64_t> key_index_loads{0};
   std::atomic<int64_t> key_index_keys{0};
   std::atomic<int64_t> key_index_catchups{0};  // compactions followed without a load
+  std::atomic<int64_t> key_index_restores{0};  // read from its state files at a start
   // A change source: deletes it applied (a key removed, maybe one the
   // table did not hold), and changes skipped as replays (at or below the log
   // position already applied).
@@ -302,17 +305,28 @@ class Pipeline {
   // Deletes the rows of `groups` (operator rows) in the table (their keys
   // into `lane`'s changes).
   Status DeleteGroupRows(Lane& lane, const Batch& groups);
-  // Streams the window state (whole or its changes) into `path`; its bytes.
-  Result<int64_t> WriteStateFile(const std::string& path, bool full);
-  // Writes the state file of the checkpoint being taken and sets its
-  // property in `update`; `superseded` gets the files the commit retires.
-  Status SaveState(catalog::TableUpdate* update, std::vector<std::string>* superseded);
+  // Records `path` in the staged-file journal and streams a state file
+  // into it (`write`); its bytes.
+  Result<int64_t> WriteStateFile(const std::string& path,
+                                 const std::function<Status(state::StateWriter*)>& write);
+  // Writes the window state file of the checkpoint being taken and sets its
+  // property in `update`.
+  Status SaveState(catalog::TableUpdate* update);
   // pipeline_upsert.cc: a primary-key table. StartUpserts loads the key
   // index; PrepareUpserts (in a lane) takes the written rows' keys;
   // FeedUpserts records them in source order; PlanUpsertDeletes writes the
   // deletes of the checkpoint's changes into `u` (the index made current
   // first), DiscardUpsertDeletes drops them after a lost commit.
-  Status StartUpserts();
+  Status StartUpserts(const std::optional<CommittedCheckpoint>& committed);
+  // The key index from the state files `committed` references (false when
+  // it references none, or they are unreadable: the index is loaded from
+  // the table instead).
+  Result<bool> RestoreKeyIndex(const CommittedCheckpoint& committed);
+  // Writes the key index as the checkpoint's commit leaves it (after its
+  // deletes were planned) and sets its property in `update`; an earlier
+  // attempt's file goes first.
+  Status SaveKeyIndex(catalog::TableUpdate* update);
+  void DropStagedKeyIndex();
   Status LoadKeyIndex();
   // Scans the key columns (of `only_files`, or all), calling `row` with each
   // row's key and place until it returns false; `reserve` sizes the index
@@ -378,14 +392,14 @@ class Pipeline {
   // Windowed aggregations only.
   std::unique_ptr<operators::ShardedWindowAggregate> window_;  // a shard per thread
   std::unique_ptr<operators::WatermarkTracker> watermarks_;
-  std::vector<std::string> state_files_;          // of the last committed checkpoint, base first
-  std::vector<std::string> pending_state_files_;  // of the checkpoint being taken
-  std::vector<int64_t> state_sizes_, pending_state_sizes_;  // their bytes
+  StateFileChain window_state_;
   // Upserts into a primary-key table only.
   std::unique_ptr<operators::PrimaryKeyIndex> keys_;
   std::vector<int> key_columns_;             // in the table's schema, key order
   std::vector<std::string> key_names_;       // their names (the index's scan reads them)
   std::optional<int64_t> indexed_snapshot_;  // the snapshot keys_ reflects
+  StateFileChain key_state_;                 // the index's state files
+  std::string key_state_staged_;             // the file of the commit being tried
   bool key_index_stale_ = false;             // load it again before the next plan
   int64_t pending_upsert_deletes_ = 0;       // rows the checkpoint being taken deletes
   int64_t pending_change_deletes_ = 0, pending_changes_replayed_ = 0;

@@ -18,11 +18,6 @@
 namespace sluice::pipeline {
 namespace {
 
-// A checkpoint writes a full state file (a base) again once the deltas since
-// the last one hold as many bytes as it (so a checkpoint writes at most about
-// twice what changed, amortized, however large the state), or once there are
-// this many of them (a restore reads at most this many files after the base).
-constexpr size_t kMaxDeltas = 32;
 // Rows of closed windows taken from the operator at a time.
 constexpr int64_t kEmitRows = 64 * 1024;
 
@@ -66,8 +61,7 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
                                 std::move(window), pool_.get(), static_cast<int>(lanes_.size())));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
                                                               options_.idle_timeout_ms);
-  state_files_.clear();
-  state_sizes_.clear();
+  window_state_.Clear();
   const auto& props = table_->metadata().properties;
   auto it = props.find(StateProperty(options_.name));
   if (it == props.end()) {
@@ -117,8 +111,7 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
           size);
     };
     RETURN_IF_ERROR_CTX(window_->Restore(open), "window state file {}", path);
-    state_files_.push_back(std::move(path));
-    state_sizes_.push_back(size);
+    window_state_.Add(std::move(path), size);
   }
   return watermarks_->Decode(j["watermark"].get<std::string>());
 }
@@ -294,10 +287,12 @@ Status Pipeline::FinishInput() {
   return Status::OK();
 }
 
-Result<int64_t> Pipeline::WriteStateFile(const std::string& path, bool full) {
+Result<int64_t> Pipeline::WriteStateFile(const std::string& path,
+                                         const std::function<Status(state::StateWriter*)>& write) {
+  RETURN_IF_ERROR(journal_->Record(epoch_, next_checkpoint_, path));
   ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, io_.OpenOutput(path, /*overwrite=*/true));
   state::StateWriter writer([&out](std::string_view chunk) { return out->Append(chunk); });
-  Status st = window_->WriteState(full, &writer);
+  Status st = write(&writer);
   if (!st.ok()) {
     out->Abort();
     return st;
@@ -306,26 +301,18 @@ Result<int64_t> Pipeline::WriteStateFile(const std::string& path, bool full) {
   return writer.written();
 }
 
-Status Pipeline::SaveState(catalog::TableUpdate* update, std::vector<std::string>* superseded) {
-  int64_t delta_bytes = 0;
-  for (size_t i = 1; i < state_sizes_.size(); ++i) delta_bytes += state_sizes_[i];
-  bool full =
-      state_files_.empty() || state_files_.size() > kMaxDeltas || delta_bytes >= state_sizes_[0];
-  std::string path = fmt::format("{}/state/{}/{:06d}-{:08d}-{}.state", table_->metadata().location,
-                                 options_.name, epoch_, next_checkpoint_, full ? "base" : "delta");
-  RETURN_IF_ERROR(journal_->Record(epoch_, next_checkpoint_, path));
-  auto bytes = WriteStateFile(path, full);
+Status Pipeline::SaveState(catalog::TableUpdate* update) {
+  bool full = window_state_.NextIsBase();
+  std::string path =
+      StateFilePath(table_->metadata().location, options_.name, epoch_, next_checkpoint_, "", full);
+  auto bytes =
+      WriteStateFile(path, [&](state::StateWriter* w) { return window_->WriteState(full, w); });
   RETURN_IF_ERROR_CTX(bytes.status(), "window state file {}", path);
   KillPoint("pipeline.after_state_file");
-  pending_state_files_ = full ? std::vector<std::string>{} : state_files_;
-  pending_state_files_.push_back(path);
-  pending_state_sizes_ = full ? std::vector<int64_t>{} : state_sizes_;
-  pending_state_sizes_.push_back(*bytes);
-  if (full) *superseded = state_files_;
   nlohmann::json j;
   j["checkpoint"] = next_checkpoint_;
   j["epoch"] = epoch_;
-  j["files"] = pending_state_files_;
+  j["files"] = window_state_.Stage(path, *bytes, full);
   j["watermark"] = watermarks_->Encode();
   j["plan"] = PlanFingerprint(options_.aggregate->window);
   update->update.set_properties[StateProperty(options_.name)] = j.dump();

@@ -1,8 +1,13 @@
 // The upsert path of a pipeline into a primary-key table (docs/upserts.md):
 // the key index, the deletes each checkpoint commits with its rows, and the
 // index's refresh when another writer changed the table.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
 #include "catalog/row_delete.h"
 #include "columnar/column_ops.h"
+#include "common/kill_point.h"
 #include "iceberg/changelog.h"
 #include "iceberg/scan.h"
 #include "operators/primary_key_index.h"
@@ -13,9 +18,12 @@ namespace sluice::pipeline {
 namespace {
 // The key of change positions when a source's partitions are one stream.
 constexpr char kOneStream[] = "*";
+
+// The table property naming the key index's state files (docs/state.md).
+std::string KeysProperty(const std::string& pipeline) { return "sluice.keys." + pipeline; }
 }  // namespace
 
-Status Pipeline::StartUpserts() {
+Status Pipeline::StartUpserts(const std::optional<CommittedCheckpoint>& committed) {
   const Schema& schema = *table_->metadata().current_schema();
   // (Windows are append-only: a windowed pipeline into a keyed table appends.)
   if (schema.identifier_field_ids.empty() ||
@@ -32,7 +40,91 @@ Status Pipeline::StartUpserts() {
     key_names_.push_back(it->name);
   }
   keys_ = std::make_unique<operators::PrimaryKeyIndex>();
+  key_state_.Clear();
+  if (committed) {
+    ASSIGN_OR_RETURN(bool restored, RestoreKeyIndex(*committed));
+    // (Following what other writers did since: compactions, or a load.)
+    if (restored) return RefreshKeyIndex();
+  }
   return LoadKeyIndex();
+}
+
+Result<bool> Pipeline::RestoreKeyIndex(const CommittedCheckpoint& committed) {
+  const iceberg::TableMetadata& md = table_->metadata();
+  auto it = md.properties.find(KeysProperty(options_.name));
+  // The files describe the index as of the checkpoint's snapshot: without
+  // that snapshot in the table's history there is nothing to follow from.
+  if (it == md.properties.end() || committed.snapshot_id == 0) return false;
+  auto j = nlohmann::json::parse(it->second, nullptr, false);
+  auto unreadable = [&](const Status& why) {
+    fmt::print(stderr, "sluice: pipeline {}: key index state unreadable ({}); loading it from {}\n",
+               options_.name, why.ToString(), options_.target.ToString());
+    key_state_.Clear();
+    return false;
+  };
+  if (j.is_discarded() || !j.is_object() || !j.contains("checkpoint") ||
+      !j["checkpoint"].is_number_integer() || !j.contains("files") || !j["files"].is_array()) {
+    return unreadable(Status::Corruption("property {} is not the state sluice writes",
+                                         KeysProperty(options_.name)));
+  }
+  // Another checkpoint's index (the table was rolled back): loaded afresh.
+  if (j["checkpoint"].get<int64_t>() != committed.checkpoint) return false;
+  for (const auto& f : j["files"]) {
+    if (!f.is_string()) return unreadable(Status::Corruption("a file name is not a string"));
+    std::string path = f.get<std::string>();
+    auto in = io_.OpenInput(path);
+    Status st = in.status();
+    int64_t size = 0;
+    if (st.ok()) {
+      std::shared_ptr<InputFile> file = std::move(*in);
+      size = file->size();
+      state::StateReader reader(
+          [file](int64_t offset, int64_t length, std::string* out) {
+            return file->ReadAt(offset, length, out);
+          },
+          size);
+      st = keys_->Restore(&reader);
+    }
+    if (st.code() == StatusCode::kCorruption || st.code() == StatusCode::kNotFound) {
+      keys_->ClearCommitted();
+      return unreadable(st.WithContextF("key index state file {}", path));
+    }
+    RETURN_IF_ERROR_CTX(st, "key index state file {}", path);
+    key_state_.Add(path, size);
+  }
+  indexed_snapshot_ = committed.snapshot_id;
+  key_index_stale_ = false;
+  stats_.key_index_restores += 1;
+  stats_.key_index_keys = static_cast<int64_t>(keys_->size());
+  return true;
+}
+
+Status Pipeline::SaveKeyIndex(catalog::TableUpdate* update) {
+  DropStagedKeyIndex();
+  bool full = keys_->needs_full_state() || key_state_.NextIsBase();
+  nlohmann::json j;
+  j["checkpoint"] = next_checkpoint_;
+  j["epoch"] = epoch_;
+  if (!full && keys_->unsaved() == 0) {
+    j["files"] = key_state_.Stage();  // nothing changed: the same files
+  } else {
+    std::string path = StateFilePath(table_->metadata().location, options_.name, epoch_,
+                                     next_checkpoint_, "keys-", full);
+    auto bytes =
+        WriteStateFile(path, [&](state::StateWriter* w) { return keys_->WriteState(full, w); });
+    RETURN_IF_ERROR_CTX(bytes.status(), "key index state file {}", path);
+    KillPoint("pipeline.after_key_state_file");
+    key_state_staged_ = path;
+    j["files"] = key_state_.Stage(path, *bytes, full);
+  }
+  update->update.set_properties[KeysProperty(options_.name)] = j.dump();
+  return Status::OK();
+}
+
+void Pipeline::DropStagedKeyIndex() {
+  // (Recorded in the journal: a failure to delete it leaves it to recovery.)
+  if (!key_state_staged_.empty()) (void)io_.Delete(key_state_staged_);
+  key_state_staged_.clear();
 }
 
 Status Pipeline::ScanKeys(

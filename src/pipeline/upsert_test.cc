@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "catalog/row_delete.h"
@@ -83,10 +84,15 @@ TEST_P(UpsertTest, TheTableHoldsEachKeysLastRowAfterEveryCheckpoint) {
   std::unique_ptr<Pipeline> p;
   for (int round = 0; round < 12; ++round) {
     SCOPED_TRACE(fmt::format("round {}", round));
-    if (!p || round % 4 == 3) {  // a restart loads the key index from the table
+    if (!p || round % 4 == 3) {
+      // A restart reads the key index from its state files, and loads it
+      // from the table when another writer changed keys since (round 3
+      // follows a user's DELETE).
       p.reset();
       ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
       EXPECT_EQ(p->stats().key_index_keys.load(), static_cast<int64_t>(model_.size()));
+      EXPECT_EQ(p->stats().key_index_restores.load(), round > 0 ? 1 : 0);
+      EXPECT_EQ(p->stats().key_index_loads.load(), round == 3 || round == 0 ? 1 : 0);
     }
     // 150 changes over 60 keys: repeated keys within one checkpoint and
     // across checkpoints.
@@ -134,7 +140,122 @@ TEST_P(UpsertTest, TheTableHoldsEachKeysLastRowAfterEveryCheckpoint) {
     ASSERT_EQ(Rows(users_), ModelRows());
   }
   EXPECT_GT(p->stats().upsert_deletes.load(), 0);
-  EXPECT_GT(p->stats().key_index_loads.load(), 0);
+}
+
+// The key index's state files (docs/state.md "The key index"), as the
+// property `sluice.keys.<pipeline>` names them.
+std::vector<std::string> KeyStateFiles(catalog::Catalog& catalog, FileIO& io,
+                                       const catalog::TableIdent& ident,
+                                       const std::string& pipeline) {
+  auto t = catalog::Table::Load(catalog, io, ident);
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  if (!t.ok()) return {};
+  const auto& props = (*t)->metadata().properties;
+  auto it = props.find("sluice.keys." + pipeline);
+  if (it == props.end()) return {};
+  return nlohmann::json::parse(it->second)["files"].get<std::vector<std::string>>();
+}
+
+TEST_P(UpsertTest, ARestartReadsTheKeyIndexFromItsStateFilesAndFollowsWhatHappenedSince) {
+  std::mt19937_64 rng(7);
+  int64_t n = 0;
+  auto changes = [&](int count) {
+    std::vector<std::string> records;
+    for (int i = 0; i < count; ++i) {
+      int64_t id = static_cast<int64_t>(rng() % 500);
+      records.push_back(Change(id, ++n));
+      model_[id] = n;
+    }
+    ASSERT_OK(log_->Append(records).status());
+  };
+  const std::string name = UserOptions().name;
+  std::unique_ptr<Pipeline> p;
+  ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
+  // 40 checkpoints of 1 to 20 changes each: a base, then deltas, a base
+  // again once the deltas weigh as much; retired files are deleted.
+  for (int checkpoint = 0; checkpoint < 40; ++checkpoint) {
+    changes(checkpoint == 0 ? 400 : 1 + static_cast<int>(rng() % 20));
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());
+  }
+  std::vector<std::string> files = KeyStateFiles(*catalog_, *io_, users_, name);
+  ASSERT_GE(files.size(), 2u);
+  EXPECT_LE(files.size(), StateFileChain::kMaxDeltas + 1);
+  EXPECT_NE(files[0].find("-keys-base.state"), std::string::npos) << files[0];
+  EXPECT_NE(files[1].find("-keys-delta.state"), std::string::npos) << files[1];
+  size_t on_disk = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(warehouse_)) {
+    on_disk += e.path().filename().string().find("-keys-") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(on_disk, files.size());
+
+  // A restart reads the files: no scan of the table.
+  p.reset();
+  ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
+  EXPECT_EQ(p->stats().key_index_restores.load(), 1);
+  EXPECT_EQ(p->stats().key_index_loads.load(), 0);
+  EXPECT_EQ(p->stats().key_index_keys.load(), static_cast<int64_t>(model_.size()));
+  changes(50);
+  Consume(*p);
+  ASSERT_OK(p->Checkpoint());
+  ASSERT_EQ(Rows(users_), ModelRows());
+
+  // A compaction while the pipeline is down: the restart follows it.
+  p.reset();
+  {
+    ASSERT_OK_AND_ASSIGN(auto t, catalog::Table::Load(*catalog_, *io_, users_));
+    maintenance::CompactOptions co;
+    co.min_input_files = 1;
+    ASSERT_OK(maintenance::CompactTable(*t, co).status());
+  }
+  ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
+  EXPECT_EQ(p->stats().key_index_restores.load(), 1);
+  EXPECT_EQ(p->stats().key_index_catchups.load(), 1);
+  EXPECT_EQ(p->stats().key_index_loads.load(), 0);
+  changes(50);
+  Consume(*p);
+  ASSERT_OK(p->Checkpoint());
+  ASSERT_EQ(Rows(users_), ModelRows());
+
+  // Another engine's append while it is down: the index is loaded again.
+  p.reset();
+  ForeignAppend(model_.begin()->first, ++n);
+  model_[model_.begin()->first] = n;
+  ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
+  EXPECT_EQ(p->stats().key_index_restores.load(), 1);
+  EXPECT_EQ(p->stats().key_index_loads.load(), 1);
+  // (Two rows of that key now: its next change deletes both.)
+  ASSERT_OK(log_->Append({Change(model_.begin()->first, ++n)}).status());
+  model_[model_.begin()->first] = n;
+  changes(50);
+  Consume(*p);
+  ASSERT_OK(p->Checkpoint());
+  ASSERT_EQ(Rows(users_), ModelRows());
+
+  // A damaged state file: the index is loaded from the table instead, and
+  // the next checkpoint writes a base again.
+  p.reset();
+  files = KeyStateFiles(*catalog_, *io_, users_, name);
+  ASSERT_FALSE(files.empty());
+  {
+    ASSERT_OK_AND_ASSIGN(auto out, local_->OpenOutput(files.back(), /*overwrite=*/true));
+    ASSERT_OK(out->Append("not a key index"));
+    ASSERT_OK(out->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
+  EXPECT_EQ(p->stats().key_index_restores.load(), 0);
+  EXPECT_EQ(p->stats().key_index_loads.load(), 1);
+  changes(50);
+  Consume(*p);
+  ASSERT_OK(p->Checkpoint());
+  ASSERT_EQ(Rows(users_), ModelRows());
+  files = KeyStateFiles(*catalog_, *io_, users_, name);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(files[0].find("-keys-base.state"), std::string::npos) << files[0];
+  p.reset();
+  ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
+  EXPECT_EQ(p->stats().key_index_restores.load(), 1);
+  EXPECT_EQ(p->stats().key_index_keys.load(), static_cast<int64_t>(model_.size()));
 }
 
 INSTANTIATE_TEST_SUITE_P(FormatsAndLanes, UpsertTest,

@@ -152,7 +152,7 @@ struct Runtime::Snapshot {
           commit_failures = 0, source_lag = 0, newest_committed_ingest_ms = 0, checkpoint = 0,
           epoch = 0, last_commit_micros = 0, state_groups = 0, state_memory = 0, state_spills = 0,
           key_index_keys = 0, key_index_loads = 0, upsert_deletes = 0, change_deletes = 0,
-          changes_replayed = 0, key_index_catchups = 0;
+          changes_replayed = 0, key_index_catchups = 0, key_index_restores = 0;
 };
 
 Runtime::Snapshot Runtime::Numbers(const Running& r) {
@@ -186,6 +186,7 @@ Runtime::Snapshot Runtime::Numbers(const Running& r) {
   n.change_deletes = s.change_deletes;
   n.changes_replayed = s.changes_replayed;
   n.key_index_catchups = s.key_index_catchups;
+  n.key_index_restores = s.key_index_restores;
   return n;
 }
 
@@ -278,10 +279,11 @@ std::string Runtime::StatusJson() {
                     {"memory_budget_bytes", r->options.state_memory},
                     {"spills", s.state_spills}};
     }
-    if (s.key_index_loads > 0) {  // an upsert pipeline (numbers of this run)
+    if (s.key_index_loads + s.key_index_restores > 0) {  // an upsert pipeline (this run's numbers)
       p["upserts"] = {{"keys", s.key_index_keys},
                       {"deleted_rows", s.upsert_deletes},
                       {"index_loads", s.key_index_loads},
+                      {"index_restores", s.key_index_restores},
                       {"index_catchups", s.key_index_catchups}};
       if (r->options.format != sources::ChangeFormat::kJson) {
         p["upserts"]["format"] = sources::ChangeFormatName(r->options.format);

@@ -11,10 +11,18 @@
 // attempt); Short at the end of the file is a truncated file (kCorruption).
 // Any other failure is the answer at once, without reading further.
 //
+// Records (the framing every state file uses): `u8 tag`, then, but for tag 0
+// (the end), `u32 length` and a body of that many bytes. BeginRecord /
+// EndRecord write one (the length set once the body is there); NextRecord
+// reads one, so that a reader knows how much of the file a record needs
+// before it parses it: a short read is a truncated file, and once the whole
+// record is at hand any failure is a corrupt record.
+//
 // Thread-safety: one thread each.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -45,6 +53,24 @@ class StateWriter {
   std::string buffer_;
   int64_t written_ = 0;
 };
+
+constexpr uint8_t kEndTag = 0;
+// A record's body may not claim more than this (a corrupt length must not
+// make a reader take the rest of the file).
+constexpr uint32_t kMaxRecordBytes = 1u << 30;
+
+// Writes a record's tag and a length to be set by EndRecord(out, returned).
+inline size_t BeginRecord(std::string* out, uint8_t tag) {
+  out->push_back(static_cast<char>(tag));
+  size_t at = out->size();
+  out->append(sizeof(uint32_t), '\0');
+  return at;
+}
+inline void EndRecord(std::string* out, size_t at) {
+  uint32_t length = static_cast<uint32_t>(out->size() - at - sizeof(uint32_t));
+  std::memcpy(out->data() + at, &length, sizeof(length));
+}
+inline void PutEnd(std::string* out) { out->push_back(static_cast<char>(kEndTag)); }
 
 // A whole state file, written by `write`, as a string (tests, small states).
 inline Result<std::string> WriteToString(const std::function<Status(StateWriter*)>& write) {
@@ -93,6 +119,42 @@ class StateReader {
       if (loaded_ >= size_) return Status::Corruption("{}: the file is truncated", st.message());
       RETURN_IF_ERROR(Load(std::max<int64_t>(kChunk, static_cast<int64_t>(buffer_.size() - pos_))));
     }
+  }
+  // Reads record `index` of a file of kind `what` (for messages): its tag
+  // into `*tag` and, unless it is the end, its body to `parse` (which must
+  // consume all of it; what it leaves is corruption). Tags above `max_tag`
+  // are corruption.
+  Status NextRecord(std::string_view what, int64_t index, uint8_t max_tag, uint8_t* tag,
+                    const std::function<Status(std::string_view body)>& parse) {
+    return Next([&](std::string_view* v) -> Status {
+      if (v->empty()) return Short("{}: after record {}", what, index);
+      *tag = static_cast<uint8_t>((*v)[0]);
+      if (*tag == kEndTag) {
+        v->remove_prefix(1);
+        return Status::OK();
+      }
+      if (*tag > max_tag) {
+        return Status::Corruption("{}: record {} has an unknown tag {}", what, index, *tag);
+      }
+      uint32_t length = 0;
+      if (v->size() < 1 + sizeof(length)) return Short("{}: record {}", what, index);
+      std::memcpy(&length, v->data() + 1, sizeof(length));
+      if (length > kMaxRecordBytes) {
+        return Status::Corruption("{}: record {} claims {} bytes", what, index, length);
+      }
+      if (v->size() < 1 + sizeof(length) + length) return Short("{}: record {}", what, index);
+      std::string_view body = v->substr(1 + sizeof(length), length);
+      v->remove_prefix(1 + sizeof(length) + length);
+      // The whole record is at hand: from here a failure is corruption.
+      Status st = parse(body);
+      if (st.code() == StatusCode::kOutOfRange) st = Status::Corruption("{}", st.message());
+      return st.WithContextF("{}: record {}", what, index);
+    });
+  }
+  // After the end record: bytes after it are corruption.
+  Status ExpectEnd(std::string_view what) const {
+    if (AtEnd()) return Status::OK();
+    return Status::Corruption("{}: {} bytes after the end", what, unread());
   }
   // No unread byte is left.
   bool AtEnd() const { return loaded_ >= size_ && pos_ == buffer_.size(); }

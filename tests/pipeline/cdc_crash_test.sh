@@ -52,7 +52,7 @@ CREATE PIPELINE mirror WITH (commit_interval = '100ms') AS
 SQL
 S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
 
-KILL_POINTS=(pipeline.after_data_files catalog.before_swap catalog.after_swap
+KILL_POINTS=(pipeline.after_data_files pipeline.after_key_state_file catalog.before_swap catalog.after_swap
              pipeline.after_commit pipeline.mid_recovery maintenance.compact.before_commit)
 start_server() {  # start_server [KILL_POINT]
   SLUICE_KILL_POINT=${1:-} "$SLUICE" --warehouse "$W/wh" run "$W/cdc.sql" \
