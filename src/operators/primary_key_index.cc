@@ -4,15 +4,6 @@
 
 namespace sluice::operators {
 
-namespace {
-
-// Heap bytes of a std::string key (beyond the object itself).
-int64_t HeapBytes(const std::string& s) {
-  return s.capacity() > 15 ? static_cast<int64_t>(s.capacity()) + 1 : 0;
-}
-
-}  // namespace
-
 bool AppendKey(const Batch& batch, const std::vector<int>& key_columns, int64_t row,
                std::string* out) {
   size_t start = out->size();
@@ -34,18 +25,13 @@ uint32_t PrimaryKeyIndex::InternFile(const std::string& path) {
 }
 
 void PrimaryKeyIndex::Load(std::string_view key, RowLocation at) {
-  auto [it, added] = committed_.try_emplace(std::string(key), at);
-  if (added) {
-    key_bytes_ += HeapBytes(it->first);
-  } else {
-    duplicates_.emplace(it->first, at);
-  }
+  auto [row, added] = committed_.Insert(key, at);
+  if (!added) duplicates_.emplace(std::string(key), at);
 }
 
 void PrimaryKeyIndex::ClearCommitted() {
-  committed_.clear();
+  committed_.Clear();
   duplicates_.clear();
-  key_bytes_ = 0;
   unsaved_.clear();
   unsaved_all_ = true;
   // Keep only the files pending rows are in (renumbered), so that files the
@@ -57,9 +43,9 @@ void PrimaryKeyIndex::ClearCommitted() {
     if (added) kept.push_back(files_[at.file]);
     at.file = it->second;
   };
-  for (auto& [key, at] : pending_) {
-    if (at) keep(*at);
-  }
+  pending_.ForEach([&](std::string_view, RowLocation& at) {
+    if (at != kGone) keep(at);
+  });
   for (RowLocation& at : superseded_) keep(at);
   files_ = std::move(kept);
   file_ids_.clear();
@@ -67,62 +53,45 @@ void PrimaryKeyIndex::ClearCommitted() {
 }
 
 std::optional<RowLocation> PrimaryKeyIndex::Find(std::string_view key) const {
-  auto it = committed_.find(std::string(key));
-  if (it == committed_.end()) return std::nullopt;
-  return it->second;
+  const RowLocation* at = committed_.Find(key);
+  if (at == nullptr) return std::nullopt;
+  return *at;
 }
 
-void PrimaryKeyIndex::Upsert(std::string_view key, RowLocation at) {
-  auto [it, added] = pending_.try_emplace(std::string(key), at);
+void PrimaryKeyIndex::Change(std::string_view key, RowLocation at) {
+  auto [row, added] = pending_.Insert(key, at);
   if (added) return;
-  if (it->second) superseded_.push_back(*it->second);
-  it->second = at;
+  if (*row != kGone) superseded_.push_back(*row);
+  *row = at;
 }
 
-void PrimaryKeyIndex::Delete(std::string_view key) {
-  auto [it, added] = pending_.try_emplace(std::string(key), std::nullopt);
-  if (added) return;
-  if (it->second) superseded_.push_back(*it->second);
-  it->second = std::nullopt;
-}
+void PrimaryKeyIndex::Upsert(std::string_view key, RowLocation at) { Change(key, at); }
+
+void PrimaryKeyIndex::Delete(std::string_view key) { Change(key, kGone); }
 
 std::vector<RowLocation> PrimaryKeyIndex::Deletes() const {
   std::vector<RowLocation> out = superseded_;
-  for (const auto& [key, at] : pending_) {
-    if (auto c = committed_.find(key); c != committed_.end()) out.push_back(c->second);
-    auto [begin, end] = duplicates_.equal_range(key);
+  pending_.ForEach([&](std::string_view key, const RowLocation&) {
+    if (const RowLocation* c = committed_.Find(key)) out.push_back(*c);
+    if (duplicates_.empty()) return;
+    auto [begin, end] = duplicates_.equal_range(std::string(key));
     for (auto d = begin; d != end; ++d) out.push_back(d->second);
-  }
+  });
   return out;
 }
 
-void PrimaryKeyIndex::SetCommitted(std::string_view key, RowLocation at) {
-  auto [it, added] = committed_.try_emplace(std::string(key), at);
-  if (added) {
-    key_bytes_ += HeapBytes(it->first);
-  } else {
-    it->second = at;
-  }
-}
-
-void PrimaryKeyIndex::EraseCommitted(std::string_view key) {
-  if (auto it = committed_.find(std::string(key)); it != committed_.end()) {
-    key_bytes_ -= HeapBytes(it->first);
-    committed_.erase(it);
-  }
-}
-
-void PrimaryKeyIndex::CommitPending() {
-  for (auto& [key, at] : pending_) {
-    if (!duplicates_.empty()) duplicates_.erase(key);
-    if (at) {
-      SetCommitted(key, *at);
+void PrimaryKeyIndex::CommitPending(bool state_saved) {
+  pending_.ForEach([&](std::string_view key, const RowLocation& at) {
+    if (!duplicates_.empty()) duplicates_.erase(std::string(key));
+    if (at == kGone) {
+      committed_.Erase(key);
     } else {
-      EraseCommitted(key);
+      *committed_.Insert(key, at).first = at;
     }
-    if (!unsaved_all_) unsaved_.insert(key);
-  }
+    if (!unsaved_all_ && !state_saved) unsaved_.emplace(key);
+  });
   DiscardPending();
+  if (state_saved) MarkSaved();
 }
 
 std::optional<uint32_t> PrimaryKeyIndex::FileId(const std::string& path) const {
@@ -139,34 +108,34 @@ bool In(const std::vector<bool>& files, uint32_t file) {
 
 size_t PrimaryKeyIndex::CountIn(const std::vector<bool>& files) const {
   size_t n = 0;
-  for (const auto& [key, at] : committed_) n += In(files, at.file) ? 1 : 0;
+  committed_.ForEach([&](std::string_view, const RowLocation& at) { n += In(files, at.file); });
   return n;
 }
 
 bool PrimaryKeyIndex::Relocate(std::string_view key, const std::vector<bool>& files,
                                RowLocation to) {
-  auto it = committed_.find(std::string(key));
-  if (it == committed_.end() || !In(files, it->second.file)) return false;
-  it->second = to;
-  if (!unsaved_all_) unsaved_.insert(it->first);
+  RowLocation* at = committed_.Find(key);
+  if (at == nullptr || !In(files, at->file)) return false;
+  *at = to;
+  if (!unsaved_all_) unsaved_.emplace(key);
   return true;
 }
 
 void PrimaryKeyIndex::DiscardPending() {
-  pending_.clear();
+  pending_.Clear();
   superseded_.clear();
 }
 
 int64_t PrimaryKeyIndex::ApproxBytes() const {
-  // A node: the next pointer, the cached hash, the key object and the value;
-  // a bucket pointer per element at load factor 1.
-  constexpr int64_t kNode = 8 + 8 + sizeof(std::string) + sizeof(RowLocation) + 8;
+  // A hash node of the unsaved set or of the duplicates: the next pointer,
+  // the cached hash, the key object (and the value).
+  constexpr int64_t kNode = 8 + 8 + sizeof(std::string) + 8;
   int64_t files = 0;
   for (const auto& f : files_) files += static_cast<int64_t>(f.size()) * 2 + 64;
-  return static_cast<int64_t>(committed_.size() + duplicates_.size() + pending_.size() +
-                              unsaved_.size()) *
-             kNode +
-         key_bytes_ + files;
+  return committed_.bytes() + pending_.bytes() +
+         static_cast<int64_t>(duplicates_.size() + unsaved_.size()) *
+             (kNode + static_cast<int64_t>(sizeof(RowLocation))) +
+         files;
 }
 
 }  // namespace sluice::operators

@@ -38,15 +38,10 @@
 
 #include "columnar/column.h"
 #include "common/status.h"
+#include "operators/key_table.h"
 #include "state/state_stream.h"
 
 namespace sluice::operators {
-
-struct RowLocation {
-  uint32_t file = 0;  // PrimaryKeyIndex::FilePath(file)
-  int64_t pos = 0;
-  bool operator==(const RowLocation&) const = default;
-};
 
 // Appends the key of row `row` (the columns `key_columns` of `batch`) to
 // `out`; false (and `out` unchanged) when a key column is null.
@@ -62,7 +57,7 @@ class PrimaryKeyIndex {
   // A live row of the table (building the index from a scan).
   void Load(std::string_view key, RowLocation at);
   // Room for about `keys` committed keys (before a load: no rehashing).
-  void Reserve(size_t keys) { committed_.reserve(keys); }
+  void Reserve(size_t keys) { committed_.Reserve(keys); }
   // Empties the committed layer (before it is loaded again); file ids that
   // pending changes use stay valid.
   void ClearCommitted();
@@ -90,7 +85,9 @@ class PrimaryKeyIndex {
   // changed keys, and rows written this checkpoint that a later change of the
   // same key superseded.
   std::vector<RowLocation> Deletes() const;
-  void CommitPending();
+  // Moves the pending changes into the committed layer; `state_saved`: the
+  // state written for this commit holds them (as MarkSaved after it).
+  void CommitPending(bool state_saved = false);
   void DiscardPending();
 
   // ---- checkpointed state
@@ -113,17 +110,19 @@ class PrimaryKeyIndex {
   int64_t ApproxBytes() const;
 
  private:
-  void SetCommitted(std::string_view key, RowLocation at);
-  void EraseCommitted(std::string_view key);
+  // A pending delete's location.
+  static constexpr RowLocation kGone{UINT32_MAX, -1};
+  // Records a pending change (`at`, or kGone): a key changed twice
+  // supersedes the row its first change wrote.
+  void Change(std::string_view key, RowLocation at);
 
   std::vector<std::string> files_;
   std::unordered_map<std::string, uint32_t> file_ids_;
-  std::unordered_map<std::string, RowLocation> committed_;
+  KeyTable committed_;
   std::unordered_multimap<std::string, RowLocation> duplicates_;
-  // A pending key's row, or none when its last change deleted it.
-  std::unordered_map<std::string, std::optional<RowLocation>> pending_;
+  // A pending key's row, or kGone when its last change deleted it.
+  KeyTable pending_;
   std::vector<RowLocation> superseded_;
-  int64_t key_bytes_ = 0;  // heap bytes of committed keys longer than the SSO buffer
   // Committed keys changed since the last state saved (unless every key is).
   std::unordered_set<std::string> unsaved_;
   bool unsaved_all_ = true;

@@ -78,40 +78,43 @@ Status PrimaryKeyIndex::WriteState(bool full, StateWriter* out) const {
   Put<uint8_t>(buf, full ? kBase : kDelta);
   FileNumbers numbers(*this);
   // A committed key the pending changes leave alone: its row and any extra.
-  auto put_rows = [&](const std::string& key, RowLocation at) {
+  auto put_rows = [&](std::string_view key, RowLocation at) {
     PutRow(buf, kRowTag, numbers.Of(at.file, buf), at.pos, key);
     if (duplicates_.empty()) return;
-    auto [begin, end] = duplicates_.equal_range(key);
+    auto [begin, end] = duplicates_.equal_range(std::string(key));
     for (auto d = begin; d != end; ++d) {
       PutRow(buf, kExtraTag, numbers.Of(d->second.file, buf), d->second.pos, key);
     }
   };
+  Status st;
   if (full) {
-    for (const auto& [key, at] : committed_) {
-      if (!pending_.empty() && pending_.count(key)) continue;
+    committed_.ForEach([&](std::string_view key, const RowLocation& at) {
+      if (!st.ok() || (!pending_.empty() && pending_.Find(key) != nullptr)) return;
       put_rows(key, at);
-      RETURN_IF_ERROR(out->MaybeFlush());
-    }
+      st = out->MaybeFlush();
+    });
   } else {
     for (const std::string& key : unsaved_) {
-      if (pending_.count(key)) continue;
-      auto it = committed_.find(key);
-      if (it == committed_.end()) {
-        PutGone(buf, key);
+      if (!st.ok()) break;
+      if (pending_.Find(key) != nullptr) continue;
+      if (const RowLocation* at = committed_.Find(key)) {
+        put_rows(key, *at);
       } else {
-        put_rows(key, it->second);
+        PutGone(buf, key);
       }
-      RETURN_IF_ERROR(out->MaybeFlush());
+      st = out->MaybeFlush();
     }
   }
-  for (const auto& [key, at] : pending_) {
-    if (at) {
-      PutRow(buf, kRowTag, numbers.Of(at->file, buf), at->pos, key);
+  pending_.ForEach([&](std::string_view key, const RowLocation& at) {
+    if (!st.ok()) return;
+    if (at != kGone) {
+      PutRow(buf, kRowTag, numbers.Of(at.file, buf), at.pos, key);
     } else if (!full) {
       PutGone(buf, key);
     }
-    RETURN_IF_ERROR(out->MaybeFlush());
-  }
+    st = out->MaybeFlush();
+  });
+  RETURN_IF_ERROR(st);
   state::PutEnd(buf);
   return out->Flush();
 }
@@ -133,8 +136,8 @@ Status PrimaryKeyIndex::Restore(StateReader* in) {
   }));
   if (kind == kBase) {
     ClearCommitted();
-    // 26 bytes a BIGINT key: no rehashing while a large index loads.
-    committed_.reserve(static_cast<size_t>(in->unread() / 20));
+    // (26 bytes a BIGINT key: no growing while a large index loads.)
+    committed_.Reserve(static_cast<size_t>(in->unread() / 26));
   }
   std::vector<uint32_t> files;  // the file's ids -> interned ids
   for (int64_t i = 0;; ++i) {
@@ -142,7 +145,7 @@ Status PrimaryKeyIndex::Restore(StateReader* in) {
     RETURN_IF_ERROR(in->NextRecord(kWhat, i, kGoneTag, &tag, [&](std::string_view body) {
       if (tag == kGoneTag) {
         if (!duplicates_.empty()) duplicates_.erase(std::string(body));
-        EraseCommitted(body);
+        committed_.Erase(body);
         return Status::OK();
       }
       uint32_t file = 0;
@@ -157,13 +160,14 @@ Status PrimaryKeyIndex::Restore(StateReader* in) {
       if (file >= files.size()) return Status::Corruption("file id {} was not named", file);
       RowLocation at{files[file], pos};
       if (tag == kExtraTag) {
-        auto it = committed_.find(std::string(body));
-        if (it == committed_.end()) return Status::Corruption("an extra row of an unknown key");
-        duplicates_.emplace(it->first, at);
+        if (committed_.Find(body) == nullptr) {
+          return Status::Corruption("an extra row of an unknown key");
+        }
+        duplicates_.emplace(std::string(body), at);
         return Status::OK();
       }
       if (!duplicates_.empty()) duplicates_.erase(std::string(body));
-      SetCommitted(body, at);
+      *committed_.Insert(body, at).first = at;
       return Status::OK();
     }));
     if (tag == state::kEndTag) break;

@@ -492,8 +492,7 @@ Status Pipeline::Checkpoint() {
     for (const std::string& f : window_state_.Commit()) (void)io_.Delete(f);
   }
   if (keys_) {
-    keys_->CommitPending();
-    keys_->MarkSaved();
+    keys_->CommitPending(/*state_saved=*/true);
     key_state_staged_.clear();
     for (const std::string& f : key_state_.Commit()) (void)io_.Delete(f);
     indexed_snapshot_ = (*committed)[0];

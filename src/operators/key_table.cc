@@ -1,0 +1,213 @@
+#include "operators/key_table.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace sluice::operators {
+
+namespace {
+
+// Slots are filled to at most 3/4 before the table doubles.
+bool OverLoad(size_t entries, size_t slots) { return entries * 4 > slots * 3; }
+
+uint64_t Mix(uint64_t h) {
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h;
+}
+
+std::atomic<uint64_t> tables{0};
+
+}  // namespace
+
+// Arrays of at least this many bytes are mapped (huge-page aligned).
+constexpr size_t kMapBytes = size_t{4} << 20;
+constexpr size_t kHugePage = size_t{2} << 20;
+
+KeyTable::Slots::Slots(size_t n) : n_(n) {
+  size_t bytes = n * sizeof(Slot);
+  if (bytes >= kMapBytes) {
+    // Mapped a huge page more than needed, then aligned to one.
+    size_t mapped = (bytes + 2 * kHugePage - 1) / kHugePage * kHugePage;
+    void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    uintptr_t start = reinterpret_cast<uintptr_t>(p);
+    uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+    size_t head = aligned - start;
+    if (head > 0) munmap(p, head);
+    size_t tail = mapped - head - (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    mapped -= head;
+    if (tail > 0) {
+      munmap(reinterpret_cast<char*>(aligned) + (mapped - tail), tail);
+      mapped -= tail;
+    }
+    madvise(reinterpret_cast<void*>(aligned), mapped, MADV_HUGEPAGE);  // (a hint)
+    data_ = reinterpret_cast<Slot*>(aligned);
+    mapped_ = mapped;
+  } else if (n > 0) {
+    data_ = static_cast<Slot*>(std::calloc(n, sizeof(Slot)));
+    if (data_ == nullptr) throw std::bad_alloc();
+  }
+}
+
+KeyTable::Slots::Slots(const Slots& other) : Slots(other.n_) {
+  if (n_ > 0) std::memcpy(static_cast<void*>(data_), other.data_, n_ * sizeof(Slot));
+}
+
+KeyTable::Slots& KeyTable::Slots::operator=(const Slots& other) {
+  if (this != &other) {
+    Slots copy(other);
+    Swap(copy);
+  }
+  return *this;
+}
+
+KeyTable::Slots::~Slots() {
+  if (mapped_ > 0) {
+    munmap(data_, mapped_);
+  } else {
+    std::free(data_);
+  }
+}
+
+KeyTable::KeyTable() : seed_(Mix(tables.fetch_add(1) * 0x9e3779b97f4a7c15ull + 1)) {}
+
+uint64_t KeyTable::Hash(std::string_view key) const {
+  uint64_t h = seed_ ^ key.size();
+  size_t i = 0;
+  for (; i + 8 <= key.size(); i += 8) {
+    uint64_t v;
+    std::memcpy(&v, key.data() + i, 8);
+    h = Mix(h ^ v);
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, key.data() + i, key.size() - i);
+  h = Mix(h ^ tail ^ (uint64_t{0xff} << 56));
+  return h == 0 ? 1 : h;
+}
+
+std::string_view KeyTable::KeyOf(const Slot& s) const {
+  const char* at = arena_.data() + (s.ref >> 24);
+  uint64_t length = s.ref & kLong;
+  if (length == kLong) {
+    std::memcpy(&length, at, sizeof(length));
+    at += sizeof(length);
+  }
+  return std::string_view(at, length);
+}
+
+uint64_t KeyTable::Append(std::string* arena, std::string_view key) {
+  uint64_t ref = static_cast<uint64_t>(arena->size()) << 24;
+  if (key.size() < kLong) {
+    ref |= key.size();
+  } else {
+    uint64_t length = key.size();
+    arena->append(reinterpret_cast<const char*>(&length), sizeof(length));
+    ref |= kLong;
+  }
+  arena->append(key);
+  return ref;
+}
+
+size_t KeyTable::Probe(std::string_view key, uint64_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.hash == 0) return i;
+    if (s.hash == hash && KeyOf(s) == key) return i;
+  }
+}
+
+RowLocation* KeyTable::Find(std::string_view key) {
+  if (size_ == 0) return nullptr;
+  Slot& s = slots_[Probe(key, Hash(key))];
+  return s.hash == 0 ? nullptr : &s.at;
+}
+
+std::pair<RowLocation*, bool> KeyTable::Insert(std::string_view key, RowLocation at) {
+  if (OverLoad(size_ + 1, slots_.size())) Grow(std::max<size_t>(16, slots_.size() * 2));
+  const uint64_t hash = Hash(key);
+  Slot& s = slots_[Probe(key, hash)];
+  if (s.hash != 0) return {&s.at, false};
+  s.hash = hash;
+  s.ref = Append(&arena_, key);
+  s.at = at;
+  ++size_;
+  return {&s.at, true};
+}
+
+bool KeyTable::Erase(std::string_view key) {
+  if (size_ == 0) return false;
+  const size_t mask = slots_.size() - 1;
+  size_t hole = Probe(key, Hash(key));
+  if (slots_[hole].hash == 0) return false;
+  garbage_ += KeyOf(slots_[hole]).size();
+  // Later slots of the run move back into the hole unless their home slot
+  // lies cyclically after the hole (they would be unreachable from it).
+  for (size_t j = (hole + 1) & mask; slots_[j].hash != 0; j = (j + 1) & mask) {
+    size_t home = slots_[j].hash & mask;
+    bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (stays) continue;
+    slots_[hole] = slots_[j];
+    hole = j;
+  }
+  slots_[hole] = Slot{};
+  --size_;
+  if (garbage_ > (size_t{1} << 20) && garbage_ * 2 > arena_.size()) CompactArena();
+  return true;
+}
+
+void KeyTable::Reserve(size_t keys) {
+  size_t slots = slots_.empty() ? 16 : slots_.size();
+  while (OverLoad(keys, slots)) slots *= 2;
+  if (slots > slots_.size()) Grow(slots);
+}
+
+void KeyTable::Clear() {
+  slots_ = {};
+  arena_ = {};
+  size_ = garbage_ = 0;
+}
+
+double KeyTable::MeanDisplacement() const {
+  if (size_ == 0) return 0;
+  const size_t mask = slots_.size() - 1;
+  double total = 0;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].hash != 0) total += static_cast<double>((i - slots_[i].hash) & mask);
+  }
+  return total / static_cast<double>(size_);
+}
+
+void KeyTable::Grow(size_t slots) {
+  Slots old = std::move(slots_);
+  slots_ = Slots(slots);
+  const size_t mask = slots - 1;
+  for (const Slot& s : old) {
+    if (s.hash == 0) continue;
+    size_t i = s.hash & mask;
+    while (slots_[i].hash != 0) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+void KeyTable::CompactArena() {
+  std::string arena;
+  arena.reserve(arena_.size() - garbage_);
+  for (Slot& s : slots_) {
+    if (s.hash == 0) continue;
+    s.ref = Append(&arena, KeyOf(s));
+  }
+  arena_ = std::move(arena);
+  garbage_ = 0;
+}
+
+}  // namespace sluice::operators
