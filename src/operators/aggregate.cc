@@ -7,6 +7,8 @@
 
 #include "columnar/sql_schema.h"
 #include "columnar/value_format.h"
+#include "common/hash.h"
+#include "common/hash.h"
 #include "operators/bytes.h"
 
 namespace sluice::operators {
@@ -87,12 +89,7 @@ uint64_t StableHash(std::string_view bytes) {
     h ^= c;
     h *= 1099511628211ull;
   }
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 31;
-  return h;
+  return SplitMix64(h);
 }
 
 void AppendValueKey(const Column& column, int64_t row, std::string* out) {

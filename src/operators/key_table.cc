@@ -8,6 +8,8 @@
 #include <cstring>
 #include <new>
 
+#include "common/hash.h"
+
 namespace sluice::operators {
 
 namespace {
@@ -15,14 +17,7 @@ namespace {
 // Slots are filled to at most 3/4 before the table doubles.
 bool OverLoad(size_t entries, size_t slots) { return entries * 4 > slots * 3; }
 
-uint64_t Mix(uint64_t h) {
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 31;
-  return h;
-}
+uint64_t Mix(uint64_t h) { return SplitMix64(h); }
 
 std::atomic<uint64_t> tables{0};
 
