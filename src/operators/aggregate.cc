@@ -8,7 +8,6 @@
 #include "columnar/sql_schema.h"
 #include "columnar/value_format.h"
 #include "common/hash.h"
-#include "common/hash.h"
 #include "operators/bytes.h"
 
 namespace sluice::operators {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/endian.h"
+#include "common/hash.h"
 
 namespace sluice::parquet {
 
@@ -11,15 +12,7 @@ constexpr size_t kInitialSlots = 1024;
 constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
 }  // namespace
 
-uint64_t HashWord(uint64_t v) {
-  // murmur3's 64-bit finalizer: every input bit affects every output bit.
-  v ^= v >> 33;
-  v *= 0xff51afd7ed558ccdULL;
-  v ^= v >> 33;
-  v *= 0xc4ceb9fe1a85ec53ULL;
-  v ^= v >> 33;
-  return v;
-}
+uint64_t HashWord(uint64_t v) { return SplitMix64(v); }
 
 uint64_t HashBytes(std::string_view v) {
   // Whole 8-byte words, then the last 8 bytes (overlapping) or, for short
