@@ -75,7 +75,7 @@ KeyTable::Slots::~Slots() {
 
 KeyTable::KeyTable() : seed_(Mix(tables.fetch_add(1) * 0x9e3779b97f4a7c15ull + 1)) {}
 
-uint64_t KeyTable::Hash(std::string_view key) const {
+uint64_t KeyTable::HashOf(std::string_view key) const {
   uint64_t h = seed_ ^ key.size();
   size_t i = 0;
   for (; i + 8 <= key.size(); i += 8) {
@@ -121,15 +121,15 @@ size_t KeyTable::Probe(std::string_view key, uint64_t hash) const {
   }
 }
 
-RowLocation* KeyTable::Find(std::string_view key) {
+RowLocation* KeyTable::Find(std::string_view key, uint64_t hash) {
   if (size_ == 0) return nullptr;
-  Slot& s = slots_[Probe(key, Hash(key))];
+  Slot& s = slots_[Probe(key, hash)];
   return s.hash == 0 ? nullptr : &s.at;
 }
 
-std::pair<RowLocation*, bool> KeyTable::Insert(std::string_view key, RowLocation at) {
+std::pair<RowLocation*, bool> KeyTable::Insert(std::string_view key, RowLocation at,
+                                               uint64_t hash) {
   if (OverLoad(size_ + 1, slots_.size())) Grow(std::max<size_t>(16, slots_.size() * 2));
-  const uint64_t hash = Hash(key);
   Slot& s = slots_[Probe(key, hash)];
   if (s.hash != 0) return {&s.at, false};
   s.hash = hash;
@@ -139,10 +139,10 @@ std::pair<RowLocation*, bool> KeyTable::Insert(std::string_view key, RowLocation
   return {&s.at, true};
 }
 
-bool KeyTable::Erase(std::string_view key) {
+bool KeyTable::Erase(std::string_view key, uint64_t hash) {
   if (size_ == 0) return false;
   const size_t mask = slots_.size() - 1;
-  size_t hole = Probe(key, Hash(key));
+  size_t hole = Probe(key, hash);
   if (slots_[hole].hash == 0) return false;
   garbage_ += KeyOf(slots_[hole]).size();
   // Later slots of the run move back into the hole unless their home slot

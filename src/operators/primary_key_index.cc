@@ -71,8 +71,10 @@ void PrimaryKeyIndex::Delete(std::string_view key) { Change(key, kGone); }
 
 std::vector<RowLocation> PrimaryKeyIndex::Deletes() const {
   std::vector<RowLocation> out = superseded_;
-  pending_.ForEach([&](std::string_view key, const RowLocation&) {
-    if (const RowLocation* c = committed_.Find(key)) out.push_back(*c);
+  ForEachPrefetching(pending_, committed_, [&](std::string_view key, RowLocation, uint64_t hash) {
+    if (const RowLocation* c = committed_.Find(key, hash)) {
+      out.push_back(*c);
+    }
     if (duplicates_.empty()) return;
     auto [begin, end] = duplicates_.equal_range(std::string(key));
     for (auto d = begin; d != end; ++d) out.push_back(d->second);
@@ -81,15 +83,16 @@ std::vector<RowLocation> PrimaryKeyIndex::Deletes() const {
 }
 
 void PrimaryKeyIndex::CommitPending(bool state_saved) {
-  pending_.ForEach([&](std::string_view key, const RowLocation& at) {
-    if (!duplicates_.empty()) duplicates_.erase(std::string(key));
-    if (at == kGone) {
-      committed_.Erase(key);
-    } else {
-      *committed_.Insert(key, at).first = at;
-    }
-    if (!unsaved_all_ && !state_saved) unsaved_.emplace(key);
-  });
+  ForEachPrefetching(pending_, committed_,
+                     [&](std::string_view key, RowLocation at, uint64_t hash) {
+                       if (!duplicates_.empty()) duplicates_.erase(std::string(key));
+                       if (at == kGone) {
+                         committed_.Erase(key, hash);
+                       } else {
+                         *committed_.Insert(key, at, hash).first = at;
+                       }
+                       if (!unsaved_all_ && !state_saved) unsaved_.emplace(key);
+                     });
   DiscardPending();
   if (state_saved) MarkSaved();
 }

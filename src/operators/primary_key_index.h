@@ -76,6 +76,9 @@ class PrimaryKeyIndex {
 
   // ---- pending changes
   void Upsert(std::string_view key, RowLocation at);
+  // Starts reading where `key`'s pending change goes (a loop of changes
+  // calls it a few changes ahead, so that their memory reads overlap).
+  void PrefetchPending(std::string_view key) const { pending_.Prefetch(pending_.HashOf(key)); }
   void Delete(std::string_view key);
   // A row written this checkpoint that no key takes (a change skipped as a
   // replay after its row was written): the commit deletes it.

@@ -140,36 +140,69 @@ Status PrimaryKeyIndex::Restore(StateReader* in) {
     committed_.Reserve(static_cast<size_t>(in->unread() / 26));
   }
   std::vector<uint32_t> files;  // the file's ids -> interned ids
+  // Rows are applied kBatch at a time, their slots prefetched first.
+  constexpr size_t kBatch = 64;
+  struct Change {
+    uint8_t tag;
+    RowLocation at;
+    uint32_t key_end;  // in keys, after the previous change's key
+    int64_t record;
+  };
+  std::vector<Change> batch;
+  std::string keys;
+  uint64_t hashes[kBatch];
+  auto apply = [&]() -> Status {
+    uint32_t begin = 0;
+    for (size_t b = 0; b < batch.size(); ++b) {
+      hashes[b] = committed_.HashOf(std::string_view(keys).substr(begin, batch[b].key_end - begin));
+      committed_.Prefetch(hashes[b]);
+      begin = batch[b].key_end;
+    }
+    begin = 0;
+    for (size_t b = 0; b < batch.size(); ++b) {
+      const Change& c = batch[b];
+      std::string_view key = std::string_view(keys).substr(begin, c.key_end - begin);
+      begin = c.key_end;
+      if (c.tag == kExtraTag) {
+        if (committed_.Find(key, hashes[b]) == nullptr) {
+          return Status::Corruption("{}: record {}: an extra row of an unknown key", kWhat,
+                                    c.record);
+        }
+        duplicates_.emplace(std::string(key), c.at);
+        continue;
+      }
+      if (!duplicates_.empty()) duplicates_.erase(std::string(key));
+      if (c.tag == kGoneTag) {
+        committed_.Erase(key, hashes[b]);
+      } else {
+        *committed_.Insert(key, c.at, hashes[b]).first = c.at;
+      }
+    }
+    batch.clear();
+    keys.clear();
+    return Status::OK();
+  };
   for (int64_t i = 0;; ++i) {
     uint8_t tag = 0;
     RETURN_IF_ERROR(in->NextRecord(kWhat, i, kGoneTag, &tag, [&](std::string_view body) {
-      if (tag == kGoneTag) {
-        if (!duplicates_.empty()) duplicates_.erase(std::string(body));
-        committed_.Erase(body);
-        return Status::OK();
-      }
-      uint32_t file = 0;
-      if (!Get(&body, &file)) return Status::Corruption("no file id");
-      if (tag == kFileTag) {
-        if (file != files.size()) return Status::Corruption("file id {} out of order", file);
-        files.push_back(InternFile(std::string(body)));
-        return Status::OK();
-      }
-      int64_t pos = 0;
-      if (!Get(&body, &pos)) return Status::Corruption("no position");
-      if (file >= files.size()) return Status::Corruption("file id {} was not named", file);
-      RowLocation at{files[file], pos};
-      if (tag == kExtraTag) {
-        if (committed_.Find(body) == nullptr) {
-          return Status::Corruption("an extra row of an unknown key");
+      RowLocation at;
+      if (tag != kGoneTag) {
+        uint32_t file = 0;
+        if (!Get(&body, &file)) return Status::Corruption("no file id");
+        if (tag == kFileTag) {
+          if (file != files.size()) return Status::Corruption("file id {} out of order", file);
+          files.push_back(InternFile(std::string(body)));
+          return Status::OK();
         }
-        duplicates_.emplace(std::string(body), at);
-        return Status::OK();
+        if (!Get(&body, &at.pos)) return Status::Corruption("no position");
+        if (file >= files.size()) return Status::Corruption("file id {} was not named", file);
+        at.file = files[file];
       }
-      if (!duplicates_.empty()) duplicates_.erase(std::string(body));
-      *committed_.Insert(body, at).first = at;
+      keys.append(body);
+      batch.push_back({tag, at, static_cast<uint32_t>(keys.size()), i});
       return Status::OK();
     }));
+    if (tag == state::kEndTag || batch.size() == kBatch) RETURN_IF_ERROR(apply());
     if (tag == state::kEndTag) break;
   }
   RETURN_IF_ERROR(in->ExpectEnd(kWhat));

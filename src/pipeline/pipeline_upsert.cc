@@ -262,10 +262,17 @@ Status Pipeline::FeedUpserts(Lane& lane) {
     const iceberg::RowPlacement& at = lane.placements[row];
     return operators::RowLocation{file_ids[at.file], at.pos};
   };
-  uint32_t begin = 0;
+  constexpr size_t kAhead = 8;  // changes whose slots are read ahead
+  auto key_of = [&](size_t i) {
+    uint32_t begin = i == 0 ? 0 : lane.key_ends[i - 1];
+    return std::string_view(lane.keys.data() + begin, lane.key_ends[i] - begin);
+  };
+  for (size_t i = 0; i < std::min(kAhead, lane.changes.size()); ++i) {
+    keys_->PrefetchPending(key_of(i));
+  }
   for (size_t i = 0; i < lane.changes.size(); ++i) {
-    std::string_view key(lane.keys.data() + begin, lane.key_ends[i] - begin);
-    begin = lane.key_ends[i];
+    if (i + kAhead < lane.changes.size()) keys_->PrefetchPending(key_of(i + kAhead));
+    std::string_view key = key_of(i);
     Lane::KeyChange& c = lane.changes[i];
     if (!c.position.empty()) {
       // A change below the log position applied from its partition was
