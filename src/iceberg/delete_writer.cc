@@ -1,5 +1,7 @@
 #include "iceberg/delete_writer.h"
 
+#include <tuple>
+
 #include "common/uuid.h"
 #include "parquet/writer.h"
 
@@ -17,12 +19,14 @@ Result<std::vector<DataFile>> WritePositionDeletes(
     const std::map<std::string, std::set<int64_t>>& positions,
     const std::map<std::string, DataFile>& data_files,
     const std::function<Status(const std::string& path)>& before_create) {
-  // Group the data files by (spec, partition): one delete file per group.
-  std::map<std::pair<int32_t, PartitionValues>, std::vector<std::string>> groups;
+  // One delete file per group: a data file with at least kOwnFileRows
+  // deletes has one of its own, the others of a (spec, partition) share one.
+  std::map<std::tuple<int32_t, PartitionValues, std::string>, std::vector<std::string>> groups;
   for (const auto& [path, pos] : positions) {
     auto it = data_files.find(path);
     if (it == data_files.end()) return Status::Internal("no data file entry for {}", path);
-    groups[{it->second.spec_id, it->second.partition}].push_back(path);
+    std::string own = pos.size() >= kOwnFileRows ? path : "";
+    groups[{it->second.spec_id, it->second.partition, own}].push_back(path);
   }
   auto schema = std::make_shared<const Schema>(PositionDeleteSchema());
   std::vector<DataFile> out;
@@ -57,8 +61,8 @@ Result<std::vector<DataFile>> WritePositionDeletes(
     DataFile d;
     d.content = FileContent::kPositionDeletes;
     d.file_path = path;
-    d.spec_id = key.first;
-    d.partition = key.second;
+    d.spec_id = std::get<0>(key);
+    d.partition = std::get<1>(key);
     d.record_count = metrics->record_count;
     d.file_size_in_bytes = metrics->file_size;
     d.split_offsets = metrics->split_offsets;

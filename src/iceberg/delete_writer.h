@@ -18,11 +18,17 @@ namespace sluice::iceberg {
 constexpr int32_t kDeleteFilePathFieldId = 2147483546;
 constexpr int32_t kDeletePosFieldId = 2147483545;
 
+constexpr size_t kOwnFileRows = 1024;
+
 // The schema of a position delete file.
 Schema PositionDeleteSchema();
 
 // Writes delete files for `positions` (data file → deleted row positions);
-// `data_files` gives each data file's spec and partition. Files go under
+// `data_files` gives each data file's spec and partition. A data file with
+// at least kOwnFileRows deleted rows gets a delete file of its own (its
+// referenced_data_file set: a reader reads only its positions, not a copy
+// of the path per row); the other data files of a partition share one
+// (few delete files when deletes are spread thin). Files go under
 // <table>/data/. On error, nothing written is left behind. `before_create`,
 // when set, is called with each file's path before the file is created (a
 // pipeline records it in its journal); its error stops the write.

@@ -205,7 +205,7 @@ Status TableScan::Impl::ReadTaskDeletes(const FileScanTask& t) {
       by_file = cached->second;
     } else {
       ASSIGN_OR_RETURN(internal::PositionsByFile read,
-                       internal::ReadPositionDeleteFile(*io, Path(d.file_path), d.file_path));
+                       internal::ReadPositionDeleteFile(*io, Path(d.file_path), d));
       by_file = std::make_shared<const internal::PositionsByFile>(std::move(read));
       delete_files[d.file_path] = by_file;
     }

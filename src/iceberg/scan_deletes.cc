@@ -16,23 +16,31 @@ namespace internal {
 // (Each list comes sorted when the file follows the spec's order: by path,
 // then position.)
 Result<PositionsByFile> ReadPositionDeleteFile(FileIO& io, const std::string& location,
-                                               const std::string& name) {
+                                               const DataFile& d) {
   // (the file's own name in errors: `location` may be remapped)
+  const std::string& name = d.file_path;
   ASSIGN_OR_RETURN(auto in, io.OpenInput(location));
   parquet::ReaderOptions ro;
-  ro.field_ids = {kDeleteFilePathFieldId, kDeletePosFieldId};
+  const bool one_file = d.referenced_data_file.has_value();
+  ro.field_ids = {kDeletePosFieldId};
+  if (!one_file) ro.field_ids.insert(ro.field_ids.begin(), kDeleteFilePathFieldId);
   ASSIGN_OR_RETURN(auto r, parquet::ParquetReader::Open(std::move(in), ro));
   PositionsByFile out;
   Batch b;
   std::string last_path;
-  std::vector<int64_t>* last = nullptr;
+  std::vector<int64_t>* last = one_file ? &out[*d.referenced_data_file] : nullptr;
   while (true) {
     ASSIGN_OR_RETURN(bool more, r->Next(&b));
     if (!more) break;
-    const Column* paths = FindColumnById(b, kDeleteFilePathFieldId);
+    const Column* paths = one_file ? nullptr : FindColumnById(b, kDeleteFilePathFieldId);
     const Column* pos = FindColumnById(b, kDeletePosFieldId);
-    if (!paths || !pos) {
+    if ((!one_file && !paths) || !pos) {
       return Status::Corruption("position delete file {} lacks file_path/pos", name);
+    }
+    if (one_file) {
+      const int64_t* p = pos->data<int64_t>();
+      last->insert(last->end(), p, p + b.num_rows());
+      continue;
     }
     for (int64_t i = 0; i < b.num_rows(); ++i) {
       std::string_view path = paths->GetBytes(i);
@@ -55,7 +63,9 @@ Result<PositionsByFile> ReadPositionDeleteFile(FileIO& io, const std::string& lo
 
 Result<std::unordered_map<std::string, std::vector<int64_t>>> ReadPositionDeletes(
     FileIO& io, const std::string& location) {
-  return internal::ReadPositionDeleteFile(io, location, location);
+  DataFile d;
+  d.file_path = location;
+  return internal::ReadPositionDeleteFile(io, location, d);
 }
 
 Result<std::set<int64_t>> ReadDeletedPositions(
@@ -68,9 +78,8 @@ Result<std::set<int64_t>> ReadDeletedPositions(
   }
   std::set<int64_t> deleted;
   for (const DataFile& d : t.position_deletes) {
-    ASSIGN_OR_RETURN(
-        internal::PositionsByFile by_file,
-        internal::ReadPositionDeleteFile(io, RemapLocation(d.file_path, remaps), d.file_path));
+    ASSIGN_OR_RETURN(internal::PositionsByFile by_file,
+                     internal::ReadPositionDeleteFile(io, RemapLocation(d.file_path, remaps), d));
     auto it = by_file.find(t.file.file_path);
     if (it != by_file.end()) deleted.insert(it->second.begin(), it->second.end());
   }

@@ -12,6 +12,7 @@
 
 #include "columnar/column.h"
 #include "common/status.h"
+#include "iceberg/manifest.h"
 #include "io/file_io.h"
 
 namespace sluice::iceberg {
@@ -31,11 +32,13 @@ Result<std::string> DefaultValue(const Field& f, const std::string& json);
 
 namespace internal {
 
-// The positions one position delete file (at `location`; `name` in errors)
-// deletes, by data file path, each list sorted.
+// The positions the position delete file `d` (read at `location`) deletes,
+// by data file path, each list sorted. When `d` names the one data file all
+// its rows reference (referenced_data_file), only its positions are read:
+// not a copy of the path per deleted row.
 using PositionsByFile = std::unordered_map<std::string, std::vector<int64_t>>;
 Result<PositionsByFile> ReadPositionDeleteFile(FileIO& io, const std::string& location,
-                                               const std::string& name);
+                                               const DataFile& d);
 
 }  // namespace internal
 

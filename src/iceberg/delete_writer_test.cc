@@ -1,0 +1,63 @@
+// WritePositionDeletes: a data file with many deletes gets a delete file of
+// its own, which readers read without its path column; the rest share one
+// per partition.
+#include "iceberg/delete_writer.h"
+
+#include <gtest/gtest.h>
+
+#include "columnar/sql_schema.h"
+#include "common/testing.h"
+#include "iceberg/scan.h"
+#include "iceberg/scan_internal.h"
+#include "iceberg/table_builder.h"
+
+namespace sluice::iceberg {
+namespace {
+
+TEST(DeleteWriterTest, ADataFileWithManyDeletesGetsADeleteFileOfItsOwn) {
+  auto io = MakeMemoryFileIO();
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
+  ASSERT_OK_AND_ASSIGN(TableMetadata md,
+                       NewTableMetadata(schema, PartitionSpec{}, SortOrder{}, "/w/t", {}));
+  std::map<std::string, std::set<int64_t>> positions;
+  std::map<std::string, DataFile> files;
+  for (const std::string path :
+       {"/w/t/data/big.parquet", "/w/t/data/a.parquet", "/w/t/data/b.parquet"}) {
+    files[path].file_path = path;
+  }
+  for (int64_t p = 0; p < static_cast<int64_t>(kOwnFileRows) + 5; ++p) {
+    positions["/w/t/data/big.parquet"].insert(p * 2);
+  }
+  positions["/w/t/data/a.parquet"] = {3, 1};
+  positions["/w/t/data/b.parquet"] = {7};
+  ASSERT_OK_AND_ASSIGN(std::vector<DataFile> out, WritePositionDeletes(*io, md, positions, files));
+  ASSERT_EQ(out.size(), 2u);
+  const DataFile* own = nullptr;
+  const DataFile* shared = nullptr;
+  for (const DataFile& d : out) (d.referenced_data_file ? own : shared) = &d;
+  ASSERT_NE(own, nullptr);
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(*own->referenced_data_file, "/w/t/data/big.parquet");
+  EXPECT_EQ(own->record_count, static_cast<int64_t>(kOwnFileRows) + 5);
+  EXPECT_EQ(shared->record_count, 3);
+  // Read as a reader reads them: the own file's positions (path column
+  // unread) under its data file, the shared file's by path.
+  ASSERT_OK_AND_ASSIGN(auto own_read, internal::ReadPositionDeleteFile(*io, own->file_path, *own));
+  ASSERT_EQ(own_read.size(), 1u);
+  const std::vector<int64_t>& big = own_read.at("/w/t/data/big.parquet");
+  EXPECT_EQ(big.size(), kOwnFileRows + 5);
+  EXPECT_EQ(big[1], 2);
+  ASSERT_OK_AND_ASSIGN(auto shared_read,
+                       internal::ReadPositionDeleteFile(*io, shared->file_path, *shared));
+  EXPECT_EQ(shared_read.at("/w/t/data/a.parquet"), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(shared_read.at("/w/t/data/b.parquet"), (std::vector<int64_t>{7}));
+  // Without the entry's reference, the path column says the same.
+  DataFile unreferenced = *own;
+  unreferenced.referenced_data_file.reset();
+  ASSERT_OK_AND_ASSIGN(auto by_path,
+                       internal::ReadPositionDeleteFile(*io, own->file_path, unreferenced));
+  EXPECT_EQ(by_path, own_read);
+}
+
+}  // namespace
+}  // namespace sluice::iceberg
