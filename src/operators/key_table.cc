@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <random>
+#include <utility>
 
 #include "common/hash.h"
 
@@ -20,6 +22,14 @@ bool OverLoad(size_t entries, size_t slots) { return entries * 4 > slots * 3; }
 uint64_t Mix(uint64_t h) { return SplitMix64(h); }
 
 std::atomic<uint64_t> tables{0};
+
+uint64_t ProcessSeed() {
+  static const uint64_t seed = [] {
+    std::random_device random;
+    return (uint64_t{random()} << 32) ^ random();
+  }();
+  return seed;
+}
 
 }  // namespace
 
@@ -73,7 +83,28 @@ KeyTable::Slots::~Slots() {
   }
 }
 
-KeyTable::KeyTable() : seed_(Mix(tables.fetch_add(1) * 0x9e3779b97f4a7c15ull + 1)) {}
+KeyTable::KeyTable() : seed_(Mix(ProcessSeed() ^ (tables.fetch_add(1) * 0x9e3779b97f4a7c15ull))) {}
+
+KeyTable::KeyTable(KeyTable&& other) noexcept
+    : slots_(std::move(other.slots_)),
+      arena_(std::move(other.arena_)),
+      size_(std::exchange(other.size_, 0)),
+      garbage_(std::exchange(other.garbage_, 0)),
+      seed_(other.seed_) {
+  other.arena_.clear();
+}
+
+KeyTable& KeyTable::operator=(KeyTable&& other) noexcept {
+  if (this != &other) {
+    slots_ = std::move(other.slots_);
+    arena_ = std::move(other.arena_);
+    other.arena_.clear();
+    size_ = std::exchange(other.size_, 0);
+    garbage_ = std::exchange(other.garbage_, 0);
+    seed_ = other.seed_;
+  }
+  return *this;
+}
 
 uint64_t KeyTable::HashOf(std::string_view key) const {
   uint64_t h = seed_ ^ key.size();
@@ -183,8 +214,9 @@ double KeyTable::MeanDisplacement() const {
 }
 
 void KeyTable::Grow(size_t slots) {
+  Slots grown(slots);  // (first: a failed allocation leaves the table as it was)
   Slots old = std::move(slots_);
-  slots_ = Slots(slots);
+  slots_ = std::move(grown);
   const size_t mask = slots - 1;
   for (const Slot& s : old) {
     if (s.hash == 0) continue;

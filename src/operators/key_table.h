@@ -8,9 +8,11 @@
 // bucket pointer and a string object a key), and one cache miss to find a
 // key instead of three.
 //
-// Every table hashes with a seed of its own: entries taken from one table in
-// its slot order (ForEach) and inserted into another would otherwise arrive
-// in the other's hash order and pile up in long probe runs while it grows.
+// Every table hashes with a seed of its own (a process's random seed and a
+// counter): entries taken from one table in its slot order (ForEach), or read
+// back in the order a table of another process wrote them, and inserted into
+// another would otherwise arrive in the other's hash order and pile up in
+// long probe runs while it grows.
 //
 // Erase moves later slots of the probe run back (no tombstones); the arena
 // bytes of erased keys are reclaimed once they outweigh the live ones.
@@ -35,6 +37,11 @@ struct RowLocation {
 class KeyTable {
  public:
   KeyTable();
+  KeyTable(const KeyTable&) = default;
+  KeyTable& operator=(const KeyTable&) = default;
+  // A moved-from table is empty.
+  KeyTable(KeyTable&& other) noexcept;
+  KeyTable& operator=(KeyTable&& other) noexcept;
   RowLocation* Find(std::string_view key) { return Find(key, HashOf(key)); }
   const RowLocation* Find(std::string_view key) const {
     return const_cast<KeyTable*>(this)->Find(key);

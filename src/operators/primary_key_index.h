@@ -106,8 +106,9 @@ class PrimaryKeyIndex {
   // CommitPending ran): the next delta starts from here.
   void MarkSaved();
   // Applies one state file to the committed layer: a base replaces it, a
-  // delta changes it. A truncated or corrupt file is kCorruption.
-  Status Restore(state::StateReader* in);
+  // delta changes it; `base` says which it must be (a chain is a base, then
+  // deltas). A truncated or corrupt file, or the other kind, is kCorruption.
+  Status Restore(state::StateReader* in, bool base);
 
   // Bytes the index holds (approximate: keys, locations and hash nodes).
   int64_t ApproxBytes() const;

@@ -124,13 +124,17 @@ void PrimaryKeyIndex::MarkSaved() {
   unsaved_all_ = false;
 }
 
-Status PrimaryKeyIndex::Restore(StateReader* in) {
+Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
   uint32_t magic = 0;
   uint8_t kind = 0;
   RETURN_IF_ERROR(in->Next([&](std::string_view* v) {
     if (!Get(v, &magic) || !Get(v, &kind)) return StateReader::Short("{}: no header", kWhat);
     if (magic != kKeysMagic || kind > kDelta) {
       return Status::Corruption("{}: bad header", kWhat);
+    }
+    if ((kind == kBase) != base) {
+      return Status::Corruption("{}: a {} where a {} belongs", kWhat,
+                                kind == kBase ? "base" : "delta", base ? "base" : "delta");
     }
     return Status::OK();
   }));
@@ -145,14 +149,14 @@ Status PrimaryKeyIndex::Restore(StateReader* in) {
   struct Change {
     uint8_t tag;
     RowLocation at;
-    uint32_t key_end;  // in keys, after the previous change's key
+    size_t key_end;  // in keys, after the previous change's key
     int64_t record;
   };
   std::vector<Change> batch;
   std::string keys;
   uint64_t hashes[kBatch];
   auto apply = [&]() -> Status {
-    uint32_t begin = 0;
+    size_t begin = 0;
     for (size_t b = 0; b < batch.size(); ++b) {
       hashes[b] = committed_.HashOf(std::string_view(keys).substr(begin, batch[b].key_end - begin));
       committed_.Prefetch(hashes[b]);
@@ -199,7 +203,7 @@ Status PrimaryKeyIndex::Restore(StateReader* in) {
         at.file = files[file];
       }
       keys.append(body);
-      batch.push_back({tag, at, static_cast<uint32_t>(keys.size()), i});
+      batch.push_back({tag, at, keys.size(), i});
       return Status::OK();
     }));
     if (tag == state::kEndTag || batch.size() == kBatch) RETURN_IF_ERROR(apply());

@@ -134,9 +134,9 @@ Result<std::string> StateOf(const PrimaryKeyIndex& index, bool full) {
 }
 
 Status RestoreInto(PrimaryKeyIndex* index, const std::vector<std::string>& files) {
-  for (const std::string& f : files) {
-    state::StateReader in = state::StateReader::Of(f);
-    RETURN_IF_ERROR(index->Restore(&in));
+  for (size_t i = 0; i < files.size(); ++i) {
+    state::StateReader in = state::StateReader::Of(files[i]);
+    RETURN_IF_ERROR(index->Restore(&in, /*base=*/i == 0));
   }
   return Status::OK();
 }
@@ -244,6 +244,13 @@ TEST(PrimaryKeyIndexStateTest, ATruncatedOrDamagedStateIsCorruptionNamingTheReco
   std::string header = bytes;
   header[4] = 9;  // no such kind
   ASSERT_ERROR(RestoreInto(&restored, {header}), StatusCode::kCorruption, "bad header");
+  // A chain is a base, then deltas.
+  ASSERT_ERROR(RestoreInto(&restored, {bytes, bytes}), StatusCode::kCorruption,
+               "a base where a delta belongs");
+  index.MarkSaved();
+  ASSERT_OK_AND_ASSIGN(std::string delta, StateOf(index, false));
+  ASSERT_ERROR(RestoreInto(&restored, {delta}), StatusCode::kCorruption,
+               "a delta where a base belongs");
 }
 
 }  // namespace

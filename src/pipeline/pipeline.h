@@ -397,6 +397,7 @@ class Pipeline {
   std::unique_ptr<operators::PrimaryKeyIndex> keys_;
   std::vector<int> key_columns_;             // in the table's schema, key order
   std::vector<std::string> key_names_;       // their names (the index's scan reads them)
+  std::string key_fingerprint_;              // "<field id>:<type>,...": how keys are encoded
   std::optional<int64_t> indexed_snapshot_;  // the snapshot keys_ reflects
   StateFileChain key_state_;                 // the index's state files
   std::string key_state_staged_;             // the file of the commit being tried

@@ -38,6 +38,8 @@ Status Pipeline::StartUpserts(const std::optional<CommittedCheckpoint>& committe
     }
     key_columns_.push_back(static_cast<int>(it - schema.fields.begin()));
     key_names_.push_back(it->name);
+    key_fingerprint_ +=
+        fmt::format("{}{}:{}", key_fingerprint_.empty() ? "" : ",", id, it->type->ToString());
   }
   keys_ = std::make_unique<operators::PrimaryKeyIndex>();
   key_state_.Clear();
@@ -67,8 +69,15 @@ Result<bool> Pipeline::RestoreKeyIndex(const CommittedCheckpoint& committed) {
     return unreadable(Status::Corruption("property {} is not the state sluice writes",
                                          KeysProperty(options_.name)));
   }
-  // Another checkpoint's index (the table was rolled back): loaded afresh.
-  if (j["checkpoint"].get<int64_t>() != committed.checkpoint) return false;
+  // Another checkpoint's index (the table was rolled back, maybe to a
+  // checkpoint of the same number that another epoch committed), or keys
+  // encoded for other key columns or types (the schema changed): loaded
+  // afresh.
+  if (j["checkpoint"].get<int64_t>() != committed.checkpoint || !j.contains("epoch") ||
+      j["epoch"] != committed.epoch || !j.contains("key") || j["key"] != key_fingerprint_) {
+    return false;
+  }
+  if (j["files"].empty()) return unreadable(Status::Corruption("no files"));
   for (const auto& f : j["files"]) {
     if (!f.is_string()) return unreadable(Status::Corruption("a file name is not a string"));
     std::string path = f.get<std::string>();
@@ -83,7 +92,7 @@ Result<bool> Pipeline::RestoreKeyIndex(const CommittedCheckpoint& committed) {
             return file->ReadAt(offset, length, out);
           },
           size);
-      st = keys_->Restore(&reader);
+      st = keys_->Restore(&reader, /*base=*/key_state_.files().empty());
     }
     if (st.code() == StatusCode::kCorruption || st.code() == StatusCode::kNotFound) {
       keys_->ClearCommitted();
@@ -105,6 +114,7 @@ Status Pipeline::SaveKeyIndex(catalog::TableUpdate* update) {
   nlohmann::json j;
   j["checkpoint"] = next_checkpoint_;
   j["epoch"] = epoch_;
+  j["key"] = key_fingerprint_;
   if (!full && keys_->unsaved() == 0) {
     j["files"] = key_state_.Stage();  // nothing changed: the same files
   } else {

@@ -256,6 +256,34 @@ TEST_P(UpsertTest, ARestartReadsTheKeyIndexFromItsStateFilesAndFollowsWhatHappen
   ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
   EXPECT_EQ(p->stats().key_index_restores.load(), 1);
   EXPECT_EQ(p->stats().key_index_keys.load(), static_cast<int64_t>(model_.size()));
+
+  // An index written for other key types (the key column was widened since)
+  // or by another epoch than the checkpoint's is not read: loaded instead.
+  for (const char* field : {"key", "epoch"}) {
+    SCOPED_TRACE(field);
+    changes(20);
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());
+    p.reset();
+    {
+      ASSERT_OK_AND_ASSIGN(auto t, catalog::Table::Load(*catalog_, *io_, users_));
+      ASSERT_OK(
+          t->UpdateMetadata([&](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+            iceberg::TableMetadata out = m;
+            auto j = nlohmann::json::parse(out.properties.at("sluice.keys." + name));
+            j[field] = std::string(field) == "key" ? nlohmann::json("1:int") : nlohmann::json(99);
+            out.properties["sluice.keys." + name] = j.dump();
+            return out;
+          }));
+    }
+    ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
+    EXPECT_EQ(p->stats().key_index_restores.load(), 0);
+    EXPECT_EQ(p->stats().key_index_loads.load(), 1);
+    changes(20);
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());
+    ASSERT_EQ(Rows(users_), ModelRows());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(FormatsAndLanes, UpsertTest,

@@ -121,9 +121,9 @@ class StateReader {
     }
   }
   // Reads record `index` of a file of kind `what` (for messages): its tag
-  // into `*tag` and, unless it is the end, its body to `parse` (which must
-  // consume all of it; what it leaves is corruption). Tags above `max_tag`
-  // are corruption.
+  // into `*tag` and, unless it is the end, its whole body to `parse` (which
+  // answers kCorruption for bytes it cannot account for). Tags above
+  // `max_tag` are corruption.
   Status NextRecord(std::string_view what, int64_t index, uint8_t max_tag, uint8_t* tag,
                     const std::function<Status(std::string_view body)>& parse) {
     return Next([&](std::string_view* v) -> Status {
