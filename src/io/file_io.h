@@ -3,8 +3,10 @@
 // Implementations: LocalFileIO (POSIX files, named by path or file:// URI;
 // writes go to a temporary name and
 // are renamed into place on Close, so a reader never sees a half-written file
-// and a crash leaves none behind), MemoryFileIO (tests). S3 and fault-injecting
-// versions come later behind the same interface.
+// and a crash leaves none behind), MemoryFileIO (tests), S3FileIO
+// (io/s3/s3_file_io.h, with MakeStorageFileIO routing by scheme), and wrappers
+// (RemapFileIO, FaultInjectingFileIO). io/file_io_contract.h holds the tests
+// every implementation passes.
 //
 // Thread-safety: a FileIO may be shared by threads; each InputFile/OutputFile is
 // used by one thread at a time.
@@ -19,6 +21,10 @@
 #include "common/status.h"
 
 namespace sluice {
+
+// OK when [offset, offset + length) lies inside a file of `size` bytes, else
+// the Corruption error every InputFile gives for a read past the end.
+Status CheckReadRange(const std::string& path, int64_t offset, int64_t length, int64_t size);
 
 // Random-access reader over an immutable file.
 class InputFile {

@@ -3,72 +3,26 @@
 #include <filesystem>
 
 #include "common/testing.h"
+#include "io/file_io_contract.h"
 #include "io/remap_file_io.h"
 
 namespace sluice {
 namespace {
 
-class FileIOTest : public ::testing::TestWithParam<bool> {
- protected:
-  void SetUp() override {
-    local_ = GetParam();
-    if (local_) {
-      dir_ =
-          std::filesystem::temp_directory_path() / ("sluice_io_test_" + std::to_string(::getpid()));
-      std::filesystem::remove_all(dir_);
-      io_ = MakeLocalFileIO();
-    } else {
-      dir_ = "/mem";
-      io_ = MakeMemoryFileIO();
-    }
-  }
-  void TearDown() override {
-    if (local_) std::filesystem::remove_all(dir_);
-  }
-  std::string P(const std::string& name) { return (dir_ / name).string(); }
-
-  bool local_ = false;
-  std::filesystem::path dir_;
-  std::unique_ptr<FileIO> io_;
-};
-
-TEST_P(FileIOTest, WriteReadList) {
-  ASSERT_OK(io_->WriteFile(P("a/b.txt"), "hello world"));
-  ASSERT_OK_AND_ASSIGN(auto in, io_->OpenInput(P("a/b.txt")));
-  EXPECT_EQ(in->size(), 11);
-  std::string part;
-  ASSERT_OK(in->ReadAt(6, 5, &part));
-  EXPECT_EQ(part, "world");
-  ASSERT_ERROR(in->ReadAt(8, 5, &part), StatusCode::kCorruption, "past its end");
-  ASSERT_OK_AND_ASSIGN(auto files, io_->List(P("a/")));
-  ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(files[0], P("a/b.txt"));
+FileIOUnderTest LocalUnderTest() {
+  static int counter = 0;
+  auto dir = std::filesystem::temp_directory_path() /
+             ("sluice_io_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  return {MakeLocalFileIO(), dir.string() + "/", [dir] { std::filesystem::remove_all(dir); }};
 }
 
-TEST_P(FileIOTest, CreateNeverReplaces) {
-  ASSERT_OK(io_->WriteFile(P("x"), "one"));
-  ASSERT_ERROR(io_->WriteFile(P("x"), "two"), StatusCode::kAlreadyExists, "already exists");
-  ASSERT_OK(io_->WriteFile(P("x"), "three", /*overwrite=*/true));
-  ASSERT_OK_AND_ASSIGN(std::string s, io_->ReadFile(P("x")));
-  EXPECT_EQ(s, "three");
-}
+FileIOUnderTest MemoryUnderTest() { return {MakeMemoryFileIO(), "/mem/", nullptr}; }
 
-TEST_P(FileIOTest, UnclosedOutputLeavesNothing) {
-  {
-    ASSERT_OK_AND_ASSIGN(auto out, io_->OpenOutput(P("partial")));
-    ASSERT_OK(out->Append("abc"));
-    EXPECT_EQ(out->position(), 3);
-  }
-  ASSERT_OK_AND_ASSIGN(bool exists, io_->Exists(P("partial")));
-  EXPECT_FALSE(exists);
-  ASSERT_OK_AND_ASSIGN(auto files, io_->List(P("")));
-  EXPECT_TRUE(files.empty());
-}
-
-TEST_P(FileIOTest, MissingFileIsNotFound) {
-  ASSERT_ERROR(io_->OpenInput(P("nope")), StatusCode::kNotFound, "nope");
-  ASSERT_ERROR(io_->Delete(P("nope")), StatusCode::kNotFound, "nope");
-}
+INSTANTIATE_TEST_SUITE_P(Local, FileIOContractTest,
+                         ::testing::Values(FileIOFactory(LocalUnderTest)));
+INSTANTIATE_TEST_SUITE_P(Memory, FileIOContractTest,
+                         ::testing::Values(FileIOFactory(MemoryUnderTest)));
 
 TEST(LocalFileIOTest, FileUris) {
   auto io = MakeLocalFileIO();
@@ -85,8 +39,6 @@ TEST(LocalFileIOTest, FileUris) {
   ASSERT_OK(io->Delete("file://" + path));
   std::filesystem::remove_all(dir);
 }
-
-INSTANTIATE_TEST_SUITE_P(LocalAndMemory, FileIOTest, ::testing::Bool());
 
 TEST(RemapFileIOTest, APrefixHoldsWholePathComponentsInAnySpellingOfALocalPath) {
   const Remaps r = {{"file:///data/t", "/copy/t"}, {"s3://b/u/", "/copy/u/"}};

@@ -24,10 +24,7 @@ class LocalInputFile final : public InputFile {
   int64_t size() const override { return size_; }
 
   Status ReadAt(int64_t offset, int64_t length, std::string* out) const override {
-    if (offset < 0 || length < 0 || offset > size_ || length > size_ - offset) {
-      return Status::Corruption("file {}: read of {} bytes at offset {} is past its end ({} bytes)",
-                                path_, length, offset, size_);
-    }
+    RETURN_IF_ERROR(CheckReadRange(path_, offset, length, size_));
     return PreadFully(fd_, path_, offset, length, out);
   }
 
@@ -226,6 +223,14 @@ Result<std::vector<FileStatus>> FileIO::ListStatus(const std::string& prefix) {
   std::vector<FileStatus> out;
   for (std::string& p : paths) out.push_back(FileStatus{std::move(p), -1, -1});
   return out;
+}
+
+Status CheckReadRange(const std::string& path, int64_t offset, int64_t length, int64_t size) {
+  if (offset < 0 || length < 0 || offset > size || length > size - offset) {
+    return Status::Corruption("file {}: read of {} bytes at offset {} is past its end ({} bytes)",
+                              path, length, offset, size);
+  }
+  return Status::OK();
 }
 
 Status FileIO::WriteFile(const std::string& path, std::string_view data, bool overwrite) {

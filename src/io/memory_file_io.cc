@@ -20,10 +20,7 @@ class MemoryInputFile final : public InputFile {
   const std::string& path() const override { return path_; }
   int64_t size() const override { return static_cast<int64_t>(data_->size()); }
   Status ReadAt(int64_t offset, int64_t length, std::string* out) const override {
-    if (offset < 0 || length < 0 || offset > size() || length > size() - offset) {
-      return Status::Corruption("file {}: read of {} bytes at offset {} is past its end ({} bytes)",
-                                path_, length, offset, size());
-    }
+    RETURN_IF_ERROR(CheckReadRange(path_, offset, length, size()));
     out->assign(*data_, static_cast<size_t>(offset), static_cast<size_t>(length));
     return Status::OK();
   }

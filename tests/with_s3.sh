@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs a command against a throwaway S3-protocol server (s3rver from npm, see
+# ../shared/reference/test-tools.md): a fresh data dir, 127.0.0.1 at a free port,
+# exports SLUICE_TEST_S3_ENDPOINT and the AWS settings that reach it (keys
+# S3RVER/S3RVER, path-style), runs "$@", stops the server and cleans up.
+# Fails (never skips) when the server cannot start.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+S3RVER="$ROOT/tests/interop/node_modules/s3rver/bin/s3rver.js"
+[ -f "$S3RVER" ] || { echo "with_s3: no s3rver (run scripts/install-deps.sh)"; exit 1; }
+D=$(mktemp -d /tmp/sluice-s3.XXXXXX)
+PID=
+cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$D"; }
+trap cleanup EXIT
+for attempt in 1 2 3 4 5; do
+  PORT=$(( 20000 + RANDOM % 12000 ))
+  # (the legacy OpenSSL provider: s3rver's ListObjectsV2 pagination needs it)
+  NODE_OPTIONS=--openssl-legacy-provider node "$S3RVER" -d "$D/data" -a 127.0.0.1 -p "$PORT" \
+    --silent > "$D/log" 2>&1 &
+  PID=$!
+  for _ in $(seq 1 100); do
+    if curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then break; fi
+    kill -0 "$PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$PID" 2>/dev/null && curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then
+    export SLUICE_TEST_S3_ENDPOINT="http://127.0.0.1:$PORT"
+    export AWS_ENDPOINT_URL="$SLUICE_TEST_S3_ENDPOINT"
+    export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER AWS_REGION=us-east-1
+    status=0
+    "$@" || status=$?
+    exit $status
+  fi
+  kill "$PID" 2>/dev/null || true
+  wait "$PID" 2>/dev/null || true
+  PID=
+done
+echo "with_s3: s3rver did not start:"; cat "$D/log"; exit 1
