@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs a command against a throwaway S3-protocol server (s3rver from npm, see
 # ../shared/reference/test-tools.md): a fresh data dir, 127.0.0.1 at a free port,
-# exports SLUICE_TEST_S3_ENDPOINT and the AWS settings that reach it (keys
-# S3RVER/S3RVER, path-style), runs "$@", stops the server and cleans up.
+# a bucket named "lake", exports SLUICE_TEST_S3_ENDPOINT and the AWS settings
+# that reach it (keys S3RVER/S3RVER, path-style), runs "$@", stops the server
+# and cleans up. (s3rver checks the access key id but not SigV4 signatures.)
 # Fails (never skips) when the server cannot start.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +17,7 @@ for attempt in 1 2 3 4 5; do
   PORT=$(( 20000 + RANDOM % 12000 ))
   # (the legacy OpenSSL provider: s3rver's ListObjectsV2 pagination needs it)
   NODE_OPTIONS=--openssl-legacy-provider node "$S3RVER" -d "$D/data" -a 127.0.0.1 -p "$PORT" \
-    --silent > "$D/log" 2>&1 &
+    --configure-bucket lake --silent > "$D/log" 2>&1 &
   PID=$!
   for _ in $(seq 1 100); do
     if curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then break; fi

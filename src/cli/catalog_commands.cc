@@ -77,7 +77,7 @@ Status CreateTable(const TableArgs& a) {
       a.location.empty() ? catalog::DefaultTableLocation(WarehousePath(), ident) : a.location;
   ASSIGN_OR_RETURN(auto md, iceberg::NewTableMetadata(schema, spec, order, location, o));
   ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
-  ASSIGN_OR_RETURN(auto table, catalog::Table::Create(*cat, LocalIO(), ident, md));
+  ASSIGN_OR_RETURN(auto table, catalog::Table::Create(*cat, StorageIO(), ident, md));
   std::printf("created %s at %s\n", ident.ToString().c_str(), location.c_str());
   return Status::OK();
 }
@@ -159,7 +159,7 @@ Status RegisterTable(const TableArgs& a) {
   }
   location = UnapplyRemap(location, GlobalRemaps());
   // It must be a table's metadata, readable here, before the catalog names it.
-  ASSIGN_OR_RETURN(auto t, catalog::Table::LoadFromMetadataFile(LocalIO(), location));
+  ASSIGN_OR_RETURN(auto t, catalog::Table::LoadFromMetadataFile(StorageIO(), location));
   ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
   RETURN_IF_ERROR(cat->CreateTable(ident, location));
   const auto& md = t->metadata();

@@ -9,12 +9,14 @@
 #include "catalog/table.h"
 #include "io/file_io.h"
 #include "io/remap_file_io.h"
+#include "io/s3/s3_client.h"
 
 namespace sluice::cli {
 
 struct GlobalOptions {
-  std::string warehouse = "./warehouse";
-  std::string catalog;  // empty: sqlite:<warehouse>/catalog.db
+  std::string warehouse = "./warehouse";  // a folder, or s3://bucket/prefix
+  std::string catalog;    // empty: sqlite:<warehouse>/catalog.db (a local warehouse only)
+  std::string state_dir;  // empty: <warehouse>/_sluice (a local warehouse only)
   // --remap FROM=TO: locations starting with FROM are reached under TO
   // (io/remap_file_io.h), for every command.
   std::vector<std::string> remaps;
@@ -24,11 +26,15 @@ GlobalOptions& Globals();
 
 // The catalog of the global options (created with the warehouse if missing).
 Result<catalog::Catalog*> OpenGlobalCatalog();
-FileIO& LocalIO();
-// The global --remap pairs (LocalIO reaches files through them).
+// The FileIO of every command: local paths and s3:// locations
+// (MakeStorageFileIO), through the global --remap pairs.
+FileIO& StorageIO();
 Remaps GlobalRemaps();
-// An absolute warehouse path (table locations are absolute).
+// The warehouse as table locations start: an absolute folder (created if
+// missing), or the s3:// URI as given without a trailing slash.
 std::string WarehousePath();
+// Where stream logs and pipeline journals live: always local disk.
+Result<std::string> StateDir();
 
 // Loads a table by catalog name ("db.events"), or — when `name` is a path to a
 // table folder or a metadata JSON file — read-only from that file.

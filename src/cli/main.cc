@@ -42,9 +42,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "sluice 0.1.0");
   auto& globals = sluice::cli::Globals();
-  app.add_option("--warehouse", globals.warehouse, "Warehouse folder")->capture_default_str();
+  app.add_option("--warehouse", globals.warehouse,
+                 "Warehouse: a folder, or s3://BUCKET/PREFIX (AWS settings from the environment)")
+      ->capture_default_str();
   app.add_option("--catalog", globals.catalog,
                  "Catalog URI: sqlite:PATH or postgresql://... (default: <warehouse>/catalog.db)");
+  app.add_option("--state-dir", globals.state_dir,
+                 "Local folder for stream logs and pipeline journals (default: "
+                 "<warehouse>/_sluice; required with an S3 warehouse)");
   app.add_option("--remap", globals.remaps,
                  "FROM=TO: reach locations starting with FROM under TO instead, reading and "
                  "writing (a copy of a table that names another machine's paths; repeatable)")

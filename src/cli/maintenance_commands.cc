@@ -119,7 +119,7 @@ void PrintOrphans(const std::string& name, const maintenance::OrphanResult& r, b
 // Where every table of the catalog lives, by name.
 Result<std::map<std::string, std::string>> TableLocations() {
   ASSIGN_OR_RETURN(catalog::Catalog * catalog, OpenGlobalCatalog());
-  return maintenance::CatalogTableLocations(*catalog, LocalIO());
+  return maintenance::CatalogTableLocations(*catalog, StorageIO());
 }
 
 // Orphan cleanup of `t`, told where the catalog's other tables live.

@@ -34,12 +34,13 @@ struct RunArgs {
 };
 
 Status Run(const RunArgs& a) {
-  ASSIGN_OR_RETURN(std::string text, LocalIO().ReadFile(a.file));
+  ASSIGN_OR_RETURN(std::string text, StorageIO().ReadFile(a.file));
   auto script = sql::ParseScript(text);
   if (!script.ok()) return script.status().WithContext(a.file);
   ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
   runtime::RuntimeOptions o;
   o.warehouse = WarehousePath();
+  ASSIGN_OR_RETURN(o.state_dir, StateDir());
   o.listen = a.listen;
   o.max_lag_records = a.max_lag_records;
   o.bounded = a.bounded;
@@ -48,7 +49,7 @@ Status Run(const RunArgs& a) {
   o.maintenance_service.cpu_cores = a.maintenance_cpu;
   if (const char* token = std::getenv(a.token_env.c_str()); token && *token) o.bearer_token = token;
   if (a.check) {
-    Status checked = runtime::Runtime::Check(*cat, LocalIO(), o, *script);
+    Status checked = runtime::Runtime::Check(*cat, StorageIO(), o, *script);
     if (!checked.ok()) return checked.WithContext(a.file);
     std::printf("%s: ok (%zu statements; no table, log or journal created)\n", a.file.c_str(),
                 script->statements.size());
@@ -62,7 +63,7 @@ Status Run(const RunArgs& a) {
   sigaction(SIGINT, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  auto rt = runtime::Runtime::Make(*cat, LocalIO(), o, *script);
+  auto rt = runtime::Runtime::Make(*cat, StorageIO(), o, *script);
   if (!rt.ok()) return rt.status().WithContext(a.file);
   RETURN_IF_ERROR((*rt)->Start());
   if ((*rt)->http_port() != 0) {
@@ -91,18 +92,18 @@ struct ReplayArgs {
 };
 
 Status Replay(const ReplayArgs& a) {
-  ASSIGN_OR_RETURN(std::string text, LocalIO().ReadFile(a.file));
+  ASSIGN_OR_RETURN(std::string text, StorageIO().ReadFile(a.file));
   auto script = sql::ParseScript(text);
   if (!script.ok()) return script.status().WithContext(a.file);
   ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
   auto bound = [&]() -> Result<pipeline::PipelineOptions> {
     ASSIGN_OR_RETURN(auto sources, pipeline::SourcesOf(*script));
     ASSIGN_OR_RETURN(const sql::CreatePipeline* p, pipeline::FindPipeline(*script, a.pipeline));
-    return pipeline::BindPipeline(*cat, LocalIO(), *p, sources);
+    return pipeline::BindPipeline(*cat, StorageIO(), *p, sources);
   }();
   if (!bound.ok()) return bound.status().WithContext(a.file);
   ASSIGN_OR_RETURN(auto r,
-                   pipeline::ReplayDeadLetters(*cat, LocalIO(), *bound, a.where, a.dry_run));
+                   pipeline::ReplayDeadLetters(*cat, StorageIO(), *bound, a.where, a.dry_run));
   std::printf("%s%lld dead letters of pipeline %s: %lld %s into %s, %lld still failing%s\n",
               a.dry_run ? "dry run: " : "", static_cast<long long>(r.dead_letters),
               a.pipeline.c_str(), static_cast<long long>(r.recovered),

@@ -21,7 +21,7 @@ namespace {
 // columns by field id, then by name.
 Status AppendParquet(const std::string& path, const Schema& schema, iceberg::DataWriter& w,
                      int64_t* rows) {
-  ASSIGN_OR_RETURN(auto in, LocalIO().OpenInput(path));
+  ASSIGN_OR_RETURN(auto in, StorageIO().OpenInput(path));
   ASSIGN_OR_RETURN(auto reader, parquet::ParquetReader::Open(std::move(in)));
   auto out_schema = std::make_shared<const Schema>(schema);
   Batch b;

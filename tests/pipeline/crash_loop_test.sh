@@ -17,6 +17,10 @@
 # expired snapshots may be left by a kill: only the exact check after orphan
 # cleanup applies to it.
 #
+# With SLUICE_CRASH_S3=1 (under tests/with_s3.sh) the warehouse is on S3
+# (s3://lake/crash-PID on the test's s3rver, the catalog and state on local
+# disk), and the checks of files list the bucket instead of the folder.
+#
 # Usage: crash_loop_test.sh SLUICE_BINARY [KILLS [KAFKA_MOCK]]  (KILLS empty or
 # "-": $SLUICE_CRASH_KILLS, else 120; the on-demand soak is
 # `crash_loop_test.sh build/sluice 10000`)
@@ -56,14 +60,27 @@ CREATE SOURCE events_in (id BIGINT, batch BIGINT, kind STRING) WITH ($CONNECTOR)
 CREATE PIPELINE load_events WITH (commit_interval = '100ms') AS
   INSERT INTO lake.events SELECT id, batch, kind FROM events_in;
 SQL
-S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
+if [ "${SLUICE_CRASH_S3:-0}" = 1 ]; then
+  [ -n "${SLUICE_TEST_S3_ENDPOINT:-}" ] || { echo "SLUICE_CRASH_S3=1 needs tests/with_s3.sh"; exit 1; }
+  WH=(--warehouse "s3://lake/crash-$$" --catalog "sqlite:$W/catalog.db" --state-dir "$W/state")
+  DATA_PREFIX="s3://lake/crash-$$/lake/events/data/"
+  echo "warehouse: s3://lake/crash-$$ on $SLUICE_TEST_S3_ENDPOINT"
+else
+  WH=(--warehouse "$W/wh")
+  DATA_PREFIX="$W/wh/lake/events/data/"
+fi
+S() { "$SLUICE" "${WH[@]}" "$@"; }
+# The data files in storage, one location per line, sorted.
+stored_data_files() {
+  if [ "${SLUICE_CRASH_S3:-0}" = 1 ]; then list_objects "$DATA_PREFIX"; else find "$DATA_PREFIX" -type f; fi | sort
+}
 
 KILL_POINTS=(pipeline.after_data_files catalog.after_metadata catalog.before_swap
              catalog.after_swap pipeline.after_commit pipeline.mid_recovery
              maintenance.compact.before_commit)
 [ -z "$KAFKA_MOCK" ] || KILL_POINTS+=(maintenance.expire.before_delete)
 start_server() {  # start_server [KILL_POINT]
-  SLUICE_KILL_POINT=${1:-} "$SLUICE" --warehouse "$W/wh" run "$W/crash.sql" \
+  SLUICE_KILL_POINT=${1:-} "$SLUICE" "${WH[@]}" run "$W/crash.sql" \
     --listen "127.0.0.1:$PORT" >>"$W/server.log" 2>&1 &
   SERVER_PID=$!
 }
@@ -183,8 +200,8 @@ compactions=$((compactions + compacted_live))
 S table expire-snapshots lake.events --older-than 0s --retain-last 1 > /dev/null
 referenced() {
   S table files lake.events --json | grep -o '"file_path":"[^"]*"' |
-    sed 's/"file_path":"file:\/\///; s/"$//' | sort > "$W/referenced"
-  find "$W/wh/lake/events/data" -type f | sort > "$W/on_disk"
+    sed 's/"file_path":"//; s/^file:\/\///; s/"$//' | sort > "$W/referenced"
+  stored_data_files > "$W/on_disk"
 }
 referenced
 # (its files and their temporary forms: compaction keeps no journal)

@@ -95,3 +95,18 @@ drain_and_stop() {
   kill -TERM "$pid"
   wait "$pid" || { echo "FAILED: sluice run did not exit 0 on SIGTERM"; return 1; }
 }
+
+# list_objects s3://BUCKET/PREFIX: every object under the prefix on the test's
+# S3 server ($SLUICE_TEST_S3_ENDPOINT, which answers anonymous listings), as
+# s3:// locations, one per line, every page.
+list_objects() {
+  local bucket=${1#s3://}; bucket=${bucket%%/*}
+  local prefix=${1#s3://$bucket/} token= page
+  while :; do
+    page=$(curl -sf -G "$SLUICE_TEST_S3_ENDPOINT/$bucket" --data-urlencode list-type=2 \
+      --data-urlencode "prefix=$prefix" ${token:+--data-urlencode "continuation-token=$token"})
+    echo "$page" | grep -o '<Key>[^<]*</Key>' | sed "s|<Key>\(.*\)</Key>|s3://$bucket/\1|"
+    echo "$page" | grep -q '<IsTruncated>true</IsTruncated>' || break
+    token=$(echo "$page" | sed -n 's|.*<NextContinuationToken>\([^<]*\)</NextContinuationToken>.*|\1|p')
+  done
+}
