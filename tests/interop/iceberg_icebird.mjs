@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { icebergRead, icebergMetadata } from 'icebird'
 import { serveFiles } from './lib/file_fetch.mjs'
+import { sameRows } from './lib/row_compare.mjs'
 
 const sluice = process.argv[2]
 if (!sluice) throw new Error('usage: iceberg_icebird.mjs SLUICE_BINARY')
@@ -51,22 +52,8 @@ async function check(name, table, types) {
   const cols = Object.keys(types)
   const key = r => cols.map(c => c in r ? (types[c] ? normSluice(types[c], r[c]) : norm(r[c])) : 'null').join('|')
   const keyTheirs = r => cols.map(c => norm(r[c])).join('|')
-  const a = rows.map(key).sort()
-  const b = theirs.map(keyTheirs).sort()
-  const same = a.length === b.length && a.every((x, i) => x === b[i])
-  if (same && a.length > 0) {
-    passed++
-    console.log(`ok   ${name}: ${a.length} rows identical`)
-  } else {
-    failed++
-    console.log(`FAIL ${name}: sluice ${a.length} rows, icebird ${b.length} rows`)
-    for (let i = 0; i < Math.max(a.length, b.length) && i < 1000; i++) {
-      if (a[i] !== b[i]) {
-        console.log(`  first difference at sorted row ${i}:\n    sluice:  ${a[i]}\n    icebird: ${b[i]}`)
-        break
-      }
-    }
-  }
+  if (sameRows(name, rows.map(key), theirs.map(keyTheirs))) passed++
+  else failed++
 }
 
 try {

@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { icebergRead, icebergMetadata } from 'icebird'
+import { sameRows } from './lib/row_compare.mjs'
 
 const sluice = process.argv[2]
 const endpoint = process.env.SLUICE_TEST_S3_ENDPOINT
@@ -58,19 +59,9 @@ async function check(name, table) {
   const { tableUrl, metadataFileName } = currentMetadata(table)
   const metadata = await icebergMetadata({ tableUrl, metadataFileName })
   const theirs = await icebergRead({ tableUrl, metadata })
-  const a = ours.map(keyOurs).sort()
-  const b = theirs.map(keyTheirs).sort()
-  const same = a.length === b.length && a.every((x, i) => x === b[i])
-  if (same && a.length > 0) {
-    passed++
-    console.log(`ok   ${name}: ${a.length} rows identical`)
-  } else {
-    failed++
-    console.log(`FAIL ${name}: sluice ${a.length} rows, icebird ${b.length} rows`)
-    const i = a.findIndex((x, j) => x !== b[j])
-    if (i >= 0) console.log(`  first difference at sorted row ${i}:\n    sluice:  ${a[i]}\n    icebird: ${b[i]}`)
-  }
-  return a.length
+  if (sameRows(name, ours.map(keyOurs), theirs.map(keyTheirs))) passed++
+  else failed++
+  return ours.length
 }
 
 try {
