@@ -4,6 +4,12 @@
 # a bucket named "lake", exports SLUICE_TEST_S3_ENDPOINT and the AWS settings
 # that reach it (keys S3RVER/S3RVER, path-style), runs "$@", stops the server
 # and cleans up. (s3rver checks the access key id but not SigV4 signatures.)
+#
+# With SLUICE_S3_FAULT_RATE (and SLUICE_S3_FAULT_PROXY, the path of
+# sluice-s3-fault-proxy) sluice reaches the server through that proxy, which
+# fails that fraction of requests (503 SlowDown, 500, reset connections, cut
+# bodies); SLUICE_TEST_S3_ENDPOINT still names the server itself, for the
+# test's own checks.
 # Fails (never skips) when the server cannot start.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +17,14 @@ S3RVER="$ROOT/tests/interop/node_modules/s3rver/bin/s3rver.js"
 [ -f "$S3RVER" ] || { echo "with_s3: no s3rver (run scripts/install-deps.sh)"; exit 1; }
 D=$(mktemp -d /tmp/sluice-s3.XXXXXX)
 PID=
-cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$D"; }
+PROXY_PID=
+cleanup() {
+  [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null
+  [ -n "$PID" ] && kill "$PID" 2>/dev/null
+  wait 2>/dev/null || true
+  [ -n "$PROXY_PID" ] && cat "$D/proxy.log" >&2
+  rm -rf "$D"
+}
 trap cleanup EXIT
 for attempt in 1 2 3 4 5; do
   PORT=$(( 20000 + RANDOM % 12000 ))
@@ -28,6 +41,15 @@ for attempt in 1 2 3 4 5; do
     export SLUICE_TEST_S3_ENDPOINT="http://127.0.0.1:$PORT"
     export AWS_ENDPOINT_URL="$SLUICE_TEST_S3_ENDPOINT"
     export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER AWS_REGION=us-east-1
+    if [ -n "${SLUICE_S3_FAULT_RATE:-}" ]; then
+      "${SLUICE_S3_FAULT_PROXY:?SLUICE_S3_FAULT_RATE needs SLUICE_S3_FAULT_PROXY}" \
+        "$SLUICE_TEST_S3_ENDPOINT" "$SLUICE_S3_FAULT_RATE" "$RANDOM" > "$D/proxy" 2> "$D/proxy.log" &
+      PROXY_PID=$!
+      for _ in $(seq 1 100); do [ -s "$D/proxy" ] && break; sleep 0.05; done
+      AWS_ENDPOINT_URL=$(head -n1 "$D/proxy")
+      [ -n "$AWS_ENDPOINT_URL" ] || { echo "with_s3: the fault proxy did not start"; exit 1; }
+      echo "with_s3: through a proxy failing ${SLUICE_S3_FAULT_RATE} of requests at $AWS_ENDPOINT_URL"
+    fi
     status=0
     "$@" || status=$?
     exit $status
