@@ -73,6 +73,10 @@ class FileIO {
   virtual Result<std::vector<std::string>> List(const std::string& prefix) = 0;
   // Like List, with sizes and modification times (by default unknown).
   virtual Result<std::vector<FileStatus>> ListStatus(const std::string& prefix);
+  // Deletes every path; a file already gone counts as deleted (the goal is its
+  // absence). Returns "PATH: reason" for each file that could not be deleted.
+  // By default one Delete per path; S3 sends up to 1,000 per request.
+  virtual std::vector<std::string> DeleteAll(const std::vector<std::string>& paths);
 
   // Convenience: write a whole file.
   Status WriteFile(const std::string& path, std::string_view data, bool overwrite = false);

@@ -102,4 +102,19 @@ TEST_P(FileIOContractTest, MissingFilesAreNotFound) {
   ASSERT_ERROR(io_->ReadFile(P("yes")), StatusCode::kNotFound, "yes");
 }
 
+TEST_P(FileIOContractTest, DeleteAllRemovesEveryFileAndCountsMissingOnesAsGone) {
+  std::vector<std::string> paths;
+  for (int i = 0; i < 5; ++i) {
+    paths.push_back(P("d/f" + std::to_string(i)));
+    ASSERT_OK(io_->WriteFile(paths.back(), "x"));
+  }
+  ASSERT_OK(io_->WriteFile(P("d/kept"), "x"));
+  paths.push_back(P("d/never-written"));
+  EXPECT_TRUE(io_->DeleteAll(paths).empty());
+  ASSERT_OK_AND_ASSIGN(auto files, io_->List(P("d/")));
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0], P("d/kept"));
+  EXPECT_TRUE(io_->DeleteAll({}).empty());
+}
+
 }  // namespace sluice

@@ -225,6 +225,16 @@ Result<std::vector<FileStatus>> FileIO::ListStatus(const std::string& prefix) {
   return out;
 }
 
+std::vector<std::string> FileIO::DeleteAll(const std::vector<std::string>& paths) {
+  std::vector<std::string> failures;
+  for (const std::string& p : paths) {
+    Status st = Delete(p);
+    if (!st.ok() && st.code() != StatusCode::kNotFound)
+      failures.push_back(p + ": " + st.ToString());
+  }
+  return failures;
+}
+
 Status CheckReadRange(const std::string& path, int64_t offset, int64_t length, int64_t size) {
   if (offset < 0 || length < 0 || offset > size || length > size - offset) {
     return Status::Corruption("file {}: read of {} bytes at offset {} is past its end ({} bytes)",

@@ -86,6 +86,12 @@ class RemapFileIO : public FileIO {
   Status Delete(const std::string& path) override {
     return base_.Delete(ApplyRemap(path, remaps_));
   }
+  std::vector<std::string> DeleteAll(const std::vector<std::string>& paths) override {
+    std::vector<std::string> mapped;
+    mapped.reserve(paths.size());
+    for (const std::string& p : paths) mapped.push_back(ApplyRemap(p, remaps_));
+    return base_.DeleteAll(mapped);
+  }
   // Listed under the remap the prefix took, and named back through that one
   // alone (a prefix no remap holds is listed as it is).
   Result<std::vector<std::string>> List(const std::string& prefix) override {

@@ -119,14 +119,9 @@ TieredWindow TieredRun(std::vector<int64_t> sizes, int64_t min_files) {
 
 void DeleteFiles(FileIO& io, const std::vector<std::string>& paths, int64_t* deleted,
                  std::vector<std::string>* failures) {
-  for (const std::string& p : paths) {
-    Status st = io.Delete(p);
-    if (st.ok()) {
-      ++*deleted;
-    } else {
-      failures->push_back(p + ": " + st.ToString());
-    }
-  }
+  std::vector<std::string> failed = io.DeleteAll(paths);
+  *deleted += static_cast<int64_t>(paths.size() - failed.size());
+  for (std::string& f : failed) failures->push_back(std::move(f));
 }
 
 }  // namespace sluice::maintenance

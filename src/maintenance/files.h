@@ -63,7 +63,9 @@ struct TieredWindow {
 };
 TieredWindow TieredRun(std::vector<int64_t> sizes, int64_t min_files);
 
-// Deletes `paths`, counting what went and describing what could not.
+// Deletes `paths` (FileIO::DeleteAll: batched where the store can; a file
+// already gone counts as deleted), counting what went and describing what
+// could not.
 void DeleteFiles(FileIO& io, const std::vector<std::string>& paths, int64_t* deleted,
                  std::vector<std::string>* failures);
 

@@ -1,11 +1,13 @@
 #include "io/s3/s3_file_io.h"
 
+#include <map>
 #include <mutex>
 
 namespace sluice::s3 {
 namespace {
 
 constexpr int64_t kTailBytes = 64 << 10;
+constexpr size_t kDeleteBatch = 1000;  // S3's limit per DeleteObjects
 
 class S3InputFile final : public InputFile {
  public:
@@ -158,6 +160,37 @@ class S3FileIO final : public FileIO {
     return client_->Delete(where.bucket, where.key);
   }
 
+  // DeleteObjects, 1,000 keys a request, per bucket.
+  std::vector<std::string> DeleteAll(const std::vector<std::string>& paths) override {
+    std::vector<std::string> failures;
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_bucket;
+    for (const std::string& p : paths) {
+      auto where = ParseS3Path(p);
+      if (!where.ok()) {
+        failures.push_back(p + ": " + where.status().ToString());
+        continue;
+      }
+      by_bucket[where->bucket].emplace_back(where->key, p);
+    }
+    for (const auto& [bucket, objects] : by_bucket) {
+      for (size_t at = 0; at < objects.size(); at += kDeleteBatch) {
+        size_t end = std::min(objects.size(), at + kDeleteBatch);
+        std::vector<std::string> keys;
+        for (size_t i = at; i < end; ++i) keys.push_back(objects[i].first);
+        auto failed = client_->DeleteMany(bucket, keys);
+        if (!failed.ok()) {
+          for (size_t i = at; i < end; ++i) {
+            failures.push_back(objects[i].second + ": " + failed.status().ToString());
+          }
+          continue;
+        }
+        for (const std::string& f : *failed)
+          failures.push_back(fmt::format("s3://{}/{}", bucket, f));
+      }
+    }
+    return failures;
+  }
+
   Result<std::vector<std::string>> List(const std::string& prefix) override {
     ASSIGN_OR_RETURN(std::vector<FileStatus> listed, ListStatus(prefix));
     std::vector<std::string> paths;
@@ -221,6 +254,20 @@ class StorageFileIO final : public FileIO {
   Result<std::vector<FileStatus>> ListStatus(const std::string& prefix) override {
     ASSIGN_OR_RETURN(FileIO * io, For(prefix));
     return io->ListStatus(prefix);
+  }
+  std::vector<std::string> DeleteAll(const std::vector<std::string>& paths) override {
+    std::vector<std::string> local, s3, failures;
+    for (const std::string& p : paths) (s3::IsS3Path(p) ? s3 : local).push_back(p);
+    failures = local_->DeleteAll(local);
+    if (!s3.empty()) {
+      auto io = For(s3.front());
+      if (!io.ok()) {
+        for (const std::string& p : s3) failures.push_back(p + ": " + io.status().ToString());
+      } else {
+        for (std::string& f : (*io)->DeleteAll(s3)) failures.push_back(std::move(f));
+      }
+    }
+    return failures;
   }
 
  private:

@@ -17,7 +17,7 @@
 //   the file's last 64 KiB after the first read there (Parquet footers, Avro
 //   tails are read in several small pieces).
 // - Delete of a missing object is kNotFound (one HEAD first: S3 itself answers
-//   204 either way).
+//   204 either way); DeleteAll sends DeleteObjects, 1,000 keys a request.
 // - List is ListObjectsV2 over the key prefix, every page.
 #pragma once
 
