@@ -128,6 +128,7 @@ class Runtime : public server::IngestTarget {
   Status RegisterStreamReaders();
   Status RegisterPipelineMetrics(Running* r, PipelineOptions& o);
   void RefreshMetrics();
+  void RefreshStorageMetrics();
   void RunPipeline(Running* r);
   // A bounded run's chained pipeline: waits for its upstream pipelines to
   // end, then reopens it to read what they committed.

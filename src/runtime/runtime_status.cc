@@ -4,6 +4,7 @@
 #include "catalog/table.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
+#include "io/s3/s3_client.h"
 #include "runtime/runtime_internal.h"
 
 namespace sluice::runtime {
@@ -224,9 +225,37 @@ void Runtime::RefreshMetrics() {
   }
 }
 
+// The S3 client's counters, once this process has sent S3 a request.
+void Runtime::RefreshStorageMetrics() {
+  const s3::S3Counters& c = s3::ProcessS3Counters();
+  if (c.requests.load() == 0) return;
+  struct Item {
+    const char* name;
+    const char* help;
+    int64_t value;
+  };
+  const Item items[] = {
+      {"sluice_s3_requests_total", "Requests sent to S3, retries included.", c.requests.load()},
+      {"sluice_s3_retries_total",
+       "S3 requests sent again after throttling, a 5xx or a broken "
+       "connection.",
+       c.retries.load()},
+      {"sluice_s3_failures_total", "S3 calls that ended in an error after their retries.",
+       c.failures.load()},
+      {"sluice_s3_bytes_read_total", "Bytes read from S3.", c.bytes_read.load()},
+      {"sluice_s3_bytes_written_total", "Bytes written to S3.", c.bytes_written.load()},
+  };
+  for (const Item& item : items) {
+    auto family = registry_.AddCounter(item.name, item.help);
+    if (!family.ok()) continue;
+    if (auto m = (*family)->WithLabels({}); m.ok()) SyncCounter(*m, item.value);
+  }
+}
+
 std::string Runtime::MetricsText() {
   std::lock_guard<std::mutex> lock(metrics_mu_);
   RefreshMetrics();
+  RefreshStorageMetrics();
   return registry_.Render();
 }
 

@@ -151,6 +151,17 @@ want=$(( acked * PER ))
 # Records in the source: every event plus one malformed record per 50 batches
 # (the log's end offset; for Kafka the sum of the partitions' next offsets).
 records=$(( want + acked / 50 ))
+# On S3 through the fault proxy, /metrics shows the S3 client's retries.
+if [ "${SLUICE_CRASH_S3:-0}" = 1 ] && [ -n "${SLUICE_S3_FAULT_RATE:-}" ]; then
+  retried=
+  for _ in $(seq 1 200); do
+    retried=$(curl -s "$URL/metrics" | sed -n 's/^sluice_s3_retries_total \([0-9]*\).*/\1/p')
+    [ "${retried:-0}" -gt 0 ] && break
+    sleep 0.1
+  done
+  echo "S3 retries of the clean run (sluice_s3_retries_total): ${retried:-none}"
+  [ "${retried:-0}" -gt 0 ] || { echo "FAILED: no S3 retries on /metrics through the fault proxy"; exit 1; }
+fi
 # The clean run also lets the maintenance service compact at least once (the
 # killed runs may all have been too short for it, under ASan).
 drain_and_stop "$URL" "$SERVER_PID" "$records" lake.events || { tail -20 "$W/server.log"; exit 1; }

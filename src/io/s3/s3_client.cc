@@ -192,6 +192,12 @@ std::string_view UrlPath(std::string_view url) {
 
 }  // namespace
 
+S3Counters& MutableProcessCounters() {
+  static S3Counters counters;
+  return counters;
+}
+const S3Counters& ProcessS3Counters() { return MutableProcessCounters(); }
+
 bool IsS3Path(std::string_view path) {
   return path.rfind("s3://", 0) == 0 || path.rfind("s3a://", 0) == 0 ||
          path.rfind("s3n://", 0) == 0;
@@ -220,6 +226,11 @@ S3Client::S3Client(S3Options options, std::function<void(int64_t)> sleep_ms)
 
 S3Client::~S3Client() {
   for (void* c : idle_) curl_easy_cleanup(static_cast<CURL*>(c));
+}
+
+void S3Client::Count(std::atomic<int64_t> S3Counters::*counter, int64_t n) {
+  (counters_.*counter) += n;
+  (MutableProcessCounters().*counter) += n;
 }
 
 void* S3Client::Acquire() {
@@ -308,7 +319,7 @@ Result<S3Client::Response> S3Client::SendOnce(const Request& rq, void* handle,
   } else if (method != "GET") {
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, rq.method);
   }
-  counters_.requests++;
+  Count(&S3Counters::requests, 1);
   CURLcode code = curl_easy_perform(curl);
   curl_slist_free_all(headers);
   if (code != CURLE_OK) {
@@ -316,8 +327,8 @@ Result<S3Client::Response> S3Client::SendOnce(const Request& rq, void* handle,
     return Status(StatusCode::kIOError, *transport_error, RetryableCurl(code));
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
-  counters_.bytes_read += static_cast<int64_t>(response.body.size());
-  counters_.bytes_written += static_cast<int64_t>(rq.body.size());
+  Count(&S3Counters::bytes_read, static_cast<int64_t>(response.body.size()));
+  Count(&S3Counters::bytes_written, static_cast<int64_t>(rq.body.size()));
   return response;
 }
 
@@ -344,7 +355,7 @@ Result<S3Client::Response> S3Client::Send(const Request& rq, int* attempts) {
                             : fmt::format("HTTP {} {}: {}", status, e.code, e.message);
       retry = RetryableHttp(status, e);
       if (!retry) {
-        counters_.failures++;
+        Count(&S3Counters::failures, 1);
         if (status == 404) {
           return Status(StatusCode::kNotFound,
                         fmt::format("{}: not found ({})", what, e.code.empty() ? "404" : e.code));
@@ -358,13 +369,13 @@ Result<S3Client::Response> S3Client::Send(const Request& rq, int* attempts) {
       return r;
     }
     if (!retry || attempt >= options_.max_attempts) {
-      counters_.failures++;
+      Count(&S3Counters::failures, 1);
       return Status(
           StatusCode::kIOError,
           fmt::format("{}: {} (after {} attempt{})", what, last, attempt, attempt == 1 ? "" : "s"),
           retry);
     }
-    counters_.retries++;
+    Count(&S3Counters::retries, 1);
     int64_t cap = options_.retry_base_ms << std::min(attempt - 1, 20);
     cap = std::min(cap, options_.retry_max_ms);
     sleep_ms_(std::uniform_int_distribution<int64_t>(0, cap)(rng));

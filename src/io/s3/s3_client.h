@@ -70,6 +70,9 @@ struct S3Counters {
   std::atomic<int64_t> bytes_written{0};
 };
 
+// The sums over every client of this process (for /metrics).
+const S3Counters& ProcessS3Counters();
+
 class S3Client {
  public:
   // `sleep_ms` waits between attempts (tests pass one that records).
@@ -114,6 +117,7 @@ class S3Client {
   // `attempts` (optional) receives how many attempts the call took.
   Result<Response> Send(const Request& request, int* attempts = nullptr);
   Result<Response> SendOnce(const Request& request, void* curl, std::string* transport_error);
+  void Count(std::atomic<int64_t> S3Counters::*counter, int64_t n);
   void* Acquire();
   void Release(void* curl);
 
