@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "catalog/table.h"
+#include "io/s3/s3_file_io.h"
 #include "pipeline/checkpoint.h"
 
 extern char** environ;
@@ -126,9 +127,25 @@ int main(int argc, char** argv) {
          "events_in;\n";
   const int port = 21000 + getpid() % 20000;
   std::string listen = "127.0.0.1:" + std::to_string(port);
-  std::string wh = (dir / "wh").string();
-  std::vector<std::string> args = {sluice, "--warehouse",       wh,          "run", sql, "--listen",
-                                   listen, "--max-lag-records", "1000000000"};
+  // BENCH_WAREHOUSE (s3://bucket/prefix): the table on S3, catalog and state
+  // on local disk.
+  const char* remote = std::getenv("BENCH_WAREHOUSE");
+  std::string wh = remote != nullptr && *remote != '\0' ? remote : (dir / "wh").string();
+  std::string catalog_uri = (dir / "catalog.db").string();
+  if (remote == nullptr || *remote == '\0') catalog_uri = wh + "/catalog.db";
+  std::vector<std::string> args = {sluice,
+                                   "--warehouse",
+                                   wh,
+                                   "--catalog",
+                                   "sqlite:" + catalog_uri,
+                                   "--state-dir",
+                                   (dir / "state").string(),
+                                   "run",
+                                   sql,
+                                   "--listen",
+                                   listen,
+                                   "--max-lag-records",
+                                   "1000000000"};
   std::vector<char*> cargs;
   for (auto& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);
@@ -219,9 +236,9 @@ int main(int argc, char** argv) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return Fail("sluice run did not exit 0");
 
   // Freshness from the snapshots' commit times and offsets.
-  auto catalog = sluice::catalog::OpenCatalog(wh + "/catalog.db");
+  auto catalog = sluice::catalog::OpenCatalog("sqlite:" + catalog_uri);
   if (!catalog.ok()) return Fail(catalog.status().ToString());
-  auto io = sluice::MakeLocalFileIO();
+  auto io = sluice::MakeStorageFileIO();
   auto table = sluice::catalog::Table::Load(**catalog, *io, {{"lake"}, "events"});
   if (!table.ok()) return Fail(table.status().ToString());
   std::vector<std::pair<int64_t, int64_t>> commits;  // (offset, time)
