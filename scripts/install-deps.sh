@@ -12,7 +12,7 @@ APT_PACKAGES=(
   libpq-dev postgresql
   python3-avro
   libcpp-httplib-dev libbrotli-dev libssl-dev librdkafka-dev kcat prometheus curl
-  libre2-dev librocksdb-dev libcurl4-openssl-dev libpugixml-dev
+  libre2-dev librocksdb-dev libcurl4-openssl-dev libpugixml-dev chromium
 )
 # The base image may bring Node.js (with npm) from another repository; only
 # install Debian's when there is none, since Debian's npm conflicts with it.

@@ -10,12 +10,41 @@
 
 namespace sluice::maintenance {
 
+namespace {
+
+constexpr size_t kRecentSnapshots = 8;
+
+int64_t SummaryCount(const iceberg::Snapshot& s, const char* key) {
+  auto it = s.summary.find(key);
+  return it == s.summary.end() ? 0 : std::strtoll(it->second.c_str(), nullptr, 10);
+}
+
+std::vector<RecentSnapshot> RecentSnapshots(const iceberg::TableMetadata& md, size_t n) {
+  std::vector<const iceberg::Snapshot*> by_time;
+  for (const iceberg::Snapshot& s : md.snapshots) by_time.push_back(&s);
+  std::sort(by_time.begin(), by_time.end(), [](auto* a, auto* b) {
+    return a->timestamp_ms != b->timestamp_ms ? a->timestamp_ms > b->timestamp_ms
+                                              : a->sequence_number > b->sequence_number;
+  });
+  std::vector<RecentSnapshot> out;
+  for (size_t i = 0; i < by_time.size() && i < n; ++i) {
+    const iceberg::Snapshot& s = *by_time[i];
+    out.push_back({s.snapshot_id, s.timestamp_ms, s.operation(), SummaryCount(s, "added-records"),
+                   SummaryCount(s, "deleted-records"), SummaryCount(s, "added-data-files"),
+                   SummaryCount(s, "deleted-data-files")});
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& policy) {
   const iceberg::TableMetadata& md = table.metadata();
   TableHealth h;
   h.snapshots = static_cast<int64_t>(md.snapshots.size());
   h.metadata_log = static_cast<int64_t>(md.metadata_log.size());
   h.snapshot_id = md.current_snapshot_id;
+  h.recent = RecentSnapshots(md, kRecentSnapshots);
   if (!h.snapshot_id) return h;
   ASSIGN_OR_RETURN(ManifestCount manifests, CountManifests(table));
   h.manifests = manifests.all;

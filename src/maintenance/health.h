@@ -32,6 +32,14 @@ struct PartitionHealth {
   bool due() const { return due_files > 0 || mostly_deleted_files > 0; }
 };
 
+// A snapshot as the status shows it: newest first in TableHealth::recent.
+struct RecentSnapshot {
+  int64_t snapshot_id = 0;
+  int64_t timestamp_ms = 0;
+  std::string operation;  // append, overwrite, delete, replace
+  int64_t added_records = 0, deleted_records = 0, added_files = 0, removed_files = 0;
+};
+
 struct TableHealth {
   std::optional<int64_t> snapshot_id;  // the current snapshot assessed (none: empty table)
   int64_t snapshots = 0;               // in the metadata
@@ -45,6 +53,7 @@ struct TableHealth {
   int64_t max_partition_files = 0;   // data files of the worst partition
   // Partitions above policy.max_files_per_partition with files due (due_files).
   int64_t partitions_over_slo = 0;
+  std::vector<RecentSnapshot> recent;  // the newest few snapshots, newest first
 };
 
 // Reads the current snapshot's manifests of `table` (as loaded: no refresh)

@@ -114,6 +114,7 @@ class Runtime : public server::IngestTarget {
   struct Running;
   struct Snapshot;
   static Snapshot Numbers(const Running& r);
+  static int64_t LagRecords(const Snapshot& s);
 
   Runtime(catalog::Catalog& catalog, FileIO& io, RuntimeOptions options);
   // Step 1 of Setup (and all of Check): the sources by name, once all is checked.

@@ -68,6 +68,8 @@ struct Runtime::Running {
                 *state_memory = nullptr, *state_spills = nullptr, *key_index_keys = nullptr;
   server::Counter* restarts_total = nullptr;
   server::Histogram *commit_seconds = nullptr, *checkpoint_seconds = nullptr;
+  // The last checkpoint's duration, for /v1/status (the histogram holds all).
+  std::atomic<double> last_checkpoint_seconds{0};
 };
 
 }  // namespace sluice::runtime

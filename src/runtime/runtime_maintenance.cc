@@ -175,11 +175,15 @@ class Runtime::Maintenance : public maintenance::Observer {
     Add(expired_, table, static_cast<int64_t>(r.expired.size()));
     Add(deleted_, table, r.deleted);
     Observe(table, "expire", seconds);
+    std::lock_guard<std::mutex> lock(mu_);
+    tables_[table].snapshots_expired += static_cast<int64_t>(r.expired.size());
   }
 
   void OnOrphansRemoved(const std::string& table, const OrphanResult& r, double seconds) override {
     Add(orphans_, table, r.deleted);
     Observe(table, "orphans", seconds);
+    std::lock_guard<std::mutex> lock(mu_);
+    tables_[table].orphans_removed += r.deleted;
   }
 
   void OnManifestsRewritten(const std::string& table, const maintenance::ManifestRewriteResult& r,
@@ -230,6 +234,17 @@ class Runtime::Maintenance : public maintenance::Observer {
                            {"data_bytes", p.data_bytes}});
         }
         j["worst_partitions"] = std::move(worst);
+        nlohmann::json recent = nlohmann::json::array();
+        for (const maintenance::RecentSnapshot& s : h.recent) {
+          recent.push_back({{"snapshot_id", std::to_string(s.snapshot_id)},
+                            {"timestamp_ms", s.timestamp_ms},
+                            {"operation", s.operation},
+                            {"added_records", s.added_records},
+                            {"deleted_records", s.deleted_records},
+                            {"added_files", s.added_files},
+                            {"removed_files", s.removed_files}});
+        }
+        j["recent_snapshots"] = std::move(recent);
       }
       if (t.policy) {
         j["slo_max_files_per_partition"] = t.policy->max_files_per_partition;
@@ -238,6 +253,8 @@ class Runtime::Maintenance : public maintenance::Observer {
       j["slo_breached"] = t.breached;
       j["commit_slowdown"] = t.slowdown;
       j["compactions"] = t.compactions;
+      j["snapshots_expired"] = t.snapshots_expired;
+      j["orphans_removed"] = t.orphans_removed;
       if (!t.last_error.empty()) j["last_error"] = t.last_error;
       out.push_back(std::move(j));
     }
@@ -255,6 +272,8 @@ class Runtime::Maintenance : public maintenance::Observer {
     int64_t slowdown = 1;
     int64_t slowdown_changed_ms = 0;
     int64_t compactions = 0;
+    int64_t snapshots_expired = 0;
+    int64_t orphans_removed = 0;
     std::string last_error;
   };
 

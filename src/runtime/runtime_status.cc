@@ -115,9 +115,10 @@ Status Runtime::RegisterPipelineMetrics(Running* r, PipelineOptions& o) {
   r->table = o.target.ToString();
   server::Histogram* commit = r->commit_seconds;
   server::Histogram* checkpoint = r->checkpoint_seconds;
-  o.on_checkpoint = [commit, checkpoint](const CheckpointReport& c) {
+  o.on_checkpoint = [commit, checkpoint, r](const CheckpointReport& c) {
     commit->Observe(c.commit_seconds);
     checkpoint->Observe(c.checkpoint_seconds);
+    r->last_checkpoint_seconds = c.checkpoint_seconds;
   };
   auto s = streams_.find(o.source_name);
   if (s != streams_.end() && s->second->records_in == nullptr) {
@@ -191,6 +192,13 @@ Runtime::Snapshot Runtime::Numbers(const Running& r) {
   return n;
 }
 
+// Records the source holds that the table does not yet: the source's own lag
+// plus what was read but not committed (nor dead-lettered) yet.
+int64_t Runtime::LagRecords(const Snapshot& s) {
+  int64_t in_flight = s.records_in - s.records_committed - s.dead_letters;
+  return s.source_lag + std::max<int64_t>(0, in_flight);
+}
+
 void Runtime::RefreshMetrics() {
   const int64_t now = iceberg::NowMillis();
   for (auto& r : pipelines_) {
@@ -201,8 +209,7 @@ void Runtime::RefreshMetrics() {
     SyncCounter(r->dead_letters, s.dead_letters);
     SyncCounter(r->commits, s.commits);
     SyncCounter(r->commit_failures, s.commit_failures);
-    int64_t in_flight = s.records_in - s.records_committed - s.dead_letters;
-    int64_t lag = s.source_lag + std::max<int64_t>(0, in_flight);
+    int64_t lag = LagRecords(s);
     r->lag_records->Set(static_cast<double>(lag));
     int64_t newest = s.newest_committed_ingest_ms;
     int64_t since = newest > 0 ? newest : started_ms_;
@@ -301,7 +308,9 @@ std::string Runtime::StatusJson() {
     p["commit_failures"] = s.commit_failures;
     p["committed_offset"] = r->committed_offset.load();
     p["source_lag_records"] = s.source_lag;
-    p["last_commit_seconds"] = s.last_commit_micros / 1e6;
+    p["lag_records"] = LagRecords(s);
+    p["last_commit_seconds"] = s.last_commit_micros / 1e6;             // its catalog commit
+    p["last_checkpoint_seconds"] = r->last_checkpoint_seconds.load();  // all of it
     if (r->options.aggregate) {
       p["state"] = {{"groups", s.state_groups},
                     {"memory_bytes", s.state_memory},

@@ -16,8 +16,8 @@
 namespace sluice::server::internal {
 
 // Routes as the metrics label them.
-enum class Route { kRecords, kMetrics, kStatus, kHealthz, kOther };
-constexpr int kRouteCount = 5;
+enum class Route { kRecords, kMetrics, kStatus, kHealthz, kDashboard, kOther };
+constexpr int kRouteCount = static_cast<int>(Route::kOther) + 1;
 std::string_view RouteName(Route route);
 Route RouteOf(std::string_view path);
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "server/dashboard.h"
 #include "server/http_internal.h"
 
 namespace sluice::server::internal {
@@ -16,6 +17,7 @@ std::string_view RouteName(Route route) {
     case Route::kMetrics: return "metrics";
     case Route::kStatus: return "status";
     case Route::kHealthz: return "healthz";
+    case Route::kDashboard: return "dashboard";
     case Route::kOther: return "other";
   }
   return "other";
@@ -25,6 +27,7 @@ Route RouteOf(std::string_view p) {
   if (p == "/metrics") return Route::kMetrics;
   if (p == "/v1/status") return Route::kStatus;
   if (p == "/healthz") return Route::kHealthz;
+  if (FindDashboardAsset(p)) return Route::kDashboard;
   if (p.starts_with("/v1/streams/") && p.ends_with("/records")) return Route::kRecords;
   return Route::kOther;
 }
@@ -139,7 +142,12 @@ std::string WithoutPaths(std::string_view message) {
 
 bool Router::Authorized(const HttpRequest& req) const {
   if (options_.bearer_token.empty()) return true;
-  if ((req.method == "GET" || req.method == "HEAD") && req.path == "/healthz") return true;
+  // The health check and the dashboard's static assets need no token (the
+  // page asks for one to read /v1/status).
+  if ((req.method == "GET" || req.method == "HEAD") &&
+      (req.path == "/healthz" || RouteOf(req.path) == Route::kDashboard)) {
+    return true;
+  }
   std::string given = req.Get("authorization");
   // The scheme is case-insensitive (RFC 9110); the token is compared in constant time
   // in its content.
@@ -161,7 +169,8 @@ std::optional<HttpResponse> Router::Unrouted(const HttpRequest& req) const {
   Route route = RouteOf(req.path);
   if (route == Route::kRecords && StreamOfPath(req.path)) {
     allow = "POST";
-  } else if (route == Route::kMetrics || route == Route::kStatus || route == Route::kHealthz) {
+  } else if (route == Route::kMetrics || route == Route::kStatus || route == Route::kHealthz ||
+             route == Route::kDashboard) {
     allow = "GET, HEAD";
   }
   bool get = req.method == "GET" || req.method == "HEAD";
@@ -219,7 +228,17 @@ HttpResponse Router::Handle(const HttpRequest& req) {
       } else {
         res.SetContent("ok", "text/plain");
       }
+      // Tells the dashboard to ask for a token before it reads /v1/status.
+      if (!options_.bearer_token.empty()) res.Set("X-Sluice-Auth", "bearer");
       return res;
+    case Route::kDashboard: {  // not timed
+      const DashboardAsset asset = *FindDashboardAsset(req.path);
+      res.SetContent(std::string(asset.content), std::string(asset.content_type));
+      res.Set("Content-Security-Policy", std::string(kDashboardCsp));
+      res.Set("X-Content-Type-Options", "nosniff");
+      res.Set("Cache-Control", "no-cache");
+      return res;
+    }
     case Route::kOther: break;
   }
   std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;

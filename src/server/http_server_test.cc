@@ -17,6 +17,7 @@
 
 #include "common/testing.h"
 #include "log/test_util.h"
+#include "server/dashboard.h"
 #include "server/metrics.h"
 #include "server/test_util.h"
 
@@ -304,8 +305,41 @@ TEST_F(HttpServerTest, BearerTokenIsRequiredExceptForHealthz) {
   auto health = cli.Get("/healthz");
   EXPECT_EQ(health->status, 200);
   EXPECT_EQ(health->body, "ok");
+  EXPECT_EQ(health->get_header_value("X-Sluice-Auth"), "bearer");  // the dashboard asks first
   cli.set_bearer_token_auth("s3cret");
   EXPECT_EQ(cli.Get("/metrics")->status, 200);
+}
+
+TEST_F(HttpServerTest, TheDashboardsAssetsAreServedWithoutATokenUnderAStrictPolicy) {
+  HttpServerOptions options;
+  options.bearer_token = "s3cret";
+  StartServer(options);
+  auto cli = Client();
+  struct Want {
+    const char* path;
+    const char* type;
+    const char* contains;
+  };
+  for (const Want& w : {Want{"/", "text/html; charset=utf-8", "<script src=\"/dashboard.js\""},
+                        Want{"/dashboard.js", "text/javascript; charset=utf-8", "/v1/status"},
+                        Want{"/dashboard.css", "text/css; charset=utf-8", ".card"}}) {
+    auto res = cli.Get(w.path);
+    ASSERT_TRUE(res) << w.path;
+    EXPECT_EQ(res->status, 200) << w.path;
+    EXPECT_EQ(res->get_header_value("Content-Type"), w.type) << w.path;
+    EXPECT_NE(res->body.find(w.contains), std::string::npos) << w.path;
+    EXPECT_EQ(res->get_header_value("Content-Security-Policy"), std::string(kDashboardCsp));
+    EXPECT_EQ(res->get_header_value("X-Content-Type-Options"), "nosniff");
+  }
+  EXPECT_EQ(cli.Get("/v1/status")->status, 401);      // the data still needs the token
+  EXPECT_EQ(cli.Get("/dashboard.map")->status, 401);  // only the assets go without a token
+  EXPECT_EQ(cli.Post("/", "", "text/plain")->status, 401);
+  cli.set_bearer_token_auth("s3cret");
+  EXPECT_EQ(cli.Get("/dashboard.map")->status, 404);
+  EXPECT_EQ(cli.Post("/", "", "text/plain")->status, 405);
+  server_.reset();
+  StartServer();  // no token: /healthz says none is needed
+  EXPECT_EQ(Client().Get("/healthz")->get_header_value("X-Sluice-Auth"), "");
 }
 
 TEST_F(HttpServerTest, ExpectContinueIsRefusedOrGrantedFromTheHeaders) {

@@ -1,0 +1,18 @@
+# cmake -DOUT=FILE -DDIR=DIR -P embed.cmake: writes a header holding the
+# dashboard's files as string constants (raw string literals).
+set(content "// Generated from src/server/dashboard/ by embed.cmake: do not edit.\n#pragma once\n#include <string_view>\nnamespace sluice::server::dashboard_assets {\n")
+foreach(pair "kIndexHtml=index.html" "kDashboardCss=dashboard.css" "kDashboardJs=dashboard.js")
+  string(REPLACE "=" ";" parts "${pair}")
+  list(GET parts 0 name)
+  list(GET parts 1 file)
+  file(READ "${DIR}/${file}" text)
+  string(FIND "${text}" ")asset\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${file} contains the raw string delimiter )asset\"")
+  endif()
+  string(APPEND content "inline constexpr std::string_view ${name} = R\"asset(${text})asset\";\n")
+endforeach()
+string(APPEND content "}  // namespace sluice::server::dashboard_assets\n")
+file(WRITE "${OUT}.tmp" "${content}")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
+file(REMOVE "${OUT}.tmp")
