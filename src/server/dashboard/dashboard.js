@@ -195,6 +195,7 @@ function render(status) {
   fill('pipelines', status.pipelines || [], p => pipelineCard(p, now), 'No pipelines.')
   fill('tables', status.tables || [], tableCard, 'No table assessed yet.')
   fill('streams', status.streams || [], streamCard, 'No HTTP streams.')
+  document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1)
 }
 
 async function poll() {
