@@ -39,7 +39,10 @@ for attempt in 1 2 3 4 5; do
   done
   if kill -0 "$PID" 2>/dev/null && curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then
     export SLUICE_TEST_S3_ENDPOINT="http://127.0.0.1:$PORT"
-    export AWS_ENDPOINT_URL="$SLUICE_TEST_S3_ENDPOINT"
+    export AWS_ENDPOINT_URL="$SLUICE_TEST_S3_ENDPOINT" AWS_ENDPOINT_URL_S3="$SLUICE_TEST_S3_ENDPOINT"
+    # (nothing of the developer's own AWS setup may reach the tests)
+    unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION
+    export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
     export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER AWS_REGION=us-east-1
     if [ -n "${SLUICE_S3_FAULT_RATE:-}" ]; then
       "${SLUICE_S3_FAULT_PROXY:?SLUICE_S3_FAULT_RATE needs SLUICE_S3_FAULT_PROXY}" \
@@ -47,6 +50,7 @@ for attempt in 1 2 3 4 5; do
       PROXY_PID=$!
       for _ in $(seq 1 100); do [ -s "$D/proxy" ] && break; sleep 0.05; done
       AWS_ENDPOINT_URL=$(head -n1 "$D/proxy")
+      AWS_ENDPOINT_URL_S3=$AWS_ENDPOINT_URL
       [ -n "$AWS_ENDPOINT_URL" ] || { echo "with_s3: the fault proxy did not start"; exit 1; }
       echo "with_s3: through a proxy failing ${SLUICE_S3_FAULT_RATE} of requests at $AWS_ENDPOINT_URL"
     fi

@@ -64,6 +64,14 @@ Result<std::unique_ptr<Table>> Table::Load(Catalog& catalog, FileIO& io, const T
   return t;
 }
 
+Result<std::unique_ptr<Table>> Table::Register(Catalog& catalog, FileIO& io,
+                                               const TableIdent& ident,
+                                               const std::string& location) {
+  ASSIGN_OR_RETURN(auto table, LoadFromMetadataFile(io, location));
+  RETURN_IF_ERROR(catalog.CreateTable(ident, location));
+  return Load(catalog, io, ident);
+}
+
 Result<std::unique_ptr<Table>> Table::LoadFromMetadataFile(FileIO& io, const std::string& path) {
   std::unique_ptr<Table> t(new Table(nullptr, &io, TableIdent{{}, path}));
   RETURN_IF_ERROR(t->LoadMetadata(path));

@@ -98,6 +98,12 @@ class Table {
   static Result<std::unique_ptr<Table>> Load(Catalog& catalog, FileIO& io, const TableIdent& ident);
   // A table read straight from a metadata file (no catalog; read-only).
   static Result<std::unique_ptr<Table>> LoadFromMetadataFile(FileIO& io, const std::string& path);
+  // Adopts a table another writer made: the catalog names `ident` after its
+  // metadata file `location` (checked to be a table's metadata, readable
+  // here); nothing is copied. kAlreadyExists if the name is taken.
+  static Result<std::unique_ptr<Table>> Register(Catalog& catalog, FileIO& io,
+                                                 const TableIdent& ident,
+                                                 const std::string& location);
 
   const TableIdent& ident() const { return ident_; }
   const iceberg::TableMetadata& metadata() const { return *metadata_; }

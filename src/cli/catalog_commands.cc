@@ -158,10 +158,8 @@ Status RegisterTable(const TableArgs& a) {
     location = "file://" + std::filesystem::absolute(location).lexically_normal().string();
   }
   location = UnapplyRemap(location, GlobalRemaps());
-  // It must be a table's metadata, readable here, before the catalog names it.
-  ASSIGN_OR_RETURN(auto t, catalog::Table::LoadFromMetadataFile(StorageIO(), location));
   ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
-  RETURN_IF_ERROR(cat->CreateTable(ident, location));
+  ASSIGN_OR_RETURN(auto t, catalog::Table::Register(*cat, StorageIO(), ident, location));
   const auto& md = t->metadata();
   std::printf("registered %s: format v%d, %zu snapshots, location %s\n", ident.ToString().c_str(),
               md.format_version, md.snapshots.size(), md.location.c_str());

@@ -15,6 +15,7 @@ void RegisterCatalogCommands(CLI::App& app, int* exit_code);  // namespace, tabl
 void RegisterScanCommand(CLI::App& app, int* exit_code);
 void RegisterTableWriteCommands(CLI::App& app, int* exit_code);   // after catalog commands
 void RegisterRunCommand(CLI::App& app, int* exit_code);           // sluice run FILE.sql
+void RegisterServeCommand(CLI::App& app, int* exit_code);         // sluice serve
 void RegisterMaintenanceCommands(CLI::App& app, int* exit_code);  // after catalog commands
 void RegisterChangesCommand(CLI::App& app, int* exit_code);       // after catalog commands
 

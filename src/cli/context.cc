@@ -1,5 +1,8 @@
 #include "cli/context.h"
 
+#include <signal.h>
+
+#include <atomic>
 #include <filesystem>
 
 #include "io/remap_file_io.h"
@@ -8,6 +11,22 @@
 namespace sluice::cli {
 
 namespace fs = std::filesystem;
+
+namespace {
+std::atomic<int> g_stop_signal{0};
+void OnStopSignal(int sig) { g_stop_signal.store(sig); }
+}  // namespace
+
+void CatchStopSignals() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+int StopSignal() { return g_stop_signal.load(); }
 
 GlobalOptions& Globals() {
   static GlobalOptions options;
@@ -119,7 +138,7 @@ Result<std::unique_ptr<catalog::Table>> OpenTable(const std::string& name) {
   std::error_code ec;
   if (name.find('/') != std::string::npos || fs::exists(name, ec)) {
     std::string path = name;
-    if (!path.ends_with(".metadata.json")) {
+    if (!path.ends_with(".metadata.json") && !fs::is_regular_file(path, ec)) {
       ASSIGN_OR_RETURN(path, CurrentMetadataFile(path));
     }
     return catalog::Table::LoadFromMetadataFile(StorageIO(), path);

@@ -36,6 +36,11 @@ std::string WarehousePath();
 // Where stream logs and pipeline journals live: always local disk.
 Result<std::string> StateDir();
 
+// SIGTERM and SIGINT set StopSignal() (and SIGPIPE is ignored): for the
+// commands that serve until stopped (run, serve).
+void CatchStopSignals();
+int StopSignal();  // 0 until a stop signal arrived
+
 // Loads a table by catalog name ("db.events"), or — when `name` is a path to a
 // table folder or a metadata JSON file — read-only from that file.
 Result<std::unique_ptr<catalog::Table>> OpenTable(const std::string& name);

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterMaintenanceCommands(app, &exit_code);
   sluice::cli::RegisterChangesCommand(app, &exit_code);
   sluice::cli::RegisterRunCommand(app, &exit_code);
+  sluice::cli::RegisterServeCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

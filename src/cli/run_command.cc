@@ -1,7 +1,6 @@
 // `sluice run FILE.sql`: creates what the script defines, runs its pipelines
 // and serves HTTP ingest until SIGTERM/SIGINT, then takes a final checkpoint
 // and exits 0 (docs/pipelines.md).
-#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -12,14 +11,12 @@
 #include "cli/context.h"
 #include "pipeline/bind.h"
 #include "pipeline/dead_letter_replay.h"
+#include "rest/rest_catalog.h"
 #include "runtime/runtime.h"
 #include "sql/parser.h"
 
 namespace sluice::cli {
 namespace {
-
-std::atomic<int> g_signal{0};
-void OnSignal(int sig) { g_signal.store(sig); }
 
 struct RunArgs {
   std::string file;
@@ -42,6 +39,9 @@ Status Run(const RunArgs& a) {
   o.warehouse = WarehousePath();
   ASSIGN_OR_RETURN(o.state_dir, StateDir());
   o.listen = a.listen;
+  // The warehouse's catalog over the Iceberg REST protocol, on the same port.
+  rest::RestCatalogHandler catalog_routes(*cat, StorageIO(), o.warehouse);
+  o.routes = &catalog_routes;
   o.max_lag_records = a.max_lag_records;
   o.bounded = a.bounded;
   o.maintenance = !a.no_maintenance;
@@ -56,12 +56,7 @@ Status Run(const RunArgs& a) {
     return Status::OK();
   }
 
-  struct sigaction sa = {};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  CatchStopSignals();
 
   auto rt = runtime::Runtime::Make(*cat, StorageIO(), o, *script);
   if (!rt.ok()) return rt.status().WithContext(a.file);
@@ -72,14 +67,14 @@ Status Run(const RunArgs& a) {
   }
   std::fprintf(stderr, "sluice: running %s (SIGTERM or Ctrl-C stops after a final checkpoint)\n",
                a.file.c_str());
-  while (g_signal.load() == 0 && !(*rt)->stopping() && !(*rt)->finished()) {
+  while (StopSignal() == 0 && !(*rt)->stopping() && !(*rt)->finished()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   (*rt)->RequestStop();
   Status st = (*rt)->Wait();
   if (st.ok()) {
     std::fprintf(stderr, "sluice: %s\n",
-                 (*rt)->finished() && g_signal.load() == 0 && a.bounded
+                 (*rt)->finished() && StopSignal() == 0 && a.bounded
                      ? "bounded run complete: every source read to its end and committed"
                      : "stopped after a final checkpoint");
   }
@@ -121,7 +116,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "run", "Run the pipelines of a SQL file (CREATE TABLE/SOURCE/PIPELINE) until SIGTERM");
   cmd->add_option("file", args->file, "SQL script")->required();
   cmd->add_option("--listen", args->listen,
-                  "Serve HTTP ingest, /metrics and /v1/status on HOST:PORT (port 0: any)");
+                  "Serve HTTP ingest, /metrics, /v1/status, the dashboard (/) and the Iceberg "
+                  "REST catalog (/v1/config, /v1/namespaces...) on HOST:PORT (port 0: any)");
   cmd->add_option("--token-env", args->token_env,
                   "Environment variable holding the bearer token HTTP clients must send "
                   "(unset or empty: no authentication)");

@@ -1,5 +1,6 @@
 #include "io/remap_file_io.h"
 
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -88,9 +89,17 @@ class RemapFileIO : public FileIO {
   }
   std::vector<std::string> DeleteAll(const std::vector<std::string>& paths) override {
     std::vector<std::string> mapped;
-    mapped.reserve(paths.size());
-    for (const std::string& p : paths) mapped.push_back(ApplyRemap(p, remaps_));
-    return base_.DeleteAll(mapped);
+    std::map<std::string, std::string> original;
+    for (const std::string& p : paths) {
+      mapped.push_back(ApplyRemap(p, remaps_));
+      original[mapped.back()] = p;
+    }
+    std::vector<std::string> failures = base_.DeleteAll(mapped);
+    for (std::string& f : failures) {  // "PATH: reason", named by the caller's path
+      auto it = original.find(f.substr(0, f.find(": ")));
+      if (it != original.end()) f = it->second + f.substr(it->first.size());
+    }
+    return failures;
   }
   // Listed under the remap the prefix took, and named back through that one
   // alone (a prefix no remap holds is listed as it is).

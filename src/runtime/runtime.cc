@@ -253,16 +253,8 @@ Status Runtime::Start() {
   StartMaintenance();
   if (!options_.listen.empty()) {
     server::HttpServerOptions so;
-    auto colon = options_.listen.rfind(':');
-    if (colon == std::string::npos) {
-      return Status::Invalid("--listen '{}' is not host:port", options_.listen);
-    }
-    so.host = options_.listen.substr(0, colon);
-    char* end = nullptr;
-    so.port = static_cast<int>(std::strtol(options_.listen.c_str() + colon + 1, &end, 10));
-    if (*end != '\0' || so.port < 0 || so.port > 65535) {
-      return Status::Invalid("--listen '{}': bad port", options_.listen);
-    }
+    RETURN_IF_ERROR(server::ParseListen(options_.listen, &so));
+    so.routes = options_.routes;
     so.bearer_token = options_.bearer_token;
     so.max_body_bytes = options_.max_body_bytes;
     so.registry = &registry_;

@@ -57,6 +57,8 @@ struct RuntimeOptions {
   std::string warehouse;  // where new tables go
   std::string state_dir;  // stream logs and pipeline journals; default <warehouse>/_sluice
   std::string listen;     // "host:port" for HTTP; empty: no server
+  // More routes on that port (`sluice run` mounts the REST catalog); may be null.
+  server::RouteHandler* routes = nullptr;
   std::string bearer_token;
   int64_t max_lag_records = 1'000'000;
   int64_t max_body_bytes = 16 << 20;

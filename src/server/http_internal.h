@@ -16,10 +16,11 @@
 namespace sluice::server::internal {
 
 // Routes as the metrics label them.
-enum class Route { kRecords, kMetrics, kStatus, kHealthz, kDashboard, kOther };
+enum class Route { kRecords, kMetrics, kStatus, kHealthz, kDashboard, kCatalog, kOther };
 constexpr int kRouteCount = static_cast<int>(Route::kOther) + 1;
 std::string_view RouteName(Route route);
-Route RouteOf(std::string_view path);
+// The route of a path; kCatalog when `routes` (may be null) claims it.
+Route RouteOf(std::string_view path, const RouteHandler* routes = nullptr);
 
 // The server's request metrics. A series is created at its first use (route/code
 // pairs that never happen are not exported) and its handle cached, so counting is an
@@ -82,7 +83,9 @@ class Router {
   // The whole request's answer.
   HttpResponse Handle(const HttpRequest& req);
   // Counts an answer sent (path empty: a request that could not be parsed).
-  void Count(std::string_view path, int status) { metrics_.Count(RouteOf(path), status); }
+  void Count(std::string_view path, int status) {
+    metrics_.Count(RouteOf(path, options_.routes), status);
+  }
 
  private:
   bool Authorized(const HttpRequest& req) const;

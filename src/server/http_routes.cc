@@ -18,17 +18,19 @@ std::string_view RouteName(Route route) {
     case Route::kStatus: return "status";
     case Route::kHealthz: return "healthz";
     case Route::kDashboard: return "dashboard";
+    case Route::kCatalog: return "catalog";
     case Route::kOther: return "other";
   }
   return "other";
 }
 
-Route RouteOf(std::string_view p) {
+Route RouteOf(std::string_view p, const RouteHandler* routes) {
   if (p == "/metrics") return Route::kMetrics;
   if (p == "/v1/status") return Route::kStatus;
   if (p == "/healthz") return Route::kHealthz;
   if (FindDashboardAsset(p)) return Route::kDashboard;
   if (p.starts_with("/v1/streams/") && p.ends_with("/records")) return Route::kRecords;
+  if (routes != nullptr && routes->Claims(p)) return Route::kCatalog;
   return Route::kOther;
 }
 
@@ -166,7 +168,8 @@ bool Router::Authorized(const HttpRequest& req) const {
 
 std::optional<HttpResponse> Router::Unrouted(const HttpRequest& req) const {
   std::string_view allow;
-  Route route = RouteOf(req.path);
+  Route route = RouteOf(req.path, options_.routes);
+  if (route == Route::kCatalog) return std::nullopt;  // the handler answers every method
   if (route == Route::kRecords && StreamOfPath(req.path)) {
     allow = "POST";
   } else if (route == Route::kMetrics || route == Route::kStatus || route == Route::kHealthz ||
@@ -194,12 +197,13 @@ std::optional<HttpResponse> Router::OnHead(const HttpRequest& req) {
     return res;
   }
   if (auto refusal = Unrouted(req)) return refusal;
-  if (req.method != "POST" && req.announces_body) {
+  if (req.method != "POST" && req.announces_body &&
+      RouteOf(req.path, options_.routes) != Route::kCatalog) {
     HttpResponse res;
     SetError(res, 400, fmt::format("{} {} takes no body", req.method, req.path));
     return res;
   }
-  if (req.method == "POST") {
+  if (req.method == "POST" && RouteOf(req.path, options_.routes) == Route::kRecords) {
     HttpResponse res;
     IngestContext ctx{target_, options_.max_body_bytes};
     if (PrecheckIngest(ctx, *StreamOfPath(req.path), req, res) != 0) return res;
@@ -210,7 +214,7 @@ std::optional<HttpResponse> Router::OnHead(const HttpRequest& req) {
 HttpResponse Router::Handle(const HttpRequest& req) {
   HttpResponse res;
   if (auto refusal = Unrouted(req)) return *refusal;
-  Route route = RouteOf(req.path);
+  Route route = RouteOf(req.path, options_.routes);
   auto start = std::chrono::steady_clock::now();
   switch (route) {
     case Route::kRecords: {
@@ -239,6 +243,7 @@ HttpResponse Router::Handle(const HttpRequest& req) {
       res.Set("Cache-Control", "no-cache");
       return res;
     }
+    case Route::kCatalog: res = options_.routes->Handle(req); break;
     case Route::kOther: break;
   }
   std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;

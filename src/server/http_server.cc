@@ -276,6 +276,19 @@ void HttpServer::Impl::RefuseAtAccept(int fd, int status, std::string_view messa
   router_.Count("", status);
 }
 
+Status ParseListen(const std::string& listen, HttpServerOptions* options) {
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos) return Status::Invalid("--listen '{}' is not host:port", listen);
+  char* end = nullptr;
+  long port = std::strtol(listen.c_str() + colon + 1, &end, 10);
+  if (colon + 1 == listen.size() || *end != '\0' || port < 0 || port > 65535) {
+    return Status::Invalid("--listen '{}': bad port", listen);
+  }
+  options->host = listen.substr(0, colon);
+  options->port = static_cast<int>(port);
+  return Status::OK();
+}
+
 Result<std::unique_ptr<HttpServer>> HttpServer::Make(HttpServerOptions options,
                                                      IngestTarget* target) {
   if (target == nullptr) return Status::Invalid("http server: no ingest target");

@@ -27,6 +27,7 @@
 
 #include "common/status.h"
 #include "log/stream_log.h"
+#include "server/http_message.h"
 
 namespace sluice::server {
 
@@ -64,6 +65,17 @@ class IngestTarget {
   virtual std::optional<std::string> Unhealthy() { return std::nullopt; }
 };
 
+// More routes on the server's port (the Iceberg REST catalog): the handler
+// claims paths; the server authenticates (bearer token), reads the body (up to
+// max_body_bytes) and calls Handle on a worker thread. The handler answers
+// every method itself (405 included). Thread-safe; must outlive the server.
+class RouteHandler {
+ public:
+  virtual ~RouteHandler() = default;
+  virtual bool Claims(std::string_view path) const = 0;
+  virtual HttpResponse Handle(const HttpRequest& req) = 0;
+};
+
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;                       // 0: any free port; see HttpServer::port()
@@ -90,7 +102,13 @@ struct HttpServerOptions {
   // (sluice_http_requests_total{route,code}, sluice_http_request_duration_seconds{route}).
   // Must outlive the server.
   Registry* registry = nullptr;
+  // Optional: further routes (see RouteHandler).
+  RouteHandler* routes = nullptr;
 };
+
+// "host:port" (a listen option) into options.host and options.port, or a clear
+// error naming the option's value.
+Status ParseListen(const std::string& listen, HttpServerOptions* options);
 
 class HttpServer {
  public:

@@ -87,13 +87,13 @@ FaultProxy::~FaultProxy() {
   ::shutdown(listener_, SHUT_RDWR);
   acceptor_.join();
   ::close(listener_);
-  std::vector<std::thread> workers;
+  std::vector<Worker> workers;
   {
     std::lock_guard lock(mu_);
     for (int c : clients_) ::shutdown(c, SHUT_RDWR);
     workers.swap(workers_);
   }
-  for (auto& w : workers) w.join();
+  for (auto& w : workers) w.thread.join();
 }
 
 void FaultProxy::Fail(std::vector<Fault> faults) {
@@ -128,8 +128,18 @@ void FaultProxy::Accept() {
       continue;
     }
     std::lock_guard lock(mu_);
+    std::erase_if(workers_, [](Worker& w) {
+      if (!w.done->load()) return false;
+      w.thread.join();
+      return true;
+    });
     clients_.push_back(client);
-    workers_.emplace_back([this, client] { Serve(client); });
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    workers_.push_back({std::thread([this, client, done] {
+                          Serve(client);
+                          *done = true;
+                        }),
+                        done});
   }
 }
 
@@ -145,6 +155,10 @@ void FaultProxy::Serve(int client) {
     }
     if (fault == Fault::kInternalError) {
       if (!SendAll(client, ErrorAnswer(500, "Internal Server Error", "InternalError"))) break;
+      continue;
+    }
+    if (fault == Fault::kPreconditionFailed) {
+      if (!SendAll(client, ErrorAnswer(412, "Precondition Failed", "PreconditionFailed"))) break;
       continue;
     }
     if (fault == Fault::kReset) {

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
@@ -20,7 +21,9 @@
 
 namespace sluice::s3 {
 
-enum class Fault { kNone, kSlowDown, kInternalError, kReset, kCutBody };
+// (kPreconditionFailed, 412 as AWS answers a create of an existing key, is only
+// scripted, never random.)
+enum class Fault { kNone, kSlowDown, kInternalError, kReset, kCutBody, kPreconditionFailed };
 
 class FaultProxy {
  public:
@@ -53,8 +56,12 @@ class FaultProxy {
   double rate_ = 0;
   std::mt19937_64 rng_;
   std::thread acceptor_;
-  std::vector<std::thread> workers_;  // guarded by mu_
-  std::vector<int> clients_;          // guarded by mu_
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<Worker> workers_;  // guarded by mu_; finished ones joined as new ones start
+  std::vector<int> clients_;     // guarded by mu_
 };
 
 }  // namespace sluice::s3

@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   proxy.SetRandom(rate, seed);
   std::printf("%s\n", proxy.endpoint().c_str());
   std::fflush(stdout);
-  while (!g_stop) pause();
+  while (!g_stop) usleep(50 * 1000);
   std::fprintf(stderr, "sluice-s3-fault-proxy: %lld requests, %lld faults\n",
                static_cast<long long>(proxy.requests()), static_cast<long long>(proxy.faults()));
   return 0;

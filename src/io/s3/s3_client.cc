@@ -53,6 +53,25 @@ std::string Base64Md5(std::string_view data) {
   return std::string(reinterpret_cast<const char*>(out), n);
 }
 
+std::string HexMd5(std::string_view data) {
+  unsigned char digest[MD5_DIGEST_LENGTH];
+  EVP_Digest(data.data(), data.size(), digest, nullptr, EVP_md5(), nullptr);
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : digest) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+  return out;
+}
+
+std::string Unquoted(std::string_view etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return std::string(etag);
+}
+
 std::string XmlEscape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -242,7 +261,9 @@ void* S3Client::Acquire() {
       return c;
     }
   }
-  return curl_easy_init();
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) std::abort();  // out of memory in libcurl: nothing sensible left to do
+  return curl;
 }
 
 void S3Client::Release(void* curl) {
@@ -299,6 +320,7 @@ Result<S3Client::Response> S3Client::SendOnce(const Request& rq, void* handle,
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);  // keys may hold "/./" or "/../": send as signed
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_ms));
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout_ms));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
@@ -355,7 +377,7 @@ Result<S3Client::Response> S3Client::Send(const Request& rq, int* attempts) {
                             : fmt::format("HTTP {} {}: {}", status, e.code, e.message);
       retry = RetryableHttp(status, e);
       if (!retry) {
-        Count(&S3Counters::failures, 1);
+        if (status != 404 && status != 412) Count(&S3Counters::failures, 1);
         if (status == 404) {
           return Status(StatusCode::kNotFound,
                         fmt::format("{}: not found ({})", what, e.code.empty() ? "404" : e.code));
@@ -438,7 +460,18 @@ Status S3Client::Put(const std::string& bucket, const std::string& key, std::str
   rq.key = key;
   rq.body = body;
   if (if_none_match) rq.headers.emplace_back("if-none-match", "*");
-  return Send(rq).status();
+  Status st = Send(rq).status();
+  if (st.code() == StatusCode::kAlreadyExists) {
+    // A retry (ours, or curl's resend on a dead reused connection) of a write
+    // whose answer was lost finds the object it wrote: the same bytes (a
+    // single PUT's ETag is their MD5) mean it is ours.
+    auto info = Head(bucket, key);
+    if (info.ok() && info->size == static_cast<int64_t>(body.size()) &&
+        Unquoted(info->etag) == HexMd5(body)) {
+      return Status::OK();
+    }
+  }
+  return st;
 }
 
 Status S3Client::Delete(const std::string& bucket, const std::string& key) {
@@ -561,12 +594,16 @@ Status S3Client::CompleteUpload(const std::string& bucket, const std::string& ke
   rq.query = {{"uploadId", upload_id}};
   rq.body = body;
   if (if_none_match) rq.headers.emplace_back("if-none-match", "*");
-  int attempts = 0;
-  auto r = Send(rq, &attempts);
-  if (!r.ok() && r.status().code() == StatusCode::kNotFound && attempts > 1) {
-    // An earlier attempt may have completed the upload and lost its answer.
+  auto r = Send(rq);
+  if (!r.ok() && r.status().code() == StatusCode::kNotFound) {
+    // An earlier attempt (ours, or curl's resend on a dead reused connection)
+    // may have completed the upload and lost its answer: the object is there,
+    // of this size, with a multipart ETag of this many parts ("...-N").
     auto info = Head(bucket, key);
-    if (info.ok() && info->size == expected_size) return Status::OK();
+    if (info.ok() && info->size == expected_size &&
+        Unquoted(info->etag).ends_with(fmt::format("-{}", parts.size()))) {
+      return Status::OK();
+    }
   }
   return r.status();
 }

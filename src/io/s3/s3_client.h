@@ -65,7 +65,7 @@ struct CompletedPart {
 struct S3Counters {
   std::atomic<int64_t> requests{0};  // attempts sent, retries included
   std::atomic<int64_t> retries{0};
-  std::atomic<int64_t> failures{0};  // calls that ended in an error
+  std::atomic<int64_t> failures{0};  // calls that ended in an error (not 404/412 answers)
   std::atomic<int64_t> bytes_read{0};
   std::atomic<int64_t> bytes_written{0};
 };

@@ -184,8 +184,16 @@ class S3FileIO final : public FileIO {
           }
           continue;
         }
-        for (const std::string& f : *failed)
-          failures.push_back(fmt::format("s3://{}/{}", bucket, f));
+        // ("key: reason" from S3, named again by the caller's path)
+        std::map<std::string_view, std::string_view> path_of;
+        for (size_t i = at; i < end; ++i) path_of[objects[i].first] = objects[i].second;
+        for (const std::string& f : *failed) {
+          std::string_view key = std::string_view(f).substr(0, f.find(": "));
+          auto it = path_of.find(key);
+          failures.push_back(it == path_of.end()
+                                 ? fmt::format("s3://{}/{}", bucket, f)
+                                 : fmt::format("{}{}", it->second, f.substr(key.size())));
+        }
       }
     }
     return failures;

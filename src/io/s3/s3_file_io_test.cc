@@ -190,6 +190,22 @@ TEST_F(S3ServerTest, ThrottlingServerErrorsResetsAndCutBodiesAreRetried) {
   EXPECT_GE(client->counters().retries.load(), 6);
 }
 
+// AWS honours If-None-Match on a create; s3rver does not, so the proxy plays
+// AWS's 412 for the retry of a write whose answer was cut.
+TEST_F(S3ServerTest, ACreateWhoseAnswerWasLostIsRecognizedOnItsRetry) {
+  FaultProxy proxy(endpoint_);
+  auto io = MakeS3FileIO(MakeClient(proxy.endpoint()));
+  std::string data = Random(3000, 5);
+  proxy.Fail({Fault::kNone, Fault::kCutBody, Fault::kPreconditionFailed});  // HEAD, PUT, retry
+  ASSERT_OK(io->WriteFile(P("lost-answer"), data));
+  ASSERT_OK_AND_ASSIGN(std::string got, io_->ReadFile(P("lost-answer")));
+  EXPECT_TRUE(got == data);
+  // Another writer's object under the name: the 412 stands.
+  ASSERT_OK(io_->WriteFile(P("taken"), "someone else's"));
+  proxy.Fail({Fault::kNone, Fault::kPreconditionFailed});  // the check raced: HEAD said free
+  ASSERT_ERROR(io->WriteFile(P("taken"), data), StatusCode::kAlreadyExists, "taken");
+}
+
 TEST_F(S3ServerTest, RetriesEndInARetryableErrorNamingTheCallAndObject) {
   FaultProxy proxy(endpoint_);
   auto io = MakeS3FileIO(MakeClient(proxy.endpoint(), /*max_attempts=*/3));

@@ -71,7 +71,9 @@ Result<int64_t> IntOption(const Getenv& env, std::string_view name, int64_t fall
 }  // namespace
 
 std::string S3Options::BucketUrl(std::string_view bucket) const {
-  if (path_style) {
+  // A bucket name with dots does not match AWS's wildcard certificate as a
+  // virtual host: path style for it, as the AWS SDKs do.
+  if (path_style || (endpoint.empty() && bucket.find('.') != std::string_view::npos)) {
     std::string base =
         endpoint.empty() ? fmt::format("https://s3.{}.amazonaws.com", region) : endpoint;
     return fmt::format("{}/{}", base, bucket);
@@ -145,6 +147,10 @@ Result<S3Options> OptionsFromEnvironment(const Getenv& env) {
     if (e.rfind("http://", 0) != 0 && e.rfind("https://", 0) != 0) {
       return Status::Invalid("S3 endpoint '{}': expected http://HOST[:PORT] or https://...", e);
     }
+    // The scheme's default port: curl leaves it out of the Host header, and the
+    // signed host must be what is sent.
+    if (e.starts_with("http://") && e.ends_with(":80")) e.resize(e.size() - 3);
+    if (e.starts_with("https://") && e.ends_with(":443")) e.resize(e.size() - 4);
     o.endpoint = e;
     o.path_style = true;
   }

@@ -81,6 +81,25 @@ TEST_F(S3OptionsTest, AnEndpointOverrideIsAddressedPathStyle) {
   EXPECT_EQ(o.endpoint, "https://s3.example.com");
 }
 
+TEST_F(S3OptionsTest, DefaultPortsAndDottedBucketsAreAddressedAsCurlAndAwsNeed) {
+  vars_["AWS_ACCESS_KEY_ID"] = "K";
+  vars_["AWS_SECRET_ACCESS_KEY"] = "S";
+  vars_["AWS_ENDPOINT_URL"] = "https://minio:443/";
+  ASSERT_OK_AND_ASSIGN(S3Options o, OptionsFromEnvironment(Env()));
+  EXPECT_EQ(o.endpoint, "https://minio");  // the Host header curl sends, which is signed
+  vars_["AWS_ENDPOINT_URL"] = "http://minio:80";
+  ASSERT_OK_AND_ASSIGN(o, OptionsFromEnvironment(Env()));
+  EXPECT_EQ(o.endpoint, "http://minio");
+  vars_["AWS_ENDPOINT_URL"] = "http://minio:8080";
+  ASSERT_OK_AND_ASSIGN(o, OptionsFromEnvironment(Env()));
+  EXPECT_EQ(o.endpoint, "http://minio:8080");
+  vars_.erase("AWS_ENDPOINT_URL");
+  vars_["AWS_REGION"] = "eu-west-1";
+  ASSERT_OK_AND_ASSIGN(o, OptionsFromEnvironment(Env()));
+  EXPECT_EQ(o.BucketUrl("plain"), "https://plain.s3.eu-west-1.amazonaws.com");
+  EXPECT_EQ(o.BucketUrl("my.data"), "https://s3.eu-west-1.amazonaws.com/my.data");
+}
+
 TEST_F(S3OptionsTest, MissingCredentialsAndBadSettingsAreClearErrors) {
   ASSERT_ERROR(OptionsFromEnvironment(Env()), StatusCode::kInvalidArgument,
                "no credentials: set AWS_ACCESS_KEY_ID");

@@ -9,6 +9,7 @@ const HISTORY_MS = 5 * 60 * 1000
 const history = new Map()  // pipeline name -> [{t, committed, freshness, lag}]
 let token = sessionStorage.getItem('sluice-token') || ''
 let timer = null
+let generation = 0  // a new token starts a new polling loop; older ones stop
 
 const $ = id => document.getElementById(id)
 
@@ -86,19 +87,25 @@ function remember(p, now) {
   return h
 }
 
-// Committed records per second between consecutive polls.
-function rates(h) {
+// Committed records per second at each poll, over the window before it: at
+// least 5 s and two commit intervals, so commits landing between polls do not
+// make the rate jump between 0 and twice its value. A counter that went down
+// (the process restarted) restarts the window.
+function rates(h, windowMs) {
   const out = []
+  let from = 0
   for (let i = 1; i < h.length; i++) {
-    const dt = (h[i].t - h[i - 1].t) / 1000
-    out.push({ t: h[i].t, v: dt > 0 ? Math.max(0, h[i].committed - h[i - 1].committed) / dt : null })
+    if (h[i].committed < h[i - 1].committed) from = i
+    while (from < i - 1 && h[i].t - h[from + 1].t >= windowMs) from++
+    const dt = (h[i].t - h[from].t) / 1000
+    out.push({ t: h[i].t, v: dt > 0 && i > from ? (h[i].committed - h[from].committed) / dt : null })
   }
   return out
 }
 
 function pipelineCard(p, now) {
   const h = remember(p, now)
-  const r = rates(h)
+  const r = rates(h, Math.max(5000, 2 * (p.commit_interval_ms || 0)))
   const rate = r.length ? r[r.length - 1].v : null
   let badge = el('span', { class: 'badge good' }, 'running')
   if (p.retrying) badge = el('span', { class: 'badge warn' }, 'retrying')
@@ -114,8 +121,8 @@ function pipelineCard(p, now) {
       stat('commits', fmtInt(p.commits), 'commits'),
       stat('commit failures', fmtInt(p.commit_failures), 'commit_failures', p.commit_failures > 0 ? 'bad' : ''),
       stat('dead letters', fmtInt(p.dead_letters), 'dead_letters', p.dead_letters > 0 ? 'warn' : ''),
-      stat('checkpoint took', fmtSeconds(p.last_checkpoint_seconds), 'last_checkpoint_seconds'),
-      stat('commit took', fmtSeconds(p.last_commit_seconds), 'last_commit_seconds'),
+      stat('checkpoint took', p.commits > 0 ? fmtSeconds(p.last_checkpoint_seconds) : '–', 'last_checkpoint_seconds'),
+      stat('commit took', p.commits > 0 ? fmtSeconds(p.last_commit_seconds) : '–', 'last_commit_seconds'),
       stat('commit interval', fmtSeconds(p.commit_interval_ms / 1000), 'commit_interval'),
       stat('restarts', fmtInt(p.restarts), 'restarts', p.restarts > 0 ? 'warn' : ''),
       p.upserts ? stat('keys', fmtInt(p.upserts.keys), 'keys') : stat('read', fmtInt(p.records_read), 'records_read')),
@@ -198,7 +205,8 @@ function render(status) {
   document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1)
 }
 
-async function poll() {
+async function poll(gen = generation) {
+  if (gen !== generation) return
   try {
     const res = await fetch('/v1/status', {
       cache: 'no-store', headers: token ? { Authorization: 'Bearer ' + token } : {},
@@ -210,14 +218,16 @@ async function poll() {
       return  // polling resumes once a token is given
     }
     if (!res.ok) throw new Error(`/v1/status answered ${res.status}`)
-    render(await res.json())
+    const status = await res.json()
+    if (gen !== generation) return
+    render(status)
   } catch (e) {
     const state = $('state')
     state.textContent = 'unreachable'
     state.className = 'badge bad'
     $('updated').textContent = String(e.message || e)
   }
-  timer = setTimeout(poll, POLL_MS)
+  if (gen === generation) timer = setTimeout(() => poll(gen), POLL_MS)
 }
 
 // Asks for the token first when the server wants one (its /healthz says so),
@@ -243,6 +253,7 @@ $('token-form').addEventListener('submit', ev => {
   sessionStorage.setItem('sluice-token', token)
   $('token-form').hidden = true
   clearTimeout(timer)
+  generation++
   poll()
 })
 

@@ -1,0 +1,450 @@
+#include "rest/rest_catalog.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "catalog/table.h"
+
+namespace sluice::rest {
+namespace {
+
+using json = nlohmann::json;
+using server::HttpRequest;
+using server::HttpResponse;
+
+constexpr char kUnitSeparator = '\x1f';
+
+const char* const kEndpoints[] = {
+    "GET /v1/config",
+    "GET /v1/namespaces",
+    "POST /v1/namespaces",
+    "GET /v1/namespaces/{namespace}",
+    "HEAD /v1/namespaces/{namespace}",
+    "DELETE /v1/namespaces/{namespace}",
+    "GET /v1/namespaces/{namespace}/tables",
+    "GET /v1/namespaces/{namespace}/tables/{table}",
+    "HEAD /v1/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/namespaces/{namespace}/tables/{table}",
+    "POST /v1/namespaces/{namespace}/register",
+    "POST /v1/tables/rename",
+};
+
+HttpResponse Json(int status, const json& body) {
+  HttpResponse res;
+  res.status = status;
+  res.SetContent(body.dump(), "application/json");
+  return res;
+}
+
+HttpResponse NoContent() {
+  HttpResponse res;
+  res.status = 204;
+  return res;
+}
+
+HttpResponse Error(int status, std::string_view type, std::string_view message) {
+  return Json(status, {{"error", {{"message", message}, {"type", type}, {"code", status}}}});
+}
+
+// A catalog error as the spec names it; kNotFound as `not_found_type`.
+HttpResponse FromStatus(const Status& st, std::string_view not_found_type) {
+  switch (st.code()) {
+    case StatusCode::kNotFound: return Error(404, not_found_type, st.message());
+    case StatusCode::kAlreadyExists: return Error(409, "AlreadyExistsException", st.message());
+    case StatusCode::kConflict: return Error(409, "CommitFailedException", st.message());
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kCorruption: return Error(400, "BadRequestException", st.message());
+    case StatusCode::kNotImplemented:
+      return Error(406, "UnsupportedOperationException", st.message());
+    default: return Error(500, "InternalServerError", st.message());
+  }
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decodes one path segment or query value ('+' is a space in a query).
+std::optional<std::string> Decode(std::string_view s, bool query) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%') {
+      if (i + 2 >= s.size()) return std::nullopt;
+      int hi = HexValue(s[i + 1]);
+      int lo = HexValue(s[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (query && s[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> QueryParam(std::string_view query, std::string_view name) {
+  size_t at = 0;
+  while (at <= query.size()) {
+    size_t end = query.find('&', at);
+    if (end == std::string_view::npos) end = query.size();
+    std::string_view pair = query.substr(at, end - at);
+    size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == name) {
+      return Decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+// The levels of a namespace path segment ("a%1Fb").
+Result<std::vector<std::string>> ParseNamespace(std::string_view segment) {
+  auto decoded = Decode(segment, false);
+  if (!decoded) return Status::Invalid("namespace '{}': bad percent-encoding", segment);
+  std::vector<std::string> levels;
+  size_t at = 0;
+  while (true) {
+    size_t end = decoded->find(kUnitSeparator, at);
+    levels.push_back(decoded->substr(at, end == std::string::npos ? std::string::npos : end - at));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  for (const std::string& level : levels)
+    RETURN_IF_ERROR(catalog::ValidateNamePart(level, "namespace"));
+  return levels;
+}
+
+Result<std::vector<std::string>> NamespaceOf(const json& j, std::string_view what) {
+  if (!j.is_array() || j.empty()) {
+    return Status::Invalid("{}: expected a non-empty array of namespace levels", what);
+  }
+  std::vector<std::string> levels;
+  for (const json& level : j) {
+    if (!level.is_string()) return Status::Invalid("{}: namespace levels are strings", what);
+    levels.push_back(level.get<std::string>());
+    RETURN_IF_ERROR(catalog::ValidateNamePart(levels.back(), "namespace"));
+  }
+  return levels;
+}
+
+Result<catalog::TableIdent> IdentOf(const json& j, std::string_view what) {
+  if (!j.is_object() || !j.contains("namespace") || !j.contains("name") || !j["name"].is_string()) {
+    return Status::Invalid("{}: expected {{\"namespace\": [...], \"name\": \"...\"}}", what);
+  }
+  catalog::TableIdent ident;
+  ASSIGN_OR_RETURN(ident.ns, NamespaceOf(j["namespace"], what));
+  ident.name = j["name"].get<std::string>();
+  RETURN_IF_ERROR(catalog::ValidateNamePart(ident.name, "table"));
+  return ident;
+}
+
+Result<json> BodyJson(const HttpRequest& req) {
+  json j = json::parse(req.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::Invalid("{} {}: the body is not a JSON object", req.method, req.path);
+  }
+  return j;
+}
+
+std::vector<std::string_view> Segments(std::string_view path) {
+  std::vector<std::string_view> out;
+  size_t at = 0;
+  while (at < path.size()) {
+    size_t end = path.find('/', at);
+    if (end == std::string_view::npos) end = path.size();
+    out.push_back(path.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view allow) {
+  HttpResponse res =
+      Error(405, "MethodNotAllowedException",
+            fmt::format("{} {}: method not allowed (allowed: {})", req.method, req.path, allow));
+  res.Set("Allow", std::string(allow));
+  return res;
+}
+
+}  // namespace
+
+bool RestCatalogHandler::Claims(std::string_view path) const {
+  for (std::string_view root :
+       {"/v1/config", "/v1/namespaces", "/v1/tables/", "/v1/transactions/", "/v1/oauth/"}) {
+    if (path == root || path.starts_with(root.ends_with('/') ? root : std::string(root) + "/")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+HttpResponse RestCatalogHandler::Handle(const HttpRequest& req) {
+  std::vector<std::string_view> seg = Segments(std::string_view(req.path).substr(4));  // "/v1/"
+  const std::string& m = req.method;
+  auto body = [&]() { return BodyJson(req); };
+
+  if (seg.size() == 1 && seg[0] == "config") {
+    if (m != "GET") return MethodNotAllowed(req, "GET");
+    json endpoints = json::array();
+    for (const char* e : kEndpoints) endpoints.push_back(e);
+    return Json(
+        200,
+        {{"defaults", json::object()}, {"overrides", json::object()}, {"endpoints", endpoints}});
+  }
+  if (seg.size() == 2 && seg[0] == "tables" && seg[1] == "rename") {
+    if (m != "POST") return MethodNotAllowed(req, "POST");
+    auto j = body();
+    if (!j.ok()) return FromStatus(j.status(), "");
+    auto from = IdentOf((*j)["source"], "source");
+    auto to = IdentOf((*j)["destination"], "destination");
+    if (!from.ok()) return FromStatus(from.status(), "");
+    if (!to.ok()) return FromStatus(to.status(), "");
+    if (auto missing = RequireNamespace(to->ns)) return *missing;
+    Status st = catalog_.RenameTable(*from, *to);
+    return st.ok() ? NoContent() : FromStatus(st, "NoSuchTableException");
+  }
+  if (seg.empty() || seg[0] != "namespaces") {
+    return Error(406, "UnsupportedOperationException",
+                 fmt::format("{} {}: not supported by this catalog (GET /v1/config lists what is)",
+                             req.method, req.path));
+  }
+  if (seg.size() == 1) {
+    if (m == "GET") return ListNamespaces(req);
+    if (m == "POST") return CreateNamespace(req);
+    return MethodNotAllowed(req, "GET, POST");
+  }
+  auto ns = ParseNamespace(seg[1]);
+  if (!ns.ok()) return FromStatus(ns.status(), "");
+  if (seg.size() == 2) {
+    if (m == "GET" || m == "HEAD") return LoadNamespace(*ns, m == "HEAD");
+    if (m == "DELETE") return DropNamespace(*ns);
+    return MethodNotAllowed(req, "GET, HEAD, DELETE");
+  }
+  if (seg.size() == 3 && seg[2] == "tables") {
+    if (m == "GET") return ListTables(*ns);
+    if (m == "POST") {
+      return Error(406, "UnsupportedOperationException",
+                   "creating tables through the REST catalog is not supported yet (use sluice "
+                   "table create, or register an existing table)");
+    }
+    return MethodNotAllowed(req, "GET");
+  }
+  if (seg.size() == 3 && seg[2] == "register") {
+    if (m != "POST") return MethodNotAllowed(req, "POST");
+    return RegisterTable(*ns, req);
+  }
+  if (seg.size() == 4 && seg[2] == "tables") {
+    auto name = Decode(seg[3], false);
+    if (!name) return Error(400, "BadRequestException", "table name: bad percent-encoding");
+    Status valid = catalog::ValidateNamePart(*name, "table");
+    if (!valid.ok()) return FromStatus(valid, "");
+    catalog::TableIdent ident{*ns, *name};
+    if (m == "GET" || m == "HEAD") return LoadTable(ident, req, m == "HEAD");
+    if (m == "DELETE") return DropTable(ident, req);
+    if (m == "POST") {
+      return Error(406, "UnsupportedOperationException",
+                   "table commits through the REST catalog are not supported yet");
+    }
+    return MethodNotAllowed(req, "GET, HEAD, DELETE");
+  }
+  return Error(404, "NoSuchRouteException", fmt::format("{} {}: no such route", m, req.path));
+}
+
+HttpResponse RestCatalogHandler::ListNamespaces(const HttpRequest& req) {
+  std::vector<std::string> parent;
+  if (auto p = QueryParam(req.query, "parent"); p && !p->empty()) {
+    auto levels = ParseNamespace(*p);  // (decoded once already: a literal 0x1F splits)
+    if (!levels.ok()) return FromStatus(levels.status(), "");
+    parent = *levels;
+  }
+  auto all = catalog_.ListNamespaces();
+  if (!all.ok()) return FromStatus(all.status(), "");
+  std::set<std::vector<std::string>> children;
+  bool parent_seen = parent.empty();
+  for (const auto& ns : *all) {
+    if (ns.size() < parent.size() || !std::equal(parent.begin(), parent.end(), ns.begin())) {
+      continue;
+    }
+    parent_seen = true;
+    if (ns.size() > parent.size()) {
+      children.insert(std::vector<std::string>(ns.begin(), ns.begin() + parent.size() + 1));
+    }
+  }
+  if (!parent_seen) {
+    return Error(404, "NoSuchNamespaceException",
+                 fmt::format("namespace {} does not exist", catalog::JoinNamespace(parent)));
+  }
+  json out = json::array();
+  for (const auto& c : children) out.push_back(c);
+  return Json(200, {{"namespaces", out}});
+}
+
+HttpResponse RestCatalogHandler::CreateNamespace(const HttpRequest& req) {
+  auto j = BodyJson(req);
+  if (!j.ok()) return FromStatus(j.status(), "");
+  auto ns = NamespaceOf((*j)["namespace"], "namespace");
+  if (!ns.ok()) return FromStatus(ns.status(), "");
+  std::map<std::string, std::string> props;
+  if (j->contains("properties")) {
+    const json& p = (*j)["properties"];
+    if (!p.is_object()) return Error(400, "BadRequestException", "properties: expected an object");
+    for (const auto& [k, v] : p.items()) {
+      if (!v.is_string()) {
+        return Error(400, "BadRequestException",
+                     fmt::format("property '{}': values are strings", k));
+      }
+      props[k] = v.get<std::string>();
+    }
+  }
+  auto exists = catalog_.NamespaceExists(*ns);
+  if (exists.ok() && *exists) {
+    return Error(409, "AlreadyExistsException",
+                 fmt::format("namespace {} already exists", catalog::JoinNamespace(*ns)));
+  }
+  Status st = catalog_.CreateNamespace(*ns, props);
+  if (!st.ok()) return FromStatus(st, "NoSuchNamespaceException");
+  return Json(200, {{"namespace", *ns}, {"properties", props}});
+}
+
+std::optional<HttpResponse> RestCatalogHandler::RequireNamespace(
+    const std::vector<std::string>& ns) {
+  auto exists = catalog_.NamespaceExists(ns);
+  if (!exists.ok()) return FromStatus(exists.status(), "");
+  if (*exists) return std::nullopt;
+  return Error(404, "NoSuchNamespaceException",
+               fmt::format("namespace {} does not exist", catalog::JoinNamespace(ns)));
+}
+
+HttpResponse RestCatalogHandler::LoadNamespace(const std::vector<std::string>& ns, bool head) {
+  if (auto missing = RequireNamespace(ns)) return *missing;
+  if (head) return NoContent();
+  auto props = catalog_.NamespaceProperties(ns);
+  if (!props.ok()) return FromStatus(props.status(), "NoSuchNamespaceException");
+  return Json(200, {{"namespace", ns}, {"properties", *props}});
+}
+
+HttpResponse RestCatalogHandler::DropNamespace(const std::vector<std::string>& ns) {
+  if (auto missing = RequireNamespace(ns)) return *missing;
+  auto tables = catalog_.ListTables(ns);
+  if (!tables.ok()) return FromStatus(tables.status(), "NoSuchNamespaceException");
+  if (!tables->empty()) {
+    return Error(
+        409, "NamespaceNotEmptyException",
+        fmt::format("namespace {} holds {} tables", catalog::JoinNamespace(ns), tables->size()));
+  }
+  Status st = catalog_.DropNamespace(ns);
+  return st.ok() ? NoContent() : FromStatus(st, "NoSuchNamespaceException");
+}
+
+HttpResponse RestCatalogHandler::ListTables(const std::vector<std::string>& ns) {
+  if (auto missing = RequireNamespace(ns)) return *missing;
+  auto tables = catalog_.ListTables(ns);
+  if (!tables.ok()) return FromStatus(tables.status(), "NoSuchNamespaceException");
+  json ids = json::array();
+  for (const auto& t : *tables) ids.push_back({{"namespace", t.ns}, {"name", t.name}});
+  return Json(200, {{"identifiers", ids}});
+}
+
+Result<json> RestCatalogHandler::LoadResult(const catalog::TableIdent& ident, bool refs_only) {
+  ASSIGN_OR_RETURN(std::string location, catalog_.LoadTable(ident));
+  ASSIGN_OR_RETURN(std::string text, io_.ReadFile(location));
+  json metadata = json::parse(text, nullptr, false);
+  if (metadata.is_discarded() || !metadata.is_object()) {
+    return Status::Corruption("table {}: metadata file {} is not JSON", ident.ToString(), location);
+  }
+  if (refs_only && metadata.contains("snapshots") && metadata["snapshots"].is_array()) {
+    std::set<int64_t> referenced;
+    if (metadata.contains("refs") && metadata["refs"].is_object()) {
+      for (const auto& [name, ref] : metadata["refs"].items()) {
+        if (ref.contains("snapshot-id") && ref["snapshot-id"].is_number_integer()) {
+          referenced.insert(ref["snapshot-id"].get<int64_t>());
+        }
+      }
+    }
+    json kept = json::array();
+    for (const json& s : metadata["snapshots"]) {
+      if (s.contains("snapshot-id") && referenced.count(s["snapshot-id"].get<int64_t>())) {
+        kept.push_back(s);
+      }
+    }
+    metadata["snapshots"] = std::move(kept);
+  }
+  return json{{"metadata-location", location}, {"metadata", metadata}, {"config", json::object()}};
+}
+
+HttpResponse RestCatalogHandler::LoadTable(const catalog::TableIdent& ident, const HttpRequest& req,
+                                           bool head) {
+  if (head) {
+    auto location = catalog_.LoadTable(ident);
+    return location.ok() ? NoContent() : FromStatus(location.status(), "NoSuchTableException");
+  }
+  std::string snapshots = QueryParam(req.query, "snapshots").value_or("all");
+  if (snapshots != "all" && snapshots != "refs") {
+    return Error(400, "BadRequestException",
+                 fmt::format("snapshots={}: expected all or refs", snapshots));
+  }
+  auto result = LoadResult(ident, snapshots == "refs");
+  if (!result.ok()) return FromStatus(result.status(), "NoSuchTableException");
+  return Json(200, *result);
+}
+
+HttpResponse RestCatalogHandler::DropTable(const catalog::TableIdent& ident,
+                                           const HttpRequest& req) {
+  bool purge = QueryParam(req.query, "purgeRequested").value_or("false") == "true";
+  std::string table_location;
+  if (purge) {
+    auto loaded = catalog::Table::Load(catalog_, io_, ident);
+    if (!loaded.ok()) return FromStatus(loaded.status(), "NoSuchTableException");
+    table_location = (*loaded)->metadata().location;
+  }
+  Status st = catalog_.DropTable(ident);
+  if (!st.ok()) return FromStatus(st, "NoSuchTableException");
+  if (purge && !table_location.empty()) {
+    std::string prefix = table_location.ends_with('/') ? table_location : table_location + "/";
+    auto files = io_.List(prefix);
+    if (files.ok()) {
+      std::vector<std::string> failures = io_.DeleteAll(*files);
+      if (!failures.empty()) {
+        return Error(500, "InternalServerError",
+                     fmt::format("table {} dropped; {} of its files could not be deleted: {}",
+                                 ident.ToString(), failures.size(), failures.front()));
+      }
+    } else if (files.status().code() != StatusCode::kNotFound) {
+      return FromStatus(
+          files.status().WithContextF("table {} dropped; purging it", ident.ToString()), "");
+    }
+  }
+  return NoContent();
+}
+
+HttpResponse RestCatalogHandler::RegisterTable(const std::vector<std::string>& ns,
+                                               const HttpRequest& req) {
+  auto j = BodyJson(req);
+  if (!j.ok()) return FromStatus(j.status(), "");
+  if (!(*j)["name"].is_string() || !(*j)["metadata-location"].is_string()) {
+    return Error(400, "BadRequestException",
+                 "expected {\"name\": \"...\", \"metadata-location\": \"...\"}");
+  }
+  if (j->value("overwrite", false)) {
+    return Error(406, "UnsupportedOperationException", "register with overwrite is not supported");
+  }
+  catalog::TableIdent ident{ns, (*j)["name"].get<std::string>()};
+  Status valid = catalog::ValidateNamePart(ident.name, "table");
+  if (!valid.ok()) return FromStatus(valid, "");
+  if (auto missing = RequireNamespace(ns)) return *missing;
+  auto table =
+      catalog::Table::Register(catalog_, io_, ident, (*j)["metadata-location"].get<std::string>());
+  if (!table.ok()) return FromStatus(table.status(), "NotFoundException");
+  auto result = LoadResult(ident, false);
+  if (!result.ok()) return FromStatus(result.status(), "NoSuchTableException");
+  return Json(200, *result);
+}
+
+}  // namespace sluice::rest

@@ -1,0 +1,72 @@
+// RestCatalogHandler: the Iceberg REST catalog protocol (the OpenAPI spec
+// "rest-catalog-open-api.yaml", /v1 paths, no prefix) over a sluice Catalog and
+// FileIO, mounted on sluice's HTTP server (server::RouteHandler) by
+// `sluice serve` and `sluice run --listen`.
+//
+// Served so far (GET /v1/config lists exactly these in `endpoints`, so clients
+// know what else is missing):
+//   GET  /v1/config
+//   GET  /v1/namespaces[?parent=]          POST /v1/namespaces
+//   GET|HEAD|DELETE /v1/namespaces/{ns}
+//   GET  /v1/namespaces/{ns}/tables
+//   GET|HEAD|DELETE /v1/namespaces/{ns}/tables/{table}[?snapshots=all|refs][?purgeRequested=]
+//   POST /v1/namespaces/{ns}/register      POST /v1/tables/rename
+// Not yet: table create and commit (requirements and updates), multi-table
+// transactions, namespace property updates, metrics reports, OAuth2 tokens.
+//
+// Contract:
+// - Namespaces in paths are their levels joined by the unit separator (0x1F),
+//   percent-encoded; names are validated as the catalog does (no '/', '..').
+// - Errors are the spec's ErrorModel: {"error": {"message", "type", "code"}} with
+//   its types (NoSuchNamespaceException 404, NoSuchTableException 404,
+//   AlreadyExistsException 409, NamespaceNotEmptyException 409,
+//   BadRequestException 400, UnsupportedOperationException 406, 405 for a method a
+//   path does not take). Messages never show server paths beyond table locations.
+// - Loading a table answers the metadata file as written (its JSON, unchanged but
+//   for `snapshots=refs`, which keeps only snapshots a ref points at).
+// - Purging a dropped table deletes every file under its location.
+// - Thread-safe (the catalog and FileIO are).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "io/file_io.h"
+#include "server/http_server.h"
+
+namespace sluice::rest {
+
+class RestCatalogHandler final : public server::RouteHandler {
+ public:
+  RestCatalogHandler(catalog::Catalog& catalog, FileIO& io, std::string warehouse)
+      : catalog_(catalog), io_(io), warehouse_(std::move(warehouse)) {}
+
+  bool Claims(std::string_view path) const override;
+  server::HttpResponse Handle(const server::HttpRequest& req) override;
+
+ private:
+  // The 404 for a namespace that does not exist (or the catalog's error).
+  std::optional<server::HttpResponse> RequireNamespace(const std::vector<std::string>& ns);
+  server::HttpResponse ListNamespaces(const server::HttpRequest& req);
+  server::HttpResponse CreateNamespace(const server::HttpRequest& req);
+  server::HttpResponse LoadNamespace(const std::vector<std::string>& ns, bool head);
+  server::HttpResponse DropNamespace(const std::vector<std::string>& ns);
+  server::HttpResponse ListTables(const std::vector<std::string>& ns);
+  server::HttpResponse LoadTable(const catalog::TableIdent& ident, const server::HttpRequest& req,
+                                 bool head);
+  server::HttpResponse DropTable(const catalog::TableIdent& ident, const server::HttpRequest& req);
+  server::HttpResponse RegisterTable(const std::vector<std::string>& ns,
+                                     const server::HttpRequest& req);
+  // The spec's LoadTableResult: metadata-location, metadata, config.
+  Result<nlohmann::json> LoadResult(const catalog::TableIdent& ident, bool refs_only);
+
+  catalog::Catalog& catalog_;
+  FileIO& io_;
+  const std::string warehouse_;
+};
+
+}  // namespace sluice::rest
