@@ -22,7 +22,8 @@ int64_t SummaryCount(const iceberg::Snapshot& s, const char* key) {
 std::vector<RecentSnapshot> RecentSnapshots(const iceberg::TableMetadata& md, size_t n) {
   std::vector<const iceberg::Snapshot*> by_time;
   for (const iceberg::Snapshot& s : md.snapshots) by_time.push_back(&s);
-  std::sort(by_time.begin(), by_time.end(), [](auto* a, auto* b) {
+  const size_t keep = std::min(n, by_time.size());
+  std::partial_sort(by_time.begin(), by_time.begin() + keep, by_time.end(), [](auto* a, auto* b) {
     return a->timestamp_ms != b->timestamp_ms ? a->timestamp_ms > b->timestamp_ms
                                               : a->sequence_number > b->sequence_number;
   });

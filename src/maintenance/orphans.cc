@@ -145,9 +145,19 @@ Result<std::map<std::string, std::string>> CatalogTableLocations(catalog::Catalo
     ASSIGN_OR_RETURN(auto idents, catalog.ListTables(ns));
     for (const catalog::TableIdent& id : idents) {
       auto t = catalog::Table::Load(catalog, io, id);
-      if (!t.ok() && t.status().code() == StatusCode::kNotFound) continue;  // dropped meanwhile
-      if (!t.ok()) return t.status().WithContextF("loading table {}", id.ToString());
-      out[id.ToString()] = (*t)->metadata().location;
+      if (t.ok()) {
+        out[id.ToString()] = (*t)->metadata().location;
+        continue;
+      }
+      if (t.status().code() == StatusCode::kNotFound) continue;  // dropped meanwhile
+      // Unreadable from here (a store this process has no settings for): the
+      // table is where its metadata file is, <location>/metadata/<file>.
+      auto metadata = catalog.LoadTable(id);
+      size_t folder = metadata.ok() ? metadata->rfind("/metadata/") : std::string::npos;
+      if (folder == std::string::npos) {
+        return t.status().WithContextF("loading table {}", id.ToString());
+      }
+      out[id.ToString()] = metadata->substr(0, folder);
     }
   }
   return out;

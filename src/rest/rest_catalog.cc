@@ -104,21 +104,27 @@ std::optional<std::string> QueryParam(std::string_view query, std::string_view n
   return std::nullopt;
 }
 
+// The levels of a decoded namespace (joined by the unit separator), validated.
+Result<std::vector<std::string>> SplitLevels(const std::string& decoded) {
+  std::vector<std::string> levels;
+  size_t at = 0;
+  while (true) {
+    size_t end = decoded.find(kUnitSeparator, at);
+    levels.push_back(decoded.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  for (const std::string& level : levels) {
+    RETURN_IF_ERROR(catalog::ValidateNamePart(level, "namespace"));
+  }
+  return levels;
+}
+
 // The levels of a namespace path segment ("a%1Fb").
 Result<std::vector<std::string>> ParseNamespace(std::string_view segment) {
   auto decoded = Decode(segment, false);
   if (!decoded) return Status::Invalid("namespace '{}': bad percent-encoding", segment);
-  std::vector<std::string> levels;
-  size_t at = 0;
-  while (true) {
-    size_t end = decoded->find(kUnitSeparator, at);
-    levels.push_back(decoded->substr(at, end == std::string::npos ? std::string::npos : end - at));
-    if (end == std::string::npos) break;
-    at = end + 1;
-  }
-  for (const std::string& level : levels)
-    RETURN_IF_ERROR(catalog::ValidateNamePart(level, "namespace"));
-  return levels;
+  return SplitLevels(*decoded);
 }
 
 Result<std::vector<std::string>> NamespaceOf(const json& j, std::string_view what) {
@@ -130,6 +136,12 @@ Result<std::vector<std::string>> NamespaceOf(const json& j, std::string_view wha
     if (!level.is_string()) return Status::Invalid("{}: namespace levels are strings", what);
     levels.push_back(level.get<std::string>());
     RETURN_IF_ERROR(catalog::ValidateNamePart(levels.back(), "namespace"));
+    // The SQL catalog stores levels joined by dots: a dot inside one would read
+    // back as two levels.
+    if (levels.back().find('.') != std::string::npos) {
+      return Status::Invalid("{}: namespace level '{}' contains '.', which separates levels", what,
+                             levels.back());
+    }
   }
   return levels;
 }
@@ -260,7 +272,7 @@ HttpResponse RestCatalogHandler::Handle(const HttpRequest& req) {
 HttpResponse RestCatalogHandler::ListNamespaces(const HttpRequest& req) {
   std::vector<std::string> parent;
   if (auto p = QueryParam(req.query, "parent"); p && !p->empty()) {
-    auto levels = ParseNamespace(*p);  // (decoded once already: a literal 0x1F splits)
+    auto levels = SplitLevels(*p);  // (the query value is decoded already)
     if (!levels.ok()) return FromStatus(levels.status(), "");
     parent = *levels;
   }

@@ -112,6 +112,13 @@ TEST_F(RestCatalogTest, NamespacesAreCreatedListedLoadedAndDropped) {
   EXPECT_EQ(c.Delete("/v1/namespaces/sales%1Feu")->status, 204);
   EXPECT_EQ(c.Head("/v1/namespaces/sales%1Feu")->status, 404);
   EXPECT_EQ(Type(c.Delete("/v1/namespaces/sales%1Feu")), "NoSuchNamespaceException");
+  // A level holding '%' survives the query's one decoding; a '.' is refused.
+  ASSERT_EQ(c.Post("/v1/namespaces", R"({"namespace":["50%off","x"]})", "application/json")->status,
+            200);
+  EXPECT_EQ(Body(c.Get("/v1/namespaces?parent=50%25off"))["namespaces"],
+            json::parse(R"([["50%off","x"]])"));
+  EXPECT_EQ(Type(c.Post("/v1/namespaces", R"({"namespace":["a.b"]})", "application/json")),
+            "BadRequestException");
 }
 
 TEST_F(RestCatalogTest, TablesAreListedLoadedRenamedRegisteredAndDropped) {
