@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { icebergRead, icebergMetadata } from 'icebird'
 import { serveFiles } from './lib/file_fetch.mjs'
-import { sameRows } from './lib/row_compare.mjs'
+import { norm, sameRows } from './lib/row_compare.mjs'
 
 const sluice = process.argv[2]
 if (!sluice) throw new Error('usage: iceberg_icebird.mjs SLUICE_BINARY')
@@ -23,15 +23,8 @@ const dir = mkdtempSync(join(tmpdir(), 'sluice-icebird-'))
 const wh = join(dir, 'wh')
 const run = (...args) => execFileSync(sluice, ['--warehouse', wh, ...args], { encoding: 'utf8' })
 
-// Normalizes a value to text both readers agree on: integers and bigints as
-// decimal text, timestamps and dates as epoch milliseconds / days.
-function norm(v) {
-  if (v === null || v === undefined) return 'null'
-  if (typeof v === 'bigint') return v.toString()
-  if (v instanceof Date) return `t${v.getTime()}`
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toPrecision(15)
-  return JSON.stringify(v)
-}
+// sluice's JSON value as norm() writes icebird's: timestamps and dates as
+// epoch milliseconds.
 function normSluice(type, v) {
   if (v === null) return 'null'
   if (type === 'ts') return `t${Date.parse(v.replace(/(\.\d{3})\d*/, '$1'))}`

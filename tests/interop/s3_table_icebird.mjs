@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { icebergRead, icebergMetadata } from 'icebird'
-import { sameRows } from './lib/row_compare.mjs'
+import { norm, sameRows } from './lib/row_compare.mjs'
 
 const sluice = process.argv[2]
 const endpoint = process.env.SLUICE_TEST_S3_ENDPOINT
@@ -33,13 +33,6 @@ const wh = `s3://lake/icebird-${process.pid}`
 const global = ['--warehouse', wh, '--catalog', `sqlite:${join(dir, 'catalog.db')}`]
 const run = (...args) => execFileSync(sluice, [...global, ...args], { encoding: 'utf8' })
 
-function norm(v) {
-  if (v === null || v === undefined) return 'null'
-  if (typeof v === 'bigint') return v.toString()
-  if (v instanceof Date) return `t${v.getTime()}`
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toPrecision(15)
-  return JSON.stringify(v)
-}
 const cols = ['id', 'name', 'ts', 'amount']
 const keyOurs = r => [norm(r.id), norm(r.name ?? null),
   r.ts == null ? 'null' : `t${Date.parse(r.ts.replace(/(\.\d{3})\d*/, '$1'))}`, norm(r.amount ?? null)].join('|')

@@ -11,16 +11,6 @@
 namespace sluice::s3 {
 namespace {
 
-std::string Hex(const unsigned char* bytes, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(2 * n, '\0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 15];
-  }
-  return out;
-}
-
 std::string HmacSha256(std::string_view key, std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -72,10 +62,21 @@ std::string SignedHeaderNames(const Params& sorted) {
 
 }  // namespace
 
+std::string HexLower(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(2 * bytes.size(), '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    out[2 * i] = kDigits[b >> 4];
+    out[2 * i + 1] = kDigits[b & 15];
+  }
+  return out;
+}
+
 std::string Sha256Hex(std::string_view data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  return Hex(digest, sizeof(digest));
+  return HexLower(std::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
 }
 
 std::string UriEncode(std::string_view text, bool encode_slash) {
@@ -145,10 +146,9 @@ std::string Authorization(const SignInput& input, const Credentials& credentials
   key = HmacSha256(key, service);
   key = HmacSha256(key, "aws4_request");
   std::string signature = HmacSha256(key, to_sign);
-  return fmt::format(
-      "AWS4-HMAC-SHA256 Credential={}/{},SignedHeaders={},Signature={}", credentials.access_key_id,
-      scope, SignedHeaderNames(SortedHeaders(input.headers)),
-      Hex(reinterpret_cast<const unsigned char*>(signature.data()), signature.size()));
+  return fmt::format("AWS4-HMAC-SHA256 Credential={}/{},SignedHeaders={},Signature={}",
+                     credentials.access_key_id, scope,
+                     SignedHeaderNames(SortedHeaders(input.headers)), HexLower(signature));
 }
 
 }  // namespace sluice::s3

@@ -1,3 +1,13 @@
+// A value as text both readers agree on: integers and bigints as decimal text,
+// timestamps as epoch milliseconds, other numbers to 15 significant digits.
+export function norm(v) {
+  if (v === null || v === undefined) return 'null'
+  if (typeof v === 'bigint') return v.toString()
+  if (v instanceof Date) return `t${v.getTime()}`
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toPrecision(15)
+  return JSON.stringify(v)
+}
+
 // Compares two readers' rows as sorted multisets of row keys (text both sides
 // normalize to) and prints "ok"/"FAIL" with the first difference. True when
 // they are equal and not empty.
