@@ -58,6 +58,12 @@ class Catalog {
   virtual Result<bool> NamespaceExists(const std::vector<std::string>& ns) = 0;
   virtual Result<std::map<std::string, std::string>> NamespaceProperties(
       const std::vector<std::string>& ns) = 0;
+  // Sets `updates` and removes `removals` in one transaction; returns the
+  // removals that were not set. kInvalidArgument if a key is in both or is
+  // reserved; kNotFound if the namespace is missing.
+  virtual Result<std::vector<std::string>> UpdateNamespaceProperties(
+      const std::vector<std::string>& ns, const std::map<std::string, std::string>& updates,
+      const std::vector<std::string>& removals) = 0;
   // Fails with kInvalidArgument when the namespace still holds tables.
   virtual Status DropNamespace(const std::vector<std::string>& ns) = 0;
 

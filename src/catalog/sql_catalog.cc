@@ -176,6 +176,51 @@ Result<std::map<std::string, std::string>> SqlCatalog::NamespaceProperties(
   return out;
 }
 
+Result<std::vector<std::string>> SqlCatalog::UpdateNamespaceProperties(
+    const std::vector<std::string>& ns, const std::map<std::string, std::string>& updates,
+    const std::vector<std::string>& removals) {
+  std::string n = JoinNamespace(ns);
+  for (const std::string& key : removals) {
+    if (updates.count(key)) {
+      return Status::Invalid("namespace {}: property '{}' is both set and removed", n, key);
+    }
+  }
+  for (const std::string& key : removals) {
+    if (key == kExistsProperty) return Status::Invalid("namespace property 'exists' is reserved");
+  }
+  for (const auto& [key, value] : updates) {
+    if (key == kExistsProperty) return Status::Invalid("namespace property 'exists' is reserved");
+  }
+  ASSIGN_OR_RETURN(bool exists, NamespaceExists(ns));
+  if (!exists) return Status::NotFound("namespace {} does not exist", n);
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> missing;
+  RETURN_IF_ERROR(InTransaction([&]() -> Status {
+    missing.clear();
+    for (const std::string& key : removals) {
+      ASSIGN_OR_RETURN(int64_t gone,
+                       conn_->Execute("DELETE FROM iceberg_namespace_properties WHERE "
+                                      "catalog_name = ? AND namespace = ? AND property_key = ?",
+                                      {catalog_name_, n, key}));
+      if (gone == 0) missing.push_back(key);
+    }
+    for (const auto& [key, value] : updates) {
+      ASSIGN_OR_RETURN(int64_t changed,
+                       conn_->Execute("UPDATE iceberg_namespace_properties SET property_value = ? "
+                                      "WHERE catalog_name = ? AND namespace = ? AND "
+                                      "property_key = ?",
+                                      {value, catalog_name_, n, key}));
+      if (changed == 0) {
+        RETURN_IF_ERROR(
+            conn_->Execute("INSERT INTO iceberg_namespace_properties VALUES (?, ?, ?, ?)",
+                           {catalog_name_, n, key, value}));
+      }
+    }
+    return Status::OK();
+  }));
+  return missing;
+}
+
 Status SqlCatalog::DropNamespace(const std::vector<std::string>& ns) {
   ASSIGN_OR_RETURN(auto tables, ListTables(ns));
   if (!tables.empty()) {

@@ -30,6 +30,9 @@ class SqlCatalog final : public Catalog {
   Result<bool> NamespaceExists(const std::vector<std::string>& ns) override;
   Result<std::map<std::string, std::string>> NamespaceProperties(
       const std::vector<std::string>& ns) override;
+  Result<std::vector<std::string>> UpdateNamespaceProperties(
+      const std::vector<std::string>& ns, const std::map<std::string, std::string>& updates,
+      const std::vector<std::string>& removals) override;
   Status DropNamespace(const std::vector<std::string>& ns) override;
   Status CreateTable(const TableIdent& table, const std::string& metadata_location) override;
   Result<std::string> LoadTable(const TableIdent& table) override;

@@ -138,36 +138,73 @@ std::mutex& Table::CommitTurn() const {
   return *turn;
 }
 
-Status Table::UpdateMetadata(
-    const std::function<Result<TableMetadata>(const TableMetadata&)>& change,
-    const CommitOptions& options) {
+Status Table::UpdateMetadata(const MetadataChangeFn& change, const CommitOptions& options) {
   if (catalog_ == nullptr) return Status::Invalid("table {} is read-only", ident_.ToString());
+  return UpdateMetadataAll(*catalog_, {MetadataChange{this, change}}, options);
+}
+
+Status Table::UpdateMetadataAll(Catalog& catalog, const std::vector<MetadataChange>& changes,
+                                const CommitOptions& options) {
+  std::vector<std::mutex*> turns;  // taken in one order, as CommitAll does
+  for (const MetadataChange& c : changes) {
+    if (c.table->catalog_ != &catalog) {
+      return Status::Invalid("table {} does not belong to catalog {}", c.table->ident_.ToString(),
+                             catalog.name());
+    }
+    turns.push_back(&c.table->CommitTurn());
+  }
+  std::sort(turns.begin(), turns.end(), std::less<>());
+  turns.erase(std::unique(turns.begin(), turns.end()), turns.end());
+  std::string what = changes.size() == 1 ? changes[0].table->ident_.ToString() : "transaction";
   Status last;
   for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
     if (attempt > 0) options.BackOff(attempt);
-    std::lock_guard<std::mutex> turn(CommitTurn());
-    RETURN_IF_ERROR(Refresh());
-    const TableMetadata& base = *metadata_;
-    ASSIGN_OR_RETURN(TableMetadata next, change(base));
-    next.last_updated_ms = std::max(iceberg::NowMillis(), base.last_updated_ms);
-    std::vector<std::string> dropped;
-    RETURN_IF_ERROR(ExtendMetadataLog(&next, metadata_location_, base.last_updated_ms, &dropped));
-    std::string path = NewMetadataPath(base);
-    RETURN_IF_ERROR(io_->WriteFile(path, iceberg::TableMetadataToJson(next)));
-    Status st = catalog_->CommitTable({ident_, metadata_location_, path});
+    std::vector<std::unique_lock<std::mutex>> held;
+    for (std::mutex* m : turns) held.emplace_back(*m);
+    struct Staged {
+      TableMetadata next;
+      std::string path;
+      std::vector<std::string> dropped;
+    };
+    std::vector<Staged> staged;
+    std::vector<TableCommit> commits;
+    Status st;
+    for (const MetadataChange& c : changes) {
+      Table& t = *c.table;
+      st = t.Refresh();
+      if (!st.ok()) break;
+      auto next = c.change(*t.metadata_);
+      if (!next.ok()) {  // the change refuses this metadata: no retry helps
+        for (size_t i = 0; i < staged.size(); ++i) {
+          (void)changes[i].table->io_->Delete(staged[i].path);
+        }
+        return next.status();
+      }
+      Staged s{std::move(*next), t.NewMetadataPath(*t.metadata_), {}};
+      s.next.last_updated_ms = std::max(iceberg::NowMillis(), t.metadata_->last_updated_ms);
+      st = ExtendMetadataLog(&s.next, t.metadata_location_, t.metadata_->last_updated_ms,
+                             &s.dropped);
+      if (st.ok()) st = t.io_->WriteFile(s.path, iceberg::TableMetadataToJson(s.next));
+      if (!st.ok()) break;
+      commits.push_back({t.ident_, t.metadata_location_, s.path});
+      staged.push_back(std::move(s));
+    }
+    if (st.ok()) st = catalog.CommitTables(commits);
     if (st.ok()) {
-      metadata_ = std::make_shared<const TableMetadata>(std::move(next));
-      metadata_location_ = path;
-      DeleteDroppedMetadata(*io_, *metadata_, dropped);
+      for (size_t i = 0; i < changes.size(); ++i) {
+        Table& t = *changes[i].table;
+        t.metadata_ = std::make_shared<const TableMetadata>(std::move(staged[i].next));
+        t.metadata_location_ = staged[i].path;
+        DeleteDroppedMetadata(*t.io_, *t.metadata_, staged[i].dropped);
+      }
       return Status::OK();
     }
     if (st.code() == StatusCode::kCommitStateUnknown) return st;
-    (void)io_->Delete(path);
+    for (size_t i = 0; i < staged.size(); ++i) (void)changes[i].table->io_->Delete(staged[i].path);
     if (st.code() != StatusCode::kConflict) return st;
     last = st;
   }
-  return last.WithContextF("table {}: gave up after {} attempts", ident_.ToString(),
-                           options.max_attempts);
+  return last.WithContextF("{}: gave up after {} attempts", what, options.max_attempts);
 }
 
 Result<int64_t> Table::Append(const std::vector<DataFile>& files,

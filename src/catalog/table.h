@@ -90,6 +90,16 @@ struct TableUpdate {
   SnapshotUpdate update;
 };
 
+// Maps a table's current metadata to its next (a metadata-only change).
+using MetadataChangeFn =
+    std::function<Result<iceberg::TableMetadata>(const iceberg::TableMetadata&)>;
+
+// One table's part of a multi-table metadata change.
+struct MetadataChange {
+  Table* table = nullptr;
+  MetadataChangeFn change;
+};
+
 class Table {
  public:
   static Result<std::unique_ptr<Table>> Create(Catalog& catalog, FileIO& io,
@@ -138,9 +148,14 @@ class Table {
   // A metadata-only change (schema, partition spec, properties): `change`
   // maps the current metadata to the new one; on a conflict it is applied
   // again to the refreshed table (so it re-checks its own preconditions).
-  Status UpdateMetadata(
-      const std::function<Result<iceberg::TableMetadata>(const iceberg::TableMetadata&)>& change,
-      const CommitOptions& options = {});
+  Status UpdateMetadata(const MetadataChangeFn& change, const CommitOptions& options = {});
+
+  // Metadata changes to several tables in one catalog transaction: every
+  // table's new metadata lands, or none does. On a conflict every table is
+  // refreshed and every change applied again; an error from a change stops
+  // the commit with it. The tables must come from `catalog`.
+  static Status UpdateMetadataAll(Catalog& catalog, const std::vector<MetadataChange>& changes,
+                                  const CommitOptions& options = {});
 
   // Manifest entries of the live files (ADDED/EXISTING) of a snapshot.
   Result<std::vector<iceberg::ManifestEntry>> LiveFiles(int64_t snapshot_id) const;

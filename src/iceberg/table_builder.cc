@@ -147,13 +147,7 @@ Result<SortOrder> ParseSortOrder(std::string_view text, const Schema& schema, in
   return order;
 }
 
-Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec& spec,
-                                       const SortOrder& order, const std::string& location,
-                                       const NewTableOptions& options) {
-  if (options.format_version < 2 || options.format_version > kMaxFormatVersion) {
-    return Status::Invalid("format-version {} is not supported for new tables (2 or 3)",
-                           options.format_version);
-  }
+Status ValidateIdentifierFields(const Schema& schema) {
   for (int32_t id : schema.identifier_field_ids) {
     const Field* f = schema.FindById(id);
     if (f == nullptr || !f->required || f->type->is_nested() || f->type->id() == TypeId::kFloat ||
@@ -162,6 +156,17 @@ Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec
                              id);
     }
   }
+  return Status::OK();
+}
+
+Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec& spec,
+                                       const SortOrder& order, const std::string& location,
+                                       const NewTableOptions& options) {
+  if (options.format_version < 2 || options.format_version > kMaxFormatVersion) {
+    return Status::Invalid("format-version {} is not supported for new tables (2 or 3)",
+                           options.format_version);
+  }
+  RETURN_IF_ERROR(ValidateIdentifierFields(schema));
   TableMetadata m;
   m.format_version = options.format_version;
   m.table_uuid = NewUuid();

@@ -30,6 +30,10 @@ struct NewTableOptions {
 Result<NewTableOptions> NewTableOptionsFromProperties(
     std::map<std::string, std::string> properties);
 
+// Identifier fields (the primary key) must be required primitives, not
+// float or double.
+Status ValidateIdentifierFields(const Schema& schema);
+
 // Metadata for a new, empty table at `location` (no snapshots yet). The schema's
 // field ids are kept as given (they are already assigned by ParseColumnList).
 Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec& spec,

@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+
 #include "iceberg/json_internal.h"
 
 namespace sluice::iceberg {
@@ -54,6 +56,16 @@ std::vector<const Snapshot*> TableMetadata::Ancestry(int64_t snapshot_id) const 
     s = s->parent_snapshot_id ? snapshot_by_id(*s->parent_snapshot_id) : nullptr;
   }
   return out;
+}
+
+void TableMetadata::RemoveSnapshots(const std::set<int64_t>& ids) {
+  std::erase_if(snapshots, [&](const Snapshot& s) { return ids.count(s.snapshot_id) > 0; });
+  std::erase_if(refs, [&](const auto& ref) { return ids.count(ref.second.snapshot_id) > 0; });
+  if (current_snapshot_id && ids.count(*current_snapshot_id)) current_snapshot_id.reset();
+  auto last_gone =
+      std::find_if(snapshot_log.rbegin(), snapshot_log.rend(),
+                   [&](const SnapshotLogEntry& e) { return ids.count(e.snapshot_id); });
+  snapshot_log.erase(snapshot_log.begin(), last_gone.base());
 }
 
 namespace {
@@ -112,7 +124,11 @@ Result<PartitionField> ParsePartitionField(const Json& f, int32_t default_field_
   return pf;
 }
 
-Result<PartitionSpec> ParseSpec(const Json& j, int32_t spec_id) {
+}  // namespace
+
+namespace internal {
+
+Result<PartitionSpec> SpecFromJsonValue(const Json& j, int32_t spec_id) {
   PartitionSpec spec;
   spec.spec_id = spec_id;
   const Json* fields = &j;
@@ -129,7 +145,7 @@ Result<PartitionSpec> ParseSpec(const Json& j, int32_t spec_id) {
   return spec;
 }
 
-Json SpecJson(const PartitionSpec& spec) {
+Json SpecToJsonValue(const PartitionSpec& spec) {
   Json fields = Json::array();
   for (const auto& f : spec.fields) {
     fields.push_back({{"name", f.name},
@@ -140,7 +156,7 @@ Json SpecJson(const PartitionSpec& spec) {
   return {{"spec-id", spec.spec_id}, {"fields", std::move(fields)}};
 }
 
-Result<SortOrder> ParseSortOrder(const Json& j) {
+Result<SortOrder> SortOrderFromJsonValue(const Json& j) {
   SortOrder o;
   o.order_id = j.value("order-id", 0);
   for (const Json& f : j.at("fields")) {
@@ -154,7 +170,7 @@ Result<SortOrder> ParseSortOrder(const Json& j) {
   return o;
 }
 
-Result<Snapshot> ParseSnapshot(const Json& j, std::string_view where) {
+Result<Snapshot> SnapshotFromJsonValue(const Json& j, std::string_view where) {
   Snapshot s;
   ASSIGN_OR_RETURN(s.snapshot_id, Req<int64_t>(j, "snapshot-id", where));
   s.parent_snapshot_id = Opt<int64_t>(j, "parent-snapshot-id");
@@ -178,6 +194,28 @@ Result<Snapshot> ParseSnapshot(const Json& j, std::string_view where) {
   s.added_rows = Opt<int64_t>(j, "added-rows");
   return s;
 }
+
+Result<SnapshotRef> SnapshotRefFromJsonValue(const Json& r) {
+  SnapshotRef ref;
+  auto id = r.find("snapshot-id");
+  if (id == r.end() || !id->is_number_integer()) {
+    return Status::Invalid("snapshot ref: missing \"snapshot-id\"");
+  }
+  ref.snapshot_id = id->get<int64_t>();
+  std::string type = r.value("type", "branch");
+  if (type != "branch" && type != "tag") {
+    return Status::Invalid("snapshot ref: type '{}' is neither branch nor tag", type);
+  }
+  ref.is_branch = type == "branch";
+  ref.min_snapshots_to_keep = Opt<int32_t>(r, "min-snapshots-to-keep");
+  ref.max_snapshot_age_ms = Opt<int64_t>(r, "max-snapshot-age-ms");
+  ref.max_ref_age_ms = Opt<int64_t>(r, "max-ref-age-ms");
+  return ref;
+}
+
+}  // namespace internal
+
+namespace {
 
 Result<TableMetadata> ParseMetadataJson(const Json& j, std::string_view where) {
   TableMetadata m;
@@ -212,12 +250,12 @@ Result<TableMetadata> ParseMetadataJson(const Json& j, std::string_view where) {
 
   if (j.contains("partition-specs")) {
     for (const Json& sj : j["partition-specs"]) {
-      ASSIGN_OR_RETURN(PartitionSpec s, ParseSpec(sj, 0));
+      ASSIGN_OR_RETURN(PartitionSpec s, internal::SpecFromJsonValue(sj, 0));
       m.partition_specs.push_back(std::move(s));
     }
     m.default_spec_id = j.value("default-spec-id", 0);
   } else if (j.contains("partition-spec")) {  // v1: a bare list of fields
-    ASSIGN_OR_RETURN(PartitionSpec s, ParseSpec(j["partition-spec"], 0));
+    ASSIGN_OR_RETURN(PartitionSpec s, internal::SpecFromJsonValue(j["partition-spec"], 0));
     m.partition_specs.push_back(std::move(s));
   } else {
     m.partition_specs.push_back(PartitionSpec{});
@@ -236,7 +274,7 @@ Result<TableMetadata> ParseMetadataJson(const Json& j, std::string_view where) {
   if (auto id = Opt<int64_t>(j, "current-snapshot-id"); id && *id != -1) m.current_snapshot_id = id;
   if (auto it = j.find("snapshots"); it != j.end() && it->is_array()) {
     for (const Json& sj : *it) {
-      ASSIGN_OR_RETURN(Snapshot s, ParseSnapshot(sj, where));
+      ASSIGN_OR_RETURN(Snapshot s, internal::SnapshotFromJsonValue(sj, where));
       m.snapshots.push_back(std::move(s));
     }
   }
@@ -254,7 +292,7 @@ Result<TableMetadata> ParseMetadataJson(const Json& j, std::string_view where) {
   }
   if (auto it = j.find("sort-orders"); it != j.end() && it->is_array()) {
     for (const Json& oj : *it) {
-      ASSIGN_OR_RETURN(SortOrder o, ParseSortOrder(oj));
+      ASSIGN_OR_RETURN(SortOrder o, internal::SortOrderFromJsonValue(oj));
       m.sort_orders.push_back(std::move(o));
     }
   }
@@ -262,13 +300,9 @@ Result<TableMetadata> ParseMetadataJson(const Json& j, std::string_view where) {
   m.default_sort_order_id = j.value("default-sort-order-id", 0);
   if (auto it = j.find("refs"); it != j.end() && it->is_object()) {
     for (const auto& [name, r] : it->items()) {
-      SnapshotRef ref;
-      ref.snapshot_id = r.at("snapshot-id").get<int64_t>();
-      ref.is_branch = r.value("type", "branch") != "tag";
-      ref.min_snapshots_to_keep = Opt<int32_t>(r, "min-snapshots-to-keep");
-      ref.max_snapshot_age_ms = Opt<int64_t>(r, "max-snapshot-age-ms");
-      ref.max_ref_age_ms = Opt<int64_t>(r, "max-ref-age-ms");
-      m.refs[name] = ref;
+      auto ref = internal::SnapshotRefFromJsonValue(r);
+      RETURN_IF_ERROR_CTX(ref, "{}: ref '{}'", where, name);
+      m.refs[name] = *ref;
     }
   }
   // The implicit main branch (spec: refs may omit it).
@@ -308,7 +342,7 @@ std::string TableMetadataToJson(const TableMetadata& m) {
   j["schemas"] = std::move(schemas);
   j["current-schema-id"] = m.current_schema_id;
   Json specs = Json::array();
-  for (const auto& s : m.partition_specs) specs.push_back(SpecJson(s));
+  for (const auto& s : m.partition_specs) specs.push_back(internal::SpecToJsonValue(s));
   j["partition-specs"] = std::move(specs);
   j["default-spec-id"] = m.default_spec_id;
   j["last-partition-id"] = m.last_partition_id;
@@ -372,12 +406,14 @@ std::string TableMetadataToJson(const TableMetadata& m) {
   return j.dump(2);
 }
 
-std::string PartitionSpecToJson(const PartitionSpec& spec) { return SpecJson(spec).dump(); }
+std::string PartitionSpecToJson(const PartitionSpec& spec) {
+  return internal::SpecToJsonValue(spec).dump();
+}
 
 Result<PartitionSpec> PartitionSpecFromJson(std::string_view text) {
   return internal::Guard("partition spec", [&]() -> Result<PartitionSpec> {
     ASSIGN_OR_RETURN(Json j, internal::ParseJson(text, "partition spec"));
-    return ParseSpec(j, 0);
+    return internal::SpecFromJsonValue(j, 0);
   });
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -114,6 +115,13 @@ struct TableMetadata {
   // Snapshot ids from `snapshot_id` back through its parents (newest first),
   // stopping where a parent is no longer in the metadata (expired).
   std::vector<const Snapshot*> Ancestry(int64_t snapshot_id) const;
+
+  // Removes the snapshots `ids`, the refs that point at them (the main
+  // branch's leaves the table without a current snapshot) and the snapshot
+  // log up to its last entry for a removed snapshot, as Iceberg does: time
+  // travel to before it reports the history expired instead of naming a
+  // snapshot that was not current then.
+  void RemoveSnapshots(const std::set<int64_t>& ids);
 };
 
 // `text` may be gzip-compressed (magic 1f 8b). `where` names the file in errors.

@@ -85,16 +85,12 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
           // current meanwhile stays.
           ASSIGN_OR_RETURN(std::vector<int64_t> still, RetainedSnapshots(now, options));
           std::set<int64_t> stay(still.begin(), still.end());
-          auto gone = [&](int64_t id) { return planned.count(id) && !stay.count(id); };
+          std::set<int64_t> gone;
+          for (int64_t id : planned) {
+            if (!stay.count(id)) gone.insert(id);
+          }
           iceberg::TableMetadata m = now;
-          std::erase_if(m.snapshots,
-                        [&](const iceberg::Snapshot& s) { return gone(s.snapshot_id); });
-          // The log loses every entry up to the last removed one (as Iceberg
-          // does): time travel to before it reports the history expired
-          // instead of naming a snapshot that was not current then.
-          auto last_gone = std::find_if(m.snapshot_log.rbegin(), m.snapshot_log.rend(),
-                                        [&](const auto& e) { return gone(e.snapshot_id); });
-          m.snapshot_log.erase(m.snapshot_log.begin(), last_gone.base());
+          m.RemoveSnapshots(gone);
           return m;
         }));
   }

@@ -6,6 +6,8 @@
 #include <set>
 
 #include "catalog/table.h"
+#include "iceberg/table_builder.h"
+#include "rest/table_change.h"
 
 namespace sluice::rest {
 namespace {
@@ -23,12 +25,17 @@ const char* const kEndpoints[] = {
     "GET /v1/namespaces/{namespace}",
     "HEAD /v1/namespaces/{namespace}",
     "DELETE /v1/namespaces/{namespace}",
+    "POST /v1/namespaces/{namespace}/properties",
     "GET /v1/namespaces/{namespace}/tables",
+    "POST /v1/namespaces/{namespace}/tables",
     "GET /v1/namespaces/{namespace}/tables/{table}",
     "HEAD /v1/namespaces/{namespace}/tables/{table}",
+    "POST /v1/namespaces/{namespace}/tables/{table}",
     "DELETE /v1/namespaces/{namespace}/tables/{table}",
     "POST /v1/namespaces/{namespace}/register",
+    "POST /v1/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/tables/rename",
+    "POST /v1/transactions/commit",
 };
 
 HttpResponse Json(int status, const json& body) {
@@ -54,6 +61,8 @@ HttpResponse FromStatus(const Status& st, std::string_view not_found_type) {
     case StatusCode::kNotFound: return Error(404, not_found_type, st.message());
     case StatusCode::kAlreadyExists: return Error(409, "AlreadyExistsException", st.message());
     case StatusCode::kConflict: return Error(409, "CommitFailedException", st.message());
+    case StatusCode::kCommitStateUnknown:
+      return Error(500, "CommitStateUnknownException", st.message());
     case StatusCode::kInvalidArgument:
     case StatusCode::kCorruption: return Error(400, "BadRequestException", st.message());
     case StatusCode::kNotImplemented:
@@ -222,6 +231,10 @@ HttpResponse RestCatalogHandler::Handle(const HttpRequest& req) {
     Status st = catalog_.RenameTable(*from, *to);
     return st.ok() ? NoContent() : FromStatus(st, "NoSuchTableException");
   }
+  if (seg.size() == 2 && seg[0] == "transactions" && seg[1] == "commit") {
+    if (m != "POST") return MethodNotAllowed(req, "POST");
+    return CommitTransaction(req);
+  }
   if (seg.empty() || seg[0] != "namespaces") {
     return Error(406, "UnsupportedOperationException",
                  fmt::format("{} {}: not supported by this catalog (GET /v1/config lists what is)",
@@ -239,32 +252,33 @@ HttpResponse RestCatalogHandler::Handle(const HttpRequest& req) {
     if (m == "DELETE") return DropNamespace(*ns);
     return MethodNotAllowed(req, "GET, HEAD, DELETE");
   }
+  if (seg.size() == 3 && seg[2] == "properties") {
+    if (m != "POST") return MethodNotAllowed(req, "POST");
+    return UpdateNamespaceProperties(*ns, req);
+  }
   if (seg.size() == 3 && seg[2] == "tables") {
     if (m == "GET") return ListTables(*ns);
-    if (m == "POST") {
-      return Error(406, "UnsupportedOperationException",
-                   "creating tables through the REST catalog is not supported yet (use sluice "
-                   "table create, or register an existing table)");
-    }
-    return MethodNotAllowed(req, "GET");
+    if (m == "POST") return CreateTable(*ns, req);
+    return MethodNotAllowed(req, "GET, POST");
   }
   if (seg.size() == 3 && seg[2] == "register") {
     if (m != "POST") return MethodNotAllowed(req, "POST");
     return RegisterTable(*ns, req);
   }
-  if (seg.size() == 4 && seg[2] == "tables") {
+  if ((seg.size() == 4 || (seg.size() == 5 && seg[4] == "metrics")) && seg[2] == "tables") {
     auto name = Decode(seg[3], false);
     if (!name) return Error(400, "BadRequestException", "table name: bad percent-encoding");
     Status valid = catalog::ValidateNamePart(*name, "table");
     if (!valid.ok()) return FromStatus(valid, "");
     catalog::TableIdent ident{*ns, *name};
+    if (seg.size() == 5) {
+      if (m != "POST") return MethodNotAllowed(req, "POST");
+      return ReportMetrics(ident, req);
+    }
     if (m == "GET" || m == "HEAD") return LoadTable(ident, req, m == "HEAD");
     if (m == "DELETE") return DropTable(ident, req);
-    if (m == "POST") {
-      return Error(406, "UnsupportedOperationException",
-                   "table commits through the REST catalog are not supported yet");
-    }
-    return MethodNotAllowed(req, "GET, HEAD, DELETE");
+    if (m == "POST") return CommitTable(ident, req);
+    return MethodNotAllowed(req, "GET, HEAD, POST, DELETE");
   }
   return Error(404, "NoSuchRouteException", fmt::format("{} {}: no such route", m, req.path));
 }
@@ -457,6 +471,190 @@ HttpResponse RestCatalogHandler::RegisterTable(const std::vector<std::string>& n
   auto result = LoadResult(ident, false);
   if (!result.ok()) return FromStatus(result.status(), "NoSuchTableException");
   return Json(200, *result);
+}
+
+HttpResponse RestCatalogHandler::UpdateNamespaceProperties(const std::vector<std::string>& ns,
+                                                           const HttpRequest& req) {
+  auto j = BodyJson(req);
+  if (!j.ok()) return FromStatus(j.status(), "");
+  std::map<std::string, std::string> updates;
+  std::vector<std::string> removals;
+  try {
+    if (j->contains("updates") && !(*j)["updates"].is_null()) {
+      updates = (*j)["updates"].get<std::map<std::string, std::string>>();
+    }
+    if (j->contains("removals") && !(*j)["removals"].is_null()) {
+      removals = (*j)["removals"].get<std::vector<std::string>>();
+    }
+  } catch (const std::exception&) {
+    return Error(400, "BadRequestException",
+                 "expected {\"updates\": {key: string}, \"removals\": [string]}");
+  }
+  for (const std::string& key : removals) {
+    if (updates.count(key)) {
+      return Error(422, "UnprocessableEntityException",
+                   fmt::format("property '{}' is both updated and removed", key));
+    }
+  }
+  if (auto missing = RequireNamespace(ns)) return *missing;
+  auto missing = catalog_.UpdateNamespaceProperties(ns, updates, removals);
+  if (!missing.ok()) return FromStatus(missing.status(), "NoSuchNamespaceException");
+  json updated = json::array(), removed = json::array();
+  for (const auto& [k, v] : updates) updated.push_back(k);
+  for (const std::string& k : removals) {
+    if (std::find(missing->begin(), missing->end(), k) == missing->end()) removed.push_back(k);
+  }
+  return Json(200, {{"updated", updated}, {"removed", removed}, {"missing", *missing}});
+}
+
+HttpResponse RestCatalogHandler::CreateTable(const std::vector<std::string>& ns,
+                                             const HttpRequest& req) {
+  auto j = BodyJson(req);
+  if (!j.ok()) return FromStatus(j.status(), "");
+  if (!j->contains("name") || !(*j)["name"].is_string()) {
+    return Error(400, "BadRequestException", "create table: expected a \"name\"");
+  }
+  catalog::TableIdent ident{ns, (*j)["name"].get<std::string>()};
+  Status valid = catalog::ValidateNamePart(ident.name, "table");
+  if (!valid.ok()) return FromStatus(valid, "");
+  if (auto missing = RequireNamespace(ns)) return *missing;
+  if (catalog_.LoadTable(ident).ok()) {
+    return Error(409, "AlreadyExistsException",
+                 fmt::format("table {} already exists", ident.ToString()));
+  }
+  auto metadata =
+      NewTableFromRequest(*j, catalog::DefaultTableLocation(warehouse_, ident), warehouse_);
+  if (!metadata.ok()) return FromStatus(metadata.status(), "");
+  if (j->value("stage-create", false)) {  // nothing is written until a commit with assert-create
+    return Json(200, {{"metadata", json::parse(iceberg::TableMetadataToJson(*metadata))},
+                      {"config", json::object()}});
+  }
+  auto table = catalog::Table::Create(catalog_, io_, ident, *metadata);
+  if (!table.ok()) return FromStatus(table.status(), "NoSuchNamespaceException");
+  return Json(200, CommitResult(**table));
+}
+
+json RestCatalogHandler::CommitResult(const catalog::Table& table) {
+  return {{"metadata-location", table.metadata_location()},
+          {"metadata", json::parse(iceberg::TableMetadataToJson(table.metadata()))},
+          {"config", json::object()}};
+}
+
+HttpResponse RestCatalogHandler::CommitTable(const catalog::TableIdent& ident,
+                                             const HttpRequest& req) {
+  auto j = BodyJson(req);
+  if (!j.ok()) return FromStatus(j.status(), "");
+  if (j->contains("identifier") && !(*j)["identifier"].is_null()) {
+    auto named = IdentOf((*j)["identifier"], "identifier");
+    if (!named.ok()) return FromStatus(named.status(), "");
+    if (!(*named == ident)) {
+      return Error(
+          400, "BadRequestException",
+          fmt::format("the body names table {}, the path {}", named->ToString(), ident.ToString()));
+    }
+  }
+  auto change = TableChange::Parse(*j, warehouse_);
+  if (!change.ok()) return FromStatus(change.status(), "");
+  if (change->creates()) return CreateByCommit(ident, *change);
+  auto table = catalog::Table::Load(catalog_, io_, ident);
+  if (!table.ok()) return FromStatus(table.status(), "NoSuchTableException");
+  Status st = (*table)->UpdateMetadata(ApplyFn(*change));
+  if (!st.ok()) return FromStatus(st, "NoSuchTableException");
+  json out = CommitResult(**table);
+  out.erase("config");  // CommitTableResponse has no config
+  return Json(200, out);
+}
+
+catalog::MetadataChangeFn RestCatalogHandler::ApplyFn(const TableChange& change) {
+  return [&change](const iceberg::TableMetadata& base) -> Result<iceberg::TableMetadata> {
+    RETURN_IF_ERROR(change.Check(&base));
+    return change.Apply(base);
+  };
+}
+
+HttpResponse RestCatalogHandler::CreateByCommit(const catalog::TableIdent& ident,
+                                                const TableChange& change) {
+  if (auto missing = RequireNamespace(ident.ns)) return *missing;
+  if (catalog_.LoadTable(ident).ok()) {
+    return Error(
+        409, "CommitFailedException",
+        fmt::format("requirement assert-create failed: table {} exists", ident.ToString()));
+  }
+  iceberg::TableMetadata empty =
+      TableChange::EmptyMetadata(catalog::DefaultTableLocation(warehouse_, ident));
+  auto metadata = change.Apply(empty);
+  if (!metadata.ok()) return FromStatus(metadata.status(), "");
+  metadata->last_updated_ms = iceberg::NowMillis();
+  auto table = catalog::Table::Create(catalog_, io_, ident, *metadata);
+  if (!table.ok()) {
+    if (table.status().code() == StatusCode::kAlreadyExists) {
+      return Error(
+          409, "CommitFailedException",
+          fmt::format("requirement assert-create failed: table {} exists", ident.ToString()));
+    }
+    return FromStatus(table.status(), "NoSuchNamespaceException");
+  }
+  json out = CommitResult(**table);
+  out.erase("config");
+  return Json(200, out);
+}
+
+HttpResponse RestCatalogHandler::CommitTransaction(const HttpRequest& req) {
+  auto j = BodyJson(req);
+  if (!j.ok()) return FromStatus(j.status(), "");
+  if (!j->contains("table-changes") || !(*j)["table-changes"].is_array() ||
+      (*j)["table-changes"].empty()) {
+    return Error(400, "BadRequestException", "expected a non-empty \"table-changes\" array");
+  }
+  std::vector<catalog::TableIdent> idents;
+  std::vector<TableChange> changes;
+  for (const json& tc : (*j)["table-changes"]) {
+    if (!tc.is_object() || !tc.contains("identifier")) {
+      return Error(400, "BadRequestException", "each table change needs an \"identifier\"");
+    }
+    auto ident = IdentOf(tc["identifier"], "identifier");
+    if (!ident.ok()) return FromStatus(ident.status(), "");
+    if (std::find(idents.begin(), idents.end(), *ident) != idents.end()) {
+      return Error(400, "BadRequestException",
+                   fmt::format("table {} is changed twice in one transaction", ident->ToString()));
+    }
+    auto change = TableChange::Parse(tc, warehouse_);
+    if (!change.ok()) {
+      return FromStatus(change.status().WithContextF("table {}", ident->ToString()), "");
+    }
+    if (change->creates()) {
+      return Error(406, "UnsupportedOperationException",
+                   fmt::format("table {}: creating a table inside a transaction is not supported",
+                               ident->ToString()));
+    }
+    idents.push_back(std::move(*ident));
+    changes.push_back(std::move(*change));
+  }
+  std::vector<std::unique_ptr<catalog::Table>> tables;
+  std::vector<catalog::MetadataChange> updates;
+  for (size_t i = 0; i < idents.size(); ++i) {
+    auto table = catalog::Table::Load(catalog_, io_, idents[i]);
+    if (!table.ok()) return FromStatus(table.status(), "NoSuchTableException");
+    tables.push_back(std::move(*table));
+    updates.push_back({tables.back().get(), ApplyFn(changes[i])});
+  }
+  Status st = catalog::Table::UpdateMetadataAll(catalog_, updates);
+  return st.ok() ? NoContent() : FromStatus(st, "NoSuchTableException");
+}
+
+HttpResponse RestCatalogHandler::ReportMetrics(const catalog::TableIdent& ident,
+                                               const HttpRequest& req) {
+  auto j = BodyJson(req);
+  if (!j.ok()) return FromStatus(j.status(), "");
+  std::string type = j->value("report-type", "");
+  if (type != "scan-report" && type != "commit-report") {
+    return Error(400, "BadRequestException",
+                 "a metrics report needs \"report-type\": scan-report or commit-report");
+  }
+  auto location = catalog_.LoadTable(ident);
+  if (!location.ok()) return FromStatus(location.status(), "NoSuchTableException");
+  (type == "scan-report" ? scan_reports_ : commit_reports_).fetch_add(1);
+  return NoContent();
 }
 
 }  // namespace sluice::rest

@@ -28,6 +28,7 @@
 // - Thread-safe (the catalog and FileIO are).
 #pragma once
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -35,7 +36,9 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "catalog/table.h"
 #include "io/file_io.h"
+#include "rest/table_change.h"
 #include "server/http_server.h"
 
 namespace sluice::rest {
@@ -46,6 +49,9 @@ class RestCatalogHandler final : public server::RouteHandler {
       : catalog_(catalog), io_(io), warehouse_(std::move(warehouse)) {}
 
   bool Claims(std::string_view path) const override;
+  // Metrics reports received (POST .../metrics), by kind.
+  int64_t scan_reports() const { return scan_reports_.load(); }
+  int64_t commit_reports() const { return commit_reports_.load(); }
   server::HttpResponse Handle(const server::HttpRequest& req) override;
 
  private:
@@ -61,12 +67,30 @@ class RestCatalogHandler final : public server::RouteHandler {
   server::HttpResponse DropTable(const catalog::TableIdent& ident, const server::HttpRequest& req);
   server::HttpResponse RegisterTable(const std::vector<std::string>& ns,
                                      const server::HttpRequest& req);
+  server::HttpResponse UpdateNamespaceProperties(const std::vector<std::string>& ns,
+                                                 const server::HttpRequest& req);
+  server::HttpResponse CreateTable(const std::vector<std::string>& ns,
+                                   const server::HttpRequest& req);
+  server::HttpResponse CommitTable(const catalog::TableIdent& ident,
+                                   const server::HttpRequest& req);
+  // A commit asserting assert-create: the updates build the table's first
+  // metadata (a staged create, Spark's CREATE TABLE AS SELECT).
+  server::HttpResponse CreateByCommit(const catalog::TableIdent& ident, const TableChange& change);
+  server::HttpResponse CommitTransaction(const server::HttpRequest& req);
+  server::HttpResponse ReportMetrics(const catalog::TableIdent& ident,
+                                     const server::HttpRequest& req);
+  // Checks the change's requirements against the table's current metadata,
+  // then applies its updates (run again on each compare-and-swap retry).
+  static catalog::MetadataChangeFn ApplyFn(const TableChange& change);
+  // LoadTableResult of a table just written.
+  static nlohmann::json CommitResult(const catalog::Table& table);
   // The spec's LoadTableResult: metadata-location, metadata, config.
   Result<nlohmann::json> LoadResult(const catalog::TableIdent& ident, bool refs_only);
 
   catalog::Catalog& catalog_;
   FileIO& io_;
   const std::string warehouse_;
+  std::atomic<int64_t> scan_reports_{0}, commit_reports_{0};
 };
 
 }  // namespace sluice::rest

@@ -1,0 +1,647 @@
+#include "rest/table_change.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "common/uuid.h"
+#include "iceberg/json_internal.h"
+#include "iceberg/table_builder.h"
+
+namespace sluice::rest {
+namespace {
+
+using json = nlohmann::json;
+using iceberg::PartitionSpec;
+using iceberg::Snapshot;
+using iceberg::SortOrder;
+using iceberg::TableMetadata;
+
+const std::set<std::string>& RequirementTypes() {
+  static const std::set<std::string> kTypes = {"assert-create",
+                                               "assert-table-uuid",
+                                               "assert-ref-snapshot-id",
+                                               "assert-last-assigned-field-id",
+                                               "assert-current-schema-id",
+                                               "assert-last-assigned-partition-id",
+                                               "assert-default-spec-id",
+                                               "assert-default-sort-order-id"};
+  return kTypes;
+}
+
+const std::set<std::string>& UpdateActions() {
+  static const std::set<std::string> kActions = {"assign-uuid",
+                                                 "upgrade-format-version",
+                                                 "add-schema",
+                                                 "set-current-schema",
+                                                 "add-spec",
+                                                 "set-default-spec",
+                                                 "add-sort-order",
+                                                 "set-default-sort-order",
+                                                 "add-snapshot",
+                                                 "set-snapshot-ref",
+                                                 "remove-snapshots",
+                                                 "remove-snapshot-ref",
+                                                 "set-location",
+                                                 "set-properties",
+                                                 "remove-properties",
+                                                 "set-statistics",
+                                                 "remove-statistics",
+                                                 "set-partition-statistics",
+                                                 "remove-partition-statistics",
+                                                 "remove-partition-specs",
+                                                 "remove-schemas",
+                                                 "add-encryption-key",
+                                                 "remove-encryption-key"};
+  return kActions;
+}
+
+// A member of an update or requirement, of the JSON type `T`.
+template <typename T>
+Result<T> Member(const json& j, const char* key, std::string_view what) {
+  auto it = j.find(key);
+  if (it == j.end()) return Status::Invalid("{}: missing \"{}\"", what, key);
+  try {
+    return it->get<T>();
+  } catch (const std::exception&) {
+    return Status::Invalid("{}: \"{}\" has the wrong type ({})", what, key, it->dump());
+  }
+}
+
+// The id an update names, or the last one this change added for -1.
+Result<int32_t> IdOrLastAdded(const json& u, const char* key, std::optional<int32_t> last_added,
+                              std::string_view what) {
+  ASSIGN_OR_RETURN(int32_t id, Member<int32_t>(u, key, what));
+  if (id != -1) return id;
+  if (!last_added)
+    return Status::Invalid("{}: {} -1 names the last added, but none was", what, key);
+  return *last_added;
+}
+
+bool SameSchema(const Schema& a, const Schema& b) {
+  return a.AsStruct()->Equals(*b.AsStruct()) && a.identifier_field_ids == b.identifier_field_ids;
+}
+
+bool SameSpec(const PartitionSpec& a, const PartitionSpec& b) {
+  if (a.fields.size() != b.fields.size()) return false;
+  for (size_t i = 0; i < a.fields.size(); ++i) {
+    const auto &x = a.fields[i], &y = b.fields[i];
+    if (x.source_id != y.source_id || x.field_id != y.field_id || x.name != y.name ||
+        !(x.transform == y.transform)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SameOrder(const SortOrder& a, const SortOrder& b) {
+  if (a.fields.size() != b.fields.size()) return false;
+  for (size_t i = 0; i < a.fields.size(); ++i) {
+    const auto &x = a.fields[i], &y = b.fields[i];
+    if (x.source_id != y.source_id || !(x.transform == y.transform) ||
+        x.descending != y.descending || x.nulls_first != y.nulls_first) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Every source column of `spec` is a primitive of `schema` its transform takes.
+Status CheckSpecSources(const PartitionSpec& spec, const Schema& schema, std::string_view what) {
+  for (const auto& f : spec.fields) {
+    const Field* src = schema.FindById(f.source_id);
+    if (src == nullptr) {
+      return Status::Invalid("{}: partition field '{}' reads field {}, which the schema lacks",
+                             what, f.name, f.source_id);
+    }
+    RETURN_IF_ERROR_CTX(f.transform.CheckSource(*src->type), "{}: partition field '{}'", what,
+                        f.name);
+  }
+  return Status::OK();
+}
+
+Status CheckOrderSources(const SortOrder& order, const Schema& schema, std::string_view what) {
+  for (const auto& f : order.fields) {
+    const Field* src = schema.FindById(f.source_id);
+    if (src == nullptr) {
+      return Status::Invalid("{}: sort field reads field {}, which the schema lacks", what,
+                             f.source_id);
+    }
+    RETURN_IF_ERROR_CTX(f.transform.CheckSource(*src->type), "{}: sort field {}", what,
+                        f.source_id);
+  }
+  return Status::OK();
+}
+
+// The updates of one change, applied in order to one metadata (Iceberg's
+// TableMetadata.Builder, for the part of the metadata sluice models).
+class Applier {
+ public:
+  Applier(TableMetadata m, const std::string& warehouse)
+      : m_(std::move(m)), warehouse_(warehouse) {}
+
+  Status Apply(const json& u) {
+    std::string action = u["action"].get<std::string>();
+    std::string what = fmt::format("update {}", action);
+    if (action == "assign-uuid") return AssignUuid(u, what);
+    if (action == "upgrade-format-version") return UpgradeFormat(u, what);
+    if (action == "add-schema") return AddSchema(u, what);
+    if (action == "set-current-schema") {
+      ASSIGN_OR_RETURN(int32_t id, IdOrLastAdded(u, "schema-id", last_schema_, what));
+      if (m_.schema_by_id(id) == nullptr) return Status::Invalid("{}: no schema {}", what, id);
+      m_.current_schema_id = id;
+      return Status::OK();
+    }
+    if (action == "add-spec") return AddSpec(u, what);
+    if (action == "set-default-spec") {
+      ASSIGN_OR_RETURN(int32_t id, IdOrLastAdded(u, "spec-id", last_spec_, what));
+      if (m_.spec_by_id(id) == nullptr)
+        return Status::Invalid("{}: no partition spec {}", what, id);
+      m_.default_spec_id = id;
+      return Status::OK();
+    }
+    if (action == "add-sort-order") return AddSortOrder(u, what);
+    if (action == "set-default-sort-order") {
+      ASSIGN_OR_RETURN(int32_t id, IdOrLastAdded(u, "sort-order-id", last_order_, what));
+      if (FindOrder(id) == nullptr) return Status::Invalid("{}: no sort order {}", what, id);
+      m_.default_sort_order_id = id;
+      return Status::OK();
+    }
+    if (action == "add-snapshot") return AddSnapshot(u, what);
+    if (action == "set-snapshot-ref") return SetRef(u, what);
+    if (action == "remove-snapshots") {
+      ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                       Member<std::vector<int64_t>>(u, "snapshot-ids", what));
+      m_.RemoveSnapshots(std::set<int64_t>(ids.begin(), ids.end()));
+      return Status::OK();
+    }
+    if (action == "remove-snapshot-ref") {
+      ASSIGN_OR_RETURN(std::string name, Member<std::string>(u, "ref-name", what));
+      m_.refs.erase(name);
+      if (name == "main") m_.current_snapshot_id.reset();
+      return Status::OK();
+    }
+    if (action == "set-location") {
+      ASSIGN_OR_RETURN(std::string location, Member<std::string>(u, "location", what));
+      RETURN_IF_ERROR_CTX(CheckLocationInWarehouse(location, warehouse_), "{}", what);
+      while (location.size() > 1 && location.back() == '/') location.pop_back();
+      m_.location = location;
+      return Status::OK();
+    }
+    if (action == "set-properties") {
+      ASSIGN_OR_RETURN(auto updates,
+                       (Member<std::map<std::string, std::string>>(u, "updates", what)));
+      for (auto& [k, v] : updates) m_.properties[k] = v;
+      return Status::OK();
+    }
+    if (action == "remove-properties") {
+      ASSIGN_OR_RETURN(auto removals, Member<std::vector<std::string>>(u, "removals", what));
+      for (const auto& k : removals) m_.properties.erase(k);
+      return Status::OK();
+    }
+    if (action == "remove-partition-specs") return RemoveSpecs(u, what);
+    if (action == "remove-schemas") return RemoveSchemas(u, what);
+    if (action == "remove-statistics" || action == "remove-partition-statistics") {
+      return Status::OK();  // sluice's metadata keeps no statistics files
+    }
+    return Status::NotImplemented(
+        "{}: sluice's table metadata does not keep {}", what,
+        action.find("statistics") != std::string::npos ? "statistics files" : "encryption keys");
+  }
+
+  // The rules every table's metadata keeps, checked once all updates ran.
+  Result<TableMetadata> Finish(bool creating) && {
+    if (creating) {
+      if (m_.table_uuid.empty()) m_.table_uuid = NewUuid();
+      if (m_.partition_specs.empty()) {
+        m_.partition_specs.push_back(PartitionSpec{});
+        m_.default_spec_id = 0;
+      }
+    }
+    if (m_.current_schema() == nullptr) {
+      return Status::Invalid("the table's current schema {} does not exist", m_.current_schema_id);
+    }
+    if (m_.spec_by_id(m_.default_spec_id) == nullptr) {
+      return Status::Invalid("the table's default partition spec {} does not exist",
+                             m_.default_spec_id);
+    }
+    if (FindOrder(0) == nullptr) m_.sort_orders.insert(m_.sort_orders.begin(), SortOrder{});
+    if (FindOrder(m_.default_sort_order_id) == nullptr) {
+      return Status::Invalid("the table's default sort order {} does not exist",
+                             m_.default_sort_order_id);
+    }
+    if (m_.location.empty()) return Status::Invalid("the table has no location");
+    RETURN_IF_ERROR(iceberg::ValidateIdentifierFields(*m_.current_schema()));
+    return std::move(m_);
+  }
+
+ private:
+  const SortOrder* FindOrder(int32_t id) const {
+    for (const auto& o : m_.sort_orders) {
+      if (o.order_id == id) return &o;
+    }
+    return nullptr;
+  }
+
+  Status AssignUuid(const json& u, std::string_view what) {
+    ASSIGN_OR_RETURN(std::string uuid, Member<std::string>(u, "uuid", what));
+    if (uuid.empty()) return Status::Invalid("{}: the uuid is empty", what);
+    if (!m_.table_uuid.empty() && m_.table_uuid != uuid) {
+      return Status::Invalid("{}: the table's uuid is {}; it cannot change", what, m_.table_uuid);
+    }
+    m_.table_uuid = uuid;
+    return Status::OK();
+  }
+
+  Status UpgradeFormat(const json& u, std::string_view what) {
+    ASSIGN_OR_RETURN(int version, Member<int>(u, "format-version", what));
+    if (version < m_.format_version) {
+      return Status::Invalid("{}: cannot downgrade format version {} to {}", what,
+                             m_.format_version, version);
+    }
+    if (version > iceberg::kMaxFormatVersion) {
+      return Status::Invalid("{}: format version {} is not supported (at most {})", what, version,
+                             iceberg::kMaxFormatVersion);
+    }
+    m_.format_version = version;
+    if (version >= 3 && !m_.next_row_id) m_.next_row_id = 0;
+    return Status::OK();
+  }
+
+  Status AddSchema(const json& u, std::string_view what) {
+    if (!u.contains("schema")) return Status::Invalid("{}: missing \"schema\"", what);
+    ASSIGN_OR_RETURN(Schema schema,
+                     iceberg::internal::SchemaFromJsonValue(iceberg::internal::Json(u["schema"])));
+    for (const Schema& s : m_.schemas) {
+      if (SameSchema(s, schema)) {
+        last_schema_ = s.schema_id;
+        return Status::OK();
+      }
+    }
+    int32_t id = 0;
+    for (const Schema& s : m_.schemas) id = std::max(id, s.schema_id + 1);
+    schema.schema_id = id;
+    m_.last_column_id = std::max(m_.last_column_id, schema.HighestFieldId());
+    m_.schemas.push_back(std::move(schema));
+    last_schema_ = id;
+    return Status::OK();
+  }
+
+  Status AddSpec(const json& u, std::string_view what) {
+    if (!u.contains("spec")) return Status::Invalid("{}: missing \"spec\"", what);
+    ASSIGN_OR_RETURN(PartitionSpec spec,
+                     iceberg::internal::SpecFromJsonValue(iceberg::internal::Json(u["spec"]), 0));
+    const Schema* schema = m_.current_schema();
+    if (schema == nullptr) return Status::Invalid("{}: the table has no schema yet", what);
+    RETURN_IF_ERROR(CheckSpecSources(spec, *schema, what));
+    for (const PartitionSpec& s : m_.partition_specs) {
+      if (SameSpec(s, spec)) {
+        last_spec_ = s.spec_id;
+        return Status::OK();
+      }
+    }
+    int32_t id = 0;
+    for (const PartitionSpec& s : m_.partition_specs) id = std::max(id, s.spec_id + 1);
+    spec.spec_id = id;
+    for (const auto& f : spec.fields)
+      m_.last_partition_id = std::max(m_.last_partition_id, f.field_id);
+    m_.partition_specs.push_back(std::move(spec));
+    last_spec_ = id;
+    return Status::OK();
+  }
+
+  Status AddSortOrder(const json& u, std::string_view what) {
+    if (!u.contains("sort-order")) return Status::Invalid("{}: missing \"sort-order\"", what);
+    ASSIGN_OR_RETURN(SortOrder order, iceberg::internal::Guard(what, [&] {
+                       return iceberg::internal::SortOrderFromJsonValue(
+                           iceberg::internal::Json(u["sort-order"]));
+                     }));
+    if (order.fields.empty()) {
+      order.order_id = 0;
+    } else {
+      const Schema* schema = m_.current_schema();
+      if (schema == nullptr) return Status::Invalid("{}: the table has no schema yet", what);
+      RETURN_IF_ERROR(CheckOrderSources(order, *schema, what));
+    }
+    for (const SortOrder& o : m_.sort_orders) {
+      if (SameOrder(o, order)) {
+        last_order_ = o.order_id;
+        return Status::OK();
+      }
+    }
+    int32_t id = 1;
+    for (const SortOrder& o : m_.sort_orders) id = std::max(id, o.order_id + 1);
+    order.order_id = id;
+    m_.sort_orders.push_back(std::move(order));
+    last_order_ = id;
+    return Status::OK();
+  }
+
+  Status AddSnapshot(const json& u, std::string_view what) {
+    if (!u.contains("snapshot")) return Status::Invalid("{}: missing \"snapshot\"", what);
+    ASSIGN_OR_RETURN(Snapshot s, iceberg::internal::Guard(what, [&] {
+                       return iceberg::internal::SnapshotFromJsonValue(
+                           iceberg::internal::Json(u["snapshot"]), what);
+                     }));
+    if (m_.snapshot_by_id(s.snapshot_id) != nullptr) {
+      return Status::Invalid("{}: snapshot {} already exists", what, s.snapshot_id);
+    }
+    if (s.manifest_list.empty())
+      return Status::Invalid("{}: the snapshot names no manifest list", what);
+    if (s.schema_id && m_.schema_by_id(*s.schema_id) == nullptr) {
+      return Status::Invalid("{}: snapshot {} names schema {}, which does not exist", what,
+                             s.snapshot_id, *s.schema_id);
+    }
+    if (s.parent_snapshot_id && s.sequence_number <= m_.last_sequence_number) {
+      return Status::Invalid(
+          "{}: snapshot {} has sequence number {}, not above the table's last ({})", what,
+          s.snapshot_id, s.sequence_number, m_.last_sequence_number);
+    }
+    if (m_.format_version >= 3) {
+      if (!s.first_row_id || !s.added_rows) {
+        return Status::Invalid("{}: a format v3 snapshot needs first-row-id and added-rows", what);
+      }
+      if (*s.first_row_id < m_.next_row_id.value_or(0)) {
+        return Status::Invalid("{}: first-row-id {} is below the table's next-row-id {}", what,
+                               *s.first_row_id, m_.next_row_id.value_or(0));
+      }
+      m_.next_row_id = *s.first_row_id + *s.added_rows;
+    }
+    m_.last_sequence_number = std::max(m_.last_sequence_number, s.sequence_number);
+    added_snapshots_.insert(s.snapshot_id);
+    m_.snapshots.push_back(std::move(s));
+    return Status::OK();
+  }
+
+  Status SetRef(const json& u, std::string_view what) {
+    ASSIGN_OR_RETURN(std::string name, Member<std::string>(u, "ref-name", what));
+    if (name.empty()) return Status::Invalid("{}: the ref name is empty", what);
+    auto ref = iceberg::internal::SnapshotRefFromJsonValue(iceberg::internal::Json(u));
+    RETURN_IF_ERROR_CTX(ref, "{}", what);
+    const Snapshot* snap = m_.snapshot_by_id(ref->snapshot_id);
+    if (snap == nullptr) {
+      return Status::Invalid("{}: ref '{}' names snapshot {}, which does not exist", what, name,
+                             ref->snapshot_id);
+    }
+    if (name == "main") {
+      if (!ref->is_branch) return Status::Invalid("{}: main must be a branch", what);
+      if (m_.current_snapshot_id != ref->snapshot_id) {
+        m_.current_snapshot_id = ref->snapshot_id;
+        int64_t at =
+            added_snapshots_.count(ref->snapshot_id) ? snap->timestamp_ms : iceberg::NowMillis();
+        m_.snapshot_log.push_back({ref->snapshot_id, at});
+      }
+    }
+    m_.refs[name] = *ref;
+    return Status::OK();
+  }
+
+  Status RemoveSpecs(const json& u, std::string_view what) {
+    ASSIGN_OR_RETURN(std::vector<int32_t> ids, Member<std::vector<int32_t>>(u, "spec-ids", what));
+    for (int32_t id : ids) {
+      if (id == m_.default_spec_id) {
+        return Status::Invalid("{}: spec {} is the default; it cannot be removed", what, id);
+      }
+    }
+    std::erase_if(m_.partition_specs, [&](const PartitionSpec& s) {
+      return std::find(ids.begin(), ids.end(), s.spec_id) != ids.end();
+    });
+    return Status::OK();
+  }
+
+  Status RemoveSchemas(const json& u, std::string_view what) {
+    ASSIGN_OR_RETURN(std::vector<int32_t> ids, Member<std::vector<int32_t>>(u, "schema-ids", what));
+    for (int32_t id : ids) {
+      if (id == m_.current_schema_id) {
+        return Status::Invalid("{}: schema {} is current; it cannot be removed", what, id);
+      }
+    }
+    std::erase_if(m_.schemas, [&](const Schema& s) {
+      return std::find(ids.begin(), ids.end(), s.schema_id) != ids.end();
+    });
+    return Status::OK();
+  }
+
+  TableMetadata m_;
+  const std::string& warehouse_;
+  std::optional<int32_t> last_schema_, last_spec_, last_order_;
+  std::set<int64_t> added_snapshots_;
+};
+
+// Whether `actual` equals what requirement `r` asserts under `key`.
+Status Expect(const json& r, const char* key, int64_t actual) {
+  ASSIGN_OR_RETURN(int64_t expected, Member<int64_t>(r, key, r["type"].get<std::string>()));
+  if (expected == actual) return Status::OK();
+  return Status::Conflict("requirement {} failed: {} is {}, not {}", r["type"].get<std::string>(),
+                          key, actual, expected);
+}
+
+Status CheckOne(const json& r, const TableMetadata* m) {
+  std::string type = r["type"].get<std::string>();
+  if (type == "assert-create") {
+    if (m != nullptr) return Status::Conflict("requirement assert-create failed: the table exists");
+    return Status::OK();
+  }
+  if (m == nullptr) return Status::NotFound("the table does not exist");
+  if (type == "assert-table-uuid") {
+    ASSIGN_OR_RETURN(std::string uuid, Member<std::string>(r, "uuid", type));
+    if (uuid == m->table_uuid) return Status::OK();
+    return Status::Conflict("requirement assert-table-uuid failed: the table's uuid is {}, not {}",
+                            m->table_uuid, uuid);
+  }
+  if (type == "assert-ref-snapshot-id") {
+    ASSIGN_OR_RETURN(std::string ref, Member<std::string>(r, "ref", type));
+    auto it = m->refs.find(ref);
+    auto id = r.find("snapshot-id");
+    if (id == r.end() || id->is_null()) {
+      if (it == m->refs.end()) return Status::OK();
+      return Status::Conflict(
+          "requirement assert-ref-snapshot-id failed: ref '{}' exists (snapshot {})", ref,
+          it->second.snapshot_id);
+    }
+    if (!id->is_number_integer()) return Status::Invalid("{}: snapshot-id is not an integer", type);
+    if (it != m->refs.end() && it->second.snapshot_id == id->get<int64_t>()) return Status::OK();
+    return Status::Conflict(
+        "requirement assert-ref-snapshot-id failed: ref '{}' is at {}, not {}", ref,
+        it == m->refs.end() ? std::string("nothing") : std::to_string(it->second.snapshot_id),
+        id->get<int64_t>());
+  }
+  if (type == "assert-last-assigned-field-id") {
+    return Expect(r, "last-assigned-field-id", m->last_column_id);
+  }
+  if (type == "assert-current-schema-id")
+    return Expect(r, "current-schema-id", m->current_schema_id);
+  if (type == "assert-last-assigned-partition-id") {
+    return Expect(r, "last-assigned-partition-id", m->last_partition_id);
+  }
+  if (type == "assert-default-spec-id") return Expect(r, "default-spec-id", m->default_spec_id);
+  return Expect(r, "default-sort-order-id", m->default_sort_order_id);  // the last type left
+}
+
+// The segments of a location's path, with "file://" dropped; nullopt if a
+// segment is "." or "..".
+std::optional<std::vector<std::string>> PathSegments(std::string_view location) {
+  if (location.starts_with("file://")) location.remove_prefix(7);
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= location.size()) {
+    size_t end = location.find('/', at);
+    if (end == std::string_view::npos) end = location.size();
+    std::string_view part = location.substr(at, end - at);
+    if (part == "." || part == "..") return std::nullopt;
+    if (!part.empty() || out.empty()) out.emplace_back(part);
+    at = end + 1;
+  }
+  while (out.size() > 1 && out.back().empty()) out.pop_back();
+  return out;
+}
+
+// Maps the ids of `from` to those of `to` (the same fields, renumbered).
+void MapIds(const std::vector<Field>& from, const std::vector<Field>& to,
+            std::map<int32_t, int32_t>* ids) {
+  for (size_t i = 0; i < from.size(); ++i) {
+    (*ids)[from[i].id] = to[i].id;
+    MapIds(from[i].type->fields(), to[i].type->fields(), ids);
+  }
+}
+
+}  // namespace
+
+Status CheckLocationInWarehouse(const std::string& location, const std::string& warehouse) {
+  auto loc = PathSegments(location);
+  auto root = PathSegments(warehouse);
+  if (!loc || !root) {
+    return Status::Invalid("location '{}': '.' and '..' segments are not allowed", location);
+  }
+  if (loc->size() <= root->size() || !std::equal(root->begin(), root->end(), loc->begin())) {
+    return Status::Invalid("location '{}' is outside the warehouse {}", location, warehouse);
+  }
+  return Status::OK();
+}
+
+Result<TableChange> TableChange::Parse(const json& request, std::string warehouse) {
+  TableChange c;
+  c.warehouse_ = std::move(warehouse);
+  auto requirements = request.find("requirements");
+  auto updates = request.find("updates");
+  if (requirements == request.end() || !requirements->is_array() || updates == request.end() ||
+      !updates->is_array()) {
+    return Status::Invalid("a commit needs \"requirements\" and \"updates\" arrays");
+  }
+  for (const json& r : *requirements) {
+    if (!r.is_object() || !r.contains("type") || !r["type"].is_string()) {
+      return Status::Invalid("requirement {}: expected an object with a \"type\"", r.dump());
+    }
+    std::string type = r["type"].get<std::string>();
+    if (!RequirementTypes().count(type)) {
+      return Status::Invalid("requirement type '{}' is not one the spec defines", type);
+    }
+    if (type == "assert-create") c.creates_ = true;
+  }
+  for (const json& u : *updates) {
+    if (!u.is_object() || !u.contains("action") || !u["action"].is_string()) {
+      return Status::Invalid("update {}: expected an object with an \"action\"", u.dump());
+    }
+    std::string action = u["action"].get<std::string>();
+    if (!UpdateActions().count(action)) {
+      return Status::Invalid("update action '{}' is not one the spec defines", action);
+    }
+  }
+  c.requirements_ = *requirements;
+  c.updates_ = *updates;
+  return c;
+}
+
+Status TableChange::Check(const TableMetadata* current) const {
+  for (const json& r : requirements_) RETURN_IF_ERROR(CheckOne(r, current));
+  return Status::OK();
+}
+
+Result<TableMetadata> TableChange::Apply(const TableMetadata& base) const {
+  Applier applier(base, warehouse_);
+  for (size_t i = 0; i < updates_.size(); ++i) {
+    RETURN_IF_ERROR_CTX(applier.Apply(updates_[i]), "updates[{}]", i);
+  }
+  return std::move(applier).Finish(creates_);
+}
+
+TableMetadata TableChange::EmptyMetadata(std::string location) {
+  TableMetadata m;
+  m.format_version = 2;
+  m.location = std::move(location);
+  m.current_schema_id = -1;
+  m.default_spec_id = 0;
+  m.default_sort_order_id = 0;
+  m.last_partition_id = 999;
+  return m;
+}
+
+Result<TableMetadata> NewTableFromRequest(const json& request, const std::string& location,
+                                          const std::string& warehouse) {
+  if (!request.contains("schema")) return Status::Invalid("create table: missing \"schema\"");
+  using iceberg::internal::Json;
+  ASSIGN_OR_RETURN(Schema given, iceberg::internal::SchemaFromJsonValue(Json(request["schema"])));
+  Schema schema = given;
+  int32_t next_id = 1;
+  AssignFreshIds(&schema.fields, &next_id);
+  std::map<int32_t, int32_t> ids;
+  MapIds(given.fields, schema.fields, &ids);
+  auto moved = [&](int32_t old_id, std::string_view what) -> Result<int32_t> {
+    auto it = ids.find(old_id);
+    if (it == ids.end()) {
+      return Status::Invalid("create table: {} names field {}, which the schema lacks", what,
+                             old_id);
+    }
+    return it->second;
+  };
+  schema.schema_id = 0;
+  for (int32_t& id : schema.identifier_field_ids) {
+    ASSIGN_OR_RETURN(id, moved(id, "identifier-field-ids"));
+  }
+
+  PartitionSpec spec;
+  if (request.contains("partition-spec") && !request["partition-spec"].is_null()) {
+    ASSIGN_OR_RETURN(spec, iceberg::internal::Guard("partition-spec", [&] {
+                       return iceberg::internal::SpecFromJsonValue(Json(request["partition-spec"]),
+                                                                   0);
+                     }));
+    spec.spec_id = 0;
+    int32_t field_id = 1000;
+    for (auto& f : spec.fields) {
+      ASSIGN_OR_RETURN(f.source_id, moved(f.source_id, "partition-spec"));
+      f.field_id = field_id++;
+    }
+    RETURN_IF_ERROR(CheckSpecSources(spec, schema, "create table"));
+  }
+  SortOrder order;
+  if (request.contains("write-order") && !request["write-order"].is_null()) {
+    ASSIGN_OR_RETURN(
+        order, iceberg::internal::Guard("write-order", [&] {
+          return iceberg::internal::SortOrderFromJsonValue(Json(request["write-order"]));
+        }));
+    for (auto& f : order.fields) {
+      ASSIGN_OR_RETURN(f.source_id, moved(f.source_id, "write-order"));
+    }
+    order.order_id = order.fields.empty() ? 0 : 1;
+    RETURN_IF_ERROR(CheckOrderSources(order, schema, "create table"));
+  }
+  std::map<std::string, std::string> properties;
+  if (request.contains("properties") && !request["properties"].is_null()) {
+    ASSIGN_OR_RETURN(properties, (Member<std::map<std::string, std::string>>(request, "properties",
+                                                                             "create table")));
+  }
+  std::string at = location;
+  if (request.contains("location") && !request["location"].is_null()) {
+    ASSIGN_OR_RETURN(at, Member<std::string>(request, "location", "create table"));
+    RETURN_IF_ERROR(CheckLocationInWarehouse(at, warehouse));
+    while (at.size() > 1 && at.back() == '/') at.pop_back();
+  }
+  ASSIGN_OR_RETURN(iceberg::NewTableOptions options,
+                   iceberg::NewTableOptionsFromProperties(std::move(properties)));
+  return iceberg::NewTableMetadata(schema, spec, order, at, options);
+}
+
+}  // namespace sluice::rest
