@@ -330,6 +330,10 @@ Status SqlCatalog::CommitTables(const std::vector<TableCommit>& commits) {
 
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri,
                                              const std::string& catalog_name) {
+  if (uri.starts_with("http://") || uri.starts_with("https://")) {
+    return Status::Invalid("catalog {}: a REST catalog opens with OpenRestCatalog (rest_client.h)",
+                           uri);
+  }
   std::unique_ptr<SqlConnection> conn;
   if (uri.starts_with("postgresql://") || uri.starts_with("postgres://")) {
     ASSIGN_OR_RETURN(conn, OpenPostgres(uri));

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <filesystem>
 
+#include "catalog/rest_client.h"
 #include "io/remap_file_io.h"
 #include "io/s3/s3_file_io.h"
 
@@ -90,7 +91,14 @@ Result<catalog::Catalog*> OpenGlobalCatalog() {
           Globals().warehouse);
     }
     if (uri.empty()) uri = "sqlite:" + WarehousePath() + "/catalog.db";
-    ASSIGN_OR_RETURN(catalog, catalog::OpenCatalog(uri));
+    if (catalog::IsRestCatalogUri(uri)) {
+      catalog::RestClientOptions o;
+      if (const char* t = std::getenv("SLUICE_CATALOG_TOKEN")) o.token = t;
+      if (const char* c = std::getenv("SLUICE_CATALOG_CREDENTIAL")) o.credential = c;
+      ASSIGN_OR_RETURN(catalog, catalog::OpenRestCatalog(uri, StorageIO(), o));
+    } else {
+      ASSIGN_OR_RETURN(catalog, catalog::OpenCatalog(uri));
+    }
   }
   return catalog.get();
 }

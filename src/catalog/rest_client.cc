@@ -1,0 +1,398 @@
+#include "catalog/rest_client.h"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "catalog/rest_diff.h"
+
+namespace sluice::catalog {
+namespace {
+
+using json = nlohmann::json;
+
+struct Response {
+  long status = 0;
+  std::string body;
+};
+
+size_t Collect(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+std::string Escape(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+// A namespace as a path segment: levels joined by the unit separator.
+std::string NamespacePath(const std::vector<std::string>& ns) {
+  std::string joined;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    if (i > 0) joined.push_back('\x1f');
+    joined += ns[i];
+  }
+  return Escape(joined);
+}
+
+json IdentJson(const TableIdent& t) { return {{"namespace", t.ns}, {"name", t.name}}; }
+
+// The server's error message (ErrorModel), or the status line.
+std::string ErrorText(const Response& r) {
+  json j = json::parse(r.body, nullptr, false);
+  if (j.is_object() && j.contains("error") && j["error"].is_object()) {
+    return fmt::format("{} {}: {}", r.status, j["error"].value("type", ""),
+                       j["error"].value("message", ""));
+  }
+  return fmt::format("HTTP {}", r.status);
+}
+
+class RestCatalogClient final : public Catalog {
+ public:
+  RestCatalogClient(std::string base, FileIO& io, RestClientOptions options)
+      : base_(std::move(base)), io_(io), options_(std::move(options)) {}
+
+  Status Init() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    ASSIGN_OR_RETURN(Response r, Call("GET", base_ + "/v1/config", "", true));
+    if (r.status != 200) return Fail(r, "GET /v1/config");
+    json j = json::parse(r.body, nullptr, false);
+    if (j.is_object() && j.contains("overrides") && j["overrides"].contains("prefix") &&
+        j["overrides"]["prefix"].is_string()) {
+      std::string prefix = j["overrides"]["prefix"].get<std::string>();
+      if (!prefix.empty()) root_ = base_ + "/v1/" + prefix;
+    }
+    if (root_.empty()) root_ = base_ + "/v1";
+    return Status::OK();
+  }
+
+  std::string name() const override { return "rest:" + base_; }
+
+  Status CreateNamespace(const std::vector<std::string>& ns,
+                         const std::map<std::string, std::string>& properties) override {
+    json body = {{"namespace", ns}, {"properties", properties}};
+    ASSIGN_OR_RETURN(Response r, Call("POST", root_ + "/namespaces", body.dump(), false));
+    return r.status == 200 ? Status::OK() : Fail(r, "create namespace " + JoinNamespace(ns));
+  }
+
+  Result<std::vector<std::vector<std::string>>> ListNamespaces() override {
+    std::vector<std::vector<std::string>> out;
+    RETURN_IF_ERROR(ListUnder({}, &out));
+    return out;
+  }
+
+  Result<bool> NamespaceExists(const std::vector<std::string>& ns) override {
+    ASSIGN_OR_RETURN(Response r, Call("GET", root_ + "/namespaces/" + NamespacePath(ns), "", true));
+    if (r.status == 404) return false;
+    if (r.status == 200) return true;
+    return Fail(r, "load namespace " + JoinNamespace(ns));
+  }
+
+  Result<std::map<std::string, std::string>> NamespaceProperties(
+      const std::vector<std::string>& ns) override {
+    ASSIGN_OR_RETURN(Response r, Call("GET", root_ + "/namespaces/" + NamespacePath(ns), "", true));
+    if (r.status != 200) return Fail(r, "load namespace " + JoinNamespace(ns));
+    json j = json::parse(r.body, nullptr, false);
+    std::map<std::string, std::string> out;
+    if (j.is_object() && j.contains("properties") && j["properties"].is_object()) {
+      for (const auto& [k, v] : j["properties"].items()) {
+        if (v.is_string()) out[k] = v.get<std::string>();
+      }
+    }
+    return out;
+  }
+
+  Result<std::vector<std::string>> UpdateNamespaceProperties(
+      const std::vector<std::string>& ns, const std::map<std::string, std::string>& updates,
+      const std::vector<std::string>& removals) override {
+    json body = {{"updates", updates}, {"removals", removals}};
+    ASSIGN_OR_RETURN(Response r,
+                     Call("POST", root_ + "/namespaces/" + NamespacePath(ns) + "/properties",
+                          body.dump(), false));
+    if (r.status != 200) return Fail(r, "update namespace " + JoinNamespace(ns));
+    json j = json::parse(r.body, nullptr, false);
+    std::vector<std::string> missing;
+    if (j.is_object() && j.contains("missing") && j["missing"].is_array()) {
+      for (const json& k : j["missing"]) {
+        if (k.is_string()) missing.push_back(k.get<std::string>());
+      }
+    }
+    return missing;
+  }
+
+  Status DropNamespace(const std::vector<std::string>& ns) override {
+    ASSIGN_OR_RETURN(Response r,
+                     Call("DELETE", root_ + "/namespaces/" + NamespacePath(ns), "", false));
+    if (r.status == 204 || r.status == 200) return Status::OK();
+    if (r.status == 409) {
+      return Status::Invalid("namespace {} is not empty ({})", JoinNamespace(ns), ErrorText(r));
+    }
+    return Fail(r, "drop namespace " + JoinNamespace(ns));
+  }
+
+  Status CreateTable(const TableIdent& table, const std::string& metadata_location) override {
+    json body = {{"name", table.name}, {"metadata-location", metadata_location}};
+    ASSIGN_OR_RETURN(Response r,
+                     Call("POST", root_ + "/namespaces/" + NamespacePath(table.ns) + "/register",
+                          body.dump(), false));
+    return r.status == 200 ? Status::OK() : Fail(r, "register table " + table.ToString());
+  }
+
+  Result<std::string> LoadTable(const TableIdent& table) override {
+    ASSIGN_OR_RETURN(Response r, Call("GET", TablePath(table) + "?snapshots=refs", "", true));
+    if (r.status != 200) return Fail(r, "load table " + table.ToString());
+    json j = json::parse(r.body, nullptr, false);
+    if (!j.is_object() || !j.contains("metadata-location") || !j["metadata-location"].is_string()) {
+      return Status::Corruption("load table {}: the answer names no metadata-location",
+                                table.ToString());
+    }
+    return j["metadata-location"].get<std::string>();
+  }
+
+  Result<std::vector<TableIdent>> ListTables(const std::vector<std::string>& ns) override {
+    std::vector<TableIdent> out;
+    std::string token;
+    do {
+      std::string url = root_ + "/namespaces/" + NamespacePath(ns) + "/tables";
+      if (!token.empty()) url += "?pageToken=" + Escape(token);
+      ASSIGN_OR_RETURN(Response r, Call("GET", url, "", true));
+      if (r.status != 200) return Fail(r, "list tables of " + JoinNamespace(ns));
+      json j = json::parse(r.body, nullptr, false);
+      if (!j.is_object() || !j.contains("identifiers")) {
+        return Status::Corruption("list tables of {}: unexpected answer", JoinNamespace(ns));
+      }
+      for (const json& id : j["identifiers"]) {
+        out.push_back(
+            {id.at("namespace").get<std::vector<std::string>>(), id.at("name").get<std::string>()});
+      }
+      token = NextPageToken(j);
+    } while (!token.empty());
+    return out;
+  }
+
+  Status DropTable(const TableIdent& table) override {
+    ASSIGN_OR_RETURN(Response r, Call("DELETE", TablePath(table), "", false));
+    return r.status == 204 || r.status == 200 ? Status::OK()
+                                              : Fail(r, "drop table " + table.ToString());
+  }
+
+  Status RenameTable(const TableIdent& from, const TableIdent& to) override {
+    json body = {{"source", IdentJson(from)}, {"destination", IdentJson(to)}};
+    ASSIGN_OR_RETURN(Response r, Call("POST", root_ + "/tables/rename", body.dump(), false));
+    return r.status == 204 || r.status == 200
+               ? Status::OK()
+               : Fail(r, fmt::format("rename table {} to {}", from.ToString(), to.ToString()));
+  }
+
+  Status CommitTables(const std::vector<TableCommit>& commits) override {
+    json changes = json::array();
+    for (const TableCommit& c : commits) {
+      ASSIGN_OR_RETURN(std::string from, io_.ReadFile(c.expected_location));
+      ASSIGN_OR_RETURN(std::string to, io_.ReadFile(c.new_location));
+      auto change = RestCommitFor(from, to);
+      RETURN_IF_ERROR_CTX(change, "table {}", c.table.ToString());
+      (*change)["identifier"] = IdentJson(c.table);
+      changes.push_back(std::move(*change));
+    }
+    std::string what = commits.size() == 1 ? "commit to table " + commits[0].table.ToString()
+                                           : fmt::format("commit to {} tables", commits.size());
+    std::string url =
+        commits.size() == 1 ? TablePath(commits[0].table) : root_ + "/transactions/commit";
+    std::string body =
+        commits.size() == 1 ? changes[0].dump() : json{{"table-changes", changes}}.dump();
+    bool unsent = false;
+    auto r = Call("POST", url, body, false, &unsent);
+    if (!r.ok()) {
+      if (unsent) return r.status();  // never reached the server: retryable
+      // Sent, but the answer was lost: the commit may have landed.
+      return Status(StatusCode::kCommitStateUnknown,
+                    fmt::format("{}: {}", what, r.status().message()));
+    }
+    if (r->status == 200 || r->status == 204) return Status::OK();
+    if (r->status == 409) return Status::Conflict("{}: {}", what, ErrorText(*r));
+    if (r->status >= 500) {
+      return Status(StatusCode::kCommitStateUnknown, fmt::format("{}: {}", what, ErrorText(*r)));
+    }
+    return Fail(*r, what);
+  }
+
+ private:
+  std::string TablePath(const TableIdent& t) const {
+    return root_ + "/namespaces/" + NamespacePath(t.ns) + "/tables/" + Escape(t.name);
+  }
+
+  static std::string NextPageToken(const json& j) {
+    auto it = j.find("next-page-token");
+    return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+  }
+
+  // Every namespace under `parent`, depth first.
+  Status ListUnder(const std::vector<std::string>& parent,
+                   std::vector<std::vector<std::string>>* out) {
+    std::string token;
+    do {
+      std::string url = root_ + "/namespaces";
+      std::string sep = "?";
+      if (!parent.empty()) {
+        url += "?parent=" + NamespacePath(parent);
+        sep = "&";
+      }
+      if (!token.empty()) url += sep + "pageToken=" + Escape(token);
+      ASSIGN_OR_RETURN(Response r, Call("GET", url, "", true));
+      if (r.status != 200) return Fail(r, "list namespaces");
+      json j = json::parse(r.body, nullptr, false);
+      if (!j.is_object() || !j.contains("namespaces") || !j["namespaces"].is_array()) {
+        return Status::Corruption("list namespaces: unexpected answer");
+      }
+      for (const json& ns : j["namespaces"]) {
+        auto levels = ns.get<std::vector<std::string>>();
+        out->push_back(levels);
+        RETURN_IF_ERROR(ListUnder(levels, out));
+      }
+      token = NextPageToken(j);
+    } while (!token.empty());
+    return Status::OK();
+  }
+
+  // The error a non-success answer means.
+  static Status Fail(const Response& r, const std::string& what) {
+    std::string text = fmt::format("{} through the REST catalog: {}", what, ErrorText(r));
+    switch (r.status) {
+      case 400:
+      case 422: return Status::Invalid("{}", text);
+      case 404: return Status::NotFound("{}", text);
+      case 409: return Status::AlreadyExists("{}", text);
+      case 406:
+      case 501: return Status::NotImplemented("{}", text);
+      default: return Status(StatusCode::kIOError, text, r.status >= 500);
+    }
+  }
+
+  // The Authorization header's value (empty: none), fetching or renewing an
+  // OAuth2 token when the options name client credentials.
+  Result<std::string> Authorization() {
+    if (!options_.token.empty()) return "Bearer " + options_.token;
+    if (options_.credential.empty()) return std::string();
+    std::lock_guard lock(token_mu_);
+    auto now = std::chrono::steady_clock::now();
+    if (!oauth_token_.empty() && now < token_expiry_) return "Bearer " + oauth_token_;
+    size_t colon = options_.credential.find(':');
+    std::string id = options_.credential.substr(0, colon);
+    std::string secret = colon == std::string::npos ? "" : options_.credential.substr(colon + 1);
+    std::string form = "grant_type=client_credentials&client_id=" + Escape(id) +
+                       "&client_secret=" + Escape(secret) + "&scope=" + Escape(options_.scope);
+    ASSIGN_OR_RETURN(Response r, Send("POST", base_ + "/v1/oauth/tokens", form,
+                                      "application/x-www-form-urlencoded", ""));
+    json j = json::parse(r.body, nullptr, false);
+    if (r.status != 200 || !j.is_object() || !j.contains("access_token")) {
+      return Status::Invalid("the REST catalog refused client {}'s credentials ({})", id,
+                             ErrorText(r));
+    }
+    oauth_token_ = j["access_token"].get<std::string>();
+    int64_t expires = j.value("expires_in", int64_t{3600});
+    // Renewed when 90% of its life has passed.
+    token_expiry_ = now + std::chrono::milliseconds(expires * 900);
+    return "Bearer " + oauth_token_;
+  }
+
+  // One request with the catalog's auth; `idempotent` ones retry transport
+  // failures and 502/503/504 with backoff.
+  Result<Response> Call(const char* method, const std::string& url, const std::string& body,
+                        bool idempotent, bool* unsent = nullptr) {
+    ASSIGN_OR_RETURN(std::string auth, Authorization());
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    int attempts = idempotent ? options_.max_read_attempts : 1;
+    for (int attempt = 1;; ++attempt) {
+      auto r = Send(method, url, body, "application/json", auth, unsent);
+      bool retry = !r.ok() ? r.status().retryable()
+                           : (r->status == 502 || r->status == 503 || r->status == 504);
+      if (!retry || attempt >= attempts) return r;
+      int64_t cap = std::min<int64_t>(2000, int64_t{50} << attempt);
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(0, cap)(rng)));
+    }
+  }
+
+  // One HTTP exchange. On a transport error, `unsent` (when given) tells
+  // whether the request never reached the server.
+  Result<Response> Send(const char* method, const std::string& url, const std::string& body,
+                        const char* content_type, const std::string& auth, bool* unsent = nullptr) {
+    CURL* curl = curl_easy_init();
+    if (curl == nullptr) return Status::Internal("curl_easy_init failed");
+    curl_slist* headers = nullptr;
+    headers = curl_slist_append(headers, (std::string("Content-Type: ") + content_type).c_str());
+    headers = curl_slist_append(headers, "Accept: application/json");
+    headers = curl_slist_append(headers, "Expect:");
+    if (!auth.empty()) headers = curl_slist_append(headers, ("Authorization: " + auth).c_str());
+    Response response;
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(options_.connect_timeout_ms));
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout_ms));
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Collect);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+    std::string_view m = method;
+    if (m == "HEAD") {
+      curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    } else if (m == "POST") {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    } else if (m != "GET") {
+      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+    }
+    CURLcode code = curl_easy_perform(curl);
+    curl_slist_free_all(headers);
+    if (code == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+    curl_easy_cleanup(curl);
+    if (code != CURLE_OK) {
+      bool never_sent = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST;
+      if (unsent != nullptr) *unsent = never_sent;
+      return Status(StatusCode::kIOError,
+                    fmt::format("REST catalog {} {}: {}", method, url, curl_easy_strerror(code)),
+                    never_sent || code == CURLE_OPERATION_TIMEDOUT || code == CURLE_RECV_ERROR ||
+                        code == CURLE_GOT_NOTHING || code == CURLE_SEND_ERROR);
+    }
+    return response;
+  }
+
+  const std::string base_;
+  std::string root_;  // base_/v1[/prefix]
+  FileIO& io_;
+  const RestClientOptions options_;
+  std::mutex token_mu_;
+  std::string oauth_token_;
+  std::chrono::steady_clock::time_point token_expiry_;
+};
+
+}  // namespace
+
+bool IsRestCatalogUri(std::string_view uri) {
+  return uri.starts_with("http://") || uri.starts_with("https://");
+}
+
+Result<std::unique_ptr<Catalog>> OpenRestCatalog(const std::string& url, FileIO& io,
+                                                 RestClientOptions options) {
+  std::string base = url;
+  while (base.ends_with('/')) base.pop_back();
+  auto client = std::make_unique<RestCatalogClient>(base, io, std::move(options));
+  RETURN_IF_ERROR_CTX(client->Init(), "REST catalog {}", base);
+  return std::unique_ptr<Catalog>(std::move(client));
+}
+
+}  // namespace sluice::catalog
