@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/status.h"
+#include "rest/catalog_auth.h"
 
 namespace sluice::cli {
 
@@ -18,6 +19,12 @@ void RegisterRunCommand(CLI::App& app, int* exit_code);           // sluice run 
 void RegisterServeCommand(CLI::App& app, int* exit_code);         // sluice serve
 void RegisterMaintenanceCommands(CLI::App& app, int* exit_code);  // after catalog commands
 void RegisterChangesCommand(CLI::App& app, int* exit_code);       // after catalog commands
+
+// The REST catalog's authentication for `sluice serve` and `sluice run
+// --listen`: the admin token (the server's bearer token, may be empty) and the
+// clients file of --catalog-clients (empty: none).
+Result<std::unique_ptr<rest::CatalogAuth>> MakeCatalogAuth(const std::string& admin_token,
+                                                           const std::string& clients_file);
 
 // Prints a failed status for `command` and returns the exit code (1).
 int ReportError(std::string_view command, const Status& status);

@@ -22,6 +22,7 @@ struct RunArgs {
   std::string file;
   std::string listen;
   std::string token_env = "SLUICE_TOKEN";
+  std::string clients_file;
   int64_t max_lag_records = 1'000'000;
   bool check = false;
   bool bounded = false;
@@ -39,15 +40,16 @@ Status Run(const RunArgs& a) {
   o.warehouse = WarehousePath();
   ASSIGN_OR_RETURN(o.state_dir, StateDir());
   o.listen = a.listen;
+  if (const char* token = std::getenv(a.token_env.c_str()); token && *token) o.bearer_token = token;
   // The warehouse's catalog over the Iceberg REST protocol, on the same port.
-  rest::RestCatalogHandler catalog_routes(*cat, StorageIO(), o.warehouse);
+  ASSIGN_OR_RETURN(auto auth, MakeCatalogAuth(o.bearer_token, a.clients_file));
+  rest::RestCatalogHandler catalog_routes(*cat, StorageIO(), o.warehouse, auth.get());
   o.routes = &catalog_routes;
   o.max_lag_records = a.max_lag_records;
   o.bounded = a.bounded;
   o.maintenance = !a.no_maintenance;
   o.maintenance_service.threads = a.maintenance_threads;
   o.maintenance_service.cpu_cores = a.maintenance_cpu;
-  if (const char* token = std::getenv(a.token_env.c_str()); token && *token) o.bearer_token = token;
   if (a.check) {
     Status checked = runtime::Runtime::Check(*cat, StorageIO(), o, *script);
     if (!checked.ok()) return checked.WithContext(a.file);
@@ -121,6 +123,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--token-env", args->token_env,
                   "Environment variable holding the bearer token HTTP clients must send "
                   "(unset or empty: no authentication)");
+  cmd->add_option("--catalog-clients", args->clients_file,
+                  "JSON file of OAuth2 clients of the REST catalog (see sluice serve)");
   cmd->add_option("--max-lag-records", args->max_lag_records,
                   "Answer 429 to producers while a pipeline is this many records behind")
       ->check(AtLeast(1));

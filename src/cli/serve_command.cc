@@ -21,6 +21,7 @@ namespace {
 struct ServeArgs {
   std::string listen = "127.0.0.1:8181";
   std::string token_env = "SLUICE_TOKEN";
+  std::string clients_file;
 };
 
 // The server's target: no streams to ingest; metrics are the server's own.
@@ -45,15 +46,16 @@ class CatalogOnly final : public server::IngestTarget {
 
 Status Serve(const ServeArgs& a) {
   ASSIGN_OR_RETURN(catalog::Catalog * cat, OpenGlobalCatalog());
-  rest::RestCatalogHandler routes(*cat, StorageIO(), WarehousePath());
-  CatalogOnly target(cat->name());
   server::HttpServerOptions so;
   RETURN_IF_ERROR(server::ParseListen(a.listen, &so));
-  so.routes = &routes;
-  so.registry = target.registry();
   if (const char* token = std::getenv(a.token_env.c_str()); token && *token) {
     so.bearer_token = token;
   }
+  ASSIGN_OR_RETURN(auto auth, MakeCatalogAuth(so.bearer_token, a.clients_file));
+  rest::RestCatalogHandler routes(*cat, StorageIO(), WarehousePath(), auth.get());
+  CatalogOnly target(cat->name());
+  so.routes = &routes;
+  so.registry = target.registry();
   ASSIGN_OR_RETURN(auto server, server::HttpServer::Make(so, &target));
   CatchStopSignals();
   RETURN_IF_ERROR(server->Start());
@@ -67,6 +69,17 @@ Status Serve(const ServeArgs& a) {
 
 }  // namespace
 
+Result<std::unique_ptr<rest::CatalogAuth>> MakeCatalogAuth(const std::string& admin_token,
+                                                           const std::string& clients_file) {
+  rest::CatalogAuthOptions o;
+  o.admin_token = admin_token;
+  if (!clients_file.empty()) {
+    ASSIGN_OR_RETURN(std::string text, StorageIO().ReadFile(clients_file));
+    ASSIGN_OR_RETURN(o.clients, rest::ParseCatalogClients(text, clients_file));
+  }
+  return std::make_unique<rest::CatalogAuth>(std::move(o));
+}
+
 void RegisterServeCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ServeArgs>();
   auto* cmd = app.add_subcommand(
@@ -76,6 +89,10 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                   "Environment variable holding the bearer token clients must send (unset or "
                   "empty: no authentication)")
       ->capture_default_str();
+  cmd->add_option("--catalog-clients", args->clients_file,
+                  "JSON file of OAuth2 clients (id, secret_sha256, namespaces, read_only) that "
+                  "trade their secret for a token at /v1/oauth/tokens and see only their "
+                  "namespaces");
   cmd->callback([args, exit_code] {
     Status st = Serve(*args);
     *exit_code = st.ok() ? 0 : ReportError("serve", st);

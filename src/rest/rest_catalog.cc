@@ -71,48 +71,6 @@ HttpResponse FromStatus(const Status& st, std::string_view not_found_type) {
   }
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Percent-decodes one path segment or query value ('+' is a space in a query).
-std::optional<std::string> Decode(std::string_view s, bool query) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%') {
-      if (i + 2 >= s.size()) return std::nullopt;
-      int hi = HexValue(s[i + 1]);
-      int lo = HexValue(s[i + 2]);
-      if (hi < 0 || lo < 0) return std::nullopt;
-      out.push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (query && s[i] == '+') {
-      out.push_back(' ');
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-std::optional<std::string> QueryParam(std::string_view query, std::string_view name) {
-  size_t at = 0;
-  while (at <= query.size()) {
-    size_t end = query.find('&', at);
-    if (end == std::string_view::npos) end = query.size();
-    std::string_view pair = query.substr(at, end - at);
-    size_t eq = pair.find('=');
-    if (pair.substr(0, eq) == name) {
-      return Decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
-    }
-    at = end + 1;
-  }
-  return std::nullopt;
-}
-
 // The levels of a decoded namespace (joined by the unit separator), validated.
 Result<std::vector<std::string>> SplitLevels(const std::string& decoded) {
   std::vector<std::string> levels;
@@ -131,7 +89,7 @@ Result<std::vector<std::string>> SplitLevels(const std::string& decoded) {
 
 // The levels of a namespace path segment ("a%1Fb").
 Result<std::vector<std::string>> ParseNamespace(std::string_view segment) {
-  auto decoded = Decode(segment, false);
+  auto decoded = server::PercentDecode(segment, false);
   if (!decoded) return Status::Invalid("namespace '{}': bad percent-encoding", segment);
   return SplitLevels(*decoded);
 }
@@ -194,6 +152,34 @@ HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view allow) {
   return res;
 }
 
+// The slice of sorted `keys` one page of a list answers: pageToken (the last
+// key of the page before) and pageSize (default: everything) from the query.
+struct Page {
+  size_t begin = 0, end = 0;
+  std::string next;  // empty: this is the last page
+};
+Result<Page> PageOf(const std::vector<std::string>& keys, const HttpRequest& req) {
+  Page page;
+  page.end = keys.size();
+  if (auto token = server::FormValue(req.query, "pageToken"); token && !token->empty()) {
+    page.begin =
+        static_cast<size_t>(std::upper_bound(keys.begin(), keys.end(), *token) - keys.begin());
+  }
+  if (auto size = server::FormValue(req.query, "pageSize"); size && !size->empty()) {
+    char* end = nullptr;
+    long n = std::strtol(size->c_str(), &end, 10);
+    if (*end != '\0' || n < 1) {
+      return Status::Invalid("pageSize={}: expected a positive integer", *size);
+    }
+    if (page.begin + static_cast<size_t>(n) < keys.size()) {
+      page.end = page.begin + static_cast<size_t>(n);
+      page.next = keys[page.end - 1];
+    }
+  }
+  page.end = std::max(page.end, page.begin);
+  return page;
+}
+
 }  // namespace
 
 bool RestCatalogHandler::Claims(std::string_view path) const {
@@ -207,10 +193,25 @@ bool RestCatalogHandler::Claims(std::string_view path) const {
 }
 
 HttpResponse RestCatalogHandler::Handle(const HttpRequest& req) {
+  if (req.path == "/v1/oauth/tokens") {
+    if (auth_ == nullptr || !auth_->enabled()) {
+      return Error(406, "UnsupportedOperationException",
+                   "this catalog issues no OAuth2 tokens (give sluice --catalog-clients FILE)");
+    }
+    return auth_->IssueToken(req);
+  }
+  Principal who;
+  if (auth_ != nullptr) {
+    auto p = auth_->Authenticate(req);
+    if (!p) {
+      HttpResponse res = Error(401, "NotAuthorizedException", "missing, wrong or expired token");
+      res.Set("WWW-Authenticate", "Bearer realm=\"sluice\"");
+      return res;
+    }
+    who = *p;
+  }
   std::vector<std::string_view> seg = Segments(std::string_view(req.path).substr(4));  // "/v1/"
   const std::string& m = req.method;
-  auto body = [&]() { return BodyJson(req); };
-
   if (seg.size() == 1 && seg[0] == "config") {
     if (m != "GET") return MethodNotAllowed(req, "GET");
     json endpoints = json::array();
@@ -221,19 +222,11 @@ HttpResponse RestCatalogHandler::Handle(const HttpRequest& req) {
   }
   if (seg.size() == 2 && seg[0] == "tables" && seg[1] == "rename") {
     if (m != "POST") return MethodNotAllowed(req, "POST");
-    auto j = body();
-    if (!j.ok()) return FromStatus(j.status(), "");
-    auto from = IdentOf((*j)["source"], "source");
-    auto to = IdentOf((*j)["destination"], "destination");
-    if (!from.ok()) return FromStatus(from.status(), "");
-    if (!to.ok()) return FromStatus(to.status(), "");
-    if (auto missing = RequireNamespace(to->ns)) return *missing;
-    Status st = catalog_.RenameTable(*from, *to);
-    return st.ok() ? NoContent() : FromStatus(st, "NoSuchTableException");
+    return RenameTable(req, who);
   }
   if (seg.size() == 2 && seg[0] == "transactions" && seg[1] == "commit") {
     if (m != "POST") return MethodNotAllowed(req, "POST");
-    return CommitTransaction(req);
+    return CommitTransaction(req, who);
   }
   if (seg.empty() || seg[0] != "namespaces") {
     return Error(406, "UnsupportedOperationException",
@@ -241,36 +234,55 @@ HttpResponse RestCatalogHandler::Handle(const HttpRequest& req) {
                              req.method, req.path));
   }
   if (seg.size() == 1) {
-    if (m == "GET") return ListNamespaces(req);
-    if (m == "POST") return CreateNamespace(req);
+    if (m == "GET") return ListNamespaces(req, who);
+    if (m == "POST") return CreateNamespace(req, who);
     return MethodNotAllowed(req, "GET, POST");
   }
   auto ns = ParseNamespace(seg[1]);
   if (!ns.ok()) return FromStatus(ns.status(), "");
+  bool table_route = seg.size() >= 4 && seg[2] == "tables";
+  if (!who.Sees(*ns)) {  // invisible: as if it did not exist
+    return table_route
+               ? Error(404, "NoSuchTableException", "no such table")
+               : Error(404, "NoSuchNamespaceException",
+                       fmt::format("namespace {} does not exist", catalog::JoinNamespace(*ns)));
+  }
+  bool reads = m == "GET" || m == "HEAD" || (seg.size() == 5 && seg[4] == "metrics");
+  if (!reads && !who.may_write()) {
+    return Error(403, "ForbiddenException",
+                 fmt::format("client {} may read but not change the catalog", who.name()));
+  }
+  return NamespaceRoute(req, *ns, seg);
+}
+
+HttpResponse RestCatalogHandler::NamespaceRoute(const HttpRequest& req,
+                                                const std::vector<std::string>& ns,
+                                                const std::vector<std::string_view>& seg) {
+  const std::string& m = req.method;
   if (seg.size() == 2) {
-    if (m == "GET" || m == "HEAD") return LoadNamespace(*ns, m == "HEAD");
-    if (m == "DELETE") return DropNamespace(*ns);
+    if (m == "GET" || m == "HEAD") return LoadNamespace(ns, m == "HEAD");
+    if (m == "DELETE") return DropNamespace(ns);
     return MethodNotAllowed(req, "GET, HEAD, DELETE");
   }
   if (seg.size() == 3 && seg[2] == "properties") {
     if (m != "POST") return MethodNotAllowed(req, "POST");
-    return UpdateNamespaceProperties(*ns, req);
+    return UpdateNamespaceProperties(ns, req);
   }
   if (seg.size() == 3 && seg[2] == "tables") {
-    if (m == "GET") return ListTables(*ns);
-    if (m == "POST") return CreateTable(*ns, req);
+    if (m == "GET") return ListTables(ns, req);
+    if (m == "POST") return CreateTable(ns, req);
     return MethodNotAllowed(req, "GET, POST");
   }
   if (seg.size() == 3 && seg[2] == "register") {
     if (m != "POST") return MethodNotAllowed(req, "POST");
-    return RegisterTable(*ns, req);
+    return RegisterTable(ns, req);
   }
   if ((seg.size() == 4 || (seg.size() == 5 && seg[4] == "metrics")) && seg[2] == "tables") {
-    auto name = Decode(seg[3], false);
+    auto name = server::PercentDecode(seg[3], false);
     if (!name) return Error(400, "BadRequestException", "table name: bad percent-encoding");
     Status valid = catalog::ValidateNamePart(*name, "table");
     if (!valid.ok()) return FromStatus(valid, "");
-    catalog::TableIdent ident{*ns, *name};
+    catalog::TableIdent ident{ns, *name};
     if (seg.size() == 5) {
       if (m != "POST") return MethodNotAllowed(req, "POST");
       return ReportMetrics(ident, req);
@@ -283,9 +295,27 @@ HttpResponse RestCatalogHandler::Handle(const HttpRequest& req) {
   return Error(404, "NoSuchRouteException", fmt::format("{} {}: no such route", m, req.path));
 }
 
-HttpResponse RestCatalogHandler::ListNamespaces(const HttpRequest& req) {
+HttpResponse RestCatalogHandler::RenameTable(const HttpRequest& req, const Principal& who) {
+  auto j = BodyJson(req);
+  if (!j.ok()) return FromStatus(j.status(), "");
+  auto from = IdentOf((*j)["source"], "source");
+  auto to = IdentOf((*j)["destination"], "destination");
+  if (!from.ok()) return FromStatus(from.status(), "");
+  if (!to.ok()) return FromStatus(to.status(), "");
+  if (!who.Sees(from->ns)) return Error(404, "NoSuchTableException", "no such table");
+  if (!who.Sees(to->ns)) return Error(404, "NoSuchNamespaceException", "no such namespace");
+  if (!who.may_write()) {
+    return Error(403, "ForbiddenException",
+                 fmt::format("client {} may read but not change the catalog", who.name()));
+  }
+  if (auto missing = RequireNamespace(to->ns)) return *missing;
+  Status st = catalog_.RenameTable(*from, *to);
+  return st.ok() ? NoContent() : FromStatus(st, "NoSuchTableException");
+}
+
+HttpResponse RestCatalogHandler::ListNamespaces(const HttpRequest& req, const Principal& who) {
   std::vector<std::string> parent;
-  if (auto p = QueryParam(req.query, "parent"); p && !p->empty()) {
+  if (auto p = server::FormValue(req.query, "parent"); p && !p->empty()) {
     auto levels = SplitLevels(*p);  // (the query value is decoded already)
     if (!levels.ok()) return FromStatus(levels.status(), "");
     parent = *levels;
@@ -300,23 +330,37 @@ HttpResponse RestCatalogHandler::ListNamespaces(const HttpRequest& req) {
     }
     parent_seen = true;
     if (ns.size() > parent.size()) {
-      children.insert(std::vector<std::string>(ns.begin(), ns.begin() + parent.size() + 1));
+      std::vector<std::string> child(ns.begin(), ns.begin() + parent.size() + 1);
+      if (who.Lists(child)) children.insert(std::move(child));
     }
   }
-  if (!parent_seen) {
+  if (!parent_seen || !who.Lists(parent)) {
     return Error(404, "NoSuchNamespaceException",
                  fmt::format("namespace {} does not exist", catalog::JoinNamespace(parent)));
   }
+  std::vector<std::string> keys;
+  for (const auto& c : children) keys.push_back(catalog::JoinNamespace(c));
+  auto page = PageOf(keys, req);
+  if (!page.ok()) return FromStatus(page.status(), "");
   json out = json::array();
-  for (const auto& c : children) out.push_back(c);
-  return Json(200, {{"namespaces", out}});
+  auto it = children.begin();
+  std::advance(it, page->begin);
+  for (size_t i = page->begin; i < page->end; ++i, ++it) out.push_back(*it);
+  json body = {{"namespaces", out}};
+  if (!page->next.empty()) body["next-page-token"] = page->next;
+  return Json(200, body);
 }
 
-HttpResponse RestCatalogHandler::CreateNamespace(const HttpRequest& req) {
+HttpResponse RestCatalogHandler::CreateNamespace(const HttpRequest& req, const Principal& who) {
   auto j = BodyJson(req);
   if (!j.ok()) return FromStatus(j.status(), "");
   auto ns = NamespaceOf((*j)["namespace"], "namespace");
   if (!ns.ok()) return FromStatus(ns.status(), "");
+  if (!who.Sees(*ns) || !who.may_write()) {
+    return Error(403, "ForbiddenException",
+                 fmt::format("client {} may not create namespace {}", who.name(),
+                             catalog::JoinNamespace(*ns)));
+  }
   std::map<std::string, std::string> props;
   if (j->contains("properties")) {
     const json& p = (*j)["properties"];
@@ -369,13 +413,24 @@ HttpResponse RestCatalogHandler::DropNamespace(const std::vector<std::string>& n
   return st.ok() ? NoContent() : FromStatus(st, "NoSuchNamespaceException");
 }
 
-HttpResponse RestCatalogHandler::ListTables(const std::vector<std::string>& ns) {
+HttpResponse RestCatalogHandler::ListTables(const std::vector<std::string>& ns,
+                                            const HttpRequest& req) {
   if (auto missing = RequireNamespace(ns)) return *missing;
   auto tables = catalog_.ListTables(ns);
   if (!tables.ok()) return FromStatus(tables.status(), "NoSuchNamespaceException");
+  std::sort(tables->begin(), tables->end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::vector<std::string> keys;
+  for (const auto& t : *tables) keys.push_back(t.name);
+  auto page = PageOf(keys, req);
+  if (!page.ok()) return FromStatus(page.status(), "");
   json ids = json::array();
-  for (const auto& t : *tables) ids.push_back({{"namespace", t.ns}, {"name", t.name}});
-  return Json(200, {{"identifiers", ids}});
+  for (size_t i = page->begin; i < page->end; ++i) {
+    ids.push_back({{"namespace", (*tables)[i].ns}, {"name", (*tables)[i].name}});
+  }
+  json body = {{"identifiers", ids}};
+  if (!page->next.empty()) body["next-page-token"] = page->next;
+  return Json(200, body);
 }
 
 Result<json> RestCatalogHandler::LoadResult(const catalog::TableIdent& ident, bool refs_only) {
@@ -411,7 +466,7 @@ HttpResponse RestCatalogHandler::LoadTable(const catalog::TableIdent& ident, con
     auto location = catalog_.LoadTable(ident);
     return location.ok() ? NoContent() : FromStatus(location.status(), "NoSuchTableException");
   }
-  std::string snapshots = QueryParam(req.query, "snapshots").value_or("all");
+  std::string snapshots = server::FormValue(req.query, "snapshots").value_or("all");
   if (snapshots != "all" && snapshots != "refs") {
     return Error(400, "BadRequestException",
                  fmt::format("snapshots={}: expected all or refs", snapshots));
@@ -423,7 +478,7 @@ HttpResponse RestCatalogHandler::LoadTable(const catalog::TableIdent& ident, con
 
 HttpResponse RestCatalogHandler::DropTable(const catalog::TableIdent& ident,
                                            const HttpRequest& req) {
-  bool purge = QueryParam(req.query, "purgeRequested").value_or("false") == "true";
+  bool purge = server::FormValue(req.query, "purgeRequested").value_or("false") == "true";
   std::string table_location;
   if (purge) {
     auto loaded = catalog::Table::Load(catalog_, io_, ident);
@@ -599,7 +654,11 @@ HttpResponse RestCatalogHandler::CreateByCommit(const catalog::TableIdent& ident
   return Json(200, out);
 }
 
-HttpResponse RestCatalogHandler::CommitTransaction(const HttpRequest& req) {
+HttpResponse RestCatalogHandler::CommitTransaction(const HttpRequest& req, const Principal& who) {
+  if (!who.may_write()) {
+    return Error(403, "ForbiddenException",
+                 fmt::format("client {} may read but not change the catalog", who.name()));
+  }
   auto j = BodyJson(req);
   if (!j.ok()) return FromStatus(j.status(), "");
   if (!j->contains("table-changes") || !(*j)["table-changes"].is_array() ||
@@ -614,6 +673,7 @@ HttpResponse RestCatalogHandler::CommitTransaction(const HttpRequest& req) {
     }
     auto ident = IdentOf(tc["identifier"], "identifier");
     if (!ident.ok()) return FromStatus(ident.status(), "");
+    if (!who.Sees(ident->ns)) return Error(404, "NoSuchTableException", "no such table");
     if (std::find(idents.begin(), idents.end(), *ident) != idents.end()) {
       return Error(400, "BadRequestException",
                    fmt::format("table {} is changed twice in one transaction", ident->ToString()));

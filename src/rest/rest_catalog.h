@@ -38,6 +38,7 @@
 #include "catalog/catalog.h"
 #include "catalog/table.h"
 #include "io/file_io.h"
+#include "rest/catalog_auth.h"
 #include "rest/table_change.h"
 #include "server/http_server.h"
 
@@ -45,23 +46,35 @@ namespace sluice::rest {
 
 class RestCatalogHandler final : public server::RouteHandler {
  public:
-  RestCatalogHandler(catalog::Catalog& catalog, FileIO& io, std::string warehouse)
-      : catalog_(catalog), io_(io), warehouse_(std::move(warehouse)) {}
+  // `auth` (optional; must outlive the handler) authenticates each request
+  // and bounds what its caller sees; without it the server's bearer token
+  // guards the catalog and every caller sees everything.
+  RestCatalogHandler(catalog::Catalog& catalog, FileIO& io, std::string warehouse,
+                     CatalogAuth* auth = nullptr)
+      : catalog_(catalog), io_(io), warehouse_(std::move(warehouse)), auth_(auth) {}
 
   bool Claims(std::string_view path) const override;
   // Metrics reports received (POST .../metrics), by kind.
   int64_t scan_reports() const { return scan_reports_.load(); }
   int64_t commit_reports() const { return commit_reports_.load(); }
   server::HttpResponse Handle(const server::HttpRequest& req) override;
+  bool Authenticates() const override { return auth_ != nullptr && auth_->enabled(); }
 
  private:
   // The 404 for a namespace that does not exist (or the catalog's error).
   std::optional<server::HttpResponse> RequireNamespace(const std::vector<std::string>& ns);
-  server::HttpResponse ListNamespaces(const server::HttpRequest& req);
-  server::HttpResponse CreateNamespace(const server::HttpRequest& req);
+  // The routes under /v1/namespaces/{ns}, for a caller who sees `ns` (and may
+  // change it, unless the route only reads).
+  server::HttpResponse NamespaceRoute(const server::HttpRequest& req,
+                                      const std::vector<std::string>& ns,
+                                      const std::vector<std::string_view>& seg);
+  server::HttpResponse ListNamespaces(const server::HttpRequest& req, const Principal& who);
+  server::HttpResponse CreateNamespace(const server::HttpRequest& req, const Principal& who);
+  server::HttpResponse RenameTable(const server::HttpRequest& req, const Principal& who);
   server::HttpResponse LoadNamespace(const std::vector<std::string>& ns, bool head);
   server::HttpResponse DropNamespace(const std::vector<std::string>& ns);
-  server::HttpResponse ListTables(const std::vector<std::string>& ns);
+  server::HttpResponse ListTables(const std::vector<std::string>& ns,
+                                  const server::HttpRequest& req);
   server::HttpResponse LoadTable(const catalog::TableIdent& ident, const server::HttpRequest& req,
                                  bool head);
   server::HttpResponse DropTable(const catalog::TableIdent& ident, const server::HttpRequest& req);
@@ -76,7 +89,7 @@ class RestCatalogHandler final : public server::RouteHandler {
   // A commit asserting assert-create: the updates build the table's first
   // metadata (a staged create, Spark's CREATE TABLE AS SELECT).
   server::HttpResponse CreateByCommit(const catalog::TableIdent& ident, const TableChange& change);
-  server::HttpResponse CommitTransaction(const server::HttpRequest& req);
+  server::HttpResponse CommitTransaction(const server::HttpRequest& req, const Principal& who);
   server::HttpResponse ReportMetrics(const catalog::TableIdent& ident,
                                      const server::HttpRequest& req);
   // Checks the change's requirements against the table's current metadata,
@@ -90,6 +103,7 @@ class RestCatalogHandler final : public server::RouteHandler {
   catalog::Catalog& catalog_;
   FileIO& io_;
   const std::string warehouse_;
+  CatalogAuth* const auth_;
   std::atomic<int64_t> scan_reports_{0}, commit_reports_{0};
 };
 

@@ -39,6 +39,12 @@ class RestCatalogTest : public catalog::TableTest {
     server_.reset();
     TableTest::TearDown();
   }
+  // Serves a catalog whose requests `auth` (may be null) authenticates.
+  void StartWithAuth(CatalogAuth* auth, const std::string& token) {
+    server_.reset();
+    handler_ = std::make_unique<RestCatalogHandler>(*catalog_, *io_, dir_.string(), auth);
+    Start(token);
+  }
   void Start(const std::string& token) {
     server_.reset();
     server::HttpServerOptions o;

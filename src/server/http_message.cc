@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace sluice::server {
 namespace {
@@ -28,9 +29,62 @@ std::string HttpRequest::Get(std::string_view lower_name) const {
   return v == nullptr ? std::string() : *v;
 }
 
+std::string HttpRequest::BearerToken() const {
+  std::string given = Get("authorization");
+  constexpr std::string_view kScheme = "bearer ";
+  if (given.size() <= kScheme.size()) return "";
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(given[i])) != kScheme[i]) return "";
+  }
+  return given.substr(kScheme.size());
+}
+
 int HttpRequest::Count(std::string_view lower_name) const {
   return static_cast<int>(std::count_if(headers.begin(), headers.end(),
                                         [&](const auto& h) { return h.first == lower_name; }));
+}
+
+namespace {
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+std::optional<std::string> PercentDecode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%') {
+      if (i + 2 >= s.size()) return std::nullopt;
+      int hi = HexValue(s[i + 1]);
+      int lo = HexValue(s[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (plus_is_space && s[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> FormValue(std::string_view form, std::string_view name) {
+  size_t at = 0;
+  while (at <= form.size()) {
+    size_t end = form.find('&', at);
+    if (end == std::string_view::npos) end = form.size();
+    std::string_view pair = form.substr(at, end - at);
+    size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == name) {
+      return PercentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
 }
 
 void HttpResponse::Set(std::string name, std::string value) {

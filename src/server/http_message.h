@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +31,9 @@ struct HttpRequest {
   const std::string* Find(std::string_view lower_name) const;
   bool Has(std::string_view lower_name) const { return Find(lower_name) != nullptr; }
   std::string Get(std::string_view lower_name) const;  // "" when absent
+  // The token of "Authorization: Bearer <token>" (the scheme in any case), or
+  // "" when the request carries none.
+  std::string BearerToken() const;
   int Count(std::string_view lower_name) const;
   // True when the request announced a body (Content-Length > 0 or chunked).
   bool announces_body = false;
@@ -49,6 +53,14 @@ struct HttpResponse {
     content_type = std::move(type);
   }
 };
+
+// Percent-decodes a path segment, or a query or form value when `plus_is_space`
+// ('+' is a space there); nullopt for a bad escape.
+std::optional<std::string> PercentDecode(std::string_view s, bool plus_is_space);
+// The decoded value of `name` in a query string or an
+// application/x-www-form-urlencoded body ("a=1&b=x+y"); nullopt when absent or
+// badly escaped.
+std::optional<std::string> FormValue(std::string_view form, std::string_view name);
 
 // The reason phrase of a status code ("Not Found"), "Unknown" for others.
 std::string_view ReasonPhrase(int status);

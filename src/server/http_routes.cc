@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "common/digest.h"
 #include "server/dashboard.h"
 #include "server/http_internal.h"
 
@@ -100,20 +101,7 @@ std::optional<std::string> StreamOfPath(std::string_view path) {
   }
   std::string_view raw = path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size());
   if (raw.find('/') != std::string_view::npos) return std::nullopt;
-  std::string name;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i] != '%') {
-      name += raw[i];
-      continue;
-    }
-    if (i + 2 >= raw.size() || !std::isxdigit(static_cast<unsigned char>(raw[i + 1])) ||
-        !std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
-      return std::nullopt;
-    }
-    name += static_cast<char>(std::stoi(std::string(raw.substr(i + 1, 2)), nullptr, 16));
-    i += 2;
-  }
-  return name;
+  return PercentDecode(raw, false);
 }
 
 std::string WithoutPaths(std::string_view message) {
@@ -143,6 +131,10 @@ std::string WithoutPaths(std::string_view message) {
 }
 
 bool Router::Authorized(const HttpRequest& req) const {
+  if (options_.routes != nullptr && options_.routes->Authenticates() &&
+      options_.routes->Claims(req.path)) {
+    return true;  // the handler checks its own credentials
+  }
   if (options_.bearer_token.empty()) return true;
   // The health check and the dashboard's static assets need no token (the
   // page asks for one to read /v1/status).
@@ -150,20 +142,8 @@ bool Router::Authorized(const HttpRequest& req) const {
       (req.path == "/healthz" || RouteOf(req.path) == Route::kDashboard)) {
     return true;
   }
-  std::string given = req.Get("authorization");
-  // The scheme is case-insensitive (RFC 9110); the token is compared in constant time
-  // in its content.
-  constexpr std::string_view kScheme = "bearer ";
-  if (given.size() != kScheme.size() + options_.bearer_token.size()) return false;
-  for (size_t i = 0; i < kScheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(given[i])) != kScheme[i]) return false;
-  }
-  unsigned diff = 0;
-  for (size_t i = 0; i < options_.bearer_token.size(); ++i) {
-    diff |= static_cast<unsigned char>(options_.bearer_token[i]) ^
-            static_cast<unsigned char>(given[kScheme.size() + i]);
-  }
-  return diff == 0;
+  // The token is compared in constant time in its content.
+  return ConstantTimeEquals(req.BearerToken(), options_.bearer_token);
 }
 
 std::optional<HttpResponse> Router::Unrouted(const HttpRequest& req) const {

@@ -74,6 +74,9 @@ class RouteHandler {
   virtual ~RouteHandler() = default;
   virtual bool Claims(std::string_view path) const = 0;
   virtual HttpResponse Handle(const HttpRequest& req) = 0;
+  // True when Handle checks each request's credentials itself (and answers
+  // 401): the server's bearer token then does not guard the claimed paths.
+  virtual bool Authenticates() const { return false; }
 };
 
 struct HttpServerOptions {

@@ -62,23 +62,6 @@ std::string SignedHeaderNames(const Params& sorted) {
 
 }  // namespace
 
-std::string HexLower(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(2 * bytes.size(), '\0');
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    const auto b = static_cast<unsigned char>(bytes[i]);
-    out[2 * i] = kDigits[b >> 4];
-    out[2 * i + 1] = kDigits[b & 15];
-  }
-  return out;
-}
-
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  return HexLower(std::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
-}
-
 std::string UriEncode(std::string_view text, bool encode_slash) {
   static constexpr char kDigits[] = "0123456789ABCDEF";
   std::string out;

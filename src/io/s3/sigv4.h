@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/digest.h"
+
 namespace sluice::s3 {
 
 struct Credentials {
@@ -40,10 +42,6 @@ struct SignInput {
   std::string_view payload_hash;   // hex sha256 of the body
 };
 
-// `bytes` as lower-case hex.
-std::string HexLower(std::string_view bytes);
-// Lower-case hex SHA-256 of `data`.
-std::string Sha256Hex(std::string_view data);
 // Percent-encodes all but A-Z a-z 0-9 - . _ ~ (and '/' unless `encode_slash`),
 // with upper-case hex digits, as SigV4 requires.
 std::string UriEncode(std::string_view text, bool encode_slash);

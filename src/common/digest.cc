@@ -1,0 +1,44 @@
+#include "common/digest.h"
+
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include <cstdlib>
+
+namespace sluice {
+
+std::string HexLower(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(2 * bytes.size(), '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    out[2 * i] = kDigits[b >> 4];
+    out[2 * i + 1] = kDigits[b & 15];
+  }
+  return out;
+}
+
+std::string Sha256Hex(std::string_view data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  return HexLower(std::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
+}
+
+std::string RandomHex(size_t n) {
+  std::string bytes(n, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(n)) != 1) {
+    std::abort();  // no secure randomness: issuing a guessable token would be worse
+  }
+  return HexLower(bytes);
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
+  }
+  return diff == 0;
+}
+
+}  // namespace sluice
