@@ -3,16 +3,16 @@
 // FileIO, mounted on sluice's HTTP server (server::RouteHandler) by
 // `sluice serve` and `sluice run --listen`.
 //
-// Served so far (GET /v1/config lists exactly these in `endpoints`, so clients
-// know what else is missing):
+// Served (GET /v1/config lists exactly these in `endpoints`):
 //   GET  /v1/config
 //   GET  /v1/namespaces[?parent=]          POST /v1/namespaces
-//   GET|HEAD|DELETE /v1/namespaces/{ns}
-//   GET  /v1/namespaces/{ns}/tables
-//   GET|HEAD|DELETE /v1/namespaces/{ns}/tables/{table}[?snapshots=all|refs][?purgeRequested=]
+//   GET|HEAD|DELETE /v1/namespaces/{ns}    POST /v1/namespaces/{ns}/properties
+//   GET|POST /v1/namespaces/{ns}/tables    (create, stage-create)
+//   GET|HEAD|POST|DELETE /v1/namespaces/{ns}/tables/{table}  (load, commit, drop)
+//   POST /v1/namespaces/{ns}/tables/{table}/metrics
 //   POST /v1/namespaces/{ns}/register      POST /v1/tables/rename
-// Not yet: table create and commit (requirements and updates), multi-table
-// transactions, namespace property updates, metrics reports, OAuth2 tokens.
+//   POST /v1/transactions/commit           POST /v1/oauth/tokens (with CatalogAuth)
+// Not served: views, scan planning, statistics files, credential vending.
 //
 // Contract:
 // - Namespaces in paths are their levels joined by the unit separator (0x1F),
@@ -25,6 +25,15 @@
 // - Loading a table answers the metadata file as written (its JSON, unchanged but
 //   for `snapshots=refs`, which keeps only snapshots a ref points at).
 // - Purging a dropped table deletes every file under its location.
+// - A commit (table_change.h) checks its requirements against the current
+//   metadata and applies its updates, then swaps through Table::UpdateMetadata
+//   (a transaction: Table::UpdateMetadataAll); on a lost swap both run again on
+//   the refreshed metadata. A failed requirement is 409 CommitFailedException.
+// - With a CatalogAuth, each request's caller sees only its grants: anything
+//   else answers 404 as if missing (403 for creating outside them, and for
+//   changes by a read-only caller).
+// - Lists are paged on request (pageSize, pageToken = the last key of the page
+//   before; next-page-token in the answer).
 // - Thread-safe (the catalog and FileIO are).
 #pragma once
 
