@@ -36,7 +36,7 @@ if [ "${SLUICE_SKIP_ASAN:-0}" != 1 ]; then
   # Under the sanitizers: every unit and fixture test, the docs' SQL, and the
   # HTTP crash loops (pipeline, windows, CDC) with 15 kills each, and the S3
   # client against s3rver. The interop suites (which mostly time DuckDB and
-  # node), the Kafka and S3 twins of the crash loops, the torture test and the table concurrency tests run
+  # node), the Kafka, S3 and REST twins of the crash loops, the torture test and the table concurrency tests run
   # only in the plain build above, at full size: under ASan they took two
   # thirds of CI's time for code paths the rest reach too. The state spill
   # test runs 100,000 keys (300,000 plain), without its RSS bound.
@@ -44,7 +44,7 @@ if [ "${SLUICE_SKIP_ASAN:-0}" != 1 ]; then
     SLUICE_SPILL_KEYS=100000 SLUICE_SPILL_RSS_MARGIN_MIB=2000 \
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure --timeout 1200 -j "$JOBS" \
-    -E '^(interop_.*|.*_kafka|.*_s3|pipeline_torture|table_concurrency_.*)$'
+    -E '^(interop_.*|.*_kafka|.*_s3|.*_rest|pipeline_torture|table_concurrency_.*)$'
 fi
 
 if [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then

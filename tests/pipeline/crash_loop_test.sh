@@ -20,6 +20,8 @@
 # With SLUICE_CRASH_S3=1 (under tests/with_s3.sh) the warehouse is on S3
 # (s3://lake/crash-PID on the test's s3rver, the catalog and state on local
 # disk), and the checks of files list the bucket instead of the folder.
+# With SLUICE_CRASH_REST=1 every run commits through a REST catalog
+# (`sluice serve`, which outlives the runs).
 #
 # Usage: crash_loop_test.sh SLUICE_BINARY [KILLS [KAFKA_MOCK]]  (KILLS empty or
 # "-": $SLUICE_CRASH_KILLS, else 120; the on-demand soak is
@@ -35,8 +37,9 @@ PER=25  # events per HTTP batch
 W=$(mktemp -d /tmp/sluice-crash.XXXXXX)
 SERVER_PID=
 MOCK_PID=
+CATALOG_PID=
 cleanup() {
-  kill_all "$SERVER_PID" "$MOCK_PID"
+  kill_all "$SERVER_PID" "$MOCK_PID" "$CATALOG_PID"
   rm -rf "$W"
 }
 trap cleanup EXIT
@@ -65,6 +68,18 @@ if [ "${SLUICE_CRASH_S3:-0}" = 1 ]; then
   WH=(--warehouse "s3://lake/crash-$$" --catalog "sqlite:$W/catalog.db" --state-dir "$W/state")
   DATA_PREFIX="s3://lake/crash-$$/lake/events/data/"
   echo "warehouse: s3://lake/crash-$$ on $SLUICE_TEST_S3_ENDPOINT"
+elif [ "${SLUICE_CRASH_REST:-0}" = 1 ]; then
+  # Every run commits through a REST catalog (`sluice serve` over the
+  # warehouse's SQLite catalog, never killed): kills land between a commit's
+  # request and its answer too.
+  "$SLUICE" --warehouse "$W/wh" serve --listen 127.0.0.1:0 2> "$W/catalog.log" &
+  CATALOG_PID=$!
+  for _ in $(seq 100); do grep -q serving "$W/catalog.log" 2>/dev/null && break; sleep 0.05; done
+  CATALOG_URL=$(grep -o 'http://[0-9.:]*' "$W/catalog.log" | head -1)
+  [ -n "$CATALOG_URL" ] || { echo "sluice serve did not start"; exit 1; }
+  WH=(--warehouse "$W/wh" --catalog "$CATALOG_URL")
+  DATA_PREFIX="$W/wh/lake/events/data/"
+  echo "catalog: REST at $CATALOG_URL"
 else
   WH=(--warehouse "$W/wh")
   DATA_PREFIX="$W/wh/lake/events/data/"
