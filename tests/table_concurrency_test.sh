@@ -77,9 +77,9 @@ for m in "$W"/wh/conc/events/metadata/*.metadata.json; do
   S table describe "$m" >/dev/null 2>&1 || { echo "unreadable: $m"; bad=1; }
 done
 count=$(ls "$W"/wh/conc/events/metadata/*.metadata.json | wc -l)
-# Through REST the server writes each commit's metadata file; the writer's own
-# (staged to compute the change) is left for orphan cleanup.
-want=$(( REST == 1 ? 2 * expected + 1 : expected + 1 ))
+# (Through REST the server writes each commit's metadata file; the writer
+# deletes the one it staged to compute the change.)
+want=$(( expected + 1 ))
 [ "$count" = "$want" ] || { echo "FAILED: $count metadata files, want $want (leftovers from lost races?)"; bad=1; }
 [ "$bad" = 0 ] || exit 1
 

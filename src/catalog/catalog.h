@@ -79,6 +79,13 @@ class Catalog {
   // Swaps every table's pointer in one transaction: all or none. kConflict
   // (naming the table) when any table's current location != expected.
   virtual Status CommitTables(const std::vector<TableCommit>& commits) = 0;
+  // True when CommitTables makes the catalog name the caller's new metadata
+  // file, and conflicts with any concurrent change (a compare-and-swap of the
+  // whole file). False for a REST catalog: it applies the difference as the
+  // spec's requirements and updates, which check only the refs and ids the
+  // change moves (a concurrent property change does not conflict), and names
+  // a file it writes itself.
+  virtual bool SwapsMetadataFiles() const { return true; }
   Status CommitTable(const TableCommit& commit) { return CommitTables({commit}); }
 };
 

@@ -81,6 +81,7 @@ class RestCatalogClient final : public Catalog {
   }
 
   std::string name() const override { return "rest:" + base_; }
+  bool SwapsMetadataFiles() const override { return false; }
 
   Status CreateNamespace(const std::vector<std::string>& ns,
                          const std::map<std::string, std::string>& properties) override {
@@ -146,10 +147,21 @@ class RestCatalogClient final : public Catalog {
 
   Status CreateTable(const TableIdent& table, const std::string& metadata_location) override {
     json body = {{"name", table.name}, {"metadata-location", metadata_location}};
-    ASSIGN_OR_RETURN(Response r,
-                     Call("POST", root_ + "/namespaces/" + NamespacePath(table.ns) + "/register",
-                          body.dump(), false));
-    return r.status == 200 ? Status::OK() : Fail(r, "register table " + table.ToString());
+    bool unsent = false;
+    std::string what = "register table " + table.ToString();
+    auto r = Call("POST", root_ + "/namespaces/" + NamespacePath(table.ns) + "/register",
+                  body.dump(), false, &unsent);
+    // Sent but unanswered, or a server error: the table may exist now, naming
+    // the caller's file, which must then stay.
+    if (!r.ok() && !unsent) {
+      return Status(StatusCode::kCommitStateUnknown,
+                    fmt::format("{}: {}", what, r.status().message()));
+    }
+    RETURN_IF_ERROR(r);
+    if (r->status >= 500) {
+      return Status(StatusCode::kCommitStateUnknown, fmt::format("{}: {}", what, ErrorText(*r)));
+    }
+    return r->status == 200 ? Status::OK() : Fail(*r, what);
   }
 
   Result<std::string> LoadTable(const TableIdent& table) override {
@@ -175,10 +187,13 @@ class RestCatalogClient final : public Catalog {
       if (!j.is_object() || !j.contains("identifiers")) {
         return Status::Corruption("list tables of {}: unexpected answer", JoinNamespace(ns));
       }
-      for (const json& id : j["identifiers"]) {
-        out.push_back(
-            {id.at("namespace").get<std::vector<std::string>>(), id.at("name").get<std::string>()});
-      }
+      RETURN_IF_ERROR(Parsed("list tables", [&]() -> Status {
+        for (const json& id : j["identifiers"]) {
+          out.push_back({id.at("namespace").get<std::vector<std::string>>(),
+                         id.at("name").get<std::string>()});
+        }
+        return Status::OK();
+      }));
       token = NextPageToken(j);
     } while (!token.empty());
     return out;
@@ -235,6 +250,18 @@ class RestCatalogClient final : public Catalog {
     return root_ + "/namespaces/" + NamespacePath(t.ns) + "/tables/" + Escape(t.name);
   }
 
+  // Runs `fn`, which reads an answer; a JSON value of the wrong type is the
+  // server's error (kCorruption), not a crash.
+  template <typename Fn>
+  static Status Parsed(std::string_view what, Fn&& fn) {
+    try {
+      return fn();
+    } catch (const std::exception& e) {
+      return Status::Corruption("{}: unexpected answer from the REST catalog: {}", what,
+                                e.what());
+    }
+  }
+
   static std::string NextPageToken(const json& j) {
     auto it = j.find("next-page-token");
     return it != j.end() && it->is_string() ? it->get<std::string>() : "";
@@ -258,8 +285,20 @@ class RestCatalogClient final : public Catalog {
       if (!j.is_object() || !j.contains("namespaces") || !j["namespaces"].is_array()) {
         return Status::Corruption("list namespaces: unexpected answer");
       }
-      for (const json& ns : j["namespaces"]) {
-        auto levels = ns.get<std::vector<std::string>>();
+      std::vector<std::vector<std::string>> children;
+      RETURN_IF_ERROR(Parsed("list namespaces", [&]() -> Status {
+        for (const json& ns : j["namespaces"]) {
+          children.push_back(ns.get<std::vector<std::string>>());
+        }
+        return Status::OK();
+      }));
+      for (auto& levels : children) {
+        // Only children one level below `parent` (a server ignoring
+        // `parent=` must not make this recurse forever).
+        if (levels.size() != parent.size() + 1 ||
+            !std::equal(parent.begin(), parent.end(), levels.begin())) {
+          continue;
+        }
         out->push_back(levels);
         RETURN_IF_ERROR(ListUnder(levels, out));
       }
@@ -302,8 +341,13 @@ class RestCatalogClient final : public Catalog {
       return Status::Invalid("the REST catalog refused client {}'s credentials ({})", id,
                              ErrorText(r));
     }
+    if (!j["access_token"].is_string()) {
+      return Status::Invalid("the REST catalog's token answer has no access_token string");
+    }
     oauth_token_ = j["access_token"].get<std::string>();
-    int64_t expires = j.value("expires_in", int64_t{3600});
+    int64_t expires = j.contains("expires_in") && j["expires_in"].is_number_integer()
+                          ? j["expires_in"].get<int64_t>()
+                          : 3600;
     // Renewed when 90% of its life has passed.
     token_expiry_ = now + std::chrono::milliseconds(expires * 900);
     return "Bearer " + oauth_token_;
@@ -313,11 +357,15 @@ class RestCatalogClient final : public Catalog {
   // failures and 502/503/504 with backoff.
   Result<Response> Call(const char* method, const std::string& url, const std::string& body,
                         bool idempotent, bool* unsent = nullptr) {
-    ASSIGN_OR_RETURN(std::string auth, Authorization());
+    auto auth = Authorization();
+    if (!auth.ok()) {
+      if (unsent != nullptr) *unsent = true;  // nothing was sent
+      return auth.status();
+    }
     thread_local std::mt19937_64 rng{std::random_device{}()};
     int attempts = idempotent ? options_.max_read_attempts : 1;
     for (int attempt = 1;; ++attempt) {
-      auto r = Send(method, url, body, "application/json", auth, unsent);
+      auto r = Send(method, url, body, "application/json", *auth, unsent);
       bool retry = !r.ok() ? r.status().retryable()
                            : (r->status == 502 || r->status == 503 || r->status == 504);
       if (!retry || attempt >= attempts) return r;

@@ -1,6 +1,7 @@
 #include "catalog/rest_diff.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "iceberg/table_metadata.h"
@@ -35,6 +36,34 @@ void AddNew(const json& from, const json& to, const char* array, const char* key
   }
 }
 
+// One kind of element with a default: schemas (current-schema-id), partition
+// specs, sort orders.
+struct Kind {
+  const char* array;        // "schemas"
+  const char* id;           // "schema-id"
+  const char* add;          // "add-schema"
+  const char* member;       // "schema"
+  const char* set_default;  // "set-current-schema"
+};
+
+// Adds the elements of `kind` that `to` gained and switches the default when
+// it moved: to the one this change added last as -1 ("the last added": the
+// server may number it differently), else by id. True when anything changed.
+bool AddAndSwitch(const json& from, const json& to, const Kind& kind, int64_t from_default,
+                  int64_t to_default, json* upd) {
+  std::optional<int64_t> last_added;
+  AddNew(from, to, kind.array, kind.id, [&](const json& e) {
+    upd->push_back({{"action", kind.add}, {kind.member, e}});
+    last_added = e[kind.id].get<int64_t>();
+  });
+  if (to_default != from_default) {
+    const char* key = std::string_view(kind.id) == "order-id" ? "sort-order-id" : kind.id;
+    upd->push_back(
+        {{"action", kind.set_default}, {key, last_added == to_default ? int64_t{-1} : to_default}});
+  }
+  return last_added.has_value() || to_default != from_default;
+}
+
 }  // namespace
 
 Result<json> RestCommitFor(std::string_view from_text, std::string_view to_text) {
@@ -54,47 +83,26 @@ Result<json> RestCommitFor(std::string_view from_text, std::string_view to_text)
   if (to_md.format_version != from_md.format_version) {
     upd.push_back({{"action", "upgrade-format-version"}, {"format-version", to_md.format_version}});
   }
-  bool schemas_change = false;
-  AddNew(from, to, "schemas", "schema-id", [&](const json& s) {
-    upd.push_back({{"action", "add-schema"}, {"schema", s}});
-    schemas_change = true;
-  });
-  if (to_md.current_schema_id != from_md.current_schema_id) {
-    upd.push_back({{"action", "set-current-schema"}, {"schema-id", to_md.current_schema_id}});
-    schemas_change = true;
-  }
-  if (schemas_change) {
+  // Schemas, specs and sort orders; each requirement guards what the
+  // change was planned against.
+  if (AddAndSwitch(from, to, {"schemas", "schema-id", "add-schema", "schema", "set-current-schema"},
+                   from_md.current_schema_id, to_md.current_schema_id, &upd)) {
     req.push_back(
         Requirement("assert-current-schema-id", "current-schema-id", from_md.current_schema_id));
     req.push_back(Requirement("assert-last-assigned-field-id", "last-assigned-field-id",
                               from_md.last_column_id));
   }
-  bool specs_change = false;
-  AddNew(from, to, "partition-specs", "spec-id", [&](const json& s) {
-    upd.push_back({{"action", "add-spec"}, {"spec", s}});
-    specs_change = true;
-  });
-  if (to_md.default_spec_id != from_md.default_spec_id) {
-    upd.push_back({{"action", "set-default-spec"}, {"spec-id", to_md.default_spec_id}});
-    specs_change = true;
-  }
-  if (specs_change) {
+  if (AddAndSwitch(from, to, {"partition-specs", "spec-id", "add-spec", "spec", "set-default-spec"},
+                   from_md.default_spec_id, to_md.default_spec_id, &upd)) {
     req.push_back(
         Requirement("assert-default-spec-id", "default-spec-id", from_md.default_spec_id));
     req.push_back(Requirement("assert-last-assigned-partition-id", "last-assigned-partition-id",
                               from_md.last_partition_id));
   }
-  bool orders_change = false;
-  AddNew(from, to, "sort-orders", "order-id", [&](const json& o) {
-    upd.push_back({{"action", "add-sort-order"}, {"sort-order", o}});
-    orders_change = true;
-  });
-  if (to_md.default_sort_order_id != from_md.default_sort_order_id) {
-    upd.push_back(
-        {{"action", "set-default-sort-order"}, {"sort-order-id", to_md.default_sort_order_id}});
-    orders_change = true;
-  }
-  if (orders_change) {
+  if (AddAndSwitch(
+          from, to,
+          {"sort-orders", "order-id", "add-sort-order", "sort-order", "set-default-sort-order"},
+          from_md.default_sort_order_id, to_md.default_sort_order_id, &upd)) {
     req.push_back(Requirement("assert-default-sort-order-id", "default-sort-order-id",
                               from_md.default_sort_order_id));
   }

@@ -13,8 +13,10 @@
 //   specs and sort orders (each as `to` wrote it) and the defaults switched to
 //   them, added snapshots (oldest first), ref moves and removals, dropped
 //   snapshots, property changes, a new location.
-// - Refused (kNotImplemented): a change that rewrites an existing snapshot or
-//   schema in place, or changes the table's uuid.
+// - Elements are matched by id: one both files have is left alone (the
+//   server's file may spell it differently). Removing snapshots also asserts
+//   main (the removal was judged against that history). Refused
+//   (kNotImplemented): a change of the table's uuid.
 #pragma once
 
 #include <nlohmann/json.hpp>

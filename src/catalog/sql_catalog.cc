@@ -191,12 +191,18 @@ Result<std::vector<std::string>> SqlCatalog::UpdateNamespaceProperties(
   for (const auto& [key, value] : updates) {
     if (key == kExistsProperty) return Status::Invalid("namespace property 'exists' is reserved");
   }
-  ASSIGN_OR_RETURN(bool exists, NamespaceExists(ns));
-  if (!exists) return Status::NotFound("namespace {} does not exist", n);
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> missing;
   RETURN_IF_ERROR(InTransaction([&]() -> Status {
     missing.clear();
+    // Checked inside the transaction: a namespace dropped meanwhile is not
+    // brought back by the rows this inserts.
+    std::vector<SqlRow> rows;
+    RETURN_IF_ERROR(conn_->Execute(
+        "SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? "
+        "UNION SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ?",
+        {catalog_name_, n, catalog_name_, n}, &rows));
+    if (rows.empty()) return Status::NotFound("namespace {} does not exist", n);
     for (const std::string& key : removals) {
       ASSIGN_OR_RETURN(int64_t gone,
                        conn_->Execute("DELETE FROM iceberg_namespace_properties WHERE "
@@ -205,16 +211,13 @@ Result<std::vector<std::string>> SqlCatalog::UpdateNamespaceProperties(
       if (gone == 0) missing.push_back(key);
     }
     for (const auto& [key, value] : updates) {
-      ASSIGN_OR_RETURN(int64_t changed,
-                       conn_->Execute("UPDATE iceberg_namespace_properties SET property_value = ? "
-                                      "WHERE catalog_name = ? AND namespace = ? AND "
-                                      "property_key = ?",
-                                      {value, catalog_name_, n, key}));
-      if (changed == 0) {
-        RETURN_IF_ERROR(
-            conn_->Execute("INSERT INTO iceberg_namespace_properties VALUES (?, ?, ?, ?)",
-                           {catalog_name_, n, key, value}));
-      }
+      // One statement (SQLite and PostgreSQL): no window between an UPDATE
+      // finding no row and an INSERT racing another writer's.
+      RETURN_IF_ERROR(conn_->Execute(
+          "INSERT INTO iceberg_namespace_properties VALUES (?, ?, ?, ?) "
+          "ON CONFLICT (catalog_name, namespace, property_key) "
+          "DO UPDATE SET property_value = excluded.property_value",
+          {catalog_name_, n, key, value}));
     }
     return Status::OK();
   }));

@@ -51,7 +51,8 @@ Result<std::unique_ptr<Table>> Table::Create(Catalog& catalog, FileIO& io, const
   RETURN_IF_ERROR(io.WriteFile(path, iceberg::TableMetadataToJson(metadata)));
   Status st = catalog.CreateTable(ident, path);
   if (!st.ok()) {
-    (void)io.Delete(path);  // never registered: safe to remove
+    // Never registered: safe to remove (unless the catalog cannot tell).
+    if (st.code() != StatusCode::kCommitStateUnknown) (void)io.Delete(path);
     return st;
   }
   RETURN_IF_ERROR(t->LoadMetadata(path));
@@ -138,6 +139,14 @@ std::mutex& Table::CommitTurn() const {
   return *turn;
 }
 
+void Table::AdoptCommitted() {
+  std::string staged = metadata_location_;
+  // Best effort: if the catalog cannot be read now, the next refresh loads
+  // what it holds (its location differs from the staged file's), and the
+  // staged file is an orphan for orphan cleanup.
+  if (Refresh().ok() && metadata_location_ != staged) (void)io_->Delete(staged);
+}
+
 Status Table::UpdateMetadata(const MetadataChangeFn& change, const CommitOptions& options) {
   if (catalog_ == nullptr) return Status::Invalid("table {} is read-only", ident_.ToString());
   return UpdateMetadataAll(*catalog_, {MetadataChange{this, change}}, options);
@@ -171,17 +180,30 @@ Status Table::UpdateMetadataAll(Catalog& catalog, const std::vector<MetadataChan
     Status st;
     for (const MetadataChange& c : changes) {
       Table& t = *c.table;
-      st = t.Refresh();
-      if (!st.ok()) break;
-      auto next = c.change(*t.metadata_);
-      if (!next.ok()) {  // the change refuses this metadata: no retry helps
+      auto discard = [&] {
         for (size_t i = 0; i < staged.size(); ++i) {
           (void)changes[i].table->io_->Delete(staged[i].path);
         }
+      };
+      // A failed refresh stops the commit (a dropped and re-made table is
+      // not the one the change was meant for), as does a change that refuses
+      // the metadata: no retry helps either.
+      if (Status refreshed = t.Refresh(); !refreshed.ok()) {
+        discard();
+        return refreshed;
+      }
+      auto next = c.change(*t.metadata_);
+      if (!next.ok()) {
+        discard();
         return next.status();
       }
       Staged s{std::move(*next), t.NewMetadataPath(*t.metadata_), {}};
+      // Never before the newest snapshot-log entry: readers refuse that.
       s.next.last_updated_ms = std::max(iceberg::NowMillis(), t.metadata_->last_updated_ms);
+      if (!s.next.snapshot_log.empty()) {
+        s.next.last_updated_ms =
+            std::max(s.next.last_updated_ms, s.next.snapshot_log.back().timestamp_ms);
+      }
       st = ExtendMetadataLog(&s.next, t.metadata_location_, t.metadata_->last_updated_ms,
                              &s.dropped);
       if (st.ok()) st = t.io_->WriteFile(s.path, iceberg::TableMetadataToJson(s.next));
@@ -196,6 +218,7 @@ Status Table::UpdateMetadataAll(Catalog& catalog, const std::vector<MetadataChan
         t.metadata_ = std::make_shared<const TableMetadata>(std::move(staged[i].next));
         t.metadata_location_ = staged[i].path;
         DeleteDroppedMetadata(*t.io_, *t.metadata_, staged[i].dropped);
+        if (!catalog.SwapsMetadataFiles()) t.AdoptCommitted();
       }
       return Status::OK();
     }

@@ -128,8 +128,10 @@ class Table {
                          const std::map<std::string, std::string>& summary = {},
                          const CommitOptions& options = {});
 
-  // Commits `update` as one new snapshot on main; returns its id.
-  Result<int64_t> Commit(const SnapshotUpdate& update, const CommitOptions& options = {});
+  // Commits `update` as one new snapshot on main; returns its id. `check`, as
+  // in CommitAll, runs before every attempt and stops the commit with its error.
+  Result<int64_t> Commit(const SnapshotUpdate& update, const CommitOptions& options = {},
+                         const std::function<Status()>& check = nullptr);
 
   // Commits one snapshot to each table in one catalog transaction
   // (Catalog::CommitTables): every table's snapshot lands, or none does. On a
@@ -173,6 +175,10 @@ class Table {
   Result<std::unique_ptr<PendingCommit>> Prepare(const SnapshotUpdate& update);
   Status Stage(PendingCommit& pending, int attempt, const CommitOptions& options);
   std::string NewMetadataPath(const iceberg::TableMetadata& base) const;
+  // After a commit through a catalog that writes its own metadata file (a
+  // REST catalog: Catalog::SwapsMetadataFiles() is false): loads what the
+  // catalog now names and deletes the staged file, which nothing references.
+  void AdoptCommitted();
   // In-process writers of one table take turns: each attempt refreshes,
   // stages and swaps holding its table's turn. The catalog's compare-and-swap
   // still arbitrates between processes, but one process's writers never lose

@@ -566,6 +566,7 @@ Result<std::vector<int64_t>> Table::CommitAll(Catalog& catalog,
         t.metadata_location_ = p->path;
         ids.push_back(p->snapshot_id);
         DeleteDroppedMetadata(*t.io_, *t.metadata_, p->dropped_metadata);
+        if (!catalog.SwapsMetadataFiles()) t.AdoptCommitted();
       }
       return ids;
     }
@@ -584,9 +585,10 @@ Result<std::vector<int64_t>> Table::CommitAll(Catalog& catalog,
   return last.WithContextF("{}: gave up after {} attempts", what, options.max_attempts);
 }
 
-Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& options) {
+Result<int64_t> Table::Commit(const SnapshotUpdate& u, const CommitOptions& options,
+                              const std::function<Status()>& check) {
   if (catalog_ == nullptr) return Status::Invalid("table {} is read-only", ident_.ToString());
-  ASSIGN_OR_RETURN(auto ids, CommitAll(*catalog_, {TableUpdate{this, u}}, options));
+  ASSIGN_OR_RETURN(auto ids, CommitAll(*catalog_, {TableUpdate{this, u}}, options, check));
   return ids[0];
 }
 

@@ -119,6 +119,33 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Open(catalog::Catalog& catalog, File
   return p;
 }
 
+// Through a REST catalog a property change does not conflict with a commit in
+// flight (the spec's requirements name refs and ids, not properties), so the
+// new epoch moves main: an empty `replace` snapshot (no data changes; changelog
+// and table-source readers skip it) carries it. An older run's commit, which
+// asserts where main was, then fails and re-checks the epoch.
+Result<int64_t> Pipeline::BumpEpochOnMain() {
+  const std::string& name = options_.name;
+  Status last;
+  for (int round = 0; round < 20; ++round) {
+    RETURN_IF_ERROR(table_->Refresh());
+    ASSIGN_OR_RETURN(int64_t current, CurrentEpoch(table_->metadata(), name));
+    catalog::SnapshotUpdate bump;
+    bump.operation = "replace";
+    bump.set_properties[EpochProperty(name)] = std::to_string(current + 1);
+    bump.summary["sluice.epoch-of"] = name;
+    auto committed = table_->Commit(bump, options_.commit, [&]() -> Status {
+      ASSIGN_OR_RETURN(int64_t now, CurrentEpoch(table_->metadata(), name));
+      if (now == current) return Status::OK();
+      return Status::Conflict("pipeline {}: epoch {} taken meanwhile", name, now);
+    });
+    if (committed.ok()) return current + 1;
+    if (committed.status().code() != StatusCode::kConflict) return committed.status();
+    last = committed.status();
+  }
+  return last.WithContextF("pipeline {}: no new epoch after 20 rounds", name);
+}
+
 Status Pipeline::Recover() {
   const std::string& name = options_.name;
   ASSIGN_OR_RETURN(table_, Table::Load(catalog_, io_, options_.target));
@@ -153,15 +180,19 @@ Status Pipeline::Recover() {
   // 1. A new epoch fences every older run of this pipeline: their commits
   //    check the property and find a newer value.
   int64_t epoch = 0;
-  RETURN_IF_ERROR(table_->UpdateMetadata(
-      [&](const iceberg::TableMetadata& base) -> Result<iceberg::TableMetadata> {
-        ASSIGN_OR_RETURN(int64_t current, CurrentEpoch(base, name));
-        epoch = current + 1;
-        iceberg::TableMetadata next = base;
-        next.properties[EpochProperty(name)] = std::to_string(epoch);
-        return next;
-      },
-      options_.commit));
+  if (catalog_.SwapsMetadataFiles()) {
+    RETURN_IF_ERROR(table_->UpdateMetadata(
+        [&](const iceberg::TableMetadata& base) -> Result<iceberg::TableMetadata> {
+          ASSIGN_OR_RETURN(int64_t current, CurrentEpoch(base, name));
+          epoch = current + 1;
+          iceberg::TableMetadata next = base;
+          next.properties[EpochProperty(name)] = std::to_string(epoch);
+          return next;
+        },
+        options_.commit));
+  } else {
+    ASSIGN_OR_RETURN(epoch, BumpEpochOnMain());
+  }
   epoch_ = epoch;
   stats_.epoch = epoch;
 

@@ -294,6 +294,10 @@ class Pipeline {
   // pipeline_aggregate.cc: the windowed path. PrepareAggregate runs in a
   // lane (WHERE and the operator's columns); FeedAggregate takes the lanes
   // in source order (watermarks, the windows, emitting closed ones).
+  // The epoch step of opening through a catalog that does not swap whole
+  // metadata files (REST): commits the next epoch with an empty snapshot on
+  // main; returns it.
+  Result<int64_t> BumpEpochOnMain();
   Status StartAggregate(const std::optional<CommittedCheckpoint>& committed);
   Status PrepareAggregate(Lane& lane);
   Status FeedAggregate(Lane& lane);

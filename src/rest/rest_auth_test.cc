@@ -143,6 +143,14 @@ TEST_F(RestAuthTest, AClientSeesOnlyItsNamespaces) {
             204);
   EXPECT_EQ(Type(bi.Post("/v1/transactions/commit", R"({"table-changes":[]})", "application/json")),
             "ForbiddenException");
+  // spark may not adopt db.events' files into its own namespace.
+  ASSERT_OK_AND_ASSIGN(std::string events, catalog_->LoadTable({{"db"}, "events"}));
+  json reg = {{"name", "stolen"}, {"metadata-location", events}};
+  EXPECT_EQ(Type(spark.Post("/v1/namespaces/sales%1Feu/register", reg.dump(), "application/json")),
+            "ForbiddenException");
+  reg["metadata-location"] = "/etc/passwd";
+  EXPECT_EQ(Type(spark.Post("/v1/namespaces/sales%1Feu/register", reg.dump(), "application/json")),
+            "BadRequestException");
 }
 
 TEST_F(RestAuthTest, ListsArePaged) {

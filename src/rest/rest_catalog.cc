@@ -8,6 +8,7 @@
 #include "catalog/table.h"
 #include "iceberg/table_builder.h"
 #include "rest/table_change.h"
+#include "rest/table_locations.h"
 
 namespace sluice::rest {
 namespace {
@@ -63,8 +64,9 @@ HttpResponse FromStatus(const Status& st, std::string_view not_found_type) {
     case StatusCode::kConflict: return Error(409, "CommitFailedException", st.message());
     case StatusCode::kCommitStateUnknown:
       return Error(500, "CommitStateUnknownException", st.message());
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kCorruption: return Error(400, "BadRequestException", st.message());
+    case StatusCode::kInvalidArgument: return Error(400, "BadRequestException", st.message());
+    case StatusCode::kIOError:  // storage or the database failed: try again
+      return Error(503, "ServiceUnavailableException", st.message());
     case StatusCode::kNotImplemented:
       return Error(406, "UnsupportedOperationException", st.message());
     default: return Error(500, "InternalServerError", st.message());
@@ -193,6 +195,17 @@ bool RestCatalogHandler::Claims(std::string_view path) const {
 }
 
 HttpResponse RestCatalogHandler::Handle(const HttpRequest& req) {
+  try {
+    return Dispatch(req);
+  } catch (const std::exception& e) {
+    // A JSON value of the wrong type deep inside a request (nlohmann throws):
+    // the client's error, never the server's end.
+    return Error(400, "BadRequestException",
+                 fmt::format("{} {}: malformed request: {}", req.method, req.path, e.what()));
+  }
+}
+
+HttpResponse RestCatalogHandler::Dispatch(const HttpRequest& req) {
   if (req.path == "/v1/oauth/tokens") {
     if (auth_ == nullptr || !auth_->enabled()) {
       return Error(406, "UnsupportedOperationException",
@@ -252,12 +265,13 @@ HttpResponse RestCatalogHandler::Handle(const HttpRequest& req) {
     return Error(403, "ForbiddenException",
                  fmt::format("client {} may read but not change the catalog", who.name()));
   }
-  return NamespaceRoute(req, *ns, seg);
+  return NamespaceRoute(req, *ns, seg, who);
 }
 
 HttpResponse RestCatalogHandler::NamespaceRoute(const HttpRequest& req,
                                                 const std::vector<std::string>& ns,
-                                                const std::vector<std::string_view>& seg) {
+                                                const std::vector<std::string_view>& seg,
+                                                const Principal& who) {
   const std::string& m = req.method;
   if (seg.size() == 2) {
     if (m == "GET" || m == "HEAD") return LoadNamespace(ns, m == "HEAD");
@@ -275,7 +289,7 @@ HttpResponse RestCatalogHandler::NamespaceRoute(const HttpRequest& req,
   }
   if (seg.size() == 3 && seg[2] == "register") {
     if (m != "POST") return MethodNotAllowed(req, "POST");
-    return RegisterTable(ns, req);
+    return RegisterTable(ns, req, who);
   }
   if ((seg.size() == 4 || (seg.size() == 5 && seg[4] == "metrics")) && seg[2] == "tables") {
     auto name = server::PercentDecode(seg[3], false);
@@ -484,6 +498,16 @@ HttpResponse RestCatalogHandler::DropTable(const catalog::TableIdent& ident,
     auto loaded = catalog::Table::Load(catalog_, io_, ident);
     if (!loaded.ok()) return FromStatus(loaded.status(), "NoSuchTableException");
     table_location = (*loaded)->metadata().location;
+    // Everything under the location goes: refused while another table lives
+    // there too (registered from the same files, or nested inside).
+    auto other = TableOverlapping(catalog_, io_, table_location, &ident);
+    if (!other.ok()) return FromStatus(other.status(), "");
+    if (*other) {
+      return Error(400, "BadRequestException",
+                   fmt::format("table {} shares its location with table {}: a purge would delete "
+                               "that table's files (drop without purge)",
+                               ident.ToString(), (*other)->ToString()));
+    }
   }
   Status st = catalog_.DropTable(ident);
   if (!st.ok()) return FromStatus(st, "NoSuchTableException");
@@ -506,7 +530,7 @@ HttpResponse RestCatalogHandler::DropTable(const catalog::TableIdent& ident,
 }
 
 HttpResponse RestCatalogHandler::RegisterTable(const std::vector<std::string>& ns,
-                                               const HttpRequest& req) {
+                                               const HttpRequest& req, const Principal& who) {
   auto j = BodyJson(req);
   if (!j.ok()) return FromStatus(j.status(), "");
   if (!(*j)["name"].is_string() || !(*j)["metadata-location"].is_string()) {
@@ -520,8 +544,23 @@ HttpResponse RestCatalogHandler::RegisterTable(const std::vector<std::string>& n
   Status valid = catalog::ValidateNamePart(ident.name, "table");
   if (!valid.ok()) return FromStatus(valid, "");
   if (auto missing = RequireNamespace(ns)) return *missing;
-  auto table =
-      catalog::Table::Register(catalog_, io_, ident, (*j)["metadata-location"].get<std::string>());
+  std::string location = (*j)["metadata-location"].get<std::string>();
+  if (who.client != nullptr) {
+    // A client adopts files inside the warehouse that no other table holds:
+    // registering another table's files would show it data outside its grants.
+    Status inside = CheckLocationInWarehouse(location, warehouse_);
+    if (!inside.ok()) return FromStatus(inside, "");
+    auto adopted = catalog::Table::LoadFromMetadataFile(io_, location);
+    if (!adopted.ok()) return FromStatus(adopted.status(), "NotFoundException");
+    auto other = TableOverlapping(catalog_, io_, (*adopted)->metadata().location, nullptr);
+    if (!other.ok()) return FromStatus(other.status(), "");
+    if (*other) {
+      return Error(
+          403, "ForbiddenException",
+          fmt::format("client {} may not register the files of another table", who.name()));
+    }
+  }
+  auto table = catalog::Table::Register(catalog_, io_, ident, location);
   if (!table.ok()) return FromStatus(table.status(), "NotFoundException");
   auto result = LoadResult(ident, false);
   if (!result.ok()) return FromStatus(result.status(), "NoSuchTableException");
@@ -580,6 +619,16 @@ HttpResponse RestCatalogHandler::CreateTable(const std::vector<std::string>& ns,
   auto metadata =
       NewTableFromRequest(*j, catalog::DefaultTableLocation(warehouse_, ident), warehouse_);
   if (!metadata.ok()) return FromStatus(metadata.status(), "");
+  auto other = TableOverlapping(catalog_, io_, metadata->location, &ident);
+  if (!other.ok()) return FromStatus(other.status(), "");
+  if (*other && j->contains("location") && !(*j)["location"].is_null()) {
+    return Error(
+        400, "BadRequestException",
+        fmt::format("location {} overlaps table {}'s", metadata->location, (*other)->ToString()));
+  }
+  if (*other) {  // the default place is taken (a renamed table kept it): a fresh one
+    metadata->location += "-" + metadata->table_uuid.substr(0, 8);
+  }
   if (j->value("stage-create", false)) {  // nothing is written until a commit with assert-create
     return Json(200, {{"metadata", json::parse(iceberg::TableMetadataToJson(*metadata))},
                       {"config", json::object()}});
@@ -613,17 +662,26 @@ HttpResponse RestCatalogHandler::CommitTable(const catalog::TableIdent& ident,
   if (change->creates()) return CreateByCommit(ident, *change);
   auto table = catalog::Table::Load(catalog_, io_, ident);
   if (!table.ok()) return FromStatus(table.status(), "NoSuchTableException");
-  Status st = (*table)->UpdateMetadata(ApplyFn(*change));
+  Status st = (*table)->UpdateMetadata(ApplyFn(*change, ident));
   if (!st.ok()) return FromStatus(st, "NoSuchTableException");
   json out = CommitResult(**table);
   out.erase("config");  // CommitTableResponse has no config
   return Json(200, out);
 }
 
-catalog::MetadataChangeFn RestCatalogHandler::ApplyFn(const TableChange& change) {
-  return [&change](const iceberg::TableMetadata& base) -> Result<iceberg::TableMetadata> {
+catalog::MetadataChangeFn RestCatalogHandler::ApplyFn(const TableChange& change,
+                                                      const catalog::TableIdent& ident) {
+  return [this, &change,
+          ident](const iceberg::TableMetadata& base) -> Result<iceberg::TableMetadata> {
     RETURN_IF_ERROR(change.Check(&base));
-    return change.Apply(base);
+    ASSIGN_OR_RETURN(iceberg::TableMetadata next, change.Apply(base));
+    if (next.location != base.location) {
+      ASSIGN_OR_RETURN(auto other, TableOverlapping(catalog_, io_, next.location, &ident));
+      if (other) {
+        return Status::Invalid("location {} overlaps table {}'s", next.location, other->ToString());
+      }
+    }
+    return next;
   };
 }
 
@@ -635,10 +693,19 @@ HttpResponse RestCatalogHandler::CreateByCommit(const catalog::TableIdent& ident
         409, "CommitFailedException",
         fmt::format("requirement assert-create failed: table {} exists", ident.ToString()));
   }
+  Status checked = change.Check(nullptr);  // the other requirements, on no table
+  if (!checked.ok()) return FromStatus(checked, "NoSuchTableException");
   iceberg::TableMetadata empty =
       TableChange::EmptyMetadata(catalog::DefaultTableLocation(warehouse_, ident));
   auto metadata = change.Apply(empty);
   if (!metadata.ok()) return FromStatus(metadata.status(), "");
+  auto other = TableOverlapping(catalog_, io_, metadata->location, &ident);
+  if (!other.ok()) return FromStatus(other.status(), "");
+  if (*other) {
+    return Error(
+        409, "CommitFailedException",
+        fmt::format("location {} is taken by table {}", metadata->location, (*other)->ToString()));
+  }
   metadata->last_updated_ms = iceberg::NowMillis();
   auto table = catalog::Table::Create(catalog_, io_, ident, *metadata);
   if (!table.ok()) {
@@ -696,7 +763,7 @@ HttpResponse RestCatalogHandler::CommitTransaction(const HttpRequest& req, const
     auto table = catalog::Table::Load(catalog_, io_, idents[i]);
     if (!table.ok()) return FromStatus(table.status(), "NoSuchTableException");
     tables.push_back(std::move(*table));
-    updates.push_back({tables.back().get(), ApplyFn(changes[i])});
+    updates.push_back({tables.back().get(), ApplyFn(changes[i], idents[i])});
   }
   Status st = catalog::Table::UpdateMetadataAll(catalog_, updates);
   return st.ok() ? NoContent() : FromStatus(st, "NoSuchTableException");

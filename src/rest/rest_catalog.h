@@ -72,11 +72,14 @@ class RestCatalogHandler final : public server::RouteHandler {
  private:
   // The 404 for a namespace that does not exist (or the catalog's error).
   std::optional<server::HttpResponse> RequireNamespace(const std::vector<std::string>& ns);
+  // Handle without its guard: nlohmann's type errors propagate as exceptions.
+  server::HttpResponse Dispatch(const server::HttpRequest& req);
   // The routes under /v1/namespaces/{ns}, for a caller who sees `ns` (and may
   // change it, unless the route only reads).
   server::HttpResponse NamespaceRoute(const server::HttpRequest& req,
                                       const std::vector<std::string>& ns,
-                                      const std::vector<std::string_view>& seg);
+                                      const std::vector<std::string_view>& seg,
+                                      const Principal& who);
   server::HttpResponse ListNamespaces(const server::HttpRequest& req, const Principal& who);
   server::HttpResponse CreateNamespace(const server::HttpRequest& req, const Principal& who);
   server::HttpResponse RenameTable(const server::HttpRequest& req, const Principal& who);
@@ -88,7 +91,7 @@ class RestCatalogHandler final : public server::RouteHandler {
                                  bool head);
   server::HttpResponse DropTable(const catalog::TableIdent& ident, const server::HttpRequest& req);
   server::HttpResponse RegisterTable(const std::vector<std::string>& ns,
-                                     const server::HttpRequest& req);
+                                     const server::HttpRequest& req, const Principal& who);
   server::HttpResponse UpdateNamespaceProperties(const std::vector<std::string>& ns,
                                                  const server::HttpRequest& req);
   server::HttpResponse CreateTable(const std::vector<std::string>& ns,
@@ -103,7 +106,8 @@ class RestCatalogHandler final : public server::RouteHandler {
                                      const server::HttpRequest& req);
   // Checks the change's requirements against the table's current metadata,
   // then applies its updates (run again on each compare-and-swap retry).
-  static catalog::MetadataChangeFn ApplyFn(const TableChange& change);
+  // A location it moves the table to must not overlap another table's.
+  catalog::MetadataChangeFn ApplyFn(const TableChange& change, const catalog::TableIdent& ident);
   // LoadTableResult of a table just written.
   static nlohmann::json CommitResult(const catalog::Table& table);
   // The spec's LoadTableResult: metadata-location, metadata, config.

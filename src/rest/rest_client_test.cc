@@ -87,7 +87,12 @@ TEST_F(RestClientTest, TableCommitsLandThroughTheServer) {
   // The server's catalog holds all of it, in a metadata file it wrote.
   ASSERT_OK_AND_ASSIGN(auto server, catalog::Table::Load(*catalog_, *io_, {{"db"}, "events"}));
   const auto& md = server->metadata();
-  EXPECT_NE(server->metadata_location(), t->metadata_location());
+  // The client names the file the server wrote; the ones it staged are gone.
+  EXPECT_EQ(server->metadata_location(), t->metadata_location());
+  ASSERT_OK_AND_ASSIGN(auto files, io_->List(md.location + "/metadata/"));
+  EXPECT_EQ(std::count_if(files.begin(), files.end(),
+                          [](const std::string& f) { return f.ends_with(".metadata.json"); }),
+            5);  // the create and 4 commits
   EXPECT_EQ(md.snapshots.size(), 3u);
   EXPECT_EQ(md.Ancestry(*md.current_snapshot_id).size(), 3u);
   EXPECT_EQ(md.current_schema_id, 1);

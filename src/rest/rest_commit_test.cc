@@ -169,9 +169,11 @@ TEST_F(RestCommitTest, CommitsCheckTheirRequirementsAndApplyTheirUpdates) {
   EXPECT_EQ(Type(Commit("mirror", stale_schema)), "CommitFailedException");
   EXPECT_EQ(Load("mirror")["current-snapshot-id"], 100);
 
-  // Updates that cannot apply are the client's error (400), and change nothing.
+  // A snapshot planned against an older table (its sequence number is not
+  // above the table's): 409, the client plans again.
   json older = AppendCommit(Load("mirror"), SnapshotFrom(*events, 102, 100, 1));  // seq 1 again
-  EXPECT_EQ(Type(Commit("mirror", older)), "BadRequestException");
+  EXPECT_EQ(Type(Commit("mirror", older)), "CommitFailedException");
+  // Updates that cannot apply are the client's error (400), and change nothing.
   json dangling = {{"requirements", json::array()},
                    {"updates",
                     {{{"action", "set-snapshot-ref"},
@@ -217,6 +219,91 @@ TEST_F(RestCommitTest, CommitsCheckTheirRequirementsAndApplyTheirUpdates) {
                 {"updates", {{{"action", "remove-snapshot-ref"}, {"ref-name", "v1"}}}}};
   ASSERT_EQ(Commit("mirror", untag)->status, 200);
   EXPECT_FALSE(Load("mirror")["refs"].contains("v1"));
+}
+
+TEST_F(RestCommitTest, MalformedValuesAreBadRequestsNotCrashes) {
+  Create("t");
+  auto c = Client();
+  json staged = {{"name", "u"}, {"schema", json::parse(kSchema)}, {"stage-create", "yes"}};
+  EXPECT_EQ(Type(c.Post("/v1/namespaces/db/tables", staged.dump(), "application/json")),
+            "BadRequestException");
+  EXPECT_EQ(Type(c.Post("/v1/namespaces/db/tables/t/metrics", R"({"report-type":5})",
+                        "application/json")),
+            "BadRequestException");
+  json bad_schema = {{"requirements", json::array()},
+                     {"updates",
+                      {{{"action", "add-schema"},
+                        {"schema", {{"type", "struct"}, {"schema-id", "x"}, {"fields", 3}}}}}}};
+  EXPECT_EQ(Type(Commit("t", bad_schema)), "BadRequestException");
+  json bad_ref = {{"requirements", json::array()},
+                  {"updates",
+                   {{{"action", "set-snapshot-ref"},
+                     {"ref-name", "main"},
+                     {"type", 7},
+                     {"snapshot-id", "one"}}}}};
+  EXPECT_EQ(Type(Commit("t", bad_ref)), "BadRequestException");
+  EXPECT_EQ(c.Get("/v1/namespaces/db/tables/t")->status, 200);  // still serving
+}
+
+TEST_F(RestCommitTest, RemovingATaggedSnapshotOrLoggingBackwardsIsRefused) {
+  auto events = MakeTable("");
+  ASSERT_OK(events->Append({File("a.parquet", 10)}).status());
+  json md = Create("m")["metadata"];
+  ASSERT_EQ(Commit("m", AppendCommit(md, SnapshotFrom(*events, 100, std::nullopt, 1)))->status,
+            200);
+  md = Load("m");
+  json later = SnapshotFrom(*events, 101, 100, 2);
+  ASSERT_EQ(Commit("m", AppendCommit(md, later))->status, 200);
+  json tag = {{"requirements", json::array()},
+              {"updates",
+               {{{"action", "set-snapshot-ref"},
+                 {"ref-name", "keep"},
+                 {"type", "tag"},
+                 {"snapshot-id", 100}}}}};
+  ASSERT_EQ(Commit("m", tag)->status, 200);
+  // An expiry planned before the tag: 409, and the snapshot stays.
+  json expire = {{"requirements", json::array()},
+                 {"updates", {{{"action", "remove-snapshots"}, {"snapshot-ids", {100}}}}}};
+  EXPECT_EQ(Type(Commit("m", expire)), "CommitFailedException");
+  EXPECT_EQ(Load("m")["snapshots"].size(), 2u);
+  // A writer whose clock is an hour behind: its snapshot would make the log
+  // run backwards, which Java readers refuse.
+  md = Load("m");
+  json stale = SnapshotFrom(*events, 102, 101, 3);
+  stale["timestamp-ms"] = md["snapshot-log"].back()["timestamp-ms"].get<int64_t>() - 3600000;
+  EXPECT_EQ(Type(Commit("m", AppendCommit(md, stale))), "BadRequestException");
+}
+
+TEST_F(RestCommitTest, TablesNeverShareALocation) {
+  json first = Create("first")["metadata"];
+  json req = {
+      {"name", "second"}, {"schema", json::parse(kSchema)}, {"location", first["location"]}};
+  auto c = Client();
+  EXPECT_EQ(Type(c.Post("/v1/namespaces/db/tables", req.dump(), "application/json")),
+            "BadRequestException");
+  req["location"] = first["location"].get<std::string>() + "/inside";
+  EXPECT_EQ(Type(c.Post("/v1/namespaces/db/tables", req.dump(), "application/json")),
+            "BadRequestException");
+  // A renamed table keeps its location: a new table of the old name gets another.
+  ASSERT_EQ(c.Post("/v1/tables/rename",
+                   R"({"source":{"namespace":["db"],"name":"first"},
+                       "destination":{"namespace":["db"],"name":"moved"}})",
+                   "application/json")
+                ->status,
+            204);
+  json again = Create("first")["metadata"];
+  EXPECT_NE(again["location"], first["location"]);
+  EXPECT_TRUE(
+      again["location"].get<std::string>().starts_with(first["location"].get<std::string>() + "-"));
+  // Two names for one table's files (registered): purging either is refused.
+  ASSERT_OK_AND_ASSIGN(std::string moved, catalog_->LoadTable({{"db"}, "moved"}));
+  json reg = {{"name", "alias"}, {"metadata-location", moved}};
+  ASSERT_EQ(c.Post("/v1/namespaces/db/register", reg.dump(), "application/json")->status, 200);
+  EXPECT_EQ(Type(c.Delete("/v1/namespaces/db/tables/alias?purgeRequested=true")),
+            "BadRequestException");
+  ASSERT_OK_AND_ASSIGN(bool kept, io_->Exists(moved));
+  EXPECT_TRUE(kept);
+  EXPECT_EQ(c.Delete("/v1/namespaces/db/tables/alias")->status, 204);  // without purge: fine
 }
 
 TEST_F(RestCommitTest, ATransactionCommitsEveryTableOrNone) {

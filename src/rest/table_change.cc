@@ -10,6 +10,7 @@
 #include "common/uuid.h"
 #include "iceberg/json_internal.h"
 #include "iceberg/table_builder.h"
+#include "rest/table_locations.h"
 
 namespace sluice::rest {
 namespace {
@@ -81,8 +82,12 @@ Result<int32_t> IdOrLastAdded(const json& u, const char* key, std::optional<int3
   return *last_added;
 }
 
+// The same fields, ids, docs, defaults and identifier fields (the schema id
+// aside): an update that changes only a doc or a default is a new schema.
 bool SameSchema(const Schema& a, const Schema& b) {
-  return a.AsStruct()->Equals(*b.AsStruct()) && a.identifier_field_ids == b.identifier_field_ids;
+  Schema x = a, y = b;
+  x.schema_id = y.schema_id = 0;
+  return iceberg::internal::SchemaToJsonValue(x) == iceberg::internal::SchemaToJsonValue(y);
 }
 
 bool SameSpec(const PartitionSpec& a, const PartitionSpec& b) {
@@ -175,7 +180,14 @@ class Applier {
     if (action == "remove-snapshots") {
       ASSIGN_OR_RETURN(std::vector<int64_t> ids,
                        Member<std::vector<int64_t>>(u, "snapshot-ids", what));
-      m_.RemoveSnapshots(std::set<int64_t>(ids.begin(), ids.end()));
+      std::set<int64_t> gone(ids.begin(), ids.end());
+      for (const auto& [name, ref] : m_.refs) {
+        if (gone.count(ref.snapshot_id)) {  // tagged or branched meanwhile: judge again
+          return Status::Conflict("{}: ref '{}' points at snapshot {}", what, name,
+                                  ref.snapshot_id);
+        }
+      }
+      m_.RemoveSnapshots(gone);
       return Status::OK();
     }
     if (action == "remove-snapshot-ref") {
@@ -319,8 +331,10 @@ class Applier {
                        return iceberg::internal::SortOrderFromJsonValue(
                            iceberg::internal::Json(u["sort-order"]));
                      }));
-    if (order.fields.empty()) {
-      order.order_id = 0;
+    if (order.fields.empty()) {  // the unsorted order is always id 0
+      if (FindOrder(0) == nullptr) m_.sort_orders.insert(m_.sort_orders.begin(), SortOrder{});
+      last_order_ = 0;
+      return Status::OK();
     } else {
       const Schema* schema = m_.current_schema();
       if (schema == nullptr) return Status::Invalid("{}: the table has no schema yet", what);
@@ -355,8 +369,10 @@ class Applier {
       return Status::Invalid("{}: snapshot {} names schema {}, which does not exist", what,
                              s.snapshot_id, *s.schema_id);
     }
+    // Planned against an older table (a commit on another branch landed):
+    // the client refreshes and plans again.
     if (s.parent_snapshot_id && s.sequence_number <= m_.last_sequence_number) {
-      return Status::Invalid(
+      return Status::Conflict(
           "{}: snapshot {} has sequence number {}, not above the table's last ({})", what,
           s.snapshot_id, s.sequence_number, m_.last_sequence_number);
     }
@@ -365,8 +381,8 @@ class Applier {
         return Status::Invalid("{}: a format v3 snapshot needs first-row-id and added-rows", what);
       }
       if (*s.first_row_id < m_.next_row_id.value_or(0)) {
-        return Status::Invalid("{}: first-row-id {} is below the table's next-row-id {}", what,
-                               *s.first_row_id, m_.next_row_id.value_or(0));
+        return Status::Conflict("{}: first-row-id {} is below the table's next-row-id {}", what,
+                                *s.first_row_id, m_.next_row_id.value_or(0));
       }
       m_.next_row_id = *s.first_row_id + *s.added_rows;
     }
@@ -392,7 +408,17 @@ class Applier {
         m_.current_snapshot_id = ref->snapshot_id;
         int64_t at =
             added_snapshots_.count(ref->snapshot_id) ? snap->timestamp_ms : iceberg::NowMillis();
+        // One entry per change: main's intermediate moves are not history.
+        if (logged_main_) m_.snapshot_log.pop_back();
+        // Readers (Java's) refuse a log running backwards by over a minute.
+        if (!m_.snapshot_log.empty() && at < m_.snapshot_log.back().timestamp_ms - 60000) {
+          return Status::Invalid(
+              "{}: snapshot {} is timestamped {} ms, over a minute before the table's last "
+              "snapshot-log entry ({} ms): is the writer's clock behind?",
+              what, ref->snapshot_id, at, m_.snapshot_log.back().timestamp_ms);
+        }
         m_.snapshot_log.push_back({ref->snapshot_id, at});
+        logged_main_ = true;
       }
     }
     m_.refs[name] = *ref;
@@ -429,6 +455,7 @@ class Applier {
   const std::string& warehouse_;
   std::optional<int32_t> last_schema_, last_spec_, last_order_;
   std::set<int64_t> added_snapshots_;
+  bool logged_main_ = false;  // this change appended main's snapshot-log entry
 };
 
 // Whether `actual` equals what requirement `r` asserts under `key`.
@@ -481,24 +508,6 @@ Status CheckOne(const json& r, const TableMetadata* m) {
   return Expect(r, "default-sort-order-id", m->default_sort_order_id);  // the last type left
 }
 
-// The segments of a location's path, with "file://" dropped; nullopt if a
-// segment is "." or "..".
-std::optional<std::vector<std::string>> PathSegments(std::string_view location) {
-  if (location.starts_with("file://")) location.remove_prefix(7);
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at <= location.size()) {
-    size_t end = location.find('/', at);
-    if (end == std::string_view::npos) end = location.size();
-    std::string_view part = location.substr(at, end - at);
-    if (part == "." || part == "..") return std::nullopt;
-    if (!part.empty() || out.empty()) out.emplace_back(part);
-    at = end + 1;
-  }
-  while (out.size() > 1 && out.back().empty()) out.pop_back();
-  return out;
-}
-
 // Maps the ids of `from` to those of `to` (the same fields, renumbered).
 void MapIds(const std::vector<Field>& from, const std::vector<Field>& to,
             std::map<int32_t, int32_t>* ids) {
@@ -509,18 +518,6 @@ void MapIds(const std::vector<Field>& from, const std::vector<Field>& to,
 }
 
 }  // namespace
-
-Status CheckLocationInWarehouse(const std::string& location, const std::string& warehouse) {
-  auto loc = PathSegments(location);
-  auto root = PathSegments(warehouse);
-  if (!loc || !root) {
-    return Status::Invalid("location '{}': '.' and '..' segments are not allowed", location);
-  }
-  if (loc->size() <= root->size() || !std::equal(root->begin(), root->end(), loc->begin())) {
-    return Status::Invalid("location '{}' is outside the warehouse {}", location, warehouse);
-  }
-  return Status::OK();
-}
 
 Result<TableChange> TableChange::Parse(const json& request, std::string warehouse) {
   TableChange c;
@@ -556,14 +553,19 @@ Result<TableChange> TableChange::Parse(const json& request, std::string warehous
 }
 
 Status TableChange::Check(const TableMetadata* current) const {
-  for (const json& r : requirements_) RETURN_IF_ERROR(CheckOne(r, current));
+  for (size_t i = 0; i < requirements_.size(); ++i) {
+    RETURN_IF_ERROR(iceberg::internal::Guard(fmt::format("requirements[{}]", i),
+                                             [&] { return CheckOne(requirements_[i], current); }));
+  }
   return Status::OK();
 }
 
 Result<TableMetadata> TableChange::Apply(const TableMetadata& base) const {
   Applier applier(base, warehouse_);
   for (size_t i = 0; i < updates_.size(); ++i) {
-    RETURN_IF_ERROR_CTX(applier.Apply(updates_[i]), "updates[{}]", i);
+    std::string what = fmt::format("updates[{}]", i);
+    RETURN_IF_ERROR(iceberg::internal::Guard(
+        what, [&]() -> Status { return applier.Apply(updates_[i]).WithContext(what); }));
   }
   return std::move(applier).Finish(creates_);
 }

@@ -62,8 +62,4 @@ Result<iceberg::TableMetadata> NewTableFromRequest(const nlohmann::json& request
                                                    const std::string& location,
                                                    const std::string& warehouse);
 
-// kInvalidArgument unless `location` lies under `warehouse` (no ".." or "."
-// segments; a file:// URI and a plain absolute path name the same place).
-Status CheckLocationInWarehouse(const std::string& location, const std::string& warehouse);
-
 }  // namespace sluice::rest
