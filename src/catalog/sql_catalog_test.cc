@@ -70,6 +70,23 @@ TEST_P(SqlCatalogTest, NamespacesAndTables) {
   EXPECT_EQ(nss, (std::vector<std::vector<std::string>>{{"other"}}));
 }
 
+TEST_P(SqlCatalogTest, NamespacePropertiesAreSetAndRemovedInOneTransaction) {
+  ASSERT_OK(catalog_->CreateNamespace({"db"}, {{"a", "1"}, {"b", "2"}}));
+  ASSERT_OK_AND_ASSIGN(auto missing, catalog_->UpdateNamespaceProperties(
+                                         {"db"}, {{"b", "3"}, {"c", "4"}}, {"a", "zz"}));
+  EXPECT_EQ(missing, std::vector<std::string>{"zz"});
+  ASSERT_OK_AND_ASSIGN(auto props, catalog_->NamespaceProperties({"db"}));
+  EXPECT_EQ(props, (std::map<std::string, std::string>{{"b", "3"}, {"c", "4"}}));
+  ASSERT_ERROR(catalog_->UpdateNamespaceProperties({"db"}, {{"b", "5"}}, {"b"}),
+               StatusCode::kInvalidArgument, "both set and removed");
+  ASSERT_ERROR(catalog_->UpdateNamespaceProperties({"db"}, {{"exists", "no"}}, {}),
+               StatusCode::kInvalidArgument, "reserved");
+  ASSERT_ERROR(catalog_->UpdateNamespaceProperties({"nope"}, {{"x", "1"}}, {}),
+               StatusCode::kNotFound, "nope");
+  ASSERT_OK_AND_ASSIGN(auto nss, catalog_->ListNamespaces());
+  EXPECT_EQ(nss, (std::vector<std::vector<std::string>>{{"db"}}));  // "nope" not made
+}
+
 TEST_P(SqlCatalogTest, UnsafeNamesAreRejected) {
   for (const char* bad : {"db..x", "db/x.t", "db.a/b", "noNamespace", "db.", ".t", "db.t\n"}) {
     EXPECT_FALSE(TableIdent::Parse(bad).ok()) << bad;
