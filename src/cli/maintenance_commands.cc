@@ -104,6 +104,15 @@ void PrintExpire(const std::string& name, const maintenance::ExpireResult& r, bo
     PrintPaths("manifest", r.manifests);
     PrintPaths("manifest-list", r.manifest_lists);
   }
+  for (const std::string& r : r.holding_readers) {
+    std::printf("  kept for reader %s (and every newer snapshot)\n", r.c_str());
+  }
+  for (const std::string& r : r.stale_readers) {
+    std::printf(
+        "  ignored reader %s: not committed for longer than "
+        "sluice.maintenance.reader-max-age-ms\n",
+        r.c_str());
+  }
   PrintFailures("table expire-snapshots", r.failures);
 }
 
@@ -224,6 +233,7 @@ void RegisterExpireCommand(CLI::App* table, int* exit_code) {
       ASSIGN_OR_RETURN(auto t, OpenTable(*name));
       maintenance::ExpireOptions o;
       o.now_ms = iceberg::NowMillis();
+      o.readers_catalog = OpenGlobalCatalog().ValueOr(nullptr);
       if (!older_than->empty()) {
         ASSIGN_OR_RETURN(o.older_than_ms, ParseCutoff(*older_than, o.now_ms));
       }
@@ -283,6 +293,7 @@ Status MaintainTable(const std::string& name, bool dry_run,
   maintenance::ExpireOptions e;
   e.now_ms = iceberg::NowMillis();
   e.dry_run = dry_run;
+  e.readers_catalog = OpenGlobalCatalog().ValueOr(nullptr);
   ASSIGN_OR_RETURN(maintenance::ExpireResult expired, maintenance::ExpireSnapshots(*t, e));
   PrintExpire(name, expired, dry_run);
   maintenance::OrphanOptions o;

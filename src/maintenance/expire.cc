@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "catalog/table_readers.h"
 #include "common/kill_point.h"
 #include "maintenance/files.h"
 
@@ -10,6 +11,7 @@ namespace sluice::maintenance {
 namespace {
 
 constexpr int64_t kDefaultMaxAgeMs = 5LL * 24 * 3600 * 1000;  // Iceberg's default, 5 days
+constexpr int64_t kDefaultReaderMaxAgeMs = 7LL * 24 * 3600 * 1000;
 constexpr int32_t kDefaultMinKeep = 1;
 
 Result<Reach> ReachOf(FileIO& io, const iceberg::TableMetadata& m,
@@ -55,15 +57,50 @@ Result<std::vector<int64_t>> RetainedSnapshots(const iceberg::TableMetadata& m,
   for (const iceberg::Snapshot& s : m.snapshots) {
     if (!on_branch.count(s.snapshot_id) && s.timestamp_ms >= cutoff) retained.insert(s.snapshot_id);
   }
+  // What readers still have to read: from main's head back to where each
+  // stands, and the parent there (a changelog reader diffs against it).
+  for (int64_t held : options.held_snapshots) {
+    const iceberg::Snapshot* h = m.snapshot_by_id(held);
+    if (h == nullptr) continue;
+    retained.insert(held);
+    if (h->parent_snapshot_id && m.snapshot_by_id(*h->parent_snapshot_id)) {
+      retained.insert(*h->parent_snapshot_id);
+    }
+    if (!m.current_snapshot_id) continue;
+    auto chain = m.Ancestry(*m.current_snapshot_id);
+    bool on_main = std::any_of(chain.begin(), chain.end(),
+                               [&](const iceberg::Snapshot* s) { return s->snapshot_id == held; });
+    if (!on_main) continue;
+    for (const iceberg::Snapshot* s : chain) {
+      if (s->snapshot_id == held) break;
+      retained.insert(s->snapshot_id);
+    }
+  }
   return std::vector<int64_t>(retained.begin(), retained.end());
 }
 
-Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions& options) {
+Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions& given) {
   RETURN_IF_ERROR(table.Refresh());
   const iceberg::TableMetadata base = table.metadata();  // a copy: the commit replaces it
+  ExpireOptions options = given;
+  ExpireResult result;
+  if (options.readers_catalog != nullptr) {
+    ASSIGN_OR_RETURN(int64_t max_age, IntProperty(base, "sluice.maintenance.reader-max-age-ms",
+                                                  kDefaultReaderMaxAgeMs, 0));
+    ASSIGN_OR_RETURN(auto readers, catalog::FindTableReaders(*options.readers_catalog, table.io(),
+                                                             table.ident()));
+    for (const catalog::TableReader& r : readers) {
+      std::string name = fmt::format("{}@{}", r.pipeline, r.snapshot_id);
+      if (r.at_ms < options.now_ms - max_age) {
+        result.stale_readers.push_back(name);
+        continue;
+      }
+      options.held_snapshots.push_back(r.snapshot_id);
+      result.holding_readers.push_back(name);
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<int64_t> keep, RetainedSnapshots(base, options));
   std::set<int64_t> kept(keep.begin(), keep.end());
-  ExpireResult result;
   std::vector<const iceberg::Snapshot*> expired;
   for (const iceberg::Snapshot& s : base.snapshots) {
     if (!kept.count(s.snapshot_id)) expired.push_back(&s);

@@ -34,6 +34,15 @@ struct ExpireOptions {
   std::optional<int64_t> older_than_ms;  // the cutoff, instead of the table's max age
   std::optional<int32_t> retain_last;    // at least this many of each branch's newest
   bool dry_run = false;                  // plan only: commit and delete nothing
+  // Pipelines reading the table FROM TABLE (catalog/table_readers.h): when
+  // set, ExpireSnapshots finds them in this catalog's tables and keeps the
+  // snapshot each stands at, its parent and every newer snapshot of main —
+  // unless the reader last committed longer ago than the table's
+  // sluice.maintenance.reader-max-age-ms (default 7 days: a pipeline long gone
+  // must not hold the table's history forever).
+  catalog::Catalog* readers_catalog = nullptr;
+  // The snapshots readers stand at (filled from readers_catalog, or given).
+  std::vector<int64_t> held_snapshots;
 };
 
 struct ExpireResult {
@@ -42,6 +51,9 @@ struct ExpireResult {
   std::vector<std::string> manifest_lists, manifests, data_files, delete_files;
   int64_t deleted = 0;                // files deleted (0 when dry)
   std::vector<std::string> failures;  // files that could not be deleted (left for orphan cleanup)
+  // Readers whose positions kept snapshots ("pipeline@snapshot"), and those
+  // ignored as older than the reader age limit.
+  std::vector<std::string> holding_readers, stale_readers;
 };
 
 Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions& options);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "catalog/table_readers.h"
 #include "maintenance/compact.h"
 #include "maintenance/test_util.h"
 
@@ -69,6 +70,54 @@ TEST_F(ExpireTest, OldSnapshotsGoWithTheFilesOnlyTheyReach) {
   for (const auto& e : table_->metadata().snapshot_log) {
     EXPECT_NE(table_->metadata().snapshot_by_id(e.snapshot_id), nullptr);
   }
+}
+
+// A downstream pipeline reading db.events FROM TABLE records where it stands
+// in its own table (catalog/table_readers.h): that snapshot, its parent and
+// every newer one stay, however old; a reader silent for longer than the age
+// limit holds nothing.
+TEST_F(ExpireTest, SnapshotsAReaderStillNeedsStay) {
+  for (int i = 0; i < 6; ++i) AppendIds(i * 10, i * 10 + 10);
+  std::vector<int64_t> chain;  // oldest first
+  for (const auto* s : table_->metadata().Ancestry(*table_->metadata().current_snapshot_id)) {
+    chain.insert(chain.begin(), s->snapshot_id);
+  }
+  ASSERT_EQ(chain.size(), 6u);
+  // The reader's own table, holding its position at the third snapshot.
+  auto schema = ParseColumnList("n BIGINT");
+  ASSERT_OK(schema);
+  catalog::TableIdent downstream{{"db"}, "per_minute"};
+  ASSERT_OK_AND_ASSIGN(
+      auto md, iceberg::NewTableMetadata(
+                   *schema, {}, {}, catalog::DefaultTableLocation(dir_.string(), downstream), {}));
+  ASSERT_OK_AND_ASSIGN(auto holder, catalog::Table::Create(*catalog_, *io_, downstream, md));
+  int64_t now = Newest() + 1;
+  auto hold = [&](int64_t at_ms) {
+    ASSERT_OK(holder->UpdateMetadata([&](const iceberg::TableMetadata& base) {
+      iceberg::TableMetadata m = base;
+      m.properties[catalog::ReaderProperty("rollup")] =
+          catalog::EncodeReaderProperty("db.events", chain[2], at_ms);
+      return Result<iceberg::TableMetadata>(m);
+    }));
+  };
+  hold(now - 1000);
+
+  ExpireOptions o;
+  o.now_ms = now;
+  o.older_than_ms = now;  // everything is old
+  o.readers_catalog = catalog_.get();
+  ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, o));
+  EXPECT_EQ(r.holding_readers, std::vector<std::string>{fmt::format("rollup@{}", chain[2])});
+  EXPECT_EQ(r.expired, std::vector<int64_t>{chain[0]}) << "all but the reader's parent and on";
+  for (size_t i = 1; i < chain.size(); ++i) {
+    EXPECT_NE(table_->metadata().snapshot_by_id(chain[i]), nullptr) << i;
+  }
+  // The reader has not committed for 8 days: it no longer holds the history.
+  hold(now - 8LL * 24 * 3600 * 1000);
+  ASSERT_OK_AND_ASSIGN(r, ExpireSnapshots(*table_, o));
+  EXPECT_EQ(r.stale_readers.size(), 1u);
+  EXPECT_EQ(r.expired.size(), 4u);
+  EXPECT_EQ(table_->metadata().snapshots.size(), 1u);
 }
 
 TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {

@@ -210,6 +210,7 @@ Status MaintenanceService::Expire(TableState& t) {
   ASSIGN_OR_RETURN(auto table, catalog::Table::Load(catalog_, io_, t.ident));
   ExpireOptions o;
   o.now_ms = Now();
+  o.readers_catalog = &catalog_;
   ASSIGN_OR_RETURN(ExpireResult r, ExpireSnapshots(*table, o));
   observer_->OnExpired(t.name, r, SecondsSince(start));
   return Status::OK();

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "catalog/table_readers.h"
 #include "columnar/json_reader.h"
 #include "columnar/sql_schema.h"
 #include "common/kill_point.h"
@@ -497,6 +498,12 @@ Status Pipeline::Checkpoint() {
   updates[0].update.summary = summary;
   updates[0].update.set_properties[CheckpointProperty(options_.name)] = EncodeCheckpointProperty(
       epoch_, next_checkpoint_, {{options_.source_name, positions}}, change_positions_);
+  if (auto hold = source_->Hold()) {
+    // Where this pipeline reads its source table: that table's snapshot
+    // expiry keeps the snapshot (maintenance/expire.h, "readers").
+    updates[0].update.set_properties[catalog::ReaderProperty(options_.name)] =
+        catalog::EncodeReaderProperty(hold->table, hold->snapshot_id, NowMs());
+  }
   if (window_) RETURN_IF_ERROR(SaveState(&updates[0]));
   if (!dead_files.empty()) {
     catalog::TableUpdate u;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -65,6 +66,16 @@ class Source {
   // more to deliver after looking again (a file source: every complete line
   // of every file is read). Unbounded sources never are.
   virtual bool Exhausted() const { return false; }
+
+  // A source reading a table of the catalog (FROM TABLE): the table
+  // ("ns.name") and the snapshot its CurrentPositions() stand at, which a
+  // restart needs (with its parent, for changes) and snapshot expiry must
+  // therefore keep. Other sources hold nothing.
+  struct TableHold {
+    std::string table;
+    int64_t snapshot_id = 0;
+  };
+  virtual std::optional<TableHold> Hold() const { return std::nullopt; }
 };
 
 }  // namespace sluice::sources

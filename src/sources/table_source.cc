@@ -337,6 +337,11 @@ Positions TableSource::CurrentPositions() const {
   return {{std::to_string(snapshot_), delivered_}};
 }
 
+std::optional<Source::TableHold> TableSource::Hold() const {
+  if (snapshot_ == 0) return std::nullopt;
+  return TableHold{options_.table.ToString(), snapshot_};
+}
+
 Positions TableSource::Lag() const {
   int64_t pending = 0;
   for (int64_t id : pending_) {

@@ -77,6 +77,7 @@ class TableSource : public Source {
   ~TableSource() override;
 
   std::string Describe() const override { return "table:" + options_.table.ToString(); }
+  std::optional<TableHold> Hold() const override;
   Status Seek(const Positions& positions) override;
   Result<int64_t> Poll(int64_t max_bytes, int timeout_ms,
                        const std::function<void(const SourceRecord&)>& sink) override;
