@@ -1,5 +1,6 @@
 #include "common/digest.h"
 
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -30,6 +31,22 @@ std::string RandomHex(size_t n) {
     std::abort();  // no secure randomness: issuing a guessable token would be worse
   }
   return HexLower(bytes);
+}
+
+std::optional<std::string> DecodeBase64(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::string out(text.size() / 4 * 3, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(text.data()),
+                          static_cast<int>(text.size()));
+  if (n < 0) return std::nullopt;
+  out.resize(static_cast<size_t>(n));
+  // EVP_DecodeBlock counts the padding as zero bytes.
+  for (size_t i = text.size(); i > 0 && text[i - 1] == '='; --i) {
+    if (out.empty()) return std::nullopt;
+    out.pop_back();
+  }
+  return out;
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {

@@ -1,7 +1,5 @@
 #include "rest/catalog_auth.h"
 
-#include <openssl/evp.h>
-
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -35,17 +33,9 @@ std::optional<std::pair<std::string, std::string>> BasicCredentials(const HttpRe
                                       [](char a, char b) { return std::tolower(a) == b; })) {
     return std::nullopt;
   }
-  std::string b64 = given.substr(6);
-  std::string raw(b64.size(), '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(raw.data()),
-                          reinterpret_cast<const unsigned char*>(b64.data()),
-                          static_cast<int>(b64.size()));
-  if (n < 0) return std::nullopt;
-  raw.resize(static_cast<size_t>(n));
-  while (!b64.empty() && b64.back() == '=') {  // EVP_DecodeBlock keeps padding's zero bytes
-    b64.pop_back();
-    if (!raw.empty()) raw.pop_back();
-  }
+  auto decoded = DecodeBase64(given.substr(6));
+  if (!decoded) return std::nullopt;
+  const std::string& raw = *decoded;
   size_t colon = raw.find(':');
   if (colon == std::string::npos) return std::nullopt;
   auto id = server::PercentDecode(raw.substr(0, colon), true);

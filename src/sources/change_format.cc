@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "sources/debezium_values.h"
+
 namespace sluice::sources {
 
 namespace od = simdjson::ondemand;
@@ -188,6 +190,7 @@ struct ChangeParser::Impl {
   std::string value;  // the record's value, padded
   std::string key;    // its key, padded
   std::string sequence;
+  DebeziumValues values;
 
   static std::string_view Pad(std::string_view text, std::string* buffer) {
     buffer->assign(text);
@@ -198,11 +201,15 @@ struct ChangeParser::Impl {
   // `json` (in a padded buffer) or, when it is a {"schema", "payload"}
   // wrapper, its payload; `f` gets the fields of what is returned.
   // A wrapper whose payload is null gives "null".
-  Result<std::string_view> Unwrap(std::string_view json, const char* what, Fields* f) {
+  // `schema` (when given) gets the wrapper's schema, or "" when unwrapped.
+  Result<std::string_view> Unwrap(std::string_view json, const char* what, Fields* f,
+                                  std::string_view* schema = nullptr) {
     json = Trim(json);  // the image starts with '{' (the padding stays behind it)
     RETURN_IF_ERROR(ReadFields(parser, json, what, f));
+    if (schema != nullptr) *schema = {};
     if (f->count == 2 && !f->schema.empty() && f->payload == "null") return f->payload;
     if (f->count == 2 && !f->schema.empty() && IsObject(f->payload)) {
+      if (schema != nullptr) *schema = f->schema;
       std::string_view payload = f->payload;
       RETURN_IF_ERROR(ReadFields(parser, payload, what, f));
       return payload;
@@ -296,8 +303,9 @@ struct ChangeParser::Impl {
   Status Debezium(std::optional<std::string_view> value, Change* out) {
     if (!value || Trim(*value) == "null" || Trim(*value).empty()) return Status::OK();  // tombstone
     Fields f;
+    std::string_view schema;
     ASSIGN_OR_RETURN(std::string_view event,
-                     Unwrap(Pad(*value, &this->value), "the change event", &f));
+                     Unwrap(Pad(*value, &this->value), "the change event", &f, &schema));
     if (event == "null") return Status::OK();  // a tombstone in the wrapper
     // Views into this->value: later parses of its parts keep them valid.
     Fields e = f;
@@ -323,6 +331,7 @@ struct ChangeParser::Impl {
       return Status::Invalid("op {} is not a row change (c, r, u, d)", e.op);
     }
     Status st = ReadSource(e.source, out);
+    if (st.ok()) st = Decoded(schema, out);
     if (!st.ok()) out->kind = Change::Kind::kNone;
     return st;
   }
@@ -336,7 +345,9 @@ struct ChangeParser::Impl {
       return Status::OK();
     }
     Fields f;
-    ASSIGN_OR_RETURN(std::string_view row, Unwrap(Pad(*value, &this->value), "the record", &f));
+    std::string_view schema;
+    ASSIGN_OR_RETURN(std::string_view row,
+                     Unwrap(Pad(*value, &this->value), "the record", &f, &schema));
     if (row == "null") {  // the wrapper's null payload: a tombstone
       ASSIGN_OR_RETURN(out->image, KeyImage(raw_key));
       out->kind = Change::Kind::kDelete;
@@ -349,6 +360,19 @@ struct ChangeParser::Impl {
     }
     out->kind = deleted ? Change::Kind::kDelete : Change::Kind::kUpsert;
     out->image = row;
+    return Decoded(schema, out);
+  }
+
+  // The image with the values its schema names as encodings converted
+  // (debezium_values.h); unchanged without a schema.
+  Status Decoded(std::string_view schema, Change* out) {
+    if (schema.empty()) return Status::OK();
+    try {
+      RETURN_IF_ERROR(values.Learn(schema));
+      ASSIGN_OR_RETURN(out->image, values.Convert(out->image));
+    } catch (const std::exception& e) {  // a schema value of the wrong JSON type
+      return Status::Invalid("the event's schema: {}", e.what());
+    }
     return Status::OK();
   }
 };
