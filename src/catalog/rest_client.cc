@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -257,8 +258,7 @@ class RestCatalogClient final : public Catalog {
     try {
       return fn();
     } catch (const std::exception& e) {
-      return Status::Corruption("{}: unexpected answer from the REST catalog: {}", what,
-                                e.what());
+      return Status::Corruption("{}: unexpected answer from the REST catalog: {}", what, e.what());
     }
   }
 
@@ -348,6 +348,7 @@ class RestCatalogClient final : public Catalog {
     int64_t expires = j.contains("expires_in") && j["expires_in"].is_number_integer()
                           ? j["expires_in"].get<int64_t>()
                           : 3600;
+    expires = std::clamp<int64_t>(expires, 1, int64_t{365} * 86400);
     // Renewed when 90% of its life has passed.
     token_expiry_ = now + std::chrono::milliseconds(expires * 900);
     return "Bearer " + oauth_token_;

@@ -213,11 +213,11 @@ Result<std::vector<std::string>> SqlCatalog::UpdateNamespaceProperties(
     for (const auto& [key, value] : updates) {
       // One statement (SQLite and PostgreSQL): no window between an UPDATE
       // finding no row and an INSERT racing another writer's.
-      RETURN_IF_ERROR(conn_->Execute(
-          "INSERT INTO iceberg_namespace_properties VALUES (?, ?, ?, ?) "
-          "ON CONFLICT (catalog_name, namespace, property_key) "
-          "DO UPDATE SET property_value = excluded.property_value",
-          {catalog_name_, n, key, value}));
+      RETURN_IF_ERROR(
+          conn_->Execute("INSERT INTO iceberg_namespace_properties VALUES (?, ?, ?, ?) "
+                         "ON CONFLICT (catalog_name, namespace, property_key) "
+                         "DO UPDATE SET property_value = excluded.property_value",
+                         {catalog_name_, n, key, value}));
     }
     return Status::OK();
   }));

@@ -24,7 +24,13 @@ Result<std::vector<TableReader>> FindTableReaders(Catalog& catalog, FileIO& io,
     ASSIGN_OR_RETURN(auto idents, catalog.ListTables(ns));
     for (const TableIdent& holder : idents) {
       auto loaded = Table::Load(catalog, io, holder);
-      if (!loaded.ok()) continue;
+      // A table dropped meanwhile, or one this process can never read, holds
+      // nothing it can see; a passing failure stops the search (an expiry
+      // must not go ahead without a reader it merely failed to read).
+      if (!loaded.ok()) {
+        if (loaded.status().retryable()) return loaded.status();
+        continue;
+      }
       for (const auto& [key, value] : (*loaded)->metadata().properties) {
         if (!key.starts_with(kPrefix)) continue;
         auto j = nlohmann::json::parse(value, nullptr, false);

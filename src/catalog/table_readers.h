@@ -29,10 +29,10 @@ std::string ReaderProperty(const std::string& pipeline);
 // {"table": "db.events", "snapshot": 7205..., "at_ms": 1760000000000}
 std::string EncodeReaderProperty(const std::string& table, int64_t snapshot_id, int64_t at_ms);
 
-// Every reader of `table` that the catalog's tables record. Tables whose
-// metadata cannot be read, and malformed values, are skipped (a reader is
-// a reason to keep snapshots, never to fail an expiry). Reads every table's
-// metadata.
+// Every reader of `table` that the catalog's tables record. Tables dropped
+// meanwhile or unreadable for good (and malformed values) are skipped; a
+// retryable failure to read one is returned, so that an expiry does not go
+// ahead without a reader it could not see. Reads every table's metadata.
 Result<std::vector<TableReader>> FindTableReaders(Catalog& catalog, FileIO& io,
                                                   const TableIdent& table);
 

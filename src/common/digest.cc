@@ -35,6 +35,12 @@ std::string RandomHex(size_t n) {
 
 std::optional<std::string> DecodeBase64(std::string_view text) {
   if (text.size() % 4 != 0) return std::nullopt;
+  // Padding only at the end, at most two (EVP_DecodeBlock reads '=' anywhere).
+  size_t pad = 0;
+  while (pad < text.size() && text[text.size() - 1 - pad] == '=') ++pad;
+  if (pad > 2 || text.substr(0, text.size() - pad).find('=') != std::string_view::npos) {
+    return std::nullopt;
+  }
   std::string out(text.size() / 4 * 3, '\0');
   int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
                           reinterpret_cast<const unsigned char*>(text.data()),

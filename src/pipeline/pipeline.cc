@@ -125,6 +125,26 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Open(catalog::Catalog& catalog, File
 // new epoch moves main: an empty `replace` snapshot (no data changes; changelog
 // and table-source readers skip it) carries it. An older run's commit, which
 // asserts where main was, then fails and re-checks the epoch.
+// A reader whose source table brings nothing new commits nothing, so its
+// recorded position (sluice.reader.<pipeline>) would age past the source's
+// reader-max-age-ms while it runs: renewed twice a day. Best effort: a failed
+// renewal is tried again at the next idle checkpoint.
+void Pipeline::RenewReaderHold() {
+  constexpr int64_t kRenewMs = 12LL * 3600 * 1000;
+  auto hold = source_->Hold();
+  int64_t now = NowMs();
+  if (!hold || now - hold_renewed_ms_ < kRenewMs) return;
+  Status st = table_->UpdateMetadata(
+      [&](const iceberg::TableMetadata& base) -> Result<iceberg::TableMetadata> {
+        iceberg::TableMetadata next = base;
+        next.properties[catalog::ReaderProperty(options_.name)] =
+            catalog::EncodeReaderProperty(hold->table, hold->snapshot_id, now);
+        return next;
+      },
+      options_.commit);
+  if (st.ok()) hold_renewed_ms_ = now;
+}
+
 Result<int64_t> Pipeline::BumpEpochOnMain() {
   const std::string& name = options_.name;
   Status last;
@@ -458,7 +478,10 @@ Status Pipeline::CheckEpoch() {
 
 Status Pipeline::Checkpoint() {
   last_checkpoint_ms_ = NowMs();
-  if (!dirty_) return Status::OK();
+  if (!dirty_) {
+    RenewReaderHold();
+    return Status::OK();
+  }
   int64_t started = MonoMicros();
   RETURN_IF_ERROR(FlushRows());
   RETURN_IF_ERROR(FinishLanes());
@@ -503,6 +526,7 @@ Status Pipeline::Checkpoint() {
     // expiry keeps the snapshot (maintenance/expire.h, "readers").
     updates[0].update.set_properties[catalog::ReaderProperty(options_.name)] =
         catalog::EncodeReaderProperty(hold->table, hold->snapshot_id, NowMs());
+    hold_renewed_ms_ = NowMs();  // (were the commit to fail, the next one renews it)
   }
   if (window_) RETURN_IF_ERROR(SaveState(&updates[0]));
   if (!dead_files.empty()) {

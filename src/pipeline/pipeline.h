@@ -298,6 +298,7 @@ class Pipeline {
   // metadata files (REST): commits the next epoch with an empty snapshot on
   // main; returns it.
   Result<int64_t> BumpEpochOnMain();
+  void RenewReaderHold();
   Status StartAggregate(const std::optional<CommittedCheckpoint>& committed);
   Status PrepareAggregate(Lane& lane);
   Status FeedAggregate(Lane& lane);
@@ -369,6 +370,7 @@ class Pipeline {
   catalog::Catalog& catalog_;
   FileIO& io_;
   PipelineOptions options_;
+  int64_t hold_renewed_ms_ = 0;  // when sluice.reader.<pipeline> was last committed
   std::unique_ptr<Source> source_;
   std::unique_ptr<catalog::Table> table_;
   std::unique_ptr<catalog::Table> dlq_table_;

@@ -498,8 +498,16 @@ HttpResponse RestCatalogHandler::DropTable(const catalog::TableIdent& ident,
     auto loaded = catalog::Table::Load(catalog_, io_, ident);
     if (!loaded.ok()) return FromStatus(loaded.status(), "NoSuchTableException");
     table_location = (*loaded)->metadata().location;
-    // Everything under the location goes: refused while another table lives
-    // there too (registered from the same files, or nested inside).
+    // Everything under the location goes: only inside the warehouse, and
+    // refused while another table lives there too (registered from the same
+    // files, or nested inside).
+    Status inside = CheckLocationInWarehouse(table_location, warehouse_);
+    if (!inside.ok()) {
+      return Error(400, "BadRequestException",
+                   fmt::format("table {} lies outside the warehouse: a purge deletes only inside "
+                               "it (drop without purge)",
+                               ident.ToString()));
+    }
     auto other = TableOverlapping(catalog_, io_, table_location, &ident);
     if (!other.ok()) return FromStatus(other.status(), "");
     if (*other) {
@@ -552,6 +560,8 @@ HttpResponse RestCatalogHandler::RegisterTable(const std::vector<std::string>& n
     if (!inside.ok()) return FromStatus(inside, "");
     auto adopted = catalog::Table::LoadFromMetadataFile(io_, location);
     if (!adopted.ok()) return FromStatus(adopted.status(), "NotFoundException");
+    Status table_inside = CheckLocationInWarehouse((*adopted)->metadata().location, warehouse_);
+    if (!table_inside.ok()) return FromStatus(table_inside, "");
     auto other = TableOverlapping(catalog_, io_, (*adopted)->metadata().location, nullptr);
     if (!other.ok()) return FromStatus(other.status(), "");
     if (*other) {
@@ -628,6 +638,14 @@ HttpResponse RestCatalogHandler::CreateTable(const std::vector<std::string>& ns,
   }
   if (*other) {  // the default place is taken (a renamed table kept it): a fresh one
     metadata->location += "-" + metadata->table_uuid.substr(0, 8);
+    auto still = TableOverlapping(catalog_, io_, metadata->location, &ident);
+    if (!still.ok()) return FromStatus(still.status(), "");
+    if (*still) {  // inside another table's location (a namespace named like a table)
+      return Error(400, "BadRequestException",
+                   fmt::format("no free location for table {}: {} lies inside table {}'s (give "
+                               "a location)",
+                               ident.ToString(), metadata->location, (*still)->ToString()));
+    }
   }
   if (j->value("stage-create", false)) {  // nothing is written until a commit with assert-create
     return Json(200, {{"metadata", json::parse(iceberg::TableMetadataToJson(*metadata))},

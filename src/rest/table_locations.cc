@@ -60,7 +60,10 @@ Result<std::optional<catalog::TableIdent>> TableOverlapping(catalog::Catalog& ca
     for (const auto& ident : tables) {
       if (self != nullptr && ident == *self) continue;
       auto table = catalog::Table::Load(catalog, io, ident);
-      if (!table.ok()) continue;
+      if (!table.ok()) {  // dropped meanwhile or unreadable for good: skipped
+        if (table.status().retryable()) return table.status();
+        continue;
+      }
       if (LocationsOverlap((*table)->metadata().location, location)) {
         return std::optional<catalog::TableIdent>(ident);
       }

@@ -24,7 +24,8 @@ bool LocationsOverlap(std::string_view a, std::string_view b);
 
 // The first table of `catalog` other than `self` whose location overlaps
 // `location`, or nullopt. Reads every table's metadata: for creates and purges,
-// not for hot paths. Tables whose metadata cannot be read are skipped.
+// not for hot paths. Tables dropped meanwhile or unreadable for good are
+// skipped; a retryable failure to read one is returned.
 Result<std::optional<catalog::TableIdent>> TableOverlapping(catalog::Catalog& catalog, FileIO& io,
                                                             const std::string& location,
                                                             const catalog::TableIdent* self);

@@ -128,8 +128,8 @@ TEST(ChangeFormatTest, DebeziumValuesTheSchemaNamesAsEncodingsAreDecoded) {
   ASSERT_EQ(c.kind, Kind::kUpsert);
   auto row = nlohmann::json::parse(c.image);
   EXPECT_EQ(row["id"], 7);
-  EXPECT_EQ(row["created_at"], "2019-05-28T08:58:24.863000000");
-  EXPECT_EQ(row["updated_at"], "2019-05-28T08:58:24.863123000");
+  EXPECT_EQ(row["created_at"], "2019-05-28T08:58:24.863000");
+  EXPECT_EQ(row["updated_at"], "2019-05-28T08:58:24.863123");
   EXPECT_EQ(row["seen_at"], "2019-05-28T08:58:24.863123456");
   EXPECT_EQ(row["birthday"], 18000);  // days: read as they are
   EXPECT_EQ(row["opens"], "09:00:00.000000");
@@ -151,7 +151,21 @@ TEST(ChangeFormatTest, DebeziumValuesTheSchemaNamesAsEncodingsAreDecoded) {
   Change flat = ParseOk(ChangeFormat::kUpsert, R"({"schema": {"type": "struct", "fields": [
       {"type": "int64", "name": "org.apache.kafka.connect.data.Timestamp", "field": "ts"}]},
       "payload": {"ts": 0}})");
-  EXPECT_EQ(nlohmann::json::parse(flat.image)["ts"], "1970-01-01T00:00:00.000000000");
+  EXPECT_EQ(nlohmann::json::parse(flat.image)["ts"], "1970-01-01T00:00:00.000000");
+  // The databases' sentinel dates fit; values past any day or time do not,
+  // and malformed base64 is refused rather than read as a wrong number.
+  Change far = ParseOk(ChangeFormat::kDebezium,
+                       EncodedEvent(R"({"id": 10, "created_at": 253402300799000})"));
+  EXPECT_EQ(nlohmann::json::parse(far.image)["created_at"], "9999-12-31T23:59:59.000000");
+  for (std::string_view after : {R"({"id": 11, "opens": 9223372036854775})",
+                                 R"({"id": 11, "created_at": 9223372036854775807})",
+                                 R"({"id": 11, "price": "Q=Q="})", R"({"id": 11, "price": "Q==="})",
+                                 R"({"id": 11, "weight": {"scale": 4294967298, "value": "AeJA"}})",
+                                 R"({"id": 11, "closes": 18446744073709551615})"}) {
+    EXPECT_EQ(ParseError(ChangeFormat::kDebezium, EncodedEvent(after)).code(),
+              StatusCode::kInvalidArgument)
+        << after;
+  }
 }
 
 TEST(ChangeFormatTest, ChangesBelowTheAppliedPositionAreReplays) {

@@ -49,20 +49,21 @@ Result<std::string> DecimalText(const json& b64, int scale, const std::string& c
   return text;
 }
 
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
 }  // namespace
 
 Status DebeziumValues::Learn(std::string_view schema) {
   if (schema == schema_) return Status::OK();
+  // Learned whole or not at all: a failure (or a throw) leaves nothing cached.
+  schema_.clear();
+  columns_.clear();
   json j = json::parse(schema, nullptr, false);
   const json* fields = j.is_discarded() ? nullptr : RowFields(j);
-  columns_.clear();
-  schema_.assign(schema);
-  if (fields == nullptr) return Status::OK();  // names no column: values are read as they are
-  for (const json& f : *fields) {
+  std::map<std::string, Column> columns;
+  for (const json& f : fields == nullptr ? json::array() : *fields) {
     if (!f.is_object() || !f.contains("field") || !f["field"].is_string()) continue;
-    std::string name = f.value("name", "");
+    std::string name =
+        f.contains("name") && f["name"].is_string() ? f["name"].get<std::string>() : "";
+    std::string column = f["field"].get<std::string>();
     Column c{Kind::kMillisTs};
     if (name == "io.debezium.time.Timestamp" || name == "org.apache.kafka.connect.data.Timestamp") {
       c.kind = Kind::kMillisTs;
@@ -78,16 +79,19 @@ Status DebeziumValues::Learn(std::string_view schema) {
       c.kind = Kind::kNanosTime;
     } else if (name == "org.apache.kafka.connect.data.Decimal") {
       c.kind = Kind::kDecimal;
-      std::string scale = "0";
-      if (f.contains("parameters") && f["parameters"].is_object()) {
-        scale = f["parameters"].value("scale", "0");
+      // parameters.scale: a string in Connect's schemas (a number is taken too)
+      const json* scale = nullptr;
+      if (f.contains("parameters") && f["parameters"].is_object() &&
+          f["parameters"].contains("scale")) {
+        scale = &f["parameters"]["scale"];
       }
+      std::string text = scale == nullptr     ? "0"
+                         : scale->is_string() ? scale->get<std::string>()
+                                              : scale->dump();
       char* end = nullptr;
-      long s = std::strtol(scale.c_str(), &end, 10);
-      if (*end != '\0' || s < 0 || s > 38) {
-        schema_.clear();  // learned nothing: the next event tries again
-        return Status::Invalid("column {}: decimal scale '{}'", f["field"].get<std::string>(),
-                               scale);
+      long s = std::strtol(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || s < 0 || s > 38) {
+        return Status::Invalid("column {}: decimal scale '{}'", column, text);
       }
       c.scale = static_cast<int>(s);
     } else if (name == "io.debezium.data.VariableScaleDecimal") {
@@ -95,8 +99,10 @@ Status DebeziumValues::Learn(std::string_view schema) {
     } else {
       continue;  // read as it is
     }
-    columns_[f["field"].get<std::string>()] = c;
+    columns[column] = c;
   }
+  columns_ = std::move(columns);
+  schema_.assign(schema);
   return Status::OK();
 }
 
@@ -113,30 +119,44 @@ Result<std::string_view> DebeziumValues::Convert(std::string_view image) {
       case Kind::kMillisTs:
       case Kind::kMicrosTs:
       case Kind::kNanosTs: {
-        if (!v.is_number_integer()) {
-          return Status::Invalid("column {}: {} is not an epoch integer", column, v.dump());
+        if (!v.is_number_integer() || v.is_number_unsigned()) {
+          if (!(v.is_number_unsigned() && v.get<uint64_t>() <= INT64_MAX)) {
+            return Status::Invalid("column {}: {} is not an epoch integer", column, v.dump());
+          }
         }
         int64_t n = v.get<int64_t>();
-        int64_t per = c.kind == Kind::kMillisTs ? 1000000 : c.kind == Kind::kMicrosTs ? 1000 : 1;
+        // Milli- and microsecond timestamps as µs text (years 1 to 9999 fit:
+        // the sentinels 0001-01-01 and 9999-12-31 included); nanosecond ones
+        // as ns text, which µs columns read too.
+        if (c.kind == Kind::kNanosTs) {
+          AppendTimestamp(n, /*nanos=*/true, /*utc=*/false, &text);
+          break;
+        }
+        int64_t per = c.kind == Kind::kMillisTs ? 1000 : 1;
         if (n > INT64_MAX / per || n < INT64_MIN / per) {
           return Status::Invalid("column {}: {} is out of range", column, n);
         }
-        AppendTimestamp(n * per, /*nanos=*/true, /*utc=*/false, &text);
+        AppendTimestamp(n * per, /*nanos=*/false, /*utc=*/false, &text);
         break;
       }
       case Kind::kMillisTime:
       case Kind::kMicrosTime:
       case Kind::kNanosTime: {
-        if (!v.is_number_integer()) {
-          return Status::Invalid("column {}: {} is not a time of day", column, v.dump());
+        if (!v.is_number_integer() || v.is_number_unsigned()) {
+          if (!(v.is_number_unsigned() && v.get<uint64_t>() <= INT64_MAX)) {
+            return Status::Invalid("column {}: {} is not a time of day", column, v.dump());
+          }
         }
         int64_t n = v.get<int64_t>();
-        int64_t micros = c.kind == Kind::kMillisTime   ? n * 1000
-                         : c.kind == Kind::kMicrosTime ? n
-                                                       : FloorDiv(n, 1000);
-        if (micros < 0 || micros >= int64_t{86400} * 1000000) {
+        int64_t per_day = c.kind == Kind::kMillisTime   ? int64_t{86400} * 1000
+                          : c.kind == Kind::kMicrosTime ? int64_t{86400} * 1000000
+                                                        : int64_t{86400} * 1000000000;
+        if (n < 0 || n >= per_day) {  // checked before scaling: no overflow
           return Status::Invalid("column {}: {} is not a time of day", column, n);
         }
+        int64_t micros = c.kind == Kind::kMillisTime   ? n * 1000
+                         : c.kind == Kind::kMicrosTime ? n
+                                                       : n / 1000;
         AppendTime(micros, &text);
         break;
       }
@@ -150,9 +170,11 @@ Result<std::string_view> DebeziumValues::Convert(std::string_view image) {
           return Status::Invalid("column {}: {} is not a {{scale, value}} decimal", column,
                                  v.dump());
         }
-        int scale = v["scale"].get<int>();
+        int64_t scale = v["scale"].is_number_unsigned() && v["scale"].get<uint64_t>() > 38
+                            ? 39
+                            : v["scale"].get<int64_t>();
         if (scale < 0 || scale > 38) return Status::Invalid("column {}: scale {}", column, scale);
-        ASSIGN_OR_RETURN(text, DecimalText(v["value"], scale, column));
+        ASSIGN_OR_RETURN(text, DecimalText(v["value"], static_cast<int>(scale), column));
         break;
       }
     }
