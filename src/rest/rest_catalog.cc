@@ -6,7 +6,7 @@
 #include <set>
 
 #include "catalog/table.h"
-#include "iceberg/table_builder.h"
+#include "rest/rest_answers.h"
 #include "rest/table_change.h"
 #include "rest/table_locations.h"
 
@@ -16,6 +16,7 @@ namespace {
 using json = nlohmann::json;
 using server::HttpRequest;
 using server::HttpResponse;
+using namespace internal;  // NOLINT: the answers of rest_answers.h
 
 constexpr char kUnitSeparator = '\x1f';
 
@@ -39,40 +40,6 @@ const char* const kEndpoints[] = {
     "POST /v1/transactions/commit",
 };
 
-HttpResponse Json(int status, const json& body) {
-  HttpResponse res;
-  res.status = status;
-  res.SetContent(body.dump(), "application/json");
-  return res;
-}
-
-HttpResponse NoContent() {
-  HttpResponse res;
-  res.status = 204;
-  return res;
-}
-
-HttpResponse Error(int status, std::string_view type, std::string_view message) {
-  return Json(status, {{"error", {{"message", message}, {"type", type}, {"code", status}}}});
-}
-
-// A catalog error as the spec names it; kNotFound as `not_found_type`.
-HttpResponse FromStatus(const Status& st, std::string_view not_found_type) {
-  switch (st.code()) {
-    case StatusCode::kNotFound: return Error(404, not_found_type, st.message());
-    case StatusCode::kAlreadyExists: return Error(409, "AlreadyExistsException", st.message());
-    case StatusCode::kConflict: return Error(409, "CommitFailedException", st.message());
-    case StatusCode::kCommitStateUnknown:
-      return Error(500, "CommitStateUnknownException", st.message());
-    case StatusCode::kInvalidArgument: return Error(400, "BadRequestException", st.message());
-    case StatusCode::kIOError:  // storage or the database failed: try again
-      return Error(503, "ServiceUnavailableException", st.message());
-    case StatusCode::kNotImplemented:
-      return Error(406, "UnsupportedOperationException", st.message());
-    default: return Error(500, "InternalServerError", st.message());
-  }
-}
-
 // The levels of a decoded namespace (joined by the unit separator), validated.
 Result<std::vector<std::string>> SplitLevels(const std::string& decoded) {
   std::vector<std::string> levels;
@@ -94,44 +61,6 @@ Result<std::vector<std::string>> ParseNamespace(std::string_view segment) {
   auto decoded = server::PercentDecode(segment, false);
   if (!decoded) return Status::Invalid("namespace '{}': bad percent-encoding", segment);
   return SplitLevels(*decoded);
-}
-
-Result<std::vector<std::string>> NamespaceOf(const json& j, std::string_view what) {
-  if (!j.is_array() || j.empty()) {
-    return Status::Invalid("{}: expected a non-empty array of namespace levels", what);
-  }
-  std::vector<std::string> levels;
-  for (const json& level : j) {
-    if (!level.is_string()) return Status::Invalid("{}: namespace levels are strings", what);
-    levels.push_back(level.get<std::string>());
-    RETURN_IF_ERROR(catalog::ValidateNamePart(levels.back(), "namespace"));
-    // The SQL catalog stores levels joined by dots: a dot inside one would read
-    // back as two levels.
-    if (levels.back().find('.') != std::string::npos) {
-      return Status::Invalid("{}: namespace level '{}' contains '.', which separates levels", what,
-                             levels.back());
-    }
-  }
-  return levels;
-}
-
-Result<catalog::TableIdent> IdentOf(const json& j, std::string_view what) {
-  if (!j.is_object() || !j.contains("namespace") || !j.contains("name") || !j["name"].is_string()) {
-    return Status::Invalid("{}: expected {{\"namespace\": [...], \"name\": \"...\"}}", what);
-  }
-  catalog::TableIdent ident;
-  ASSIGN_OR_RETURN(ident.ns, NamespaceOf(j["namespace"], what));
-  ident.name = j["name"].get<std::string>();
-  RETURN_IF_ERROR(catalog::ValidateNamePart(ident.name, "table"));
-  return ident;
-}
-
-Result<json> BodyJson(const HttpRequest& req) {
-  json j = json::parse(req.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return Status::Invalid("{} {}: the body is not a JSON object", req.method, req.path);
-  }
-  return j;
 }
 
 std::vector<std::string_view> Segments(std::string_view path) {
@@ -609,197 +538,6 @@ HttpResponse RestCatalogHandler::UpdateNamespaceProperties(const std::vector<std
     if (std::find(missing->begin(), missing->end(), k) == missing->end()) removed.push_back(k);
   }
   return Json(200, {{"updated", updated}, {"removed", removed}, {"missing", *missing}});
-}
-
-HttpResponse RestCatalogHandler::CreateTable(const std::vector<std::string>& ns,
-                                             const HttpRequest& req) {
-  auto j = BodyJson(req);
-  if (!j.ok()) return FromStatus(j.status(), "");
-  if (!j->contains("name") || !(*j)["name"].is_string()) {
-    return Error(400, "BadRequestException", "create table: expected a \"name\"");
-  }
-  catalog::TableIdent ident{ns, (*j)["name"].get<std::string>()};
-  Status valid = catalog::ValidateNamePart(ident.name, "table");
-  if (!valid.ok()) return FromStatus(valid, "");
-  if (auto missing = RequireNamespace(ns)) return *missing;
-  if (catalog_.LoadTable(ident).ok()) {
-    return Error(409, "AlreadyExistsException",
-                 fmt::format("table {} already exists", ident.ToString()));
-  }
-  auto metadata =
-      NewTableFromRequest(*j, catalog::DefaultTableLocation(warehouse_, ident), warehouse_);
-  if (!metadata.ok()) return FromStatus(metadata.status(), "");
-  auto other = TableOverlapping(catalog_, io_, metadata->location, &ident);
-  if (!other.ok()) return FromStatus(other.status(), "");
-  if (*other && j->contains("location") && !(*j)["location"].is_null()) {
-    return Error(
-        400, "BadRequestException",
-        fmt::format("location {} overlaps table {}'s", metadata->location, (*other)->ToString()));
-  }
-  if (*other) {  // the default place is taken (a renamed table kept it): a fresh one
-    metadata->location += "-" + metadata->table_uuid.substr(0, 8);
-    auto still = TableOverlapping(catalog_, io_, metadata->location, &ident);
-    if (!still.ok()) return FromStatus(still.status(), "");
-    if (*still) {  // inside another table's location (a namespace named like a table)
-      return Error(400, "BadRequestException",
-                   fmt::format("no free location for table {}: {} lies inside table {}'s (give "
-                               "a location)",
-                               ident.ToString(), metadata->location, (*still)->ToString()));
-    }
-  }
-  if (j->value("stage-create", false)) {  // nothing is written until a commit with assert-create
-    return Json(200, {{"metadata", json::parse(iceberg::TableMetadataToJson(*metadata))},
-                      {"config", json::object()}});
-  }
-  auto table = catalog::Table::Create(catalog_, io_, ident, *metadata);
-  if (!table.ok()) return FromStatus(table.status(), "NoSuchNamespaceException");
-  return Json(200, CommitResult(**table));
-}
-
-json RestCatalogHandler::CommitResult(const catalog::Table& table) {
-  return {{"metadata-location", table.metadata_location()},
-          {"metadata", json::parse(iceberg::TableMetadataToJson(table.metadata()))},
-          {"config", json::object()}};
-}
-
-HttpResponse RestCatalogHandler::CommitTable(const catalog::TableIdent& ident,
-                                             const HttpRequest& req) {
-  auto j = BodyJson(req);
-  if (!j.ok()) return FromStatus(j.status(), "");
-  if (j->contains("identifier") && !(*j)["identifier"].is_null()) {
-    auto named = IdentOf((*j)["identifier"], "identifier");
-    if (!named.ok()) return FromStatus(named.status(), "");
-    if (!(*named == ident)) {
-      return Error(
-          400, "BadRequestException",
-          fmt::format("the body names table {}, the path {}", named->ToString(), ident.ToString()));
-    }
-  }
-  auto change = TableChange::Parse(*j, warehouse_);
-  if (!change.ok()) return FromStatus(change.status(), "");
-  if (change->creates()) return CreateByCommit(ident, *change);
-  auto table = catalog::Table::Load(catalog_, io_, ident);
-  if (!table.ok()) return FromStatus(table.status(), "NoSuchTableException");
-  Status st = (*table)->UpdateMetadata(ApplyFn(*change, ident));
-  if (!st.ok()) return FromStatus(st, "NoSuchTableException");
-  json out = CommitResult(**table);
-  out.erase("config");  // CommitTableResponse has no config
-  return Json(200, out);
-}
-
-catalog::MetadataChangeFn RestCatalogHandler::ApplyFn(const TableChange& change,
-                                                      const catalog::TableIdent& ident) {
-  return [this, &change,
-          ident](const iceberg::TableMetadata& base) -> Result<iceberg::TableMetadata> {
-    RETURN_IF_ERROR(change.Check(&base));
-    ASSIGN_OR_RETURN(iceberg::TableMetadata next, change.Apply(base));
-    if (next.location != base.location) {
-      ASSIGN_OR_RETURN(auto other, TableOverlapping(catalog_, io_, next.location, &ident));
-      if (other) {
-        return Status::Invalid("location {} overlaps table {}'s", next.location, other->ToString());
-      }
-    }
-    return next;
-  };
-}
-
-HttpResponse RestCatalogHandler::CreateByCommit(const catalog::TableIdent& ident,
-                                                const TableChange& change) {
-  if (auto missing = RequireNamespace(ident.ns)) return *missing;
-  if (catalog_.LoadTable(ident).ok()) {
-    return Error(
-        409, "CommitFailedException",
-        fmt::format("requirement assert-create failed: table {} exists", ident.ToString()));
-  }
-  Status checked = change.Check(nullptr);  // the other requirements, on no table
-  if (!checked.ok()) return FromStatus(checked, "NoSuchTableException");
-  iceberg::TableMetadata empty =
-      TableChange::EmptyMetadata(catalog::DefaultTableLocation(warehouse_, ident));
-  auto metadata = change.Apply(empty);
-  if (!metadata.ok()) return FromStatus(metadata.status(), "");
-  auto other = TableOverlapping(catalog_, io_, metadata->location, &ident);
-  if (!other.ok()) return FromStatus(other.status(), "");
-  if (*other) {
-    return Error(
-        409, "CommitFailedException",
-        fmt::format("location {} is taken by table {}", metadata->location, (*other)->ToString()));
-  }
-  metadata->last_updated_ms = iceberg::NowMillis();
-  auto table = catalog::Table::Create(catalog_, io_, ident, *metadata);
-  if (!table.ok()) {
-    if (table.status().code() == StatusCode::kAlreadyExists) {
-      return Error(
-          409, "CommitFailedException",
-          fmt::format("requirement assert-create failed: table {} exists", ident.ToString()));
-    }
-    return FromStatus(table.status(), "NoSuchNamespaceException");
-  }
-  json out = CommitResult(**table);
-  out.erase("config");
-  return Json(200, out);
-}
-
-HttpResponse RestCatalogHandler::CommitTransaction(const HttpRequest& req, const Principal& who) {
-  if (!who.may_write()) {
-    return Error(403, "ForbiddenException",
-                 fmt::format("client {} may read but not change the catalog", who.name()));
-  }
-  auto j = BodyJson(req);
-  if (!j.ok()) return FromStatus(j.status(), "");
-  if (!j->contains("table-changes") || !(*j)["table-changes"].is_array() ||
-      (*j)["table-changes"].empty()) {
-    return Error(400, "BadRequestException", "expected a non-empty \"table-changes\" array");
-  }
-  std::vector<catalog::TableIdent> idents;
-  std::vector<TableChange> changes;
-  for (const json& tc : (*j)["table-changes"]) {
-    if (!tc.is_object() || !tc.contains("identifier")) {
-      return Error(400, "BadRequestException", "each table change needs an \"identifier\"");
-    }
-    auto ident = IdentOf(tc["identifier"], "identifier");
-    if (!ident.ok()) return FromStatus(ident.status(), "");
-    if (!who.Sees(ident->ns)) return Error(404, "NoSuchTableException", "no such table");
-    if (std::find(idents.begin(), idents.end(), *ident) != idents.end()) {
-      return Error(400, "BadRequestException",
-                   fmt::format("table {} is changed twice in one transaction", ident->ToString()));
-    }
-    auto change = TableChange::Parse(tc, warehouse_);
-    if (!change.ok()) {
-      return FromStatus(change.status().WithContextF("table {}", ident->ToString()), "");
-    }
-    if (change->creates()) {
-      return Error(406, "UnsupportedOperationException",
-                   fmt::format("table {}: creating a table inside a transaction is not supported",
-                               ident->ToString()));
-    }
-    idents.push_back(std::move(*ident));
-    changes.push_back(std::move(*change));
-  }
-  std::vector<std::unique_ptr<catalog::Table>> tables;
-  std::vector<catalog::MetadataChange> updates;
-  for (size_t i = 0; i < idents.size(); ++i) {
-    auto table = catalog::Table::Load(catalog_, io_, idents[i]);
-    if (!table.ok()) return FromStatus(table.status(), "NoSuchTableException");
-    tables.push_back(std::move(*table));
-    updates.push_back({tables.back().get(), ApplyFn(changes[i], idents[i])});
-  }
-  Status st = catalog::Table::UpdateMetadataAll(catalog_, updates);
-  return st.ok() ? NoContent() : FromStatus(st, "NoSuchTableException");
-}
-
-HttpResponse RestCatalogHandler::ReportMetrics(const catalog::TableIdent& ident,
-                                               const HttpRequest& req) {
-  auto j = BodyJson(req);
-  if (!j.ok()) return FromStatus(j.status(), "");
-  std::string type = j->value("report-type", "");
-  if (type != "scan-report" && type != "commit-report") {
-    return Error(400, "BadRequestException",
-                 "a metrics report needs \"report-type\": scan-report or commit-report");
-  }
-  auto location = catalog_.LoadTable(ident);
-  if (!location.ok()) return FromStatus(location.status(), "NoSuchTableException");
-  (type == "scan-report" ? scan_reports_ : commit_reports_).fetch_add(1);
-  return NoContent();
 }
 
 }  // namespace sluice::rest

@@ -49,6 +49,14 @@ Result<std::string> DecimalText(const json& b64, int scale, const std::string& c
   return text;
 }
 
+// `v` as an int64 (an unsigned number above INT64_MAX is refused, not wrapped).
+Result<int64_t> Int64Of(const json& v, const std::string& column, std::string_view what) {
+  bool fits = v.is_number_integer() &&
+              (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t{INT64_MAX});
+  if (!fits) return Status::Invalid("column {}: {} is not {}", column, v.dump(), what);
+  return v.get<int64_t>();
+}
+
 }  // namespace
 
 Status DebeziumValues::Learn(std::string_view schema) {
@@ -119,12 +127,7 @@ Result<std::string_view> DebeziumValues::Convert(std::string_view image) {
       case Kind::kMillisTs:
       case Kind::kMicrosTs:
       case Kind::kNanosTs: {
-        if (!v.is_number_integer() || v.is_number_unsigned()) {
-          if (!(v.is_number_unsigned() && v.get<uint64_t>() <= INT64_MAX)) {
-            return Status::Invalid("column {}: {} is not an epoch integer", column, v.dump());
-          }
-        }
-        int64_t n = v.get<int64_t>();
+        ASSIGN_OR_RETURN(int64_t n, Int64Of(v, column, "an epoch integer"));
         // Milli- and microsecond timestamps as µs text (years 1 to 9999 fit:
         // the sentinels 0001-01-01 and 9999-12-31 included); nanosecond ones
         // as ns text, which µs columns read too.
@@ -142,12 +145,7 @@ Result<std::string_view> DebeziumValues::Convert(std::string_view image) {
       case Kind::kMillisTime:
       case Kind::kMicrosTime:
       case Kind::kNanosTime: {
-        if (!v.is_number_integer() || v.is_number_unsigned()) {
-          if (!(v.is_number_unsigned() && v.get<uint64_t>() <= INT64_MAX)) {
-            return Status::Invalid("column {}: {} is not a time of day", column, v.dump());
-          }
-        }
-        int64_t n = v.get<int64_t>();
+        ASSIGN_OR_RETURN(int64_t n, Int64Of(v, column, "a time of day"));
         int64_t per_day = c.kind == Kind::kMillisTime   ? int64_t{86400} * 1000
                           : c.kind == Kind::kMicrosTime ? int64_t{86400} * 1000000
                                                         : int64_t{86400} * 1000000000;
