@@ -63,6 +63,13 @@ struct SnapshotUpdate {
   std::map<std::string, std::string> set_properties;
   bool fail_on_new_deletes = false;
   std::optional<int64_t> base_snapshot_id;  // what the change was planned against
+  // The data sequence number of add_data (default: the new snapshot's). A
+  // rewrite sets the sequence number of the snapshot it read its rows from
+  // (Iceberg's "starting sequence number"): equality deletes committed since
+  // then have higher ones, so they apply to the rewritten rows as they did to
+  // the originals, and with fail_on_new_deletes such a delete is no conflict
+  // when it applies to every file added.
+  std::optional<int64_t> data_sequence_number;
   // Also removes the delete files that no data file left live can be subject
   // to (dangling: e.g. a compaction rewrote every file they applied to),
   // judged on the metadata each attempt stages against.

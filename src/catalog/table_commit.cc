@@ -131,6 +131,11 @@ Result<std::unique_ptr<PendingCommit>> Table::Prepare(const SnapshotUpdate& u) {
       return Status::Invalid("{}: {} is not a data file", where, f.file_path);
     }
   }
+  if (u.data_sequence_number &&
+      (*u.data_sequence_number < 0 || *u.data_sequence_number > metadata_->last_sequence_number)) {
+    return Status::Invalid("{}: data sequence number {} is not one the table has had (last {})",
+                           where, *u.data_sequence_number, metadata_->last_sequence_number);
+  }
   for (const DataFile& f : u.add_deletes) {
     if (f.content == FileContent::kData) {
       return Status::Invalid("{}: {} is not a delete file", where, f.file_path);
@@ -155,6 +160,7 @@ Result<std::unique_ptr<PendingCommit>> Table::Prepare(const SnapshotUpdate& u) {
       e.status = EntryStatus::kAdded;
       e.file = f;
       int content = f.content == FileContent::kData ? 0 : 1;
+      if (content == 0) e.sequence_number = u.data_sequence_number;
       groups[{f.spec_id, content}].push_back(std::move(e));
       p->added.Add(f);
     }
@@ -193,8 +199,21 @@ Status CheckNoNewDeletes(const TableMetadata& base, const SnapshotUpdate& u,
   if (!u.fail_on_new_deletes || !u.base_snapshot_id) return Status::OK();
   const Snapshot* start = base.snapshot_by_id(*u.base_snapshot_id);
   const int64_t start_seq = start ? start->sequence_number : 0;  // expired: every delete is new
+  // An equality delete applies to a rewrite's files as to the files it
+  // rewrote when their data sequence number is below the delete's.
+  auto carried = [&](const ManifestEntry& d) {
+    if (d.file.content != FileContent::kEqualityDeletes || !u.data_sequence_number ||
+        *u.data_sequence_number >= d.sequence_number.value_or(0)) {
+      return false;
+    }
+    for (const DataFile& f : u.add_data) {
+      if (!DeleteApplies(base, d, f)) return false;
+    }
+    return true;
+  };
   for (const ManifestEntry& d : deletes) {
     if (d.status == EntryStatus::kDeleted || d.sequence_number.value_or(0) <= start_seq) continue;
+    if (carried(d)) continue;
     for (const DataFile& f : files) {
       if (DeleteApplies(base, d, f)) {
         return Status::Conflict("delete file {} was added for {} after snapshot {}",
@@ -206,9 +225,9 @@ Status CheckNoNewDeletes(const TableMetadata& base, const SnapshotUpdate& u,
 }
 
 // The smallest data sequence number of the data files a commit leaves live
-// (of the base's: the commit's own added files have the newest sequence
-// number, above every delete's, so no delete can apply to them),
-// per partition and over the whole table: a delete file is dangling once no
+// (the base's, and the commit's own when it sets their data sequence number:
+// otherwise they have the newest, above every delete's, so no delete can
+// apply to them), per partition and over the whole table: a delete file is dangling once no
 // data file it could apply to is left (Iceberg's rule: a position delete
 // applies to data files of sequence numbers up to its own, an equality delete
 // to those below its own; of its partition, or of every partition for an
@@ -252,6 +271,14 @@ Status ApplyRemovals(FileIO& io, const TableMetadata& base, const PendingCommit&
   const bool drop_dangling = pc.update->remove_dangling_deletes;
   std::set<std::string> found, found_dvs;
   LiveDataSequences live;
+  if (const auto& seq = pc.update->data_sequence_number) {
+    for (const DataFile& f : pc.update->add_data) {
+      ManifestEntry e;
+      e.file = f;
+      e.sequence_number = *seq;
+      live.Add(e);
+    }
+  }
   std::vector<std::optional<ManifestFile>> next(r->kept.size());
   auto named = [&](const DataFile& f) {
     if (f.content_offset) {

@@ -34,7 +34,7 @@ Status Cat(const std::string& path, int64_t limit) {
   return Status::OK();
 }
 
-Status PrintSchema(const std::string& path) {
+Status PrintAvroSchema(const std::string& path) {
   ASSIGN_OR_RETURN(auto reader, OpenAvro(path));
   std::string text = avro::AvroSchemaToJson(reader->avro_schema())
                          .dump(2, ' ', false, avro::Json::error_handler_t::replace);
@@ -42,7 +42,7 @@ Status PrintSchema(const std::string& path) {
   return Status::OK();
 }
 
-Status PrintMeta(const std::string& path) {
+Status PrintAvroMeta(const std::string& path) {
   ASSIGN_OR_RETURN(auto reader, OpenAvro(path));
   avro::Json out = avro::Json::object();
   avro::Json meta = avro::Json::object();
@@ -88,7 +88,7 @@ void RegisterAvroCommands(CLI::App& app, int* exit_code) {
       "schema", "Print the writer schema of an Avro file as pretty JSON (with Iceberg ids)");
   schema->add_option("FILE", args->file, "Avro object container file")->required();
   schema->callback([args, exit_code] {
-    Status st = PrintSchema(args->file);
+    Status st = PrintAvroSchema(args->file);
     if (!st.ok()) *exit_code = ReportError("avro schema", st);
   });
 
@@ -97,7 +97,7 @@ void RegisterAvroCommands(CLI::App& app, int* exit_code) {
       "Print the file metadata (all keys but avro.schema), codec, block and record counts as JSON");
   meta->add_option("FILE", args->file, "Avro object container file")->required();
   meta->callback([args, exit_code] {
-    Status st = PrintMeta(args->file);
+    Status st = PrintAvroMeta(args->file);
     if (!st.ok()) *exit_code = ReportError("avro meta", st);
   });
 }

@@ -113,7 +113,7 @@ std::string FieldLine(const Field& f, bool last) {
   return s;
 }
 
-Status PrintSchema(const std::string& path) {
+Status PrintParquetSchema(const std::string& path) {
   ASSIGN_OR_RETURN(auto reader, OpenParquet(path));
   std::string out = "Iceberg schema (SQL column list; field ids in comments):\n";
   const auto& fields = reader->schema().fields;
@@ -151,7 +151,7 @@ Status PrintSchema(const std::string& path) {
   return Status::OK();
 }
 
-Status PrintMeta(const std::string& path) {
+Status PrintParquetMeta(const std::string& path) {
   ASSIGN_OR_RETURN(auto reader, OpenParquet(path));
   const auto& md = reader->metadata();
   std::string out;
@@ -309,7 +309,7 @@ void RegisterParquetCommands(CLI::App& app, int* exit_code) {
       "schema", "Print the Iceberg schema (SQL column list with field ids) and the Parquet schema");
   schema->add_option("FILE", args->file, "Parquet file")->required();
   schema->callback([args, exit_code] {
-    Status st = PrintSchema(args->file);
+    Status st = PrintParquetSchema(args->file);
     if (!st.ok()) *exit_code = ReportError("parquet schema", st);
   });
 
@@ -319,7 +319,7 @@ void RegisterParquetCommands(CLI::App& app, int* exit_code) {
       "value counts and statistics");
   meta->add_option("FILE", args->file, "Parquet file")->required();
   meta->callback([args, exit_code] {
-    Status st = PrintMeta(args->file);
+    Status st = PrintParquetMeta(args->file);
     if (!st.ok()) *exit_code = ReportError("parquet meta", st);
   });
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <unordered_set>
 
+#include "common/ascii.h"
+
 namespace sluice {
 namespace {
 
@@ -21,7 +23,7 @@ class Parser {
     while (true) {
       SkipSpace();
       ASSIGN_OR_RETURN(Field f, Column(terminator == '>', depth));
-      if (!seen.insert(Lower(f.name)).second) {
+      if (!seen.insert(AsciiLower(f.name)).second) {
         return Error(fmt::format("duplicate column name '{}'", f.name));
       }
       fields.push_back(std::move(f));
@@ -45,7 +47,7 @@ class Parser {
     if (depth > kMaxTypeDepth) {
       return Error(fmt::format("type nested more than {} deep", kMaxTypeDepth));
     }
-    std::string name = Lower(Word());
+    std::string name = AsciiLower(Word());
     if (name.empty()) return Error("expected a type name");
     auto simple = [&](TypePtr t) -> Result<TypePtr> { return t; };
     if (name == "boolean" || name == "bool") return simple(DataType::Boolean());
@@ -58,7 +60,7 @@ class Parser {
     if (name == "double" || name == "float8") {
       SkipSpace();
       size_t save = pos_;
-      if (Lower(Word()) != "precision") pos_ = save;
+      if (AsciiLower(Word()) != "precision") pos_ = save;
       return simple(DataType::Double());
     }
     if (name == "date") return simple(DataType::Date());
@@ -141,12 +143,6 @@ class Parser {
   Status Error(std::string what) const { return ErrorAt(pos_, std::move(what)); }
 
  private:
-  static std::string Lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-  }
-
   Status ErrorAt(size_t pos, std::string what) const {
     std::string near(s_.substr(pos, 20));
     return Status::Invalid("column list at character {}{}: {}", pos + 1,
@@ -204,10 +200,10 @@ class Parser {
   bool NotNull() {
     SkipSpace();
     size_t save = pos_;
-    std::string w = Lower(Word());
+    std::string w = AsciiLower(Word());
     if (w == "not") {
       SkipSpace();
-      if (Lower(Word()) == "null") return true;
+      if (AsciiLower(Word()) == "null") return true;
     } else if (w == "null") {
       return false;
     }
@@ -223,7 +219,7 @@ class Parser {
     Field f{0, std::move(name), std::move(type), NotNull(), ""};
     SkipSpace();
     size_t save = pos_;
-    if (Lower(Word()) == "comment") {
+    if (AsciiLower(Word()) == "comment") {
       SkipSpace();
       if (!Peek('\'')) return Error("expected a quoted comment");
       size_t end = s_.find('\'', pos_ + 1);

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+
 #include "common/status.h"
 
 #define ASSERT_OK(expr)                                            \
@@ -34,3 +38,16 @@
     EXPECT_NE(_s.message().find(substr), std::string::npos)             \
         << "message '" << _s.message() << "' lacks '" << substr << "'"; \
   } while (false)
+
+namespace sluice::testing {
+
+// The bytes of the file at `path` (a fixture), or "" when it cannot be read
+// (the test's own checks then fail on the content).
+inline std::string ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace sluice::testing

@@ -206,10 +206,13 @@ Status ManifestWriter::Add(const ManifestEntry& e) {
   part->FinishNested();
 
   cols[0].Append<int32_t>(static_cast<int32_t>(e.status));
-  // ADDED entries inherit snapshot id and sequence numbers (null when written).
+  // ADDED entries inherit snapshot id and sequence numbers (null when
+  // written), but for a data sequence number set explicitly: a rewrite's,
+  // older than its snapshot's so that deletes committed since it read its
+  // rows still apply to them.
   bool inherit = e.status == EntryStatus::kAdded;
   AppendOptLong(&cols[1], inherit ? std::nullopt : e.snapshot_id);
-  AppendOptLong(&cols[2], inherit ? std::nullopt : e.sequence_number);
+  AppendOptLong(&cols[2], e.sequence_number);
   AppendOptLong(&cols[3], inherit ? std::nullopt : e.file_sequence_number);
   int c = 0;
   file->mutable_child(c++)->Append<int32_t>(static_cast<int32_t>(f.content));
@@ -256,7 +259,7 @@ Status ManifestWriter::Add(const ManifestEntry& e) {
       m.deleted_rows_count += f.record_count;
       break;
   }
-  if (e.status != EntryStatus::kDeleted && !inherit) {
+  if (e.status != EntryStatus::kDeleted && e.sequence_number) {
     im.min_seq = im.min_seq == kInheritedSequence ? *e.sequence_number
                                                   : std::min(im.min_seq, *e.sequence_number);
   }

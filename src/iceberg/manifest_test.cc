@@ -12,13 +12,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Maps a location written on another machine to the fixture folder: the
 // part from "/metadata/" or "/data/" on is kept, the table folder is `root`.
 std::string Remap(const std::string& location, const std::string& root) {
@@ -38,7 +31,7 @@ TEST(ManifestTest, FixtureTablesDecodeConsistently) {
     std::string path = e.path().string();
     if (!e.is_regular_file() || !path.ends_with(".metadata.json")) continue;
     std::string root = e.path().parent_path().parent_path().string();
-    auto md = ParseTableMetadata(Slurp(path), path);
+    auto md = ParseTableMetadata(testing::ReadFileBytes(path), path);
     if (!md.ok()) continue;  // covered by table_metadata_test
     for (const Snapshot& snap : md->snapshots) {
       std::string list_path = Remap(snap.manifest_list, root);

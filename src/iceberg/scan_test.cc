@@ -16,13 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 Result<std::vector<std::string>> ScanRows(FileIO& io, std::shared_ptr<const TableMetadata> md,
                                           ScanOptions o, ScanStats* stats = nullptr) {
   ASSIGN_OR_RETURN(auto scan, TableScan::Make(io, std::move(md), std::move(o)));
@@ -50,7 +43,7 @@ TEST(ScanTest, FixtureTables) {
   for (const auto& e : fs::recursive_directory_iterator("../shared/fixtures/iceberg")) {
     std::string path = e.path().string();
     if (!e.is_regular_file() || !path.ends_with(".metadata.json")) continue;
-    auto md = ParseTableMetadata(Slurp(path), path);
+    auto md = ParseTableMetadata(testing::ReadFileBytes(path), path);
     if (!md.ok() || !md->current_snapshot()) continue;
     // Only the newest metadata file of each table.
     bool newest = true;
@@ -224,7 +217,8 @@ TEST(ScanTest, InitialDefaultsAndNameMapping) {
     std::string p = e.path().string();
     if (p.ends_with(".metadata.json") && p > newest) newest = p;
   }
-  ASSERT_OK_AND_ASSIGN(TableMetadata md, ParseTableMetadata(Slurp(newest), newest));
+  ASSERT_OK_AND_ASSIGN(TableMetadata md,
+                       ParseTableMetadata(testing::ReadFileBytes(newest), newest));
   EXPECT_EQ(md.current_schema()->initial_defaults.size(), 14u);
   ScanOptions o;
   o.remaps = {{md.location, root}};
@@ -308,8 +302,9 @@ namespace {
 TEST(ScanTest, IdentityPartitionValuesFromManifests) {
   auto io = MakeLocalFileIO();
   const std::string root = "../shared/fixtures/iceberg/duckdb-iceberg/partition_integer";
-  ASSERT_OK_AND_ASSIGN(TableMetadata md,
-                       ParseTableMetadata(Slurp(root + "/metadata/v2.metadata.json"), "v2"));
+  ASSERT_OK_AND_ASSIGN(
+      TableMetadata md,
+      ParseTableMetadata(testing::ReadFileBytes(root + "/metadata/v2.metadata.json"), "v2"));
   ScanOptions o;
   o.remaps = {{md.location, root}};
   o.columns = {"partition_col"};

@@ -56,11 +56,9 @@ TEST(SchemaJsonTest, FixtureMetadataSchemas) {
        std::filesystem::recursive_directory_iterator("../shared/fixtures/iceberg")) {
     std::string path = e.path().string();
     if (!e.is_regular_file() || !path.ends_with(".metadata.json")) continue;
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (ss.str().starts_with("\x1f\x8b")) continue;  // gzip metadata: read by the table layer
-    auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+    std::string text = testing::ReadFileBytes(path);
+    if (text.starts_with("\x1f\x8b")) continue;  // gzip metadata: read by the table layer
+    auto j = nlohmann::json::parse(text, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << path;
     std::vector<nlohmann::json> schemas;
     if (j.contains("schemas")) {

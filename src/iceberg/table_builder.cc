@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "common/ascii.h"
 #include "common/uuid.h"
 
 namespace sluice::iceberg {
@@ -13,12 +14,6 @@ std::string Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return std::string(s);
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 // Splits on commas that are not inside parentheses.
@@ -63,7 +58,7 @@ Result<PartitionSpec> ParsePartitionSpec(std::string_view text, const Schema& sc
       column = item;
     } else {
       if (item.back() != ')') return bad("expected ')' at the end");
-      fn = Lower(Trim(item.substr(0, open)));
+      fn = AsciiLower(Trim(item.substr(0, open)));
       auto args = SplitTopLevel(std::string_view(item).substr(open + 1, item.size() - open - 2));
       if (fn == "bucket" || fn == "truncate") {
         if (args.size() != 2) return bad(fmt::format("{}(N, column) takes two arguments", fn));
@@ -127,12 +122,12 @@ Result<SortOrder> ParseSortOrder(std::string_view text, const Schema& schema, in
     f.source_id = source->id;
     f.transform = *Transform::Parse("identity");
     size_t i = 1;
-    if (i < words.size() && (Lower(words[i]) == "asc" || Lower(words[i]) == "desc")) {
-      f.descending = Lower(words[i++]) == "desc";
+    if (i < words.size() && (AsciiLower(words[i]) == "asc" || AsciiLower(words[i]) == "desc")) {
+      f.descending = AsciiLower(words[i++]) == "desc";
     }
     f.nulls_first = !f.descending;  // SQL default: nulls first ascending, last descending
-    if (i + 1 < words.size() && Lower(words[i]) == "nulls") {
-      std::string w = Lower(words[i + 1]);
+    if (i + 1 < words.size() && AsciiLower(words[i]) == "nulls") {
+      std::string w = AsciiLower(words[i + 1]);
       if (w != "first" && w != "last") {
         return Status::Invalid("sort order \"{}\": expected NULLS FIRST or NULLS LAST", item);
       }

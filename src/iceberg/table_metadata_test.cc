@@ -9,13 +9,6 @@
 namespace sluice::iceberg {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Every metadata file of the fixture tables (v1, v2, v3; gzip; Spark, Java,
 // pyiceberg, DuckDB) parses, is self-consistent, and survives a write/parse
 // round trip unchanged.
@@ -28,7 +21,7 @@ TEST(TableMetadataTest, FixturesParseAndRoundTrip) {
         path.ends_with(".crc")) {
       continue;
     }
-    auto m = ParseTableMetadata(Slurp(path), path);
+    auto m = ParseTableMetadata(testing::ReadFileBytes(path), path);
     if (!m.ok() && m.status().code() == StatusCode::kNotImplemented) {
       continue;  // v3 types sluice does not model yet (variant, geometry)
     }

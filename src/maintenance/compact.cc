@@ -275,6 +275,24 @@ void MapPositions(std::vector<Run> runs, const std::set<int64_t>& positions, con
   }
 }
 
+// Whether every equality delete of input `t` applies to each of `s`'s new
+// files too: they keep the data sequence number of the snapshot the rows
+// were read from (u.data_sequence_number), below that of every delete
+// committed since, and lie in the delete's partition (or it has none).
+bool EqualityDeletesFollow(const iceberg::TableMetadata& md, const iceberg::FileScanTask& t,
+                           const Staged& s, const catalog::SnapshotUpdate& u) {
+  if (t.equality_deletes.empty()) return true;
+  if (!u.data_sequence_number) return false;
+  for (const iceberg::DataFile& d : t.equality_deletes) {
+    const iceberg::PartitionSpec* spec = md.spec_by_id(d.spec_id);
+    if (spec != nullptr && spec->unpartitioned()) continue;
+    for (const iceberg::DataFile& f : s.added) {
+      if (f.spec_id != d.spec_id || f.partition != d.partition) return false;
+    }
+  }
+  return true;
+}
+
 // Carries what changed in the group's inputs since the plan onto its new
 // files, on the refreshed table: positions deleted since (a row delete, a
 // dead-letter replay) become deletes of the new files (position delete
@@ -283,7 +301,9 @@ void MapPositions(std::vector<Run> runs, const std::set<int64_t>& positions, con
 // rows) has every row it gave deleted from the new files and is no longer
 // removed. Sets `u`'s deletes, removals and base; `rows` counts the rows
 // carried. False when it cannot: every input is gone, or one has equality
-// deletes (which position deletes cannot follow).
+// deletes that do not apply to the new files as they do to it (the new files
+// keep the plan's data sequence number where the table has equality deletes,
+// so those committed since apply to them, in the same partition).
 Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& group,
                              catalog::SnapshotUpdate* u, int64_t* rows) {
   RETURN_IF_ERROR(table.Refresh());
@@ -304,7 +324,7 @@ Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& 
       const std::vector<Run>* origin = s->OriginOf(input);
       auto it = live.find(input);
       if (it != live.end()) {
-        if (!it->second->equality_deletes.empty()) return false;
+        if (!EqualityDeletesFollow(*md, *it->second, *s, *u)) return false;
         remove.push_back(input);
       }
       if (origin == nullptr) continue;  // none of its rows was live
@@ -343,6 +363,19 @@ Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& 
   return true;
 }
 
+// Whether the table's current snapshot may hold equality deletes (other
+// engines write them; sluice does not): its summary's total says so, or it
+// has no total. Only then do a compaction's files keep the data sequence
+// number of the snapshot it read (SnapshotUpdate::data_sequence_number):
+// that lets equality deletes committed meanwhile apply to them, but keeps
+// the partition's older position deletes from being dropped as dangling.
+bool MayHaveEqualityDeletes(const iceberg::TableMetadata& md) {
+  const iceberg::Snapshot* snap = md.current_snapshot();
+  if (snap == nullptr) return false;
+  auto it = snap->summary.find("total-equality-deletes");
+  return it == snap->summary.end() || it->second != "0";
+}
+
 // Commits `group`'s new files in place of their inputs, in one `replace`
 // snapshot. On a conflict (a delete arrived or an input went since the plan)
 // the change is carried onto the new files (CarryNewDeletes) and the commit
@@ -362,6 +395,7 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
   // The delete files of the rewritten files go, once nothing else is left for them.
   u.remove_dangling_deletes = true;
   u.base_snapshot_id = md.current_snapshot_id;
+  if (MayHaveEqualityDeletes(md)) u.data_sequence_number = md.current_snapshot()->sequence_number;
   u.summary["sluice.maintenance"] = "compact";
   if (options.before_commit) options.before_commit();
   KillPoint("maintenance.compact.before_commit");

@@ -34,6 +34,37 @@ class CompactTest : public TableFixture {
     return out;
   }
 
+  // Commits through `t` an equality delete of `ids` by the id column (field
+  // 1), as Flink writes them, one file per kind named in `rows`.
+  void EqualityDelete(catalog::Table& t, const std::vector<std::pair<int64_t, std::string>>& rows) {
+    Batch b = Batch::Make(std::make_shared<const Schema>(*t.metadata().current_schema()));
+    for (const auto& [id, kind] : rows) {
+      b.columns[0].Append<int64_t>(id);
+      b.columns[1].AppendBytes(kind);
+    }
+    ASSERT_OK_AND_ASSIGN(auto w, iceberg::DataWriter::Make(*io_, t.metadata()));
+    ASSERT_OK(w->Write(b));
+    ASSERT_OK_AND_ASSIGN(auto files, w->Close());
+    catalog::SnapshotUpdate u;
+    u.operation = "delete";
+    for (auto& f : files) {
+      f.content = iceberg::FileContent::kEqualityDeletes;
+      f.equality_ids = {1};
+      u.add_deletes.push_back(f);
+    }
+    ASSERT_OK(t.Commit(u).status());
+  }
+
+  // The live files' data sequence numbers, by path.
+  std::map<std::string, int64_t> LiveSequences() {
+    EXPECT_TRUE(table_->Refresh().ok());
+    std::map<std::string, int64_t> out;
+    auto live = table_->LiveFiles(*table_->metadata().current_snapshot_id);
+    EXPECT_TRUE(live.ok());
+    for (const auto& e : *live) out[e.file.file_path] = e.sequence_number.value_or(-1);
+    return out;
+  }
+
   // The table's small appends: 6 into kind=a, 2 into kind=b.
   void SmallAppends() {
     for (int i = 0; i < 6; ++i) Append(i * 10, i * 10 + 10, "a");
@@ -258,6 +289,53 @@ TEST_F(CompactTest, ADeleteThatLandsDuringCompactionIsCarriedOntoItsOutput) {
   EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
   EXPECT_EQ(table_->metadata().current_snapshot()->summary.at("sluice.carried-deletes"), "4");
   // The next compaction folds the carried deletes into its output.
+  CompactOptions all;
+  all.all_files = true;
+  ASSERT_OK(CompactTable(*table_, all).status());
+  EXPECT_EQ(Ids(), ids);
+  EXPECT_EQ(table_->metadata().current_snapshot()->summary.at("total-delete-files"), "0");
+}
+
+// Equality deletes (another engine's: Flink writes them) that land while a
+// compaction writes apply to its output as they did to its inputs: the new
+// file keeps the data sequence number of the snapshot the compaction read,
+// below theirs, so the commit neither conflicts nor brings a row back. The
+// one committed before the plan was applied by the rewrite and, applying to
+// nothing live any more, goes.
+TEST_F(CompactTest, AnEqualityDeleteThatLandsDuringCompactionStillDeletesItsRows) {
+  SmallAppends();
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  EqualityDelete(*other, {{44, "a"}});
+  ASSERT_OK(table_->Refresh());
+  const int64_t plan_seq = table_->metadata().current_snapshot()->sequence_number;
+  CompactOptions o;
+  int commits = 0;
+  o.before_commit = [&] {
+    if (commits++ == 0) EqualityDelete(*other, {{3, "a"}, {17, "a"}, {105, "b"}});
+  };
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  ASSERT_EQ(r.partitions.size(), 1u);
+  EXPECT_EQ(r.commits, 1);
+  EXPECT_EQ(r.conflicts, 0);
+  EXPECT_EQ(commits, 1) << "no conflict, so no second attempt";
+  std::set<int64_t> ids = Ids();
+  EXPECT_EQ(ids.size(), 80u - 4);
+  for (int64_t id : {3, 17, 44, 105}) EXPECT_FALSE(ids.count(id)) << id;
+  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
+  int compacted = 0, deletes = 0;
+  for (const auto& [path, seq] : LiveSequences()) {
+    if (path.find("/compact-") != std::string::npos) {
+      ++compacted;
+      EXPECT_EQ(seq, plan_seq) << path;
+    } else if (seq > plan_seq) {
+      ++deletes;  // the two files of the delete that landed meanwhile
+    } else {
+      EXPECT_LT(seq, plan_seq) << path << ": only kind=b's appends are older";
+    }
+  }
+  EXPECT_EQ(compacted, 1);
+  EXPECT_EQ(deletes, 2);
+  // The next compaction of everything applies them and leaves no delete.
   CompactOptions all;
   all.all_files = true;
   ASSERT_OK(CompactTable(*table_, all).status());

@@ -9,6 +9,10 @@
 
 namespace sluice::operators::internal {
 
+// The kind byte after a state file's magic: the whole state, or the changes
+// since the chain's previous file (pipeline/state_files.h chains them).
+constexpr uint8_t kFullState = 0, kStateDelta = 1;
+
 template <typename T>
 void Put(std::string* out, T v) {
   out->append(reinterpret_cast<const char*>(&v), sizeof(T));

@@ -20,12 +20,13 @@ namespace sluice::operators {
 namespace {
 
 using internal::Get;
+using internal::kFullState;
+using internal::kStateDelta;
 using internal::Put;
 using state::StateReader;
 using state::StateWriter;
 
 constexpr uint32_t kKeysMagic = 0x314B4C53;  // "SLK1"
-constexpr uint8_t kBase = 0, kDelta = 1;
 constexpr uint8_t kFileTag = 1, kRowTag = 2, kExtraTag = 3, kGoneTag = 4;
 constexpr char kWhat[] = "key index state";
 
@@ -75,7 +76,7 @@ Status PrimaryKeyIndex::WriteState(bool full, StateWriter* out) const {
   }
   std::string* buf = out->buffer();
   Put<uint32_t>(buf, kKeysMagic);
-  Put<uint8_t>(buf, full ? kBase : kDelta);
+  Put<uint8_t>(buf, full ? kFullState : kStateDelta);
   FileNumbers numbers(*this);
   // A committed key the pending changes leave alone: its row and any extra.
   auto put_rows = [&](std::string_view key, RowLocation at) {
@@ -129,16 +130,16 @@ Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
   uint8_t kind = 0;
   RETURN_IF_ERROR(in->Next([&](std::string_view* v) {
     if (!Get(v, &magic) || !Get(v, &kind)) return StateReader::Short("{}: no header", kWhat);
-    if (magic != kKeysMagic || kind > kDelta) {
+    if (magic != kKeysMagic || kind > kStateDelta) {
       return Status::Corruption("{}: bad header", kWhat);
     }
-    if ((kind == kBase) != base) {
+    if ((kind == kFullState) != base) {
       return Status::Corruption("{}: a {} where a {} belongs", kWhat,
-                                kind == kBase ? "base" : "delta", base ? "base" : "delta");
+                                kind == kFullState ? "base" : "delta", base ? "base" : "delta");
     }
     return Status::OK();
   }));
-  if (kind == kBase) {
+  if (kind == kFullState) {
     ClearCommitted();
     // (26 bytes a BIGINT key: no growing while a large index loads.)
     committed_.Reserve(static_cast<size_t>(in->unread() / 26));

@@ -9,10 +9,11 @@ namespace sluice::operators {
 namespace {
 
 using internal::Get;
+using internal::kFullState;
+using internal::kStateDelta;
 using internal::Put;
 
 constexpr uint32_t kShardsMagic = 0x48534C53;  // "SLSH"
-constexpr uint8_t kFull = 0, kDelta = 1;
 
 // The group key of row `r` as WindowAggregate builds it (columns 1..keys).
 void KeyOf(const Batch& rows, size_t keys, int64_t r, std::string* key) {
@@ -245,11 +246,11 @@ Status ShardedWindowAggregate::RestoreShardContainer(std::string_view bytes) {
   std::string_view in = bytes;
   uint32_t magic = 0, count = 0;
   uint8_t kind = 0;
-  if (!Get(&in, &magic) || !Get(&in, &kind) || kind > kDelta || !Get(&in, &count) || count == 0 ||
-      count > 4096) {
+  if (!Get(&in, &magic) || !Get(&in, &kind) || kind > kStateDelta || !Get(&in, &count) ||
+      count == 0 || count > 4096) {
     return Status::Corruption("window state: bad shard header");
   }
-  bool full = kind == kFull;
+  bool full = kind == kFullState;
   for (uint32_t i = 0; i < count; ++i) {
     uint64_t size = 0;
     if (!Get(&in, &size) || size > in.size()) {

@@ -14,6 +14,8 @@ using internal::ChangedPrefix;
 using internal::FloorDiv;
 using internal::Get;
 using internal::GetBytes;
+using internal::kFullState;
+using internal::kStateDelta;
 using internal::ParseStoreKey;
 using internal::Put;
 using internal::PutBytes;
@@ -23,7 +25,6 @@ using internal::StoreKey;
 // counts up front, still read.
 constexpr uint32_t kStateMagic = 0x32534C53;   // "SLS2"
 constexpr uint32_t kLegacyMagic = 0x54534C53;  // "SLST"
-constexpr uint8_t kFull = 0, kDelta = 1;
 constexpr uint8_t kTombstoneTag = 1, kGroupTag = 2;
 
 // Records are framed as state/state_stream.h frames them; a window's record
@@ -46,7 +47,7 @@ Status WindowAggregate::WriteState(const std::vector<WindowAggregate*>& parts, b
   int64_t emitted = INT64_MIN;
   for (const WindowAggregate* p : parts) emitted = std::max(emitted, p->emitted_below_);
   Put<uint32_t>(out->buffer(), kStateMagic);
-  Put<uint8_t>(out->buffer(), full ? kFull : kDelta);
+  Put<uint8_t>(out->buffer(), full ? kFullState : kStateDelta);
   Put<int64_t>(out->buffer(), emitted);
   for (WindowAggregate* p : parts) RETURN_IF_ERROR(p->WriteRecords(full, out));
   state::PutEnd(out->buffer());
@@ -230,9 +231,9 @@ Status WindowAggregate::Restore(StateReader* in, const KeyFilter& keep, bool cle
   if (magic != kStateMagic) return Status::Corruption("window state: bad header");
   RETURN_IF_ERROR(in->Next([&](std::string_view* v) {
     if (!Get(v, &kind) || !Get(v, &emitted)) return StateReader::Short("window state: header");
-    return kind > kDelta ? Status::Corruption("window state: bad header") : Status::OK();
+    return kind > kStateDelta ? Status::Corruption("window state: bad header") : Status::OK();
   }));
-  if (kind == kFull && clear_on_full) RETURN_IF_ERROR(Clear());
+  if (kind == kFullState && clear_on_full) RETURN_IF_ERROR(Clear());
   for (int64_t i = 0;; ++i) {
     uint8_t tag = 0;
     WindowKey k;
@@ -257,7 +258,8 @@ Status WindowAggregate::Restore(StateReader* in, const KeyFilter& keep, bool cle
       RETURN_IF_ERROR(RestoreTombstone(k));
     } else {
       // A full file's keys are all new when it replaces the state.
-      RETURN_IF_ERROR(RestoreGroup(std::move(k), std::move(g), kind == kFull && clear_on_full));
+      RETURN_IF_ERROR(
+          RestoreGroup(std::move(k), std::move(g), kind == kFullState && clear_on_full));
     }
   }
   RETURN_IF_ERROR(in->ExpectEnd("window state"));
@@ -269,11 +271,11 @@ Status WindowAggregate::RestoreLegacy(std::string_view in, const KeyFilter& keep
   uint32_t magic = 0, tombstones = 0, count = 0;
   uint8_t kind = 0;
   int64_t emitted = 0;
-  if (!Get(&in, &magic) || magic != kLegacyMagic || !Get(&in, &kind) || kind > kDelta ||
+  if (!Get(&in, &magic) || magic != kLegacyMagic || !Get(&in, &kind) || kind > kStateDelta ||
       !Get(&in, &emitted) || !Get(&in, &tombstones)) {
     return Status::Corruption("window state: bad header");
   }
-  if (kind == kFull && clear_on_full) RETURN_IF_ERROR(Clear());
+  if (kind == kFullState && clear_on_full) RETURN_IF_ERROR(Clear());
   for (uint32_t i = 0; i < tombstones; ++i) {
     WindowKey k;
     if (!Get(&in, &k.end) || !Get(&in, &k.start) || !GetBytes(&in, &k.key)) {

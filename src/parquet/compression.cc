@@ -9,6 +9,8 @@
 #include <cctype>
 #include <climits>
 
+#include "common/ascii.h"
+
 namespace sluice::parquet {
 
 namespace {
@@ -215,8 +217,7 @@ Status Decompress(CompressionCodec codec, std::string_view input, size_t uncompr
 }
 
 Result<CompressionCodec> ParseCodecName(std::string_view name) {
-  std::string n(name);
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string n = AsciiLower(name);
   if (n == "uncompressed" || n == "none") return CompressionCodec::kUncompressed;
   if (n == "snappy") return CompressionCodec::kSnappy;
   if (n == "gzip") return CompressionCodec::kGzip;

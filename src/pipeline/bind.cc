@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "catalog/table.h"
+#include "common/ascii.h"
 #include "sources/connectors.h"
 #include "sql/binder.h"
 
@@ -17,10 +18,7 @@ using catalog::TableIdent;
 namespace {
 
 std::string NamePart(const sql::Identifier& id) {
-  if (id.quoted) return id.name;
-  std::string s = id.name;
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+  return id.quoted ? id.name : AsciiLower(id.name);
 }
 
 }  // namespace
@@ -108,7 +106,7 @@ Result<int64_t> ParseDurationMs(const std::string& text) {
 Result<int64_t> ParseByteSize(const std::string& text) {
   std::string unit;
   double v = SplitNumberAndUnit(text, &unit);
-  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  unit = AsciiLower(unit);
   double scale = unit.empty() || unit == "b"    ? 1
                  : unit == "kib" || unit == "k" ? 1024.0
                  : unit == "mib" || unit == "m" ? 1024.0 * 1024

@@ -276,8 +276,29 @@ class Pipeline {
     Status status;
   };
 
+  // pipeline_recover.cc: opening. Recover loads the tables, takes a new
+  // epoch (fencing older runs), finds the committed checkpoint, deletes the
+  // staged files of checkpoints that never committed, and starts from it.
+  struct ResumePoint {
+    std::optional<CommittedCheckpoint> committed;
+    Positions positions;  // this source's, in the committed checkpoint
+  };
   Status Recover();
+  Result<ResumePoint> FindResumePoint(const iceberg::TableMetadata& md) const;
+  Status TakeEpoch();
+  Status DropUncommittedFiles(const std::optional<CommittedCheckpoint>& committed, int64_t last);
+  Status StartFrom(const ResumePoint& resume);
   Status StartWriters();
+  // pipeline_checkpoint.cc: a checkpoint's steps.
+  struct ClosedFiles {
+    std::vector<iceberg::DataFile> data, dead_letters;
+  };
+  Result<ClosedFiles> CloseFiles();
+  Result<std::vector<catalog::TableUpdate>> CheckpointUpdates(ClosedFiles files,
+                                                              const Positions& positions);
+  Status AfterCommit(int64_t snapshot_id);
+  CheckpointReport CountCommit(const std::vector<catalog::TableUpdate>& updates,
+                               Positions positions, int64_t commit_micros);
   // Records a file about to be created in the staged-file journal (any lane).
   Status RecordStaged(const std::string& path);
   // Hands the polled records to the lanes (after finishing the lanes' last

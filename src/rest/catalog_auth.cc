@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/catalog.h"
+#include "common/ascii.h"
 #include "common/digest.h"
 
 namespace sluice::rest {
@@ -29,8 +30,7 @@ HttpResponse OAuthError(int status, std::string_view error, std::string_view des
 // "Basic base64(id:secret)" → {id, secret} (RFC 6749 §2.3.1: each part form-encoded).
 std::optional<std::pair<std::string, std::string>> BasicCredentials(const HttpRequest& req) {
   std::string given = req.Get("authorization");
-  if (given.size() < 6 || !std::equal(given.begin(), given.begin() + 6, "basic ",
-                                      [](char a, char b) { return std::tolower(a) == b; })) {
+  if (given.size() < 6 || !EqualsIgnoreCase(std::string_view(given).substr(0, 6), "basic ")) {
     return std::nullopt;
   }
   auto decoded = DecodeBase64(given.substr(6));
@@ -81,9 +81,7 @@ Result<std::vector<CatalogClient>> ParseCatalogClients(std::string_view text,
                  return std::isxdigit(static_cast<unsigned char>(ch));
                });
     if (!hex) return Status::Invalid("{}: \"secret_sha256\" must be 64 hex digits", at);
-    std::transform(digest.begin(), digest.end(), digest.begin(),
-                   [](char ch) { return static_cast<char>(std::tolower(ch)); });
-    client.secret_sha256 = digest;
+    client.secret_sha256 = AsciiLower(digest);
     if (!c.contains("namespaces") || !c["namespaces"].is_array() || c["namespaces"].empty()) {
       return Status::Invalid("{}: \"namespaces\" must list the namespaces it sees (\"*\": all)",
                              at);

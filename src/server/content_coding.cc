@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/ascii.h"
+
 namespace sluice::server {
 namespace {
 
@@ -80,8 +82,7 @@ Result<std::string> DecodeContent(std::string_view encoding, std::string body, i
     std::string c(encoding.substr(0, comma));
     c.erase(0, c.find_first_not_of(" \t"));
     c.erase(c.find_last_not_of(" \t") + 1);
-    std::transform(c.begin(), c.end(), c.begin(),
-                   [](unsigned char ch) { return std::tolower(ch); });
+    c = AsciiLower(c);
     if (!c.empty() && c != "identity") codings.push_back(c);
     if (comma == std::string_view::npos) break;
     encoding.remove_prefix(comma + 1);

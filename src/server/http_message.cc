@@ -5,18 +5,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii.h"
+
 namespace sluice::server {
-namespace {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-}  // namespace
-
 const std::string* HttpRequest::Find(std::string_view lower_name) const {
   for (const auto& [name, value] : headers) {
     if (name == lower_name) return &value;

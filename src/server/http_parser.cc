@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/ascii.h"
+
 namespace sluice::server {
 namespace {
 
@@ -25,14 +27,6 @@ std::string_view TrimOws(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-  }
-  return out;
 }
 
 // Shows a client's bytes in an error message: printable, bounded.
@@ -203,7 +197,7 @@ bool RequestParser::ParseRequestLine(std::string_view line) {
   }
   std::string_view path = target;
   if (target.front() != '/') {
-    std::string scheme = Lower(target.substr(0, target.find("://")));
+    std::string scheme = AsciiLower(target.substr(0, target.find("://")));
     if (target == "*" && method == "OPTIONS") {
       path = "*";
     } else if ((scheme == "http" || scheme == "https") &&
@@ -241,7 +235,7 @@ bool RequestParser::ParseField(std::string_view line, HttpHeaders* into) {
       return Fail(400, fmt::format("control byte 0x{:02x} in header field {}", c, name));
     }
   }
-  into->emplace_back(Lower(name), std::string(value));
+  into->emplace_back(AsciiLower(name), std::string(value));
   return true;
 }
 
@@ -255,14 +249,14 @@ bool RequestParser::DecideFraming() {
   for (const auto& [name, value] : r.headers) {
     if (name != "connection") continue;
     ForEachElement(value, [&](std::string_view e) {
-      std::string token = Lower(e);
+      std::string token = AsciiLower(e);
       close |= token == "close";
       keep_alive |= token == "keep-alive";
     });
   }
   r.keep_alive = r.minor_version == 1 ? !close : keep_alive && !close;
   if (const std::string* expect = r.Find("expect")) {
-    if (Lower(*expect) != "100-continue" || r.Count("expect") > 1) {
+    if (AsciiLower(*expect) != "100-continue" || r.Count("expect") > 1) {
       return Fail(417,
                   fmt::format("Expect '{}' is not supported (only 100-continue)", Shown(*expect)));
     }
@@ -281,7 +275,7 @@ bool RequestParser::DecideFraming() {
       ForEachElement(value, [&](std::string_view e) {
         // Parameters are not defined for chunked; keep them in the name so that
         // "chunked;x=1" is not taken for chunked.
-        codings.push_back(Lower(e));
+        codings.push_back(AsciiLower(e));
         all += (all.empty() ? "" : ", ") + codings.back();
       });
     }

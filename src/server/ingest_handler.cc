@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "common/ascii.h"
 #include "server/content_coding.h"
 #include "server/http_internal.h"
 #include "server/ingest_body.h"
@@ -76,9 +77,7 @@ bool ParseKey(const HttpRequest& req, HttpResponse& res, std::optional<log::Idem
 }
 
 bool IsMultipart(const HttpRequest& req) {
-  std::string type = req.Get("content-type").substr(0, 10);
-  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return type == "multipart/";
+  return AsciiLower(req.Get("content-type").substr(0, 10)) == "multipart/";
 }
 
 int StatusForAppendError(const Status& st) {

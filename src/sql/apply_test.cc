@@ -13,7 +13,8 @@ struct Bound {
   ProjectionPlan plan;
 };
 
-Result<Bound> Bind(std::string_view insert, std::string_view source, std::string_view target) {
+Result<Bound> BindAndPlan(std::string_view insert, std::string_view source,
+                          std::string_view target) {
   Bound b;
   ASSIGN_OR_RETURN(Script script, ParseScript(fmt::format("CREATE PIPELINE p AS {}", insert)));
   ASSIGN_OR_RETURN(b.source, ParseColumnList(source));
@@ -42,14 +43,14 @@ Batch SourceBatch(const Schema& schema) {
   return b;
 }
 
-constexpr std::string_view kSource = "id BIGINT, user_id INT, kind STRING, ts TIMESTAMP";
+constexpr std::string_view kEventColumns = "id BIGINT, user_id INT, kind STRING, ts TIMESTAMP";
 
 TEST(ApplyPlanTest, MovesWidensAndRezones) {
-  ASSERT_OK_AND_ASSIGN(Bound b, Bind("INSERT INTO t SELECT id, user_id, kind, CAST(ts AS "
-                                     "TIMESTAMPTZ) FROM s",
-                                     kSource,
-                                     "id BIGINT NOT NULL, user_id BIGINT, kind STRING, ts "
-                                     "TIMESTAMPTZ"));
+  ASSERT_OK_AND_ASSIGN(Bound b, BindAndPlan("INSERT INTO t SELECT id, user_id, kind, CAST(ts AS "
+                                            "TIMESTAMPTZ) FROM s",
+                                            kEventColumns,
+                                            "id BIGINT NOT NULL, user_id BIGINT, kind STRING, ts "
+                                            "TIMESTAMPTZ"));
   Batch in = SourceBatch(b.source);
   const int64_t* id_data = in.columns[0].data<int64_t>();
   const uint32_t* kind_offsets = in.columns[2].offsets().data();
@@ -75,8 +76,9 @@ TEST(ApplyPlanTest, MovesWidensAndRezones) {
 }
 
 TEST(ApplyPlanTest, LiteralsNullsAndRepeatedColumns) {
-  ASSERT_OK_AND_ASSIGN(Bound b, Bind("INSERT INTO t (a, b, d, e) SELECT id, 'x', id, 2.5 FROM s",
-                                     kSource, "a BIGINT, b STRING, c DOUBLE, d BIGINT, e DOUBLE"));
+  ASSERT_OK_AND_ASSIGN(
+      Bound b, BindAndPlan("INSERT INTO t (a, b, d, e) SELECT id, 'x', id, 2.5 FROM s",
+                           kEventColumns, "a BIGINT, b STRING, c DOUBLE, d BIGINT, e DOUBLE"));
   Batch in = SourceBatch(b.source);
   const int64_t* id_data = in.columns[0].data<int64_t>();
   ASSERT_OK_AND_ASSIGN(Batch out, ApplyPlan(b.plan, std::move(in)));
@@ -94,8 +96,8 @@ TEST(ApplyPlanTest, LiteralsNullsAndRepeatedColumns) {
 }
 
 TEST(ApplyPlanTest, NestedColumnsTakeTheTargetFieldIds) {
-  ASSERT_OK_AND_ASSIGN(
-      Bound b, Bind("INSERT INTO t (l) SELECT l FROM s", "l ARRAY<INT>", "z INT, l ARRAY<INT>"));
+  ASSERT_OK_AND_ASSIGN(Bound b, BindAndPlan("INSERT INTO t (l) SELECT l FROM s", "l ARRAY<INT>",
+                                            "z INT, l ARRAY<INT>"));
   ASSERT_FALSE(b.source.fields[0].type->Equals(*b.target.fields[1].type));  // ids differ
   Batch in = Batch::Make(std::make_shared<Schema>(b.source));
   Column& list = in.columns[0];
@@ -114,8 +116,8 @@ TEST(ApplyPlanTest, NestedColumnsTakeTheTargetFieldIds) {
 }
 
 TEST(ApplyPlanTest, Errors) {
-  ASSERT_OK_AND_ASSIGN(Bound b, Bind("INSERT INTO t SELECT id, ts FROM s", kSource,
-                                     "a BIGINT, b TIMESTAMP NOT NULL"));
+  ASSERT_OK_AND_ASSIGN(Bound b, BindAndPlan("INSERT INTO t SELECT id, ts FROM s", kEventColumns,
+                                            "a BIGINT, b TIMESTAMP NOT NULL"));
   ASSERT_ERROR(ApplyPlan(b.plan, SourceBatch(b.source)), StatusCode::kInvalidArgument,
                "target column b is NOT NULL, source column ts is null");
   // With a place for them, such rows are left out and described.

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "columnar/sql_schema.h"
+#include "common/ascii.h"
 #include "sql/binder.h"
 #include "sql/binder_internal.h"
 #include "sql/lexer.h"
@@ -13,12 +14,6 @@ namespace {
 
 using internal::ExprBinder;
 using operators::AggKind;
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // The aggregate calls of `e` (not inside another aggregate: that is an error).
 Status CollectAggregates(const Expr& e, bool inside, std::vector<const Expr*>* out) {
@@ -45,7 +40,7 @@ std::string AggregateKey(const Expr& e) {
 bool IsWindowBound(const Expr& e, std::string* which) {
   if (e.kind != Expr::Kind::kColumn || e.column.parts.size() != 1) return false;
   std::string name =
-      e.column.parts[0].quoted ? e.column.parts[0].name : Lower(e.column.parts[0].name);
+      e.column.parts[0].quoted ? e.column.parts[0].name : AsciiLower(e.column.parts[0].name);
   if (name != "window_start" && name != "window_end") return false;
   *which = name;
   return true;

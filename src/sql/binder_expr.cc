@@ -7,6 +7,7 @@
 #include <map>
 
 #include "columnar/sql_schema.h"
+#include "common/ascii.h"
 #include "sql/binder_internal.h"
 #include "sql/lexer.h"
 
@@ -101,8 +102,7 @@ Result<expr::Interval> IntervalValue(const Expr& interval) {
     }
     unit = text.substr(space + 1);
     text = text.substr(0, space);
-    std::transform(unit.begin(), unit.end(), unit.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    unit = AsciiUpper(unit);
     if (unit.size() > 1 && unit.back() == 'S') unit.pop_back();
   }
   errno = 0;

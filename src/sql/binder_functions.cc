@@ -7,6 +7,7 @@
 #include <map>
 
 #include "columnar/sql_schema.h"
+#include "common/ascii.h"
 #include "sql/binder_internal.h"
 #include "sql/lexer.h"
 
@@ -45,9 +46,7 @@ bool IsAggregateFunction(std::string_view fn) {
 namespace {
 
 Result<expr::TimeUnit> ParseUnit(const Expr& at, std::string_view text, bool for_extract) {
-  std::string u(text);
-  std::transform(u.begin(), u.end(), u.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string u = AsciiLower(text);
   if (u.size() > 1 && u.back() == 's' && u != "dows" && u != "doys") u.pop_back();
   using expr::TimeUnit;
   static const std::map<std::string, TimeUnit, std::less<>> kUnits = {

@@ -86,14 +86,14 @@ TEST(BinderTest, LiteralsConvertToTheTargetType) {
   EXPECT_EQ(plan.columns[6].literal, Bytes(nine_utc));
 }
 
-struct ErrorCase {
+struct BindErrorCase {
   std::string insert;
   StatusCode code;
   std::string message;
 };
 
 TEST(BinderTest, Errors) {
-  const std::vector<ErrorCase> cases = {
+  const std::vector<BindErrorCase> cases = {
       {"INSERT INTO t SELECT id, kind, kind, ts FROM s", StatusCode::kInvalidArgument,
        "line 2, column 26: column kind is STRING, target column user_id is BIGINT"},
       {"INSERT INTO t SELECT id, user_id, kind, ts FROM s", StatusCode::kInvalidArgument,
@@ -142,7 +142,7 @@ TEST(BinderTest, Errors) {
        StatusCode::kInvalidArgument,
        "line 2, column 40: CAST(1.5 AS DOUBLE) is DOUBLE, target column user_id is BIGINT"},
   };
-  for (const ErrorCase& c : cases) {
+  for (const BindErrorCase& c : cases) {
     SCOPED_TRACE(c.insert);
     ASSERT_ERROR(Bind(c.insert), c.code, c.message);
   }

@@ -7,6 +7,7 @@
 #include "columnar/single_value.h"
 #include "columnar/sql_schema.h"
 #include "columnar/value_format.h"
+#include "common/ascii.h"
 #include "sql/binder_internal.h"
 
 namespace sluice::sql::internal {
@@ -31,9 +32,7 @@ Result<T> ParseWhole(std::string_view text, std::string_view what) {
 }
 
 Result<bool> ParseBool(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string lower = AsciiLower(text);
   if (lower == "true") return true;
   if (lower == "false") return false;
   return Status::Invalid("not true or false");
@@ -119,11 +118,7 @@ std::string SqlTypeName(const TypePtr& t) { return t ? ToSqlType(*t) : "NULL"; }
 
 bool NameMatches(const Identifier& id, std::string_view name) {
   if (id.quoted) return id.name == name;
-  return id.name.size() == name.size() &&
-         std::equal(name.begin(), name.end(), id.name.begin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) ==
-                  std::tolower(static_cast<unsigned char>(b));
-         });
+  return EqualsIgnoreCase(id.name, name);
 }
 
 bool SameType(const DataType& a, const DataType& b) {

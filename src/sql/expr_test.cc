@@ -13,7 +13,7 @@
 namespace sluice::sql {
 namespace {
 
-constexpr std::string_view kSource =
+constexpr std::string_view kExprColumns =
     "id BIGINT, a INT, b INT, l BIGINT, d DOUBLE, m DECIMAL(10,2), s STRING, ts TIMESTAMPTZ, "
     "big DECIMAL(38,0), w DECIMAL(38,10)";
 
@@ -25,7 +25,7 @@ struct Output {
 Result<ProjectionPlan> Plan(std::string_view select, std::string_view target) {
   ASSIGN_OR_RETURN(Script script,
                    ParseScript(fmt::format("CREATE PIPELINE p AS INSERT INTO t {}", select)));
-  ASSIGN_OR_RETURN(Schema source, ParseColumnList(kSource));
+  ASSIGN_OR_RETURN(Schema source, ParseColumnList(kExprColumns));
   ASSIGN_OR_RETURN(Schema t, ParseColumnList(target));
   return BindInsert(std::get<CreatePipeline>(script.statements[0].body).insert, source, t);
 }

@@ -3,24 +3,12 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii.h"
 #include "sql/parser_internal.h"
 
 namespace sluice::sql {
 namespace internal {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 // Transforms iceberg::ParsePartitionSpec knows, with their argument counts.
 int TransformArity(const std::string& fn) {
@@ -112,7 +100,7 @@ Result<CreateSource> Parser::ParseCreateSource() {
     return Expected("a format name after FORMAT");
   }
   Next();
-  source.format = Lower(format.text);
+  source.format = AsciiLower(format.text);
   if (source.format != "json" && source.format != "upsert" && source.format != "debezium") {
     return NotSupportedAt(format.pos, "FORMAT {}", format.text);
   }
@@ -162,10 +150,10 @@ Result<Options> Parser::ParseOptions() {
     const Token& key = Peek();
     option.pos = key.pos;
     if (key.kind == TokenKind::kIdentifier) {
-      option.key = Lower(Next().text);
+      option.key = AsciiLower(Next().text);
       while (Peek().IsSymbol(".") && Peek(1).kind == TokenKind::kIdentifier) {  // write.format
         Next();
-        option.key += "." + Lower(Next().text);
+        option.key += "." + AsciiLower(Next().text);
       }
     } else if (key.kind == TokenKind::kString || key.kind == TokenKind::kQuotedIdentifier) {
       option.key = Next().text;
@@ -204,7 +192,7 @@ Result<CreateTable::PartitionTerm> Parser::ParsePartitionTerm(const Schema& sche
   term.pos = Peek().pos;
   if (Peek().kind == TokenKind::kIdentifier && Peek(1).IsSymbol("(")) {
     const Token& fn_token = Next();
-    std::string fn = Lower(fn_token.text);
+    std::string fn = AsciiLower(fn_token.text);
     int arity = TransformArity(fn);
     if (arity == 0) {
       return ErrorAt(fn_token.pos,

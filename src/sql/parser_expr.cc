@@ -3,22 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii.h"
 #include "sql/parser_internal.h"
 
 namespace sluice::sql::internal {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string Upper(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return s;
-}
 
 constexpr std::string_view kComparisons[] = {"=", "<>", "!=", "<=", ">=", "<", ">"};
 
@@ -310,7 +299,7 @@ Result<Expr> Parser::ParseInterval() {
   e.literal = Literal{Literal::Kind::kString, Next().text};
   const Token& unit = Peek();
   if (unit.kind == TokenKind::kIdentifier) {
-    std::string u = Upper(unit.text);
+    std::string u = AsciiUpper(unit.text);
     if (std::find(std::begin(kIntervalUnits), std::end(kIntervalUnits), u) !=
         std::end(kIntervalUnits)) {
       Next();
@@ -331,7 +320,7 @@ Result<Expr> Parser::ParseInterval() {
 Result<Expr> Parser::ParseFunction(int depth) {
   const Token& name = Next();
   Next();  // (
-  std::string fn = Lower(name.text);
+  std::string fn = AsciiLower(name.text);
   std::vector<Expr> args;
   bool distinct = false;
   if (fn == "extract") {
@@ -342,7 +331,7 @@ Result<Expr> Parser::ParseFunction(int depth) {
     }
     Expr u;
     u.pos = unit.pos;
-    u.literal = Literal{Literal::Kind::kString, Lower(Next().text)};
+    u.literal = Literal{Literal::Kind::kString, AsciiLower(Next().text)};
     u.text = unit.text;
     args.push_back(std::move(u));
     RETURN_IF_ERROR(ExpectKeyword("FROM", "after the extract field"));

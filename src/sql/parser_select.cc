@@ -4,17 +4,11 @@
 #include <unordered_set>
 
 #include "columnar/sql_schema.h"
+#include "common/ascii.h"
 #include "sql/parser_internal.h"
 
 namespace sluice::sql::internal {
 namespace {
-
-bool SameNameIgnoringCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 // Clauses of a SELECT that a later issue brings; named when they appear.
 struct Clause {
@@ -49,7 +43,7 @@ Result<InsertSelect> Parser::ParseInsert() {
       ASSIGN_OR_RETURN(Identifier column, ParseIdentifier("a column name"));
       for (const Identifier& other : insert.columns) {
         bool same = other.quoted || column.quoted ? other.name == column.name
-                                                  : SameNameIgnoringCase(other.name, column.name);
+                                                  : EqualsIgnoreCase(other.name, column.name);
         if (same) {
           return ErrorAt(column.pos, "column '{}' is listed twice", column.name);
         }
@@ -199,10 +193,7 @@ Result<Schema> Parser::ParseColumnList(std::optional<Watermark>* watermark,
       return Expected("',' or ')' after the WATERMARK");
     }
     ASSIGN_OR_RETURN(Identifier name, ParseIdentifier("a column name"));
-    std::string lower = name.name;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (!seen.insert(std::move(lower)).second) {
+    if (!seen.insert(AsciiLower(name.name)).second) {
       return ErrorAt(name.pos, "duplicate column name '{}'", name.name);
     }
     Field field;

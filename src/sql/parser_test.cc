@@ -142,7 +142,7 @@ TEST(ParserTest, SourceAndPipelineForms) {
   EXPECT_EQ(insert.source.ToString(), "k.in");
 }
 
-struct ErrorCase {
+struct ParseErrorCase {
   std::string sql;
   StatusCode code;
   std::string message;
@@ -168,7 +168,7 @@ TEST(ParserTest, PrimaryKeyBecomesTheIdentifierFieldsAndIsNotNull) {
                                       "/tmp/t", iceberg::NewTableOptions{})
                 .status());
 
-  const std::vector<ErrorCase> cases = {
+  const std::vector<ParseErrorCase> cases = {
       {"create table t (a int, primary key (b))", StatusCode::kInvalidArgument,
        "line 1, column 37: primary key column 'b' is not a column"},
       {"create table t (a double, primary key (a))", StatusCode::kInvalidArgument,
@@ -184,7 +184,7 @@ TEST(ParserTest, PrimaryKeyBecomesTheIdentifierFieldsAndIsNotNull) {
        StatusCode::kInvalidArgument,
        "line 1, column 25: a PRIMARY KEY is declared on a table (CREATE TABLE)"},
   };
-  for (const ErrorCase& c : cases) {
+  for (const ParseErrorCase& c : cases) {
     SCOPED_TRACE(c.sql);
     ASSERT_ERROR(ParseScript(c.sql), c.code, c.message);
   }
@@ -210,7 +210,7 @@ TEST(ParserTest, SemicolonsAndEmptyScripts) {
 }
 
 TEST(ParserTest, ErrorsNameLineColumnAndToken) {
-  const std::vector<ErrorCase> cases = {
+  const std::vector<ParseErrorCase> cases = {
       {"DROP TABLE x", StatusCode::kInvalidArgument,
        "line 1, column 1: expected a statement (CREATE TABLE, CREATE SOURCE or CREATE PIPELINE), "
        "got 'DROP'"},
@@ -324,7 +324,7 @@ TEST(ParserTest, ErrorsNameLineColumnAndToken) {
       {"create pipeline p as insert into t select a from s;\n\n  x", StatusCode::kInvalidArgument,
        "line 3, column 3: expected a statement"},
   };
-  for (const ErrorCase& c : cases) {
+  for (const ParseErrorCase& c : cases) {
     SCOPED_TRACE(c.sql);
     ASSERT_ERROR(ParseScript(c.sql), c.code, c.message);
   }

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <ctime>
 
+#include "common/ascii.h"
+
 namespace sluice::s3 {
 namespace {
 
@@ -17,14 +19,6 @@ std::string HmacSha256(std::string_view key, std::string_view data) {
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len);
   return std::string(reinterpret_cast<const char*>(out), len);
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 // Trims the value and folds inner runs of spaces to one (SigV4's "Trimall").
@@ -46,7 +40,7 @@ std::string TrimAll(std::string_view v) {
 Params SortedHeaders(const Params& headers) {
   Params sorted;
   sorted.reserve(headers.size());
-  for (const auto& [name, value] : headers) sorted.emplace_back(Lower(name), TrimAll(value));
+  for (const auto& [name, value] : headers) sorted.emplace_back(AsciiLower(name), TrimAll(value));
   std::sort(sorted.begin(), sorted.end());
   return sorted;
 }
