@@ -1,8 +1,10 @@
 // Table-layer benchmark (not a test): commit latency on a table with many
-// snapshots, and scan-planning time with a selective partition filter against
-// planning the whole table in the same run.
+// snapshots, scan-planning time with a selective partition filter against
+// planning the whole table, and commit latency through sluice's REST catalog
+// (loopback HTTP, the same SQLite catalog behind it) against committing to
+// SQLite directly, all in the same run.
 //
-//   build/bench/table_bench [SNAPSHOTS=1000] [FILES=10000]
+//   build/bench/table_bench [SNAPSHOTS=1000] [FILES=10000] [REST_COMMITS=300]
 //
 // Commits go through the embedded SQLite catalog in a temporary warehouse;
 // data files are entries only (planning reads manifests, not data).
@@ -12,12 +14,16 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
+#include "catalog/rest_client.h"
 #include "catalog/table.h"
 #include "columnar/sql_schema.h"
 #include "common/endian.h"
 #include "iceberg/scan.h"
 #include "iceberg/table_builder.h"
+#include "rest/rest_catalog.h"
+#include "server/http_server.h"
 
 namespace {
 
@@ -42,7 +48,61 @@ iceberg::DataFile Entry(const std::string& table, int64_t n, int32_t day) {
   return f;
 }
 
-int Run(int snapshots, int files) {
+// `n` one-file appends to a new table `name` created through `via`: their
+// latencies in ms.
+std::optional<std::vector<double>> Appends(catalog::Catalog& via, FileIO& io,
+                                           const std::string& warehouse, const std::string& name,
+                                           int n) {
+  auto schema = ParseColumnList("id BIGINT NOT NULL, ts TIMESTAMPTZ, v STRING");
+  auto spec = iceberg::ParsePartitionSpec("day(ts)", *schema);
+  catalog::TableIdent id{{"b"}, name};
+  auto md = iceberg::NewTableMetadata(*schema, *spec, iceberg::SortOrder{},
+                                      catalog::DefaultTableLocation(warehouse, id), {});
+  auto t = catalog::Table::Create(via, io, id, *md);
+  if (!t.ok()) {
+    std::fprintf(stderr, "%s\n", t.status().ToString().c_str());
+    return std::nullopt;
+  }
+  std::vector<double> latency;
+  for (int i = 0; i < n; ++i) {
+    auto start = Clock::now();
+    auto r = (*t)->Append({Entry((*t)->metadata().location, i, i % 30)});
+    if (!r.ok()) {
+      std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+      return std::nullopt;
+    }
+    latency.push_back(Ms(Clock::now() - start));
+  }
+  return latency;
+}
+
+// 3. Commit latency through sluice's REST catalog against SQLite directly.
+int RestCommits(catalog::Catalog& sqlite, FileIO& io, const std::string& warehouse, int n) {
+  rest::RestCatalogHandler handler(sqlite, io, warehouse);
+  server::NoStreams target;
+  server::HttpServerOptions o;
+  o.routes = &handler;
+  auto server = server::HttpServer::Make(o, &target);
+  if (!server.ok() || !(*server)->Start().ok()) return 1;
+  auto client =
+      catalog::OpenRestCatalog("http://127.0.0.1:" + std::to_string((*server)->port()), io);
+  if (!client.ok()) {
+    std::fprintf(stderr, "%s\n", client.status().ToString().c_str());
+    return 1;
+  }
+  auto direct = Appends(sqlite, io, warehouse, "direct", n);
+  auto via_rest = Appends(**client, io, warehouse, "via_rest", n);
+  if (!direct || !via_rest) return 1;
+  double d50 = Percentile(*direct, 0.5), r50 = Percentile(*via_rest, 0.5);
+  std::printf(
+      "commit latency through the REST catalog, %d appends: p50 %.1f ms, p99 %.1f ms; "
+      "SQLite directly: p50 %.1f ms, p99 %.1f ms: REST/direct p50 %.2fx\n",
+      n, r50, Percentile(*via_rest, 0.99), d50, Percentile(*direct, 0.99),
+      r50 / std::max(d50, 1e-3));
+  return 0;
+}
+
+int Run(int snapshots, int files, int rest_commits) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("sluice_table_bench_" + std::to_string(getpid()));
   fs::remove_all(dir);
@@ -112,8 +172,9 @@ int Run(int snapshots, int files) {
       "planning, %d files in 100 partitions: full %.1f ms (%d files), selective "
       "day filter %.2f ms (%d files): %.1fx faster than full planning\n",
       all_files, full, all_files, selective, selected, full / std::max(selective, 1e-3));
+  int rc = rest_commits > 0 ? RestCommits(**cat, *io, dir.string(), rest_commits) : 0;
   fs::remove_all(dir);
-  return 0;
+  return rc;
 }
 
 }  // namespace
@@ -121,5 +182,6 @@ int Run(int snapshots, int files) {
 int main(int argc, char** argv) {
   int snapshots = argc > 1 ? std::atoi(argv[1]) : 1000;
   int files = argc > 2 ? std::atoi(argv[2]) : 10000;
-  return Run(snapshots, files);
+  int rest_commits = argc > 3 ? std::atoi(argv[3]) : 300;
+  return Run(snapshots, files, rest_commits);
 }

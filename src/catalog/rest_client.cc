@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "catalog/rest_diff.h"
+#include "common/ascii.h"
+#include "common/uuid.h"
 
 namespace sluice::catalog {
 namespace {
@@ -20,7 +22,25 @@ using json = nlohmann::json;
 struct Response {
   long status = 0;
   std::string body;
+  bool replayed = false;  // "Idempotent-Replayed: true": the answer a key's first request got
 };
+
+// Notes the Idempotent-Replayed header (the only one read).
+size_t ReadHeader(char* data, size_t size, size_t n, void* user) {
+  std::string_view line(data, size * n);
+  constexpr std::string_view kName = "idempotent-replayed:";
+  if (line.size() > kName.size() && EqualsIgnoreCase(line.substr(0, kName.size()), kName)) {
+    std::string_view value = line.substr(kName.size());
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() &&
+           (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
+      value.remove_suffix(1);
+    }
+    static_cast<Response*>(user)->replayed = EqualsIgnoreCase(value, "true");
+  }
+  return size * n;
+}
 
 size_t Collect(char* data, size_t size, size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);
@@ -78,6 +98,10 @@ class RestCatalogClient final : public Catalog {
       if (!prefix.empty()) root_ = base_ + "/v1/" + prefix;
     }
     if (root_.empty()) root_ = base_ + "/v1";
+    // Its presence says the server takes Idempotency-Keys (a retry happens
+    // within seconds, well inside any lifetime it names).
+    idempotency_keys_ = j.is_object() && j.contains("idempotency-key-lifetime") &&
+                        j["idempotency-key-lifetime"].is_string();
     return Status::OK();
   }
 
@@ -87,7 +111,7 @@ class RestCatalogClient final : public Catalog {
   Status CreateNamespace(const std::vector<std::string>& ns,
                          const std::map<std::string, std::string>& properties) override {
     json body = {{"namespace", ns}, {"properties", properties}};
-    ASSIGN_OR_RETURN(Response r, Call("POST", root_ + "/namespaces", body.dump(), false));
+    ASSIGN_OR_RETURN(Response r, Mutate("POST", root_ + "/namespaces", body.dump()));
     return r.status == 200 ? Status::OK() : Fail(r, "create namespace " + JoinNamespace(ns));
   }
 
@@ -122,9 +146,9 @@ class RestCatalogClient final : public Catalog {
       const std::vector<std::string>& ns, const std::map<std::string, std::string>& updates,
       const std::vector<std::string>& removals) override {
     json body = {{"updates", updates}, {"removals", removals}};
-    ASSIGN_OR_RETURN(Response r,
-                     Call("POST", root_ + "/namespaces/" + NamespacePath(ns) + "/properties",
-                          body.dump(), false));
+    ASSIGN_OR_RETURN(
+        Response r,
+        Mutate("POST", root_ + "/namespaces/" + NamespacePath(ns) + "/properties", body.dump()));
     if (r.status != 200) return Fail(r, "update namespace " + JoinNamespace(ns));
     json j = json::parse(r.body, nullptr, false);
     std::vector<std::string> missing;
@@ -137,8 +161,7 @@ class RestCatalogClient final : public Catalog {
   }
 
   Status DropNamespace(const std::vector<std::string>& ns) override {
-    ASSIGN_OR_RETURN(Response r,
-                     Call("DELETE", root_ + "/namespaces/" + NamespacePath(ns), "", false));
+    ASSIGN_OR_RETURN(Response r, Mutate("DELETE", root_ + "/namespaces/" + NamespacePath(ns), ""));
     if (r.status == 204 || r.status == 200) return Status::OK();
     if (r.status == 409) {
       return Status::Invalid("namespace {} is not empty ({})", JoinNamespace(ns), ErrorText(r));
@@ -150,8 +173,8 @@ class RestCatalogClient final : public Catalog {
     json body = {{"name", table.name}, {"metadata-location", metadata_location}};
     bool unsent = false;
     std::string what = "register table " + table.ToString();
-    auto r = Call("POST", root_ + "/namespaces/" + NamespacePath(table.ns) + "/register",
-                  body.dump(), false, &unsent);
+    auto r = Mutate("POST", root_ + "/namespaces/" + NamespacePath(table.ns) + "/register",
+                    body.dump(), &unsent);
     // Sent but unanswered, or a server error: the table may exist now, naming
     // the caller's file, which must then stay.
     if (!r.ok() && !unsent) {
@@ -201,14 +224,14 @@ class RestCatalogClient final : public Catalog {
   }
 
   Status DropTable(const TableIdent& table) override {
-    ASSIGN_OR_RETURN(Response r, Call("DELETE", TablePath(table), "", false));
+    ASSIGN_OR_RETURN(Response r, Mutate("DELETE", TablePath(table), ""));
     return r.status == 204 || r.status == 200 ? Status::OK()
                                               : Fail(r, "drop table " + table.ToString());
   }
 
   Status RenameTable(const TableIdent& from, const TableIdent& to) override {
     json body = {{"source", IdentJson(from)}, {"destination", IdentJson(to)}};
-    ASSIGN_OR_RETURN(Response r, Call("POST", root_ + "/tables/rename", body.dump(), false));
+    ASSIGN_OR_RETURN(Response r, Mutate("POST", root_ + "/tables/rename", body.dump()));
     return r.status == 204 || r.status == 200
                ? Status::OK()
                : Fail(r, fmt::format("rename table {} to {}", from.ToString(), to.ToString()));
@@ -231,7 +254,7 @@ class RestCatalogClient final : public Catalog {
     std::string body =
         commits.size() == 1 ? changes[0].dump() : json{{"table-changes", changes}}.dump();
     bool unsent = false;
-    auto r = Call("POST", url, body, false, &unsent);
+    auto r = Mutate("POST", url, body, &unsent);
     if (!r.ok()) {
       if (unsent) return r.status();  // never reached the server: retryable
       // Sent, but the answer was lost: the commit may have landed.
@@ -354,22 +377,54 @@ class RestCatalogClient final : public Catalog {
     return "Bearer " + oauth_token_;
   }
 
-  // One request with the catalog's auth; `idempotent` ones retry transport
-  // failures and 502/503/504 with backoff.
+  // A change to the catalog. Where the server takes Idempotency-Keys (its
+  // config names idempotency-key-lifetime), it carries a new one and is
+  // retried like a read, under the same key: a retry whose first attempt
+  // landed is answered as that one was, never applied twice. Elsewhere it
+  // is sent once.
+  Result<Response> Mutate(const char* method, const std::string& url, const std::string& body,
+                          bool* unsent = nullptr) {
+    if (!idempotency_keys_) return Call(method, url, body, false, unsent);
+    return Call(method, url, body, true, unsent, NewUuidV7());
+  }
+
+  // One request with the catalog's auth; `retry` ones retry transport
+  // failures and 502/503/504 with backoff. `unsent` (when given) is true
+  // when no attempt reached the server.
   Result<Response> Call(const char* method, const std::string& url, const std::string& body,
-                        bool idempotent, bool* unsent = nullptr) {
+                        bool retry, bool* unsent = nullptr,
+                        const std::string& idempotency_key = "") {
     auto auth = Authorization();
     if (!auth.ok()) {
       if (unsent != nullptr) *unsent = true;  // nothing was sent
       return auth.status();
     }
     thread_local std::mt19937_64 rng{std::random_device{}()};
-    int attempts = idempotent ? options_.max_read_attempts : 1;
+    int attempts = retry ? options_.max_read_attempts : 1;
+    bool any_sent = false;
+    // A change retried under its key after an attempt that reached the
+    // server but whose answer was lost (or was a gateway's): that attempt
+    // may have landed. An answer to the retry that is no replay of it (the
+    // server forgot the key: restarted, another replica, evicted) and no
+    // success may be the change colliding with itself: its outcome is unknown.
+    bool maybe_applied = false;
     for (int attempt = 1;; ++attempt) {
-      auto r = Send(method, url, body, "application/json", *auth, unsent);
-      bool retry = !r.ok() ? r.status().retryable()
+      bool not_sent = false;
+      auto r = Send(method, url, body, "application/json", *auth, &not_sent, idempotency_key);
+      any_sent |= !not_sent;
+      if (unsent != nullptr) *unsent = !any_sent;
+      bool again = !r.ok() ? r.status().retryable()
                            : (r->status == 502 || r->status == 503 || r->status == 504);
-      if (!retry || attempt >= attempts) return r;
+      if (!again || attempt >= attempts) {
+        if (maybe_applied && r.ok() && (r->status < 200 || r->status > 299) && !r->replayed) {
+          return Status(StatusCode::kCommitStateUnknown,
+                        fmt::format("REST catalog {} {}: an earlier attempt may have landed, and "
+                                    "the retry was answered {} without replaying it",
+                                    method, url, r->status));
+        }
+        return r;
+      }
+      maybe_applied |= !idempotency_key.empty() && !not_sent;
       int64_t cap = std::min<int64_t>(2000, int64_t{50} << attempt);
       std::this_thread::sleep_for(
           std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(0, cap)(rng)));
@@ -379,7 +434,8 @@ class RestCatalogClient final : public Catalog {
   // One HTTP exchange. On a transport error, `unsent` (when given) tells
   // whether the request never reached the server.
   Result<Response> Send(const char* method, const std::string& url, const std::string& body,
-                        const char* content_type, const std::string& auth, bool* unsent = nullptr) {
+                        const char* content_type, const std::string& auth, bool* unsent = nullptr,
+                        const std::string& idempotency_key = "") {
     CURL* curl = curl_easy_init();
     if (curl == nullptr) return Status::Internal("curl_easy_init failed");
     curl_slist* headers = nullptr;
@@ -387,6 +443,9 @@ class RestCatalogClient final : public Catalog {
     headers = curl_slist_append(headers, "Accept: application/json");
     headers = curl_slist_append(headers, "Expect:");
     if (!auth.empty()) headers = curl_slist_append(headers, ("Authorization: " + auth).c_str());
+    if (!idempotency_key.empty()) {
+      headers = curl_slist_append(headers, ("Idempotency-Key: " + idempotency_key).c_str());
+    }
     Response response;
     curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
@@ -395,6 +454,8 @@ class RestCatalogClient final : public Catalog {
                      static_cast<long>(options_.connect_timeout_ms));
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout_ms));
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Collect);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, ReadHeader);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
     std::string_view m = method;
     if (m == "HEAD") {
@@ -421,7 +482,8 @@ class RestCatalogClient final : public Catalog {
   }
 
   const std::string base_;
-  std::string root_;  // base_/v1[/prefix]
+  std::string root_;               // base_/v1[/prefix]
+  bool idempotency_keys_ = false;  // the server takes Idempotency-Keys
   FileIO& io_;
   const RestClientOptions options_;
   std::mutex token_mu_;

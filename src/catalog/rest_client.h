@@ -17,7 +17,12 @@
 //   The server writes its own metadata file, which LoadTable names from then
 //   on; the caller's new file is referenced by nothing and is removed by
 //   orphan cleanup.
-// - Reads retry a refused connection and 502/503/504 with backoff.
+// - Reads retry a refused connection and 502/503/504 with backoff. Changes
+//   do too when the server takes Idempotency-Keys (its config names
+//   idempotency-key-lifetime): each change carries a new UUIDv7 key, kept
+//   through its retries, so a commit whose answer was lost is answered as it
+//   landed instead of applied twice or reported kCommitStateUnknown. Without
+//   keys a change is sent once.
 // - Auth: a bearer token, or OAuth2 client credentials ("id:secret")
 //   exchanged at <base>/v1/oauth/tokens and renewed before they expire.
 //   Tokens and secrets never appear in errors.

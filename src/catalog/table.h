@@ -68,7 +68,10 @@ struct SnapshotUpdate {
   // (Iceberg's "starting sequence number"): equality deletes committed since
   // then have higher ones, so they apply to the rewritten rows as they did to
   // the originals, and with fail_on_new_deletes such a delete is no conflict
-  // when it applies to every file added.
+  // when it applies to every file added. The rows of each added file must
+  // come from removed files of its own partition (spec and values): equality
+  // deletes are scoped by partition. A commit whose added file has no removed
+  // file in its partition is refused (kConflict).
   std::optional<int64_t> data_sequence_number;
   // Also removes the delete files that no data file left live can be subject
   // to (dangling: e.g. a compaction rewrote every file they applied to),

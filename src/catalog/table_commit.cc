@@ -224,6 +224,28 @@ Status CheckNoNewDeletes(const TableMetadata& base, const SnapshotUpdate& u,
   return Status::OK();
 }
 
+// With a data sequence number set, each added data file lies in the
+// partition (spec and values) of a file the commit removes: rows that moved
+// to another partition could meet equality deletes that never applied to
+// them.
+Status CheckReadSequence(const SnapshotUpdate& u, const std::vector<DataFile>& removed,
+                         const std::string& where) {
+  if (!u.data_sequence_number) return Status::OK();
+  std::set<std::pair<int32_t, iceberg::PartitionValues>> partitions;
+  for (const DataFile& f : removed) partitions.insert({f.spec_id, f.partition});
+  for (const DataFile& f : u.add_data) {
+    if (!partitions.count({f.spec_id, f.partition})) {
+      // (A conflict: a rewrite meets it when another writer removed every
+      // input of a partition meanwhile; it commits the partitions apart.)
+      return Status::Conflict(
+          "{}: {} keeps data sequence number {}, but the commit removes no file of its "
+          "partition (spec {})",
+          where, f.file_path, *u.data_sequence_number, f.spec_id);
+    }
+  }
+  return Status::OK();
+}
+
 // The smallest data sequence number of the data files a commit leaves live
 // (the base's, and the commit's own when it sets their data sequence number:
 // otherwise they have the newest, above every delete's, so no delete can
@@ -355,6 +377,7 @@ Status ApplyRemovals(FileIO& io, const TableMetadata& base, const PendingCommit&
       }
     }
   }
+  RETURN_IF_ERROR(CheckReadSequence(*pc.update, r->removed_data, pc.where));
   RETURN_IF_ERROR(CheckNoNewDeletes(base, *pc.update, r->all_deletes, r->removed_data));
   r->kept.clear();
   for (auto& m : next) r->kept.push_back(std::move(*m));

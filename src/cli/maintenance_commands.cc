@@ -89,20 +89,25 @@ void PrintManifests(const std::string& name, const maintenance::ManifestRewriteR
 }
 
 void PrintExpire(const std::string& name, const maintenance::ExpireResult& r, bool dry) {
-  size_t files =
-      r.data_files.size() + r.delete_files.size() + r.manifests.size() + r.manifest_lists.size();
+  size_t files = r.data_files.size() + r.delete_files.size() + r.manifests.size() +
+                 r.manifest_lists.size() + r.statistics_files.size();
   std::printf(
       "%s %zu snapshots of %s; %s %zu files (%zu data, %zu delete, %zu manifests, %zu "
       "manifest lists)\n",
       dry ? "would expire" : "expired", r.expired.size(), name.c_str(),
       dry ? "would delete" : "deleted", dry ? files : static_cast<size_t>(r.deleted),
       r.data_files.size(), r.delete_files.size(), r.manifests.size(), r.manifest_lists.size());
+  if (!r.statistics_files.empty()) {
+    std::printf("  with %zu statistics files of the expired snapshots\n",
+                r.statistics_files.size());
+  }
   if (dry) {
     for (int64_t id : r.expired) std::printf("  snapshot %lld\n", static_cast<long long>(id));
     PrintPaths("data", r.data_files);
     PrintPaths("delete", r.delete_files);
     PrintPaths("manifest", r.manifests);
     PrintPaths("manifest-list", r.manifest_lists);
+    PrintPaths("statistics", r.statistics_files);
   }
   for (const std::string& r : r.holding_readers) {
     std::printf("  kept for reader %s (and every newer snapshot)\n", r.c_str());

@@ -25,15 +25,10 @@ struct ServeArgs {
 };
 
 // The server's target: no streams to ingest; metrics are the server's own.
-class CatalogOnly final : public server::IngestTarget {
+class CatalogOnly final : public server::NoStreams {
  public:
   explicit CatalogOnly(std::string catalog) : catalog_(std::move(catalog)) {}
   server::Registry* registry() { return &registry_; }
-  log::StreamLog* FindStream(const std::string&) override { return nullptr; }
-  std::optional<server::Backpressure> CheckBackpressure(const std::string&) override {
-    return std::nullopt;
-  }
-  void OnAppended(const std::string&, int64_t, int64_t) override {}
   std::string MetricsText() override { return registry_.Render(); }
   std::string StatusJson() override {
     return nlohmann::json{{"state", "serving"}, {"catalog", catalog_}}.dump();

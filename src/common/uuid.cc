@@ -1,5 +1,6 @@
 #include "common/uuid.h"
 
+#include <chrono>
 #include <mutex>
 #include <random>
 
@@ -24,9 +25,10 @@ std::array<uint8_t, 16> RandomUuidBytes() {
   return b;
 }
 
-std::string NewUuid() {
+namespace {
+
+std::string UuidText(const std::array<uint8_t, 16>& b) {
   static const char kHex[] = "0123456789abcdef";
-  auto b = RandomUuidBytes();
   std::string s;
   for (int i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) s.push_back('-');
@@ -34,6 +36,20 @@ std::string NewUuid() {
     s.push_back(kHex[b[i] & 15]);
   }
   return s;
+}
+
+}  // namespace
+
+std::string NewUuid() { return UuidText(RandomUuidBytes()); }
+
+std::string NewUuidV7() {
+  auto b = RandomUuidBytes();
+  const auto ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count());
+  for (int i = 0; i < 6; ++i) b[i] = static_cast<uint8_t>(ms >> (40 - 8 * i));
+  b[6] = (b[6] & 0x0f) | 0x70;  // version 7 (the variant is RandomUuidBytes')
+  return UuidText(b);
 }
 
 int64_t NewSnapshotId() {

@@ -27,6 +27,9 @@ Result<SortOrder> SortOrderFromJsonValue(const Json& j);
 Result<Snapshot> SnapshotFromJsonValue(const Json& j, std::string_view where);
 // {"snapshot-id", "type": "branch"|"tag", retention fields}.
 Result<SnapshotRef> SnapshotRefFromJsonValue(const Json& j);
+// A StatisticsFile or PartitionStatisticsFile object ("snapshot-id" and
+// "statistics-path" required; the rest kept as written); `what` names it.
+Result<StatisticsFile> StatisticsFileFromJsonValue(const Json& j, std::string_view what);
 
 // nlohmann throws on a value of the wrong JSON type; Guard turns that into a
 // Status at the module boundary.

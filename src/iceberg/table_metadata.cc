@@ -61,6 +61,9 @@ std::vector<const Snapshot*> TableMetadata::Ancestry(int64_t snapshot_id) const 
 void TableMetadata::RemoveSnapshots(const std::set<int64_t>& ids) {
   std::erase_if(snapshots, [&](const Snapshot& s) { return ids.count(s.snapshot_id) > 0; });
   std::erase_if(refs, [&](const auto& ref) { return ids.count(ref.second.snapshot_id) > 0; });
+  for (auto* stats : {&statistics, &partition_statistics}) {
+    std::erase_if(*stats, [&](const StatisticsFile& f) { return ids.count(f.snapshot_id) > 0; });
+  }
   if (current_snapshot_id && ids.count(*current_snapshot_id)) current_snapshot_id.reset();
   auto last_gone =
       std::find_if(snapshot_log.rbegin(), snapshot_log.rend(),
@@ -213,6 +216,18 @@ Result<SnapshotRef> SnapshotRefFromJsonValue(const Json& r) {
   return ref;
 }
 
+Result<StatisticsFile> StatisticsFileFromJsonValue(const Json& j, std::string_view what) {
+  if (!j.is_object()) return Status::Invalid("{}: a statistics file is not an object", what);
+  auto id = j.find("snapshot-id");
+  auto path = j.find("statistics-path");
+  if (id == j.end() || !id->is_number_integer() || path == j.end() || !path->is_string() ||
+      path->get<std::string>().empty()) {
+    return Status::Invalid("{}: a statistics file needs \"snapshot-id\" and \"statistics-path\"",
+                           what);
+  }
+  return StatisticsFile{id->get<int64_t>(), path->get<std::string>(), j.dump()};
+}
+
 }  // namespace internal
 
 namespace {
@@ -311,6 +326,17 @@ Result<TableMetadata> ParseMetadataJson(const Json& j, std::string_view where) {
   }
   m.next_row_id = Opt<int64_t>(j, "next-row-id");
   if (m.format_version >= 3 && !m.next_row_id) m.next_row_id = 0;
+  for (auto [key, into] : {std::pair{"statistics", &m.statistics},
+                           std::pair{"partition-statistics", &m.partition_statistics}}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_array()) return Status::Invalid("{}: \"{}\" is not an array", where, key);
+    for (const Json& e : *it) {
+      ASSIGN_OR_RETURN(StatisticsFile f,
+                       internal::StatisticsFileFromJsonValue(e, fmt::format("{}: {}", where, key)));
+      into->push_back(std::move(f));
+    }
+  }
   return m;
 }
 
@@ -403,6 +429,13 @@ std::string TableMetadataToJson(const TableMetadata& m) {
   }
   j["refs"] = std::move(refs);
   if (m.format_version >= 3) j["next-row-id"] = m.next_row_id.value_or(0);
+  for (auto [key, from] : {std::pair{"statistics", &m.statistics},
+                           std::pair{"partition-statistics", &m.partition_statistics}}) {
+    if (from->empty()) continue;
+    Json files = Json::array();
+    for (const StatisticsFile& f : *from) files.push_back(Json::parse(f.json));
+    j[key] = std::move(files);
+  }
   return j.dump(2);
 }
 

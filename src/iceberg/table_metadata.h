@@ -85,6 +85,17 @@ struct MetadataLogEntry {
   int64_t timestamp_ms = 0;
 };
 
+// A statistics file (Puffin: column statistics such as NDV sketches) or a
+// partition statistics file that an engine wrote for one snapshot (the
+// spec's StatisticsFile / PartitionStatisticsFile). sluice computes none; it
+// keeps them through its commits as written (`json`, the whole object),
+// drops them with their snapshot, and counts their files as referenced.
+struct StatisticsFile {
+  int64_t snapshot_id = 0;
+  std::string path;  // statistics-path
+  std::string json;  // the object, compact
+};
+
 struct TableMetadata {
   int format_version = 2;
   std::string table_uuid;
@@ -106,6 +117,7 @@ struct TableMetadata {
   int32_t default_sort_order_id = 0;
   std::map<std::string, SnapshotRef> refs;
   std::optional<int64_t> next_row_id;  // v3
+  std::vector<StatisticsFile> statistics, partition_statistics;
 
   const Schema* current_schema() const;
   const Schema* schema_by_id(int32_t id) const;
@@ -116,8 +128,9 @@ struct TableMetadata {
   // stopping where a parent is no longer in the metadata (expired).
   std::vector<const Snapshot*> Ancestry(int64_t snapshot_id) const;
 
-  // Removes the snapshots `ids`, the refs that point at them (the main
-  // branch's leaves the table without a current snapshot) and the snapshot
+  // Removes the snapshots `ids`, their statistics files, the refs that
+  // point at them (the main branch's leaves the table without a current
+  // snapshot) and the snapshot
   // log up to its last entry for a removed snapshot, as Iceberg does: time
   // travel to before it reports the history expired instead of naming a
   // snapshot that was not current then.

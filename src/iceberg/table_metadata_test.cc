@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/testing.h"
@@ -57,6 +58,48 @@ TEST(TableMetadataTest, V1Leniency) {
   EXPECT_EQ(m.partition_specs[0].fields[0].transform.kind, Transform::Kind::kDay);
   EXPECT_EQ(m.last_partition_id, 1000);
   EXPECT_EQ(m.current_schema()->fields.size(), 2u);
+}
+
+// Statistics files another engine wrote (Spark's or Trino's ANALYZE) are
+// kept as written through a write/parse round trip, and go with their
+// snapshot.
+TEST(TableMetadataTest, StatisticsFilesAreKeptAsWrittenAndGoWithTheirSnapshot) {
+  const std::string text = R"({"format-version":2,"table-uuid":"u","location":"/t",
+    "last-sequence-number":2,"last-updated-ms":1,"last-column-id":1,
+    "schemas":[{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","required":true,"type":"long"}]}],
+    "current-schema-id":0,"partition-specs":[{"spec-id":0,"fields":[]}],"default-spec-id":0,
+    "last-partition-id":999,"current-snapshot-id":2,
+    "snapshots":[{"snapshot-id":1,"sequence-number":1,"timestamp-ms":1,"manifest-list":"/t/1.avro","summary":{"operation":"append"}},
+                 {"snapshot-id":2,"parent-snapshot-id":1,"sequence-number":2,"timestamp-ms":2,"manifest-list":"/t/2.avro","summary":{"operation":"append"}}],
+    "statistics":[{"snapshot-id":1,"statistics-path":"/t/metadata/1.stats","file-size-in-bytes":413,
+                   "file-footer-size-in-bytes":42,"blob-metadata":[{"type":"apache-datasketches-theta-v1",
+                   "snapshot-id":1,"sequence-number":1,"fields":[1],"properties":{"ndv":"3"}}]},
+                  {"snapshot-id":2,"statistics-path":"/t/metadata/2.stats","file-size-in-bytes":420,
+                   "file-footer-size-in-bytes":42,"blob-metadata":[]}],
+    "partition-statistics":[{"snapshot-id":2,"statistics-path":"/t/metadata/2.pstats","file-size-in-bytes":43}]})";
+  ASSERT_OK_AND_ASSIGN(TableMetadata m, ParseTableMetadata(text, "stats.json"));
+  ASSERT_EQ(m.statistics.size(), 2u);
+  EXPECT_EQ(m.statistics[0].snapshot_id, 1);
+  EXPECT_EQ(m.statistics[0].path, "/t/metadata/1.stats");
+  ASSERT_EQ(m.partition_statistics.size(), 1u);
+  EXPECT_EQ(m.partition_statistics[0].path, "/t/metadata/2.pstats");
+  auto original = nlohmann::json::parse(text);
+  auto written = nlohmann::json::parse(TableMetadataToJson(m));
+  EXPECT_EQ(written["statistics"], original["statistics"]);
+  EXPECT_EQ(written["partition-statistics"], original["partition-statistics"]);
+  m.RemoveSnapshots({1});
+  ASSERT_EQ(m.statistics.size(), 1u);
+  EXPECT_EQ(m.statistics[0].snapshot_id, 2);
+  EXPECT_EQ(m.partition_statistics.size(), 1u);
+  m.RemoveSnapshots({2});
+  EXPECT_TRUE(m.statistics.empty());
+  EXPECT_FALSE(nlohmann::json::parse(TableMetadataToJson(m)).contains("statistics"));
+  // A statistics file without its path or snapshot is an error naming it.
+  std::string bad = text;
+  bad.replace(bad.find(R"("statistics-path":"/t/metadata/2.stats",)"),
+              std::string(R"("statistics-path":"/t/metadata/2.stats",)").size(), "");
+  ASSERT_ERROR(ParseTableMetadata(bad, "stats.json"), StatusCode::kInvalidArgument,
+               "stats.json: statistics: a statistics file needs");
 }
 
 TEST(TableMetadataTest, BadInputIsAClearError) {

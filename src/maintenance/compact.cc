@@ -363,17 +363,25 @@ Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& 
   return true;
 }
 
-// Whether the table's current snapshot may hold equality deletes (other
-// engines write them; sluice does not): its summary's total says so, or it
-// has no total. Only then do a compaction's files keep the data sequence
-// number of the snapshot it read (SnapshotUpdate::data_sequence_number):
-// that lets equality deletes committed meanwhile apply to them, but keeps
-// the partition's older position deletes from being dropped as dangling.
-bool MayHaveEqualityDeletes(const iceberg::TableMetadata& md) {
+// Whether `group`'s new files keep the data sequence number of the snapshot
+// the compaction read (SnapshotUpdate::data_sequence_number), so that
+// equality deletes committed meanwhile apply to them as to their inputs:
+// where the table may hold equality deletes (other engines write them;
+// sluice does not: its summary's total says so, or it has no total), and
+// only when every input is in the table's default spec. Rows of an older
+// spec move to another partition of the current one, where a delete that
+// never applied to them could (equality deletes are scoped by partition).
+// Elsewhere the new files take the commit's number, and the partition's older
+// position deletes can still be dropped as dangling.
+bool KeepsReadSequence(const iceberg::TableMetadata& md, const std::vector<Staged*>& group) {
   const iceberg::Snapshot* snap = md.current_snapshot();
   if (snap == nullptr) return false;
   auto it = snap->summary.find("total-equality-deletes");
-  return it == snap->summary.end() || it->second != "0";
+  if (it != snap->summary.end() && it->second == "0") return false;
+  for (const Staged* s : group) {
+    if (s->plan->spec_id != md.default_spec_id) return false;
+  }
+  return true;
 }
 
 // Commits `group`'s new files in place of their inputs, in one `replace`
@@ -395,7 +403,7 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
   // The delete files of the rewritten files go, once nothing else is left for them.
   u.remove_dangling_deletes = true;
   u.base_snapshot_id = md.current_snapshot_id;
-  if (MayHaveEqualityDeletes(md)) u.data_sequence_number = md.current_snapshot()->sequence_number;
+  if (KeepsReadSequence(md, group)) u.data_sequence_number = md.current_snapshot()->sequence_number;
   u.summary["sluice.maintenance"] = "compact";
   if (options.before_commit) options.before_commit();
   KillPoint("maintenance.compact.before_commit");

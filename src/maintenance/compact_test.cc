@@ -34,25 +34,42 @@ class CompactTest : public TableFixture {
     return out;
   }
 
-  // Commits through `t` an equality delete of `ids` by the id column (field
-  // 1), as Flink writes them, one file per kind named in `rows`.
-  void EqualityDelete(catalog::Table& t, const std::vector<std::pair<int64_t, std::string>>& rows) {
+  using Rows = std::vector<std::pair<int64_t, std::string>>;  // (id, kind)
+
+  // The files (one per kind) `rows` make in `t`, written but not committed.
+  std::vector<iceberg::DataFile> WriteRows(catalog::Table& t, const Rows& rows) {
     Batch b = Batch::Make(std::make_shared<const Schema>(*t.metadata().current_schema()));
     for (const auto& [id, kind] : rows) {
       b.columns[0].Append<int64_t>(id);
       b.columns[1].AppendBytes(kind);
     }
-    ASSERT_OK_AND_ASSIGN(auto w, iceberg::DataWriter::Make(*io_, t.metadata()));
-    ASSERT_OK(w->Write(b));
-    ASSERT_OK_AND_ASSIGN(auto files, w->Close());
+    auto w = iceberg::DataWriter::Make(*io_, t.metadata());
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    if (!w.ok() || !(*w)->Write(b).ok()) return {};
+    auto files = (*w)->Close();
+    EXPECT_TRUE(files.ok()) << files.status().ToString();
+    return files.ok() ? *files : std::vector<iceberg::DataFile>{};
+  }
+
+  // Commits through `t` an equality delete of `rows` by the id column (field
+  // 1), as Flink writes them.
+  void EqualityDelete(catalog::Table& t, const Rows& rows) {
     catalog::SnapshotUpdate u;
     u.operation = "delete";
-    for (auto& f : files) {
+    for (auto& f : WriteRows(t, rows)) {
       f.content = iceberg::FileContent::kEqualityDeletes;
       f.equality_ids = {1};
       u.add_deletes.push_back(f);
     }
+    ASSERT_FALSE(u.add_deletes.empty());
     ASSERT_OK(t.Commit(u).status());
+  }
+
+  // Appends `rows` through `t` as one commit.
+  void AppendVia(catalog::Table& t, const Rows& rows) {
+    std::vector<iceberg::DataFile> files = WriteRows(t, rows);
+    ASSERT_FALSE(files.empty());
+    ASSERT_OK(t.Append(files).status());
   }
 
   // The live files' data sequence numbers, by path.
@@ -311,7 +328,9 @@ TEST_F(CompactTest, AnEqualityDeleteThatLandsDuringCompactionStillDeletesItsRows
   CompactOptions o;
   int commits = 0;
   o.before_commit = [&] {
-    if (commits++ == 0) EqualityDelete(*other, {{3, "a"}, {17, "a"}, {105, "b"}});
+    if (commits++ > 0) return;
+    EqualityDelete(*other, {{3, "a"}, {17, "a"}, {105, "b"}});
+    AppendVia(*other, {{3, "a"}});  // id 3 again, after the delete: it stays
   };
   ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
   ASSERT_EQ(r.partitions.size(), 1u);
@@ -319,28 +338,94 @@ TEST_F(CompactTest, AnEqualityDeleteThatLandsDuringCompactionStillDeletesItsRows
   EXPECT_EQ(r.conflicts, 0);
   EXPECT_EQ(commits, 1) << "no conflict, so no second attempt";
   std::set<int64_t> ids = Ids();
-  EXPECT_EQ(ids.size(), 80u - 4);
-  for (int64_t id : {3, 17, 44, 105}) EXPECT_FALSE(ids.count(id)) << id;
-  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
-  int compacted = 0, deletes = 0;
+  EXPECT_EQ(ids.size(), 80u - 4 + 1);
+  for (int64_t id : {17, 44, 105}) EXPECT_FALSE(ids.count(id)) << id;
+  EXPECT_TRUE(ids.count(3)) << "the row appended after the delete";
+  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 2}, {"b", 2}}));
+  int compacted = 0, newer = 0;
   for (const auto& [path, seq] : LiveSequences()) {
     if (path.find("/compact-") != std::string::npos) {
       ++compacted;
       EXPECT_EQ(seq, plan_seq) << path;
     } else if (seq > plan_seq) {
-      ++deletes;  // the two files of the delete that landed meanwhile
+      ++newer;  // the two files of the delete that landed meanwhile, and the append
     } else {
       EXPECT_LT(seq, plan_seq) << path << ": only kind=b's appends are older";
     }
   }
   EXPECT_EQ(compacted, 1);
-  EXPECT_EQ(deletes, 2);
+  EXPECT_EQ(newer, 3);
   // The next compaction of everything applies them and leaves no delete.
   CompactOptions all;
   all.all_files = true;
   ASSERT_OK(CompactTable(*table_, all).status());
   EXPECT_EQ(Ids(), ids);
   EXPECT_EQ(table_->metadata().current_snapshot()->summary.at("total-delete-files"), "0");
+}
+
+// A position delete and an equality delete landing together: the commit
+// conflicts on the position delete, which is carried onto the new file; the
+// equality delete applies to it by its sequence number.
+TEST_F(CompactTest, EqualityAndPositionDeletesLandingTogetherAreBothHonoured) {
+  SmallAppends();
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  EqualityDelete(*other, {{44, "a"}});
+  CompactOptions o;
+  int commits = 0;
+  o.before_commit = [&] {
+    if (commits++ > 0) return;
+    EqualityDelete(*other, {{3, "a"}});
+    ASSERT_OK(catalog::DeleteWhere(*other, "id = 25").status());
+  };
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  EXPECT_EQ(r.commits, 1);
+  EXPECT_EQ(r.conflicts, 0);
+  EXPECT_EQ(commits, 2) << "carried once";
+  EXPECT_EQ(r.carried_deletes, 1);
+  std::set<int64_t> ids = Ids();
+  EXPECT_EQ(ids.size(), 80u - 3);
+  for (int64_t id : {3, 25, 44}) EXPECT_FALSE(ids.count(id)) << id;
+  EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
+}
+
+// Rows of an older partition spec are rewritten into the current one: there
+// an equality delete committed meanwhile, in the current spec's partition,
+// never applied to them, and must not once they move. The new files take the
+// commit's sequence number, not the read's.
+TEST_F(CompactTest, RowsMovingToTheCurrentSpecMeetNoDeleteThatNeverAppliedToThem) {
+  SmallAppends();
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  EqualityDelete(*other, {{44, "a"}});  // the table has equality deletes
+  ASSERT_OK(
+      table_->UpdateMetadata([](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+        iceberg::TableMetadata next = m;
+        ASSIGN_OR_RETURN(iceberg::PartitionSpec spec,
+                         iceberg::ParsePartitionSpec("bucket(4, id)", *m.current_schema(), 1,
+                                                     m.last_partition_id + 1));
+        next.partition_specs.push_back(spec);
+        next.default_spec_id = 1;
+        next.last_partition_id = spec.fields[0].field_id;
+        return next;
+      }));
+  ASSERT_OK(other->Refresh());
+  CompactOptions o;
+  int commits = 0;
+  o.before_commit = [&] {
+    if (commits++ == 0) EqualityDelete(*other, {{3, "a"}});  // bucket(4, 3), spec 1
+  };
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  ASSERT_EQ(r.partitions.size(), 1u);
+  EXPECT_EQ(r.commits, 1);
+  std::set<int64_t> ids = Ids();
+  EXPECT_EQ(ids.size(), 80u - 1);
+  EXPECT_FALSE(ids.count(44));
+  EXPECT_TRUE(ids.count(3)) << "the delete of spec 1 never applied to the row of spec 0";
+  const int64_t commit_seq = table_->metadata().current_snapshot()->sequence_number;
+  for (const auto& [path, seq] : LiveSequences()) {
+    if (path.find("/compact-") != std::string::npos) {
+      EXPECT_EQ(seq, commit_seq) << path;
+    }
+  }
 }
 
 // An input whose rows were all deleted while the compaction wrote is gone

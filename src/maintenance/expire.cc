@@ -147,12 +147,28 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
   only_expired(candidates.delete_files, &result.delete_files);
   only_expired(candidates.manifests, &result.manifests);
   only_expired(candidates.manifest_lists, &result.manifest_lists);
+  // Statistics files of the expired snapshots that no remaining one names.
+  const iceberg::TableMetadata& kept_md = options.dry_run ? base : after;
+  std::set<std::string> named, gone;
+  std::set<int64_t> left(remaining.begin(), remaining.end());
+  for (const auto* stats : {&kept_md.statistics, &kept_md.partition_statistics}) {
+    for (const iceberg::StatisticsFile& f : *stats) {
+      if (left.count(f.snapshot_id)) named.insert(f.path);
+    }
+  }
+  std::set<int64_t> expired_ids(result.expired.begin(), result.expired.end());
+  for (const auto* stats : {&base.statistics, &base.partition_statistics}) {
+    for (const iceberg::StatisticsFile& f : *stats) {
+      if (expired_ids.count(f.snapshot_id) && !named.count(f.path)) gone.insert(f.path);
+    }
+  }
+  result.statistics_files.assign(gone.begin(), gone.end());
   if (options.dry_run) return result;
   // Contents before the files that list them: a crash midway leaves orphans,
   // never a manifest naming a deleted file.
   KillPoint("maintenance.expire.before_delete");
-  for (const auto* files :
-       {&result.data_files, &result.delete_files, &result.manifests, &result.manifest_lists}) {
+  for (const auto* files : {&result.data_files, &result.delete_files, &result.statistics_files,
+                            &result.manifests, &result.manifest_lists}) {
     DeleteFiles(io, *files, &result.deleted, &result.failures);
   }
   return result;

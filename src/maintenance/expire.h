@@ -49,6 +49,9 @@ struct ExpireResult {
   std::vector<int64_t> expired;  // snapshot ids, oldest first
   // Files the expiry deletes (or, dry, would delete), by kind.
   std::vector<std::string> manifest_lists, manifests, data_files, delete_files;
+  // Statistics and partition statistics files of expired snapshots that no
+  // snapshot left names.
+  std::vector<std::string> statistics_files;
   int64_t deleted = 0;                // files deleted (0 when dry)
   std::vector<std::string> failures;  // files that could not be deleted (left for orphan cleanup)
   // Readers whose positions kept snapshots ("pipeline@snapshot"), and those

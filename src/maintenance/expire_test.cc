@@ -4,6 +4,7 @@
 #include "maintenance/expire.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "catalog/table_readers.h"
 #include "maintenance/compact.h"
@@ -70,6 +71,53 @@ TEST_F(ExpireTest, OldSnapshotsGoWithTheFilesOnlyTheyReach) {
   for (const auto& e : table_->metadata().snapshot_log) {
     EXPECT_NE(table_->metadata().snapshot_by_id(e.snapshot_id), nullptr);
   }
+}
+
+// Statistics files (another engine's ANALYZE) go with the snapshots they
+// describe, unless a snapshot that stays names the same file; sluice's own
+// commits keep them in the metadata meanwhile.
+TEST_F(ExpireTest, StatisticsFilesGoWithTheirSnapshots) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  const std::string dir = OnDisk(table_->metadata().location) + "/metadata/";
+  auto stats_of = [&](int64_t snapshot, const std::string& name) {
+    std::string path = table_->metadata().location + "/metadata/" + name;
+    EXPECT_OK(io_->WriteFile(path, "PUFFIN"));
+    nlohmann::json j = {{"snapshot-id", snapshot},
+                        {"statistics-path", path},
+                        {"file-size-in-bytes", 6},
+                        {"file-footer-size-in-bytes", 0},
+                        {"blob-metadata", nlohmann::json::array()}};
+    return iceberg::StatisticsFile{snapshot, path, j.dump()};
+  };
+  const int64_t first = table_->metadata().snapshots[0].snapshot_id;
+  const int64_t second = table_->metadata().snapshots[1].snapshot_id;
+  iceberg::StatisticsFile a = stats_of(first, "a.stats");
+  iceberg::StatisticsFile shared = stats_of(first, "shared.pstats");
+  iceberg::StatisticsFile shared_too = shared;
+  shared_too.snapshot_id = second;
+  ASSERT_OK(table_->UpdateMetadata([&](const iceberg::TableMetadata& m) {
+    iceberg::TableMetadata next = m;
+    next.statistics = {a};
+    next.partition_statistics = {shared, shared_too};
+    return Result<iceberg::TableMetadata>(next);
+  }));
+  AppendIds(20, 30);  // a commit of sluice's own keeps them
+  ASSERT_EQ(table_->metadata().statistics.size(), 1u);
+  ASSERT_EQ(table_->metadata().partition_statistics.size(), 2u);
+
+  ExpireOptions o;
+  o.now_ms = Newest() + 1;
+  o.older_than_ms = Newest() + 1;
+  o.retain_last = 2;  // the second and third stay
+  ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, o));
+  ASSERT_EQ(r.expired, std::vector<int64_t>{first});
+  EXPECT_EQ(r.statistics_files, std::vector<std::string>{a.path}) << "shared is still named";
+  EXPECT_FALSE(std::filesystem::exists(dir + "a.stats"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "shared.pstats"));
+  EXPECT_TRUE(table_->metadata().statistics.empty());
+  ASSERT_EQ(table_->metadata().partition_statistics.size(), 1u);
+  EXPECT_EQ(table_->metadata().partition_statistics[0].snapshot_id, second);
 }
 
 // A downstream pipeline reading db.events FROM TABLE records where it stands

@@ -21,19 +21,9 @@ Result<std::set<std::string>> Referenced(catalog::Table& table) {
        {&reach.manifest_lists, &reach.manifests, &reach.data_files, &reach.delete_files}) {
     refs.insert(kind->begin(), kind->end());
   }
-  // Statistics files the current metadata names (other engines write them;
-  // TableMetadata does not keep them, so they are read from the file).
-  ASSIGN_OR_RETURN(std::string text, io.ReadFile(table.metadata_location()));
-  auto meta = nlohmann::json::parse(text, nullptr, false);
-  if (!meta.is_discarded()) {
-    for (const char* key : {"statistics", "partition-statistics"}) {
-      if (!meta.contains(key) || !meta[key].is_array()) continue;
-      for (const auto& st : meta[key]) {
-        if (st.is_object() && st.contains("statistics-path") && st["statistics-path"].is_string()) {
-          refs.insert(st["statistics-path"].get<std::string>());
-        }
-      }
-    }
+  // Statistics files (other engines write them).
+  for (const auto* stats : {&m.statistics, &m.partition_statistics}) {
+    for (const iceberg::StatisticsFile& f : *stats) refs.insert(f.path);
   }
   // Window state and key indexes of the pipelines writing the table
   // (docs/state.md).

@@ -152,15 +152,25 @@ HttpResponse RestCatalogHandler::Dispatch(const HttpRequest& req) {
     }
     who = *p;
   }
+  // A mutation (but a metrics report) may carry an Idempotency-Key: a retry
+  // of it is answered as the first was (idempotency.h).
+  bool mutates =
+      (req.method == "POST" || req.method == "DELETE") && !req.path.ends_with("/metrics");
+  if (mutates) return keys_.Run(who.name(), req, [&] { return Route(req, who); });
+  return Route(req, who);
+}
+
+HttpResponse RestCatalogHandler::Route(const HttpRequest& req, const Principal& who) {
   std::vector<std::string_view> seg = Segments(std::string_view(req.path).substr(4));  // "/v1/"
   const std::string& m = req.method;
   if (seg.size() == 1 && seg[0] == "config") {
     if (m != "GET") return MethodNotAllowed(req, "GET");
     json endpoints = json::array();
     for (const char* e : kEndpoints) endpoints.push_back(e);
-    return Json(
-        200,
-        {{"defaults", json::object()}, {"overrides", json::object()}, {"endpoints", endpoints}});
+    return Json(200, {{"defaults", json::object()},
+                      {"overrides", json::object()},
+                      {"endpoints", endpoints},
+                      {"idempotency-key-lifetime", keys_.LifetimeText()}});
   }
   if (seg.size() == 2 && seg[0] == "tables" && seg[1] == "rename") {
     if (m != "POST") return MethodNotAllowed(req, "POST");

@@ -12,7 +12,7 @@
 //   POST /v1/namespaces/{ns}/tables/{table}/metrics
 //   POST /v1/namespaces/{ns}/register      POST /v1/tables/rename
 //   POST /v1/transactions/commit           POST /v1/oauth/tokens (with CatalogAuth)
-// Not served: views, scan planning, statistics files, credential vending.
+// Not served: views, scan planning, credential vending.
 //
 // Contract:
 // - Namespaces in paths are their levels joined by the unit separator (0x1F),
@@ -32,6 +32,9 @@
 // - With a CatalogAuth, each request's caller sees only its grants: anything
 //   else answers 404 as if missing (403 for creating outside them, and for
 //   changes by a read-only caller).
+// - A mutation (POST or DELETE, but a metrics report) carrying an
+//   Idempotency-Key is run once; a retry under the key gets the first answer
+//   (idempotency.h; GET /v1/config advertises idempotency-key-lifetime).
 // - Lists are paged on request (pageSize, pageToken = the last key of the page
 //   before; next-page-token in the answer).
 // - Thread-safe (the catalog and FileIO are).
@@ -48,6 +51,7 @@
 #include "catalog/table.h"
 #include "io/file_io.h"
 #include "rest/catalog_auth.h"
+#include "rest/idempotency.h"
 #include "rest/table_change.h"
 #include "server/http_server.h"
 
@@ -59,8 +63,12 @@ class RestCatalogHandler final : public server::RouteHandler {
   // and bounds what its caller sees; without it the server's bearer token
   // guards the catalog and every caller sees everything.
   RestCatalogHandler(catalog::Catalog& catalog, FileIO& io, std::string warehouse,
-                     CatalogAuth* auth = nullptr)
-      : catalog_(catalog), io_(io), warehouse_(std::move(warehouse)), auth_(auth) {}
+                     CatalogAuth* auth = nullptr, IdempotencyOptions idempotency = {})
+      : catalog_(catalog),
+        io_(io),
+        warehouse_(std::move(warehouse)),
+        auth_(auth),
+        keys_(std::move(idempotency)) {}
 
   bool Claims(std::string_view path) const override;
   // Metrics reports received (POST .../metrics), by kind.
@@ -72,8 +80,10 @@ class RestCatalogHandler final : public server::RouteHandler {
  private:
   // The 404 for a namespace that does not exist (or the catalog's error).
   std::optional<server::HttpResponse> RequireNamespace(const std::vector<std::string>& ns);
-  // Handle without its guard: nlohmann's type errors propagate as exceptions.
+  // Handle without its guard (nlohmann's type errors propagate as
+  // exceptions): tokens, authentication and Idempotency-Keys, then Route.
   server::HttpResponse Dispatch(const server::HttpRequest& req);
+  server::HttpResponse Route(const server::HttpRequest& req, const Principal& who);
   // The routes under /v1/namespaces/{ns}, for a caller who sees `ns` (and may
   // change it, unless the route only reads).
   server::HttpResponse NamespaceRoute(const server::HttpRequest& req,
@@ -117,6 +127,7 @@ class RestCatalogHandler final : public server::RouteHandler {
   FileIO& io_;
   const std::string warehouse_;
   CatalogAuth* const auth_;
+  IdempotencyKeys keys_;
   std::atomic<int64_t> scan_reports_{0}, commit_reports_{0};
 };
 

@@ -4,8 +4,10 @@
 #include "catalog/rest_client.h"
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
+#include "rest/idempotency.h"
 #include "rest/rest_test_util.h"
 
 namespace sluice::rest {
@@ -112,6 +114,90 @@ TEST_F(RestClientTest, TableCommitsLandThroughTheServer) {
   ASSERT_OK(server->Refresh());
   EXPECT_EQ(server->metadata().snapshot_by_id(oldest), nullptr);
   EXPECT_EQ(server->metadata().snapshots.size(), 2u);
+}
+
+// The catalog's handler behind a proxy that loses the answer to the first
+// table commit after the commit ran (502, as a proxy timing out answers).
+// With `forget_keys`, the catalog behind it never sees the key (as a
+// restarted server or another replica would not know it).
+class LosesFirstCommitAnswer final : public server::RouteHandler {
+ public:
+  explicit LosesFirstCommitAnswer(RestCatalogHandler& inner, bool forget_keys = false)
+      : inner_(inner), forget_keys_(forget_keys) {}
+  bool Claims(std::string_view path) const override { return inner_.Claims(path); }
+  bool Authenticates() const override { return inner_.Authenticates(); }
+  server::HttpResponse Handle(const server::HttpRequest& req) override {
+    server::HttpRequest passed = req;
+    if (forget_keys_) {
+      std::erase_if(passed.headers, [](const auto& h) { return h.first == "idempotency-key"; });
+    }
+    server::HttpResponse res = inner_.Handle(passed);
+    if (req.method != "POST" || req.path.find("/tables/") == std::string::npos) return res;
+    std::lock_guard<std::mutex> lock(mu_);
+    keys_.push_back(req.Get("idempotency-key"));
+    if (keys_.size() > 1) return res;
+    server::HttpResponse lost;
+    lost.status = 502;
+    lost.SetContent("bad gateway", "text/plain");
+    return lost;
+  }
+  std::vector<std::string> keys() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return keys_;
+  }
+
+ private:
+  RestCatalogHandler& inner_;
+  const bool forget_keys_;
+  std::mutex mu_;
+  std::vector<std::string> keys_;
+};
+
+// A commit whose answer is lost is retried under its Idempotency-Key and
+// answered as it landed: the append succeeds, once (without keys it would be
+// kCommitStateUnknown, or a conflict with itself).
+TEST_F(RestClientTest, ACommitWhoseAnswerWasLostIsRetriedUnderItsKeyAndLandsOnce) {
+  LosesFirstCommitAnswer proxy(*handler_);
+  Start("", &proxy);
+  auto rest = Open();
+  auto t = CreateVia(*rest, "events");
+  ASSERT_NE(t, nullptr);
+  ASSERT_OK(t->Append({File("a.parquet", 10)}).status());
+  std::vector<std::string> keys = proxy.keys();
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_TRUE(IsUuidText(keys[0])) << keys[0];
+  EXPECT_EQ(keys[0][14], '7') << "a UUIDv7";
+  EXPECT_EQ(keys[1], keys[0]) << "the retry reuses the key";
+  ASSERT_OK_AND_ASSIGN(auto server, catalog::Table::Load(*catalog_, *io_, {{"db"}, "events"}));
+  EXPECT_EQ(server->metadata().snapshots.size(), 1u);
+  EXPECT_EQ(server->metadata_location(), t->metadata_location());
+  ASSERT_OK(t->Append({File("b.parquet", 10)}).status());  // a new commit, a new key
+  keys = proxy.keys();
+  ASSERT_EQ(keys.size(), 3u);
+  EXPECT_NE(keys[2], keys[0]);
+  ASSERT_OK(server->Refresh());
+  EXPECT_EQ(server->metadata().snapshots.size(), 2u);
+}
+
+// The same lost answer, from a catalog that does not know the key on the
+// retry: the retry collides with the commit that landed (409). That is no
+// conflict to plan again on (which would append the files twice): the
+// outcome is unknown, and what landed stays readable.
+TEST_F(RestClientTest, ARetryTheServerDoesNotRecogniseLeavesTheOutcomeUnknown) {
+  LosesFirstCommitAnswer proxy(*handler_, /*forget_keys=*/true);
+  Start("", &proxy);
+  auto rest = Open();
+  auto t = CreateVia(*rest, "events");
+  ASSERT_NE(t, nullptr);
+  auto appended = t->Append({File("a.parquet", 10)});
+  ASSERT_FALSE(appended.ok());
+  EXPECT_EQ(appended.status().code(), StatusCode::kCommitStateUnknown)
+      << appended.status().ToString();
+  EXPECT_EQ(proxy.keys().size(), 2u) << "sent, retried once, then stopped";
+  ASSERT_OK_AND_ASSIGN(auto server, catalog::Table::Load(*catalog_, *io_, {{"db"}, "events"}));
+  ASSERT_EQ(server->metadata().snapshots.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(auto live, server->LiveFiles(*server->metadata().current_snapshot_id));
+  EXPECT_EQ(live.size(), 1u) << "the landed snapshot's manifests are all there";
 }
 
 TEST_F(RestClientTest, AMultiTableCommitIsOneTransaction) {

@@ -185,8 +185,54 @@ TEST_F(RestCommitTest, CommitsCheckTheirRequirementsAndApplyTheirUpdates) {
   EXPECT_EQ(Type(Commit("mirror", unknown)), "BadRequestException");
   json stats = {{"requirements", json::array()},
                 {"updates", {{{"action", "set-statistics"}, {"statistics", json::object()}}}}};
-  EXPECT_EQ(Type(Commit("mirror", stats)), "UnsupportedOperationException");
+  EXPECT_EQ(Type(Commit("mirror", stats)), "BadRequestException") << "no path, no snapshot";
   EXPECT_EQ(Type(Commit("nope", stats)), "NoSuchTableException");
+  json keys = {{"requirements", json::array()},
+               {"updates", {{{"action", "add-encryption-key"}, {"key", json::object()}}}}};
+  EXPECT_EQ(Type(Commit("mirror", keys)), "UnsupportedOperationException");
+
+  // Statistics files (ANALYZE): kept as sent, one per snapshot, removable.
+  auto stats_file = [](int64_t snapshot, const std::string& path) {
+    return json{{"snapshot-id", snapshot},
+                {"statistics-path", path},
+                {"file-size-in-bytes", 413},
+                {"file-footer-size-in-bytes", 42},
+                {"blob-metadata",
+                 {{{"type", "apache-datasketches-theta-v1"},
+                   {"snapshot-id", snapshot},
+                   {"sequence-number", 1},
+                   {"fields", {1}},
+                   {"properties", {{"ndv", "10"}}}}}}};
+  };
+  auto set_stats = [&](const json& file) {
+    return json{{"requirements", json::array()},
+                {"updates", {{{"action", "set-statistics"}, {"statistics", file}}}}};
+  };
+  ASSERT_EQ(Commit("mirror", set_stats(stats_file(100, "/w/a.stats")))->status, 200);
+  r = Commit("mirror", set_stats(stats_file(100, "/w/b.stats")));  // replaces a.stats
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Load("mirror")["statistics"], json::array({stats_file(100, "/w/b.stats")}));
+  EXPECT_EQ(Type(Commit("mirror", set_stats(stats_file(555, "/w/c.stats")))), "BadRequestException")
+      << "snapshot 555 does not exist";
+  json no_footer = stats_file(100, "/w/d.stats");
+  no_footer.erase("file-footer-size-in-bytes");
+  EXPECT_EQ(Type(Commit("mirror", set_stats(no_footer))), "BadRequestException")
+      << "Java's readers need every required member";
+  json partition_stats = {
+      {"requirements", json::array()},
+      {"updates",
+       {{{"action", "set-partition-statistics"},
+         {"partition-statistics",
+          {{"snapshot-id", 100}, {"statistics-path", "/w/p.stats"}, {"file-size-in-bytes", 7}}}}}}};
+  ASSERT_EQ(Commit("mirror", partition_stats)->status, 200);
+  EXPECT_EQ(Load("mirror")["partition-statistics"][0]["statistics-path"], "/w/p.stats");
+  json unstats = {{"requirements", json::array()},
+                  {"updates",
+                   {{{"action", "remove-statistics"}, {"snapshot-id", 100}},
+                    {{"action", "remove-partition-statistics"}, {"snapshot-id", 100}}}}};
+  ASSERT_EQ(Commit("mirror", unstats)->status, 200);
+  EXPECT_FALSE(Load("mirror").contains("statistics"));
+  EXPECT_FALSE(Load("mirror").contains("partition-statistics"));
 
   // Schema evolution, a tag, properties; then removing the tag.
   json evolve = {
@@ -354,6 +400,34 @@ TEST_F(RestCommitTest, NamespacePropertiesAreUpdatedAndRemoved) {
   EXPECT_EQ(Type(c.Post("/v1/namespaces/nope/properties", R"({"updates":{"b":"5"}})",
                         "application/json")),
             "NoSuchNamespaceException");
+}
+
+// A commit retried under its Idempotency-Key (its first answer lost) is
+// answered as it landed, not refused as a conflict with itself, and lands
+// once; the config advertises the keys' lifetime.
+TEST_F(RestCommitTest, ACommitRetriedUnderItsIdempotencyKeyLandsOnce) {
+  EXPECT_EQ(Body(Client().Get("/v1/config"))["idempotency-key-lifetime"], "PT30M");
+  auto events = MakeTable("");
+  ASSERT_OK(events->Append({File("a.parquet", 10)}).status());
+  json md = Create("mirror")["metadata"];
+  const std::string body = AppendCommit(md, SnapshotFrom(*events, 100, std::nullopt, 1)).dump();
+  const httplib::Headers key = {{"Idempotency-Key", "0190f2a4-7b3c-7def-8123-456789abcdef"}};
+  auto first = Client().Post("/v1/namespaces/db/tables/mirror", key, body, "application/json");
+  ASSERT_EQ(first->status, 200) << first->body;
+  auto retry = Client().Post("/v1/namespaces/db/tables/mirror", key, body, "application/json");
+  ASSERT_EQ(retry->status, 200) << retry->body;
+  EXPECT_EQ(retry->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(Body(retry), Body(first));
+  EXPECT_EQ(Load("mirror")["snapshots"].size(), 1u);
+  // Without the key the same request is a conflict with the commit it repeats.
+  EXPECT_EQ(Type(Commit("mirror", json::parse(body))), "CommitFailedException");
+  // The key names that request only.
+  auto other = Client().Post(
+      "/v1/namespaces/db/tables/mirror", key,
+      AppendCommit(Load("mirror"), SnapshotFrom(*events, 101, 100, 2)).dump(), "application/json");
+  EXPECT_EQ(other->status, 422);
+  EXPECT_EQ(Type(other), "UnprocessableEntityException");
+  EXPECT_EQ(Load("mirror")["snapshots"].size(), 1u);
 }
 
 TEST_F(RestCommitTest, MetricsReportsAreAcceptedAndCounted) {

@@ -16,18 +16,6 @@ namespace sluice::rest {
 
 using json = nlohmann::json;
 
-// The server needs an ingest target; this catalog server ingests nothing.
-class NoStreams final : public server::IngestTarget {
- public:
-  log::StreamLog* FindStream(const std::string&) override { return nullptr; }
-  std::optional<server::Backpressure> CheckBackpressure(const std::string&) override {
-    return std::nullopt;
-  }
-  void OnAppended(const std::string&, int64_t, int64_t) override {}
-  std::string MetricsText() override { return ""; }
-  std::string StatusJson() override { return "{}"; }
-};
-
 class RestCatalogTest : public catalog::TableTest {
  protected:
   void SetUp() override {
@@ -45,10 +33,11 @@ class RestCatalogTest : public catalog::TableTest {
     handler_ = std::make_unique<RestCatalogHandler>(*catalog_, *io_, dir_.string(), auth);
     Start(token);
   }
-  void Start(const std::string& token) {
+  // Serves handler_, or `routes` in front of it.
+  void Start(const std::string& token, server::RouteHandler* routes = nullptr) {
     server_.reset();
     server::HttpServerOptions o;
-    o.routes = handler_.get();
+    o.routes = routes != nullptr ? routes : handler_.get();
     o.bearer_token = token;
     auto s = server::HttpServer::Make(o, &target_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -77,7 +66,7 @@ class RestCatalogTest : public catalog::TableTest {
   }
   static std::string Type(const httplib::Result& r) { return Body(r)["error"]["type"]; }
 
-  NoStreams target_;
+  server::NoStreams target_;
   std::unique_ptr<RestCatalogHandler> handler_;
   std::unique_ptr<server::HttpServer> server_;
 };

@@ -12,10 +12,10 @@
 //   client refreshes and retries (REST 409).
 // - Apply runs the updates in order on a copy of `base`. An update that cannot
 //   apply (a snapshot id in use, a ref to a missing snapshot, a format
-//   downgrade, a location outside the warehouse) is kInvalidArgument (REST
-//   400). Updates sluice's metadata does not model (statistics files,
-//   encryption keys) are kNotImplemented (REST 406), except removing statistics,
-//   which there never are. Nothing is written: the caller commits the result
+//   downgrade, a location outside the warehouse, statistics of a snapshot
+//   that does not exist) is kInvalidArgument (REST 400). Encryption keys,
+//   which sluice's metadata does not model, are kNotImplemented (REST 406).
+//   Statistics files are kept as sent. Nothing is written: the caller commits the result
 //   through the table's compare-and-swap and, on a conflict, runs Check and
 //   Apply again on the refreshed metadata.
 // - A creating change (requirement assert-create) applies to EmptyMetadata; the

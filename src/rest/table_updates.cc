@@ -137,12 +137,18 @@ class Applier {
     }
     if (action == "remove-partition-specs") return RemoveSpecs(u, what);
     if (action == "remove-schemas") return RemoveSchemas(u, what);
-    if (action == "remove-statistics" || action == "remove-partition-statistics") {
-      return Status::OK();  // sluice's metadata keeps no statistics files
+    if (action == "set-statistics") return SetStatistics(u, "statistics", &m_.statistics, what);
+    if (action == "set-partition-statistics") {
+      return SetStatistics(u, "partition-statistics", &m_.partition_statistics, what);
     }
-    return Status::NotImplemented(
-        "{}: sluice's table metadata does not keep {}", what,
-        action.find("statistics") != std::string::npos ? "statistics files" : "encryption keys");
+    if (action == "remove-statistics" || action == "remove-partition-statistics") {
+      ASSIGN_OR_RETURN(int64_t id, Member<int64_t>(u, "snapshot-id", what));
+      auto* stats = action == "remove-statistics" ? &m_.statistics : &m_.partition_statistics;
+      std::erase_if(*stats, [&](const iceberg::StatisticsFile& f) { return f.snapshot_id == id; });
+      return Status::OK();
+    }
+    return Status::NotImplemented("{}: sluice's table metadata does not keep encryption keys",
+                                  what);
   }
 
   // The rules every table's metadata keeps, checked once all updates ran.
@@ -343,6 +349,42 @@ class Applier {
       }
     }
     m_.refs[name] = *ref;
+    return Status::OK();
+  }
+
+  // The snapshot's statistics file (one per snapshot: a new one replaces it).
+  Status SetStatistics(const json& u, const char* key, std::vector<iceberg::StatisticsFile>* into,
+                       std::string_view what) {
+    if (!u.contains(key)) return Status::Invalid("{}: missing \"{}\"", what, key);
+    // The spec's required members (Java's parser fails on a file without
+    // them, so a table holding one would not load in Spark or Trino).
+    const json& given_file = u[key];
+    const bool partition = std::string_view(key) == "partition-statistics";
+    for (const char* member : {"file-size-in-bytes", "file-footer-size-in-bytes"}) {
+      if (partition && std::string_view(member) == "file-footer-size-in-bytes") continue;
+      if (!given_file.is_object() || !given_file.contains(member) ||
+          !given_file[member].is_number_integer()) {
+        return Status::Invalid("{}: the {} file needs an integer \"{}\"", what, key, member);
+      }
+    }
+    if (!partition &&
+        (!given_file.contains("blob-metadata") || !given_file["blob-metadata"].is_array())) {
+      return Status::Invalid("{}: the statistics file needs a \"blob-metadata\" array", what);
+    }
+    ASSIGN_OR_RETURN(iceberg::StatisticsFile file, iceberg::internal::StatisticsFileFromJsonValue(
+                                                       iceberg::internal::Json(given_file), what));
+    auto given = u.find("snapshot-id");  // the deprecated top-level id, when sent, must agree
+    if (given != u.end() && !given->is_null() &&
+        (!given->is_number_integer() || given->get<int64_t>() != file.snapshot_id)) {
+      return Status::Invalid("{}: snapshot-id {} is not the statistics file's ({})", what,
+                             given->dump(), file.snapshot_id);
+    }
+    if (m_.snapshot_by_id(file.snapshot_id) == nullptr) {
+      return Status::Invalid("{}: snapshot {} does not exist", what, file.snapshot_id);
+    }
+    std::erase_if(
+        *into, [&](const iceberg::StatisticsFile& f) { return f.snapshot_id == file.snapshot_id; });
+    into->push_back(std::move(file));
     return Status::OK();
   }
 

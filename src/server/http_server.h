@@ -65,6 +65,20 @@ class IngestTarget {
   virtual std::optional<std::string> Unhealthy() { return std::nullopt; }
 };
 
+// A target with no streams (an append answers 404): a server of other routes
+// only, such as `sluice serve`'s catalog; empty metrics and status unless a
+// subclass gives its own.
+class NoStreams : public IngestTarget {
+ public:
+  log::StreamLog* FindStream(const std::string&) override { return nullptr; }
+  std::optional<Backpressure> CheckBackpressure(const std::string&) override {
+    return std::nullopt;
+  }
+  void OnAppended(const std::string&, int64_t, int64_t) override {}
+  std::string MetricsText() override { return ""; }
+  std::string StatusJson() override { return "{}"; }
+};
+
 // More routes on the server's port (the Iceberg REST catalog): the handler
 // claims paths; the server authenticates (bearer token), reads the body (up to
 // max_body_bytes) and calls Handle on a worker thread. The handler answers

@@ -190,7 +190,8 @@ struct ChangeParser::Impl {
   std::string value;  // the record's value, padded
   std::string key;    // its key, padded
   std::string sequence;
-  DebeziumValues values;
+  DebeziumValues values;      // as the records' schemas name them
+  DebeziumValues key_values;  // as the message keys' schemas name them
 
   static std::string_view Pad(std::string_view text, std::string* buffer) {
     buffer->assign(text);
@@ -223,9 +224,11 @@ struct ChangeParser::Impl {
       return Status::Invalid("a record without a value deletes its key, but it has no key");
     }
     Fields f;
-    ASSIGN_OR_RETURN(std::string_view image, Unwrap(Pad(raw_key, &key), "the record's key", &f));
+    std::string_view schema;
+    ASSIGN_OR_RETURN(std::string_view image,
+                     Unwrap(Pad(raw_key, &key), "the record's key", &f, &schema));
     if (image == "null") return Status::Invalid("the record's key is null");
-    return image;
+    return Decoded(schema, image, key_values, "the record key's schema");
   }
 
   // Reads source.* into the change's position and snapshot flag.
@@ -331,7 +334,11 @@ struct ChangeParser::Impl {
       return Status::Invalid("op {} is not a row change (c, r, u, d)", e.op);
     }
     Status st = ReadSource(e.source, out);
-    if (st.ok()) st = Decoded(schema, out);
+    if (st.ok()) {
+      auto decoded = Decoded(schema, out->image, values, "the event's schema");
+      if (decoded.ok()) out->image = *decoded;
+      st = decoded.status();
+    }
     if (!st.ok()) out->kind = Change::Kind::kNone;
     return st;
   }
@@ -359,21 +366,21 @@ struct ChangeParser::Impl {
       return Status::Invalid("__deleted is {}, not true or false", f.deleted);
     }
     out->kind = deleted ? Change::Kind::kDelete : Change::Kind::kUpsert;
-    out->image = row;
-    return Decoded(schema, out);
+    ASSIGN_OR_RETURN(out->image, Decoded(schema, row, values, "the event's schema"));
+    return Status::OK();
   }
 
-  // The image with the values its schema names as encodings converted
-  // (debezium_values.h); unchanged without a schema.
-  Status Decoded(std::string_view schema, Change* out) {
-    if (schema.empty()) return Status::OK();
+  // `image` with the values `schema` names as encodings converted by
+  // `decoder` (debezium_values.h); unchanged without a schema.
+  static Result<std::string_view> Decoded(std::string_view schema, std::string_view image,
+                                          DebeziumValues& decoder, std::string_view what) {
+    if (schema.empty()) return image;
     try {
-      RETURN_IF_ERROR(values.Learn(schema));
-      ASSIGN_OR_RETURN(out->image, values.Convert(out->image));
+      RETURN_IF_ERROR(decoder.Learn(schema));
+      return decoder.Convert(image);
     } catch (const std::exception& e) {  // a schema value of the wrong JSON type
-      return Status::Invalid("the event's schema: {}", e.what());
+      return Status::Invalid("{}: {}", what, e.what());
     }
-    return Status::OK();
   }
 };
 

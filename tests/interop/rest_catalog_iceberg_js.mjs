@@ -80,6 +80,22 @@ try {
   check('creating an existing namespace: 409 AlreadyExistsException',
     dup?.status === 409 && /AlreadyExists/.test(dup?.icebergType ?? JSON.stringify(dup?.details ?? dup?.message)), String(dup?.message))
 
+  // Idempotency-Key (iceberg-js sends one with every change): advertised,
+  // and a retry under the key gets the first answer, not a 409.
+  const config = await (await httpFetch(`${baseUrl}/v1/config`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json()
+  check('the config advertises idempotency-key-lifetime', config['idempotency-key-lifetime'] === 'PT30M', JSON.stringify(config))
+  const keyed = () => httpFetch(`${baseUrl}/v1/namespaces`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json',
+      'Idempotency-Key': '0190f2a4-7b3c-7def-8123-456789abcdef' },
+    body: JSON.stringify({ namespace: ['retried'], properties: {} }),
+  })
+  const first = await keyed()
+  const retry = await keyed()
+  check('a create retried under its Idempotency-Key is answered as it landed',
+    first.status === 200 && retry.status === 200 && retry.headers.get('idempotent-replayed') === 'true' &&
+      canonical(await first.json()) === canonical(await retry.json()), `${first.status} ${retry.status}`)
+
   const tables = (await catalog.listTables({ namespace: ['lake'] })).identifiers
   check('tables list', canonical(tables) === canonical([{ namespace: ['lake'], name: 'events' }]), JSON.stringify(tables))
   const result = await catalog.loadTableResult({ namespace: ['lake'], name: 'events' })
