@@ -28,6 +28,7 @@ struct Response {
 // Notes the Idempotent-Replayed header (the only one read).
 size_t ReadHeader(char* data, size_t size, size_t n, void* user) {
   std::string_view line(data, size * n);
+  if (line.starts_with("HTTP/")) static_cast<Response*>(user)->replayed = false;  // a new block
   constexpr std::string_view kName = "idempotent-replayed:";
   if (line.size() > kName.size() && EqualsIgnoreCase(line.substr(0, kName.size()), kName)) {
     std::string_view value = line.substr(kName.size());
@@ -416,7 +417,13 @@ class RestCatalogClient final : public Catalog {
       bool again = !r.ok() ? r.status().retryable()
                            : (r->status == 502 || r->status == 503 || r->status == 504);
       if (!again || attempt >= attempts) {
-        if (maybe_applied && r.ok() && (r->status < 200 || r->status > 299) && !r->replayed) {
+        if (maybe_applied && !r.ok()) {
+          return Status(StatusCode::kCommitStateUnknown,
+                        fmt::format("REST catalog {} {}: an earlier attempt may have landed, and "
+                                    "the retry failed: {}",
+                                    method, url, r.status().message()));
+        }
+        if (maybe_applied && (r->status < 200 || r->status > 299) && !r->replayed) {
           return Status(StatusCode::kCommitStateUnknown,
                         fmt::format("REST catalog {} {}: an earlier attempt may have landed, and "
                                     "the retry was answered {} without replaying it",

@@ -21,8 +21,11 @@
 //   do too when the server takes Idempotency-Keys (its config names
 //   idempotency-key-lifetime): each change carries a new UUIDv7 key, kept
 //   through its retries, so a commit whose answer was lost is answered as it
-//   landed instead of applied twice or reported kCommitStateUnknown. Without
-//   keys a change is sent once.
+//   landed instead of applied twice. A retry after an attempt that reached
+//   the server, answered with an error that is no replay (the server forgot
+//   the key) or not answered at all, is kCommitStateUnknown, for every
+//   change (namespaces, drops and renames too), never a conflict or an error
+//   to send again under a new key. Without keys a change is sent once.
 // - Auth: a bearer token, or OAuth2 client credentials ("id:secret")
 //   exchanged at <base>/v1/oauth/tokens and renewed before they expire.
 //   Tokens and secrets never appear in errors.

@@ -45,7 +45,10 @@ class CompactTest : public TableFixture {
     }
     auto w = iceberg::DataWriter::Make(*io_, t.metadata());
     EXPECT_TRUE(w.ok()) << w.status().ToString();
-    if (!w.ok() || !(*w)->Write(b).ok()) return {};
+    if (!w.ok()) return {};
+    Status written = (*w)->Write(b);
+    EXPECT_TRUE(written.ok()) << written.ToString();
+    if (!written.ok()) return {};
     auto files = (*w)->Close();
     EXPECT_TRUE(files.ok()) << files.status().ToString();
     return files.ok() ? *files : std::vector<iceberg::DataFile>{};

@@ -53,8 +53,9 @@ int64_t IdempotencyKeys::stored() const {
 }
 
 // Forgets answers past their lifetime, then the oldest while over the byte
-// budget. A request still running is never forgotten (its waiters need it);
-// its key stays until it finishes.
+// budget. Only stored answers are queued (a running request's key stays
+// until it finishes); the queue is in the order they were stored, so one
+// expired behind a younger front waits for the lookup's own check.
 void IdempotencyKeys::EvictLocked(int64_t now) {
   while (!arrivals_.empty()) {
     const auto& [first_ms, key] = arrivals_.front();
@@ -64,7 +65,7 @@ void IdempotencyKeys::EvictLocked(int64_t now) {
       continue;
     }
     bool expired = now - first_ms > options_.lifetime_ms;
-    if (!(expired || bytes_ > options_.max_bytes) || !it->second.done) break;
+    if (!expired && bytes_ <= options_.max_bytes) break;
     bytes_ -= it->second.bytes;
     entries_.erase(it);
     arrivals_.pop_front();
@@ -117,7 +118,6 @@ HttpResponse IdempotencyKeys::Run(const std::string& principal, const HttpReques
   }
   const int64_t now = Now();  // (after any wait)
   entries_[key] = Entry{fingerprint, now, false, {}, 0};
-  arrivals_.emplace_back(now, key);
   lock.unlock();
 
   HttpResponse answer;
@@ -139,7 +139,10 @@ HttpResponse IdempotencyKeys::Run(const std::string& principal, const HttpReques
     it->second.bytes = static_cast<int64_t>(answer.body.size() + fingerprint.size() +
                                             key.first.size() + key.second.size() + 64);
     bytes_ += it->second.bytes;
-    EvictLocked(now);
+    // Queued once stored, so that the queue's front is always a stored
+    // answer and the budget holds while long requests run.
+    arrivals_.emplace_back(now, key);
+    EvictLocked(Now());
   }
   finished_.notify_all();
   return answer;

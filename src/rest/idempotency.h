@@ -10,7 +10,7 @@
 //   client's key never replays another's answer.
 // - The first request under a key runs. Its answer is final, stored and
 //   replayed to every later request with that key for `lifetime` from its
-//   first arrival, when it is a 2xx or 4xx but 401, 403, 408 and 429; a 5xx
+//   first arrival, when it is below 500 but 401, 403, 408 and 429; a 5xx
 //   (or one of those) is not final: the key is released and a retry runs
 //   again. A replay carries the header `Idempotent-Replayed: true` (sluice's
 //   client tells a replay from a fresh answer by it).

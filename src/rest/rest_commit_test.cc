@@ -218,6 +218,10 @@ TEST_F(RestCommitTest, CommitsCheckTheirRequirementsAndApplyTheirUpdates) {
   no_footer.erase("file-footer-size-in-bytes");
   EXPECT_EQ(Type(Commit("mirror", set_stats(no_footer))), "BadRequestException")
       << "Java's readers need every required member";
+  json empty_blob = stats_file(100, "/w/e.stats");
+  empty_blob["blob-metadata"] = json::array({json::object()});
+  EXPECT_EQ(Type(Commit("mirror", set_stats(empty_blob))), "BadRequestException")
+      << "and every blob's";
   json partition_stats = {
       {"requirements", json::array()},
       {"updates",

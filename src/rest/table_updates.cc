@@ -367,9 +367,26 @@ class Applier {
         return Status::Invalid("{}: the {} file needs an integer \"{}\"", what, key, member);
       }
     }
-    if (!partition &&
-        (!given_file.contains("blob-metadata") || !given_file["blob-metadata"].is_array())) {
-      return Status::Invalid("{}: the statistics file needs a \"blob-metadata\" array", what);
+    if (!partition) {
+      auto blobs = given_file.find("blob-metadata");
+      if (blobs == given_file.end() || !blobs->is_array()) {
+        return Status::Invalid("{}: the statistics file needs a \"blob-metadata\" array", what);
+      }
+      for (const json& b : *blobs) {
+        bool ok = b.is_object() && b.contains("type") && b["type"].is_string() &&
+                  b.contains("snapshot-id") && b["snapshot-id"].is_number_integer() &&
+                  b.contains("sequence-number") && b["sequence-number"].is_number_integer() &&
+                  b.contains("fields") && b["fields"].is_array();
+        for (const json& field : ok ? b["fields"] : json::array()) {
+          ok = ok && field.is_number_integer();
+        }
+        if (!ok) {
+          return Status::Invalid(
+              "{}: a blob of the statistics file needs \"type\", \"snapshot-id\", "
+              "\"sequence-number\" and integer \"fields\" ({})",
+              what, b.dump());
+        }
+      }
     }
     ASSIGN_OR_RETURN(iceberg::StatisticsFile file, iceberg::internal::StatisticsFileFromJsonValue(
                                                        iceberg::internal::Json(given_file), what));
