@@ -4,6 +4,8 @@
 #include <mutex>
 #include <random>
 
+#include "common/clock.h"
+
 namespace sluice {
 
 std::array<uint8_t, 16> RandomUuidBytes() {
@@ -44,9 +46,7 @@ std::string NewUuid() { return UuidText(RandomUuidBytes()); }
 
 std::string NewUuidV7() {
   auto b = RandomUuidBytes();
-  const auto ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                            std::chrono::system_clock::now().time_since_epoch())
-                                            .count());
+  const auto ms = static_cast<uint64_t>(WallMillis());
   for (int i = 0; i < 6; ++i) b[i] = static_cast<uint8_t>(ms >> (40 - 8 * i));
   b[6] = (b[6] & 0x0f) | 0x70;  // version 7 (the variant is RandomUuidBytes')
   return UuidText(b);

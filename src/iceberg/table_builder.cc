@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/ascii.h"
+#include "common/clock.h"
 #include "common/uuid.h"
 
 namespace sluice::iceberg {
@@ -36,11 +37,7 @@ std::vector<std::string> SplitTopLevel(std::string_view text) {
 
 }  // namespace
 
-int64_t NowMillis() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMillis() { return WallMillis(); }
 
 Result<PartitionSpec> ParsePartitionSpec(std::string_view text, const Schema& schema,
                                          int32_t spec_id, int32_t first_field_id) {

@@ -138,7 +138,7 @@ void StreamLog::LeadGroup(std::unique_lock<std::mutex>& lock) {
   // Only this leader appends to or rolls the log until it hands over.
   Status status;
   std::string buffer;
-  int64_t now = NowMs();
+  int64_t now = WallMillis();
   auto sync = [&]() -> Status {
     RETURN_IF_ERROR(active->file->Sync());
     ++sync_count_;
@@ -223,7 +223,7 @@ void StreamLog::LeadGroup(std::unique_lock<std::mutex>& lock) {
 // offsets continue at the readable end. Acknowledged data is not touched. Requires
 // mu_ and no group in flight (the caller leads, or the queue is empty).
 Status StreamLog::RepairLocked() {
-  last_repair_ms_ = NowMs();
+  last_repair_ms_ = WallMillis();
   while (segments_.size() > 1 && segments_.rbegin()->first > readable_end_) {
     auto last = std::prev(segments_.end());
     RETURN_IF_ERROR(storage_->Remove(last->second->file->path()));
@@ -244,7 +244,7 @@ Status StreamLog::Health() {
   std::lock_guard<std::mutex> lock(mu_);
   if (append_error_.ok()) return Status::OK();
   // Probes may come often: repair at most every 200 ms, and never under a leader.
-  if (queue_.empty() && NowMs() - last_repair_ms_ >= 200 && RepairLocked().ok()) {
+  if (queue_.empty() && WallMillis() - last_repair_ms_ >= 200 && RepairLocked().ok()) {
     append_error_ = Status::OK();
   }
   return append_error_;

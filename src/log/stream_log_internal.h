@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "log/segment_file.h"
 #include "log/stream_log.h"
 
@@ -41,11 +42,5 @@ struct StreamLog::Writer {
   AppendResult result;
   std::condition_variable cv;
 };
-
-inline int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace sluice::log

@@ -7,15 +7,19 @@
 
 #include "columnar/column_ops.h"
 #include "common/kill_point.h"
-#include "common/uuid.h"
 #include "iceberg/data_writer.h"
-#include "iceberg/delete_writer.h"
-#include "iceberg/deletion_vector.h"
 #include "iceberg/scan.h"
+#include "maintenance/compact_carry.h"
 #include "maintenance/files.h"
 #include "maintenance/policy.h"
 
 namespace sluice::maintenance {
+
+using internal::CarryNewDeletes;
+using internal::KeepsReadSequence;
+using internal::Run;
+using internal::Staged;
+
 namespace {
 
 struct Group {
@@ -34,31 +38,6 @@ bool HasDeletes(const iceberg::FileScanTask& t) {
 // The input file's index a compaction gives rows while it sorts them (not a
 // column of any file).
 constexpr int32_t kInputIndexFieldId = -1;
-
-// Where rows of an input file went: `length` consecutive input positions from
-// `in_pos` to consecutive positions from `out_pos` of output file `output`.
-struct Run {
-  int64_t in_pos = 0, out_pos = 0, length = 0;
-  int32_t output = 0;  // index in Staged::output_paths
-};
-
-// A partition rewritten, its commit pending.
-struct Staged {
-  PartitionCompaction* plan = nullptr;
-  std::vector<std::unique_ptr<iceberg::DataWriter>> writers;  // one per sort run
-  std::vector<iceberg::DataFile> added;
-  std::vector<std::string> output_paths;  // of every writer, in order
-  // Where the live rows of each input went, by input (index in input_index).
-  std::map<std::string, int32_t> input_index;
-  std::vector<std::vector<Run>> origins;
-  void Abort() {  // removes the files written
-    for (auto& w : writers) w->Abort();
-  }
-  const std::vector<Run>* OriginOf(const std::string& input) const {
-    auto it = input_index.find(input);
-    return it == input_index.end() ? nullptr : &origins[static_cast<size_t>(it->second)];
-  }
-};
 
 // Inserts, as `rows` column n (before the scan's _pos), the index of their
 // input `file` in staged->input_index (an int a row: a sort run mixes
@@ -256,132 +235,6 @@ void DropFiles(catalog::Table& table, const std::vector<iceberg::DataFile>& file
   std::set<std::string> paths;
   for (const iceberg::DataFile& f : files) paths.insert(f.file_path);
   for (const std::string& p : paths) (void)table.io().Delete(p);
-}
-
-// The output positions (by output path) of the rows of `runs` that were at
-// input positions `positions`.
-void MapPositions(std::vector<Run> runs, const std::set<int64_t>& positions, const Staged& s,
-                  std::map<std::string, std::set<int64_t>>* out) {
-  std::sort(runs.begin(), runs.end(),
-            [](const Run& a, const Run& b) { return a.in_pos < b.in_pos; });
-  for (int64_t p : positions) {
-    auto r = std::upper_bound(runs.begin(), runs.end(), p,
-                              [](int64_t v, const Run& run) { return v < run.in_pos; });
-    if (r == runs.begin()) continue;
-    --r;
-    if (p < r->in_pos + r->length) {
-      (*out)[s.output_paths[static_cast<size_t>(r->output)]].insert(r->out_pos + (p - r->in_pos));
-    }
-  }
-}
-
-// Whether every equality delete of input `t` applies to each of `s`'s new
-// files too: they keep the data sequence number of the snapshot the rows
-// were read from (u.data_sequence_number), below that of every delete
-// committed since, and lie in the delete's partition (or it has none).
-bool EqualityDeletesFollow(const iceberg::TableMetadata& md, const iceberg::FileScanTask& t,
-                           const Staged& s, const catalog::SnapshotUpdate& u) {
-  if (t.equality_deletes.empty()) return true;
-  if (!u.data_sequence_number) return false;
-  for (const iceberg::DataFile& d : t.equality_deletes) {
-    const iceberg::PartitionSpec* spec = md.spec_by_id(d.spec_id);
-    if (spec != nullptr && spec->unpartitioned()) continue;
-    for (const iceberg::DataFile& f : s.added) {
-      if (f.spec_id != d.spec_id || f.partition != d.partition) return false;
-    }
-  }
-  return true;
-}
-
-// Carries what changed in the group's inputs since the plan onto its new
-// files, on the refreshed table: positions deleted since (a row delete, a
-// dead-letter replay) become deletes of the new files (position delete
-// files; v3: deletion vectors), and an input gone since (removed by a delete
-// of all its rows, or rewritten by another compaction, whose files hold its
-// rows) has every row it gave deleted from the new files and is no longer
-// removed. Sets `u`'s deletes, removals and base; `rows` counts the rows
-// carried. False when it cannot: every input is gone, or one has equality
-// deletes that do not apply to the new files as they do to it (the new files
-// keep the plan's data sequence number where the table has equality deletes,
-// so those committed since apply to them, in the same partition).
-Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& group,
-                             catalog::SnapshotUpdate* u, int64_t* rows) {
-  RETURN_IF_ERROR(table.Refresh());
-  auto md = std::make_shared<const iceberg::TableMetadata>(table.metadata());
-  iceberg::ScanOptions so;
-  for (const Staged* s : group)
-    so.only_files.insert(s->plan->inputs.begin(), s->plan->inputs.end());
-  ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
-  ASSIGN_OR_RETURN(std::vector<iceberg::FileScanTask> tasks, scan->PlanFiles());
-  std::map<std::string, const iceberg::FileScanTask*> live;
-  for (const iceberg::FileScanTask& t : tasks) live[t.file.file_path] = &t;
-  std::map<std::string, std::set<int64_t>> deleted;  // output path -> positions
-  std::vector<std::string> remove;
-  std::map<std::string, const iceberg::DataFile*> outputs;
-  for (const Staged* s : group) {
-    for (const iceberg::DataFile& f : s->added) outputs[f.file_path] = &f;
-    for (const std::string& input : s->plan->inputs) {
-      const std::vector<Run>* origin = s->OriginOf(input);
-      auto it = live.find(input);
-      if (it != live.end()) {
-        if (!EqualityDeletesFollow(*md, *it->second, *s, *u)) return false;
-        remove.push_back(input);
-      }
-      if (origin == nullptr) continue;  // none of its rows was live
-      if (it == live.end()) {
-        for (const Run& r : *origin) {
-          auto& d = deleted[s->output_paths[static_cast<size_t>(r.output)]];
-          for (int64_t k = 0; k < r.length; ++k) d.insert(r.out_pos + k);
-        }
-        continue;
-      }
-      ASSIGN_OR_RETURN(std::set<int64_t> now,
-                       iceberg::ReadDeletedPositions(table.io(), *it->second));
-      MapPositions(*origin, now, *s, &deleted);
-    }
-  }
-  if (remove.empty()) return false;
-  std::vector<iceberg::DataFile> carried;
-  if (md->format_version >= 3) {
-    std::vector<std::pair<iceberg::DataFile, std::set<int64_t>>> vectors;
-    for (auto& [path, positions] : deleted) vectors.emplace_back(*outputs.at(path), positions);
-    if (!vectors.empty()) {
-      const std::string puffin =
-          fmt::format("{}/data/compact-{}-dv.puffin", md->location, NewUuid());
-      ASSIGN_OR_RETURN(carried, iceberg::WriteDeletionVectors(table.io(), puffin, vectors));
-    }
-  } else if (!deleted.empty()) {
-    std::map<std::string, iceberg::DataFile> files;
-    for (const auto& [path, positions] : deleted) files[path] = *outputs.at(path);
-    ASSIGN_OR_RETURN(carried, iceberg::WritePositionDeletes(table.io(), *md, deleted, files));
-  }
-  *rows = 0;
-  for (const auto& [path, positions] : deleted) *rows += static_cast<int64_t>(positions.size());
-  u->add_deletes = std::move(carried);
-  u->remove_paths = std::move(remove);
-  u->base_snapshot_id = md->current_snapshot_id;
-  return true;
-}
-
-// Whether `group`'s new files keep the data sequence number of the snapshot
-// the compaction read (SnapshotUpdate::data_sequence_number), so that
-// equality deletes committed meanwhile apply to them as to their inputs:
-// where the table may hold equality deletes (other engines write them;
-// sluice does not: its summary's total says so, or it has no total), and
-// only when every input is in the table's default spec. Rows of an older
-// spec move to another partition of the current one, where a delete that
-// never applied to them could (equality deletes are scoped by partition).
-// Elsewhere the new files take the commit's number, and the partition's older
-// position deletes can still be dropped as dangling.
-bool KeepsReadSequence(const iceberg::TableMetadata& md, const std::vector<Staged*>& group) {
-  const iceberg::Snapshot* snap = md.current_snapshot();
-  if (snap == nullptr) return false;
-  auto it = snap->summary.find("total-equality-deletes");
-  if (it != snap->summary.end() && it->second == "0") return false;
-  for (const Staged* s : group) {
-    if (s->plan->spec_id != md.default_spec_id) return false;
-  }
-  return true;
 }
 
 // Commits `group`'s new files in place of their inputs, in one `replace`

@@ -9,17 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/clock.h"
 #include "maintenance/expire.h"
 #include "maintenance/test_util.h"
 
 namespace sluice::maintenance {
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 class OrphanTest : public TableFixture {
  protected:
@@ -63,7 +58,7 @@ TEST_F(OrphanTest, OldUnreferencedFilesGoReferencedAndYoungOnesStay) {
   std::string young = Stray("data/00000-young.parquet", 60 * 1000);
   std::string hint = Stray("metadata/version-hint.text", 2 * 3600 * 1000);
   OrphanOptions o;
-  o.now_ms = NowMs();
+  o.now_ms = WallMillis();
   o.older_than_ms = o.now_ms - kDefaultOrphanMarginMs;
   o.dry_run = true;
   ASSERT_OK_AND_ASSIGN(OrphanResult dry, RemoveOrphans(*table_, o));
@@ -88,7 +83,7 @@ TEST_F(OrphanTest, TheTablesMarginPropertyDecidesWhatIsOldEnough) {
   AppendIds(0, 10);
   std::string minute_old = Stray("data/00000-stray.parquet", 60 * 1000);
   OrphanOptions o;
-  o.now_ms = NowMs();
+  o.now_ms = WallMillis();
   ASSERT_OK_AND_ASSIGN(OrphanResult kept, RemoveOrphans(*table_, o));
   EXPECT_EQ(kept.deleted, 0) << "under the default hour";
   auto set_margin = [&](const std::string& v) {
@@ -125,7 +120,7 @@ TEST_F(OrphanTest, StateFilesThePipelinesPropertiesNameStayAndRetiredOnesGo) {
         return out;
       }));
   OrphanOptions o;
-  o.now_ms = NowMs();
+  o.now_ms = WallMillis();
   ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphans(*table_, o));
   EXPECT_EQ(r.deleted, 1);
   EXPECT_FALSE(std::filesystem::exists(retired));
@@ -138,7 +133,7 @@ TEST_F(OrphanTest, ATableWithAnotherUnderItsLocationIsRefused) {
   AppendIds(0, 10);
   std::string old = Stray("data/00000-stray.parquet", 2 * 3600 * 1000);
   OrphanOptions o;
-  o.now_ms = NowMs();
+  o.now_ms = WallMillis();
   o.other_table_locations = {"/elsewhere/t", table_->metadata().location + "/clicks"};
   ASSERT_ERROR(RemoveOrphans(*table_, o), StatusCode::kInvalidArgument, "another table lives");
   EXPECT_TRUE(std::filesystem::exists(old)) << "nothing deleted";
@@ -160,7 +155,7 @@ TEST_F(OrphanTest, PathsWrittenInAnotherFormAreStillTheTablesFiles) {
   AppendIds(0, 10);
   AppendIds(10, 20);
   OrphanOptions o;
-  o.now_ms = NowMs();
+  o.now_ms = WallMillis();
   o.older_than_ms = o.now_ms + 1000;  // every file is old enough
   ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphans(*table_, o));
   EXPECT_EQ(r.deleted, 0) << "every file is referenced";
@@ -175,7 +170,7 @@ TEST_F(OrphanTest, AReferencedFileTheListingLacksStopsEverything) {
   if (list.rfind("file://", 0) == 0) list = list.substr(7);
   std::filesystem::remove(list);
   OrphanOptions o;
-  o.now_ms = NowMs();
+  o.now_ms = WallMillis();
   ASSERT_ERROR(RemoveOrphans(*table_, o), StatusCode::kCorruption, "does not find it");
   EXPECT_TRUE(std::filesystem::exists(old)) << "nothing deleted";
 }
@@ -186,7 +181,7 @@ TEST_F(OrphanTest, FilesOfExpiredSnapshotsLeftByACrashAreCleanedUp) {
   // Expiry's commit, then a crash before its deletions: simulated by an
   // expiry whose files we put back as they were (old, unreferenced).
   ExpireOptions e;
-  e.now_ms = e.older_than_ms.emplace(NowMs() + 1);
+  e.now_ms = e.older_than_ms.emplace(WallMillis() + 1);
   ASSERT_OK_AND_ASSIGN(ExpireResult expired, ExpireSnapshots(*table_, e));
   ASSERT_EQ(expired.manifest_lists.size(), 1u);
   std::string list = expired.manifest_lists[0];
@@ -195,7 +190,7 @@ TEST_F(OrphanTest, FilesOfExpiredSnapshotsLeftByACrashAreCleanedUp) {
   std::filesystem::last_write_time(
       list, std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
   OrphanOptions o;
-  o.now_ms = NowMs();
+  o.now_ms = WallMillis();
   o.older_than_ms = o.now_ms - kDefaultOrphanMarginMs;
   ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphans(*table_, o));
   EXPECT_EQ(r.deleted, 1);
@@ -211,7 +206,7 @@ TEST_F(OrphanTest, AWriterCommittingAllAlongLosesNothing) {
     ASSERT_OK(t);
     while (!done) {
       OrphanOptions o;
-      o.now_ms = NowMs();
+      o.now_ms = WallMillis();
       o.older_than_ms = o.now_ms - 2000;  // a margin far above one commit's duration
       auto r = RemoveOrphans(**t, o);
       ASSERT_OK(r);

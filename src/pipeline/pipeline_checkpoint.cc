@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "catalog/table_readers.h"
+#include "common/clock.h"
 #include "common/kill_point.h"
 #include "common/task_pool.h"
 #include "iceberg/data_writer.h"
@@ -13,16 +14,6 @@
 #include "pipeline/pipeline.h"
 
 namespace sluice::pipeline {
-namespace {
-
-int64_t MonoMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 using catalog::Table;
 
 Status Pipeline::Checkpoint() {
@@ -31,7 +22,7 @@ Status Pipeline::Checkpoint() {
     RenewReaderHold();
     return Status::OK();
   }
-  int64_t started = MonoMicros();
+  int64_t started = MonotonicMicros();
   RETURN_IF_ERROR(FlushRows());
   RETURN_IF_ERROR(FinishLanes());
   // The groups changed since the last checkpoint, before its state is saved.
@@ -43,7 +34,7 @@ Status Pipeline::Checkpoint() {
   Positions positions = source_->CurrentPositions();
   ASSIGN_OR_RETURN(std::vector<catalog::TableUpdate> updates,
                    CheckpointUpdates(std::move(closed), positions));
-  int64_t commit_started = MonoMicros();
+  int64_t commit_started = MonotonicMicros();
   auto committed = CommitCheckpoint(updates);
   if (!committed.ok()) {
     stats_.commit_failures.fetch_add(1);
@@ -52,13 +43,13 @@ Status Pipeline::Checkpoint() {
     return committed.status().WithContextF("pipeline {}: checkpoint {}", options_.name,
                                            next_checkpoint_);
   }
-  int64_t commit_micros = MonoMicros() - commit_started;
+  int64_t commit_micros = MonotonicMicros() - commit_started;
   KillPoint("pipeline.after_commit");
   RETURN_IF_ERROR(AfterCommit((*committed)[0]));
   CheckpointReport report = CountCommit(updates, std::move(positions), commit_micros);
   ++next_checkpoint_;
   RETURN_IF_ERROR(StartWriters());
-  stats_.last_checkpoint_micros = MonoMicros() - started;
+  stats_.last_checkpoint_micros = MonotonicMicros() - started;
   report.checkpoint_seconds = static_cast<double>(stats_.last_checkpoint_micros) / 1e6;
   if (options_.on_checkpoint) options_.on_checkpoint(report);
   return Status::OK();

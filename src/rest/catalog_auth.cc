@@ -5,6 +5,7 @@
 
 #include "catalog/catalog.h"
 #include "common/ascii.h"
+#include "common/clock.h"
 #include "common/digest.h"
 
 namespace sluice::rest {
@@ -125,11 +126,7 @@ bool Principal::Lists(const std::vector<std::string>& ns) const {
 CatalogAuth::CatalogAuth(CatalogAuthOptions options)
     : options_([&] {
         if (!options.now_s) {
-          options.now_s = [] {
-            return std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::steady_clock::now().time_since_epoch())
-                .count();
-          };
+          options.now_s = MonotonicSeconds;
         }
         return std::move(options);
       }()) {}

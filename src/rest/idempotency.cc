@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/ascii.h"
+#include "common/clock.h"
 #include "common/digest.h"
 #include "rest/rest_answers.h"
 
@@ -36,9 +37,7 @@ IdempotencyKeys::IdempotencyKeys(IdempotencyOptions options) : options_(std::mov
 
 int64_t IdempotencyKeys::Now() const {
   if (options_.now_ms) return options_.now_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return WallMillis();
 }
 
 std::string IdempotencyKeys::LifetimeText() const {

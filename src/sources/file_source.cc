@@ -12,6 +12,8 @@
 #include <system_error>
 #include <thread>
 
+#include "common/clock.h"
+
 namespace sluice::sources {
 namespace {
 
@@ -24,15 +26,9 @@ constexpr size_t kRetainedBuffer = 4 * kChunk;
 // Editors on Windows start UTF-8 files with one; it is not part of the line.
 constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 int64_t MtimeMs(const struct stat& st) {
   int64_t ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
-  return ms > 0 ? ms : NowMs();
+  return ms > 0 ? ms : WallMillis();
 }
 
 // Blank: nothing but spaces and tabs ('\r' is already stripped).

@@ -9,20 +9,10 @@
 #include <string_view>
 #include <utility>
 
+#include "common/clock.h"
+
 namespace sluice::sources {
 namespace {
-
-int64_t SteadyNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-int64_t WallNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct ConfDeleter {
   void operator()(rd_kafka_conf_t* c) const { rd_kafka_conf_destroy(c); }
@@ -90,7 +80,7 @@ void KafkaSource::OnClientError(rd_kafka_s* rk, int err, const char* reason, voi
   std::lock_guard<std::mutex> lock(events->mu);
   switch (err) {
     case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
-      if (events->brokers_down_since_ms < 0) events->brokers_down_since_ms = SteadyNowMs();
+      if (events->brokers_down_since_ms < 0) events->brokers_down_since_ms = MonotonicMillis();
       break;
     case RD_KAFKA_RESP_ERR__FATAL: {
       char fatal[512];
@@ -320,7 +310,7 @@ Status KafkaSource::CheckBrokersDown() {
   {
     std::lock_guard<std::mutex> lock(events_->mu);
     if (events_->brokers_down_since_ms < 0 ||
-        SteadyNowMs() - events_->brokers_down_since_ms <= options_.brokers_down_timeout_ms) {
+        MonotonicMillis() - events_->brokers_down_since_ms <= options_.brokers_down_timeout_ms) {
       return Status::OK();
     }
   }
@@ -344,12 +334,12 @@ Status KafkaSource::CheckBrokersDown() {
 Result<int64_t> KafkaSource::Poll(int64_t max_bytes, int timeout_ms,
                                   const std::function<void(const SourceRecord&)>& sink) {
   if (!error_.ok()) return error_;
-  const int64_t deadline = SteadyNowMs() + std::max(timeout_ms, 0);
+  const int64_t deadline = MonotonicMillis() + std::max(timeout_ms, 0);
   int64_t delivered = 0;
   int64_t bytes = 0;
   while (delivered == 0 || bytes < max_bytes) {
     int wait = 0;
-    if (delivered == 0) wait = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 0));
+    if (delivered == 0) wait = static_cast<int>(std::max<int64_t>(deadline - MonotonicMillis(), 0));
     std::unique_ptr<rd_kafka_message_t, MessageDeleter> m(rd_kafka_consumer_poll(rk_, wait));
     {
       std::lock_guard<std::mutex> lock(events_->mu);
@@ -363,7 +353,7 @@ Result<int64_t> KafkaSource::Poll(int64_t max_bytes, int timeout_ms,
       return error_;
     }
     if (m == nullptr) {
-      if (delivered > 0 || SteadyNowMs() >= deadline) break;
+      if (delivered > 0 || MonotonicMillis() >= deadline) break;
       continue;
     }
     if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -377,7 +367,7 @@ Result<int64_t> KafkaSource::Poll(int64_t max_bytes, int timeout_ms,
     if (m->offset < next_[p]) continue;             // already delivered: never twice
     rd_kafka_timestamp_type_t ts_type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
     int64_t ts = rd_kafka_message_timestamp(m.get(), &ts_type);
-    if (ts_type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || ts < 0) ts = WallNowMs();
+    if (ts_type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || ts < 0) ts = WallMillis();
     SourceRecord record{names_[p], m->offset, ts,
                         std::string_view(static_cast<const char*>(m->payload), m->len)};
     if (m->key != nullptr) {

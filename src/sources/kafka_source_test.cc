@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/testing.h"
 #include "sources/kafka_test_util.h"
 
@@ -43,9 +44,7 @@ std::vector<std::pair<int, std::string>> Numbered(int first, int count) {
 void ExpectExactly(const std::vector<Got>& got, int first, int end) {
   std::map<std::string, int64_t> last;
   std::multiset<int> seen;
-  const double now_ms = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                std::chrono::system_clock::now().time_since_epoch())
-                                                .count());
+  const double now_ms = static_cast<double>(WallMillis());
   for (const Got& g : got) {
     int n = -1;
     ASSERT_EQ(std::sscanf(g.value.c_str(), "{\"n\":%d,", &n), 1) << g.value;
