@@ -126,6 +126,69 @@ void Column::Clear() {
   for (auto& c : children_) c->Clear();
 }
 
+namespace {
+
+// Whether a struct holds no list or map, at any depth.
+bool FlatFields(const DataType& t) {
+  for (const auto& f : t.fields()) {
+    const TypeId id = f.type->id();
+    if (id == TypeId::kList || id == TypeId::kMap) return false;
+    if (id == TypeId::kStruct && !FlatFields(*f.type)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Column::KeepRowsInPlace(const std::vector<uint32_t>& rows) {
+  const size_t n = rows.size();
+  switch (type_->id()) {
+    case TypeId::kList:
+    case TypeId::kMap: return false;
+    case TypeId::kStruct:
+      if (!FlatFields(*type_)) return false;  // (checked before any child moves)
+      for (auto& c : children_) c->KeepRowsInPlace(rows);
+      break;
+    default:
+      if (type_->is_binary_like()) {
+        // Row rows[i]'s old bounds are offsets_[rows[i]] and offsets_[rows[i] + 1]:
+        // entries past i, not yet rewritten, or offsets_[i] itself when
+        // rows[i] == i, which (the rows ascending) means no row before it
+        // went, so it was rewritten to the value it had.
+        uint32_t out = 0;
+        for (size_t i = 0; i < n; ++i) {
+          const uint32_t begin = offsets_[rows[i]], end = offsets_[rows[i] + 1];
+          if (begin != out) std::memmove(heap_.data() + out, heap_.data() + begin, end - begin);
+          out += end - begin;
+          offsets_[i + 1] = out;
+        }
+        offsets_.resize(n + 1);
+        heap_.resize(out);
+      } else {
+        const size_t w = static_cast<size_t>(type_->value_width());
+        for (size_t i = 0; i < n; ++i) {
+          if (rows[i] != i) std::memcpy(values_.data() + i * w, values_.data() + rows[i] * w, w);
+        }
+        values_.resize(n * w);
+      }
+  }
+  if (!validity_.empty()) {
+    // Bit i is written after bit rows[i] >= i is read, and never read again.
+    null_count_ = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool valid = IsValid(rows[i]);
+      if (valid) {
+        validity_[i >> 3] |= static_cast<uint8_t>(1u << (i & 7));
+      } else {
+        validity_[i >> 3] &= static_cast<uint8_t>(~(1u << (i & 7)));
+        ++null_count_;
+      }
+    }
+  }
+  size_ = static_cast<int64_t>(n);
+  return true;
+}
+
 void Column::Truncate(int64_t n) {
   if (n > size_) return;
   if (n < size_) {

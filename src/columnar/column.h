@@ -119,6 +119,11 @@ class Column {
   void SetNull(int64_t i);
 
   void Clear();
+  // Keeps only rows `rows` (strictly ascending, each below size()), moving
+  // them to the front of the buffers it holds: no allocation. Flat columns
+  // and structs of them; false (the column unchanged) for a list or map, or
+  // a struct holding one (KeepRows in column_ops.h copies those).
+  bool KeepRowsInPlace(const std::vector<uint32_t>& rows);
   // Drops rows [n, size()) and the child elements they own (n <= size()), so a
   // decoder can undo a partly appended row.
   void Truncate(int64_t n);

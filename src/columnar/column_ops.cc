@@ -1,7 +1,10 @@
 #include "columnar/column_ops.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace sluice {
 
@@ -81,8 +84,29 @@ Column TakeRows(const Column& src, const std::vector<uint32_t>& rows) {
     }
     return out;
   }
+  if (t.is_binary_like() && src.null_count() == 0) {
+    // Gather the byte values into buffers sized once.
+    const std::vector<uint32_t>& from = src.offsets();
+    size_t bytes = 0;
+    for (uint32_t r : rows) bytes += from[r + 1] - from[r];
+    std::string heap;
+    heap.reserve(bytes);
+    std::vector<uint32_t> offsets;
+    offsets.reserve(rows.size() + 1);
+    offsets.push_back(0);
+    for (uint32_t r : rows) {
+      heap.append(src.heap(), from[r], from[r + 1] - from[r]);
+      offsets.push_back(static_cast<uint32_t>(heap.size()));
+    }
+    out.AppendBytesBulk(std::move(heap), std::move(offsets), static_cast<int64_t>(rows.size()));
+    return out;
+  }
   for (uint32_t r : rows) AppendRowFrom(src, r, &out);
   return out;
+}
+
+void KeepRows(Column* c, const std::vector<uint32_t>& rows) {
+  if (!c->KeepRowsInPlace(rows)) *c = TakeRows(*c, rows);
 }
 
 Batch TakeRows(const Batch& src, const std::vector<uint32_t>& rows) {

@@ -1,6 +1,8 @@
 #include "columnar/column_ops.h"
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "columnar/json_writer.h"
 #include "columnar/sql_schema.h"
@@ -37,6 +39,66 @@ TEST(ColumnOpsTest, TakeNestedRows) {
   EXPECT_EQ(Row(t, 2), Row(b, 0));
   Batch f = FilterRows(b, {false, true, false, true});
   EXPECT_EQ(Row(f, 1), Row(b, 3));
+}
+
+// KeepRows moves the kept rows to the front of the column's own buffers;
+// whatever the selection (none, all, runs from the first row, single rows,
+// nulls anywhere), the rows are those TakeRows copies out.
+TEST(ColumnOpsTest, KeepingRowsInPlaceGivesTheRowsTakeRowsCopies) {
+  ASSERT_OK_AND_ASSIGN(Schema schema,
+                       ParseColumnList("id BIGINT, name STRING, flag BOOLEAN, "
+                                       "s STRUCT<a: INT, b: STRING>, tags ARRAY<STRING>"));
+  auto shared = std::make_shared<Schema>(schema);
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    const int n = static_cast<int>(rng() % 40);
+    Batch b = Batch::Make(shared);
+    auto maybe_null = [&] { return rng() % 5 == 0; };
+    for (int i = 0; i < n; ++i) {
+      if (maybe_null())
+        b.columns[0].AppendNull();
+      else
+        b.columns[0].Append<int64_t>(i * 3);
+      if (maybe_null()) {
+        b.columns[1].AppendNull();
+      } else {
+        b.columns[1].AppendBytes(std::string(rng() % 7, static_cast<char>('a' + i % 26)));
+      }
+      if (maybe_null())
+        b.columns[2].AppendNull();
+      else
+        b.columns[2].AppendBool(rng() % 2);
+      if (maybe_null()) {
+        b.columns[3].AppendNull();
+      } else {
+        b.columns[3].mutable_child(0)->Append<int32_t>(i);
+        b.columns[3].mutable_child(1)->AppendBytes(std::to_string(i * 7));
+        b.columns[3].FinishNested();
+      }
+      for (int j = 0; j < i % 3; ++j)
+        b.columns[4].mutable_child(0)->AppendBytes("t" + std::to_string(j));
+      b.columns[4].FinishNested();
+    }
+    std::vector<uint32_t> rows;
+    const unsigned mode = rng() % 4;  // 0: every row, 1: none, 2: a prefix run then some
+    for (int i = 0; i < n; ++i) {
+      if (mode == 0 || (mode == 2 && i < n / 2) || (mode >= 2 && rng() % 2)) {
+        rows.push_back(static_cast<uint32_t>(i));
+      }
+    }
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    Batch want = TakeRows(b, rows);
+    for (Column& c : b.columns) KeepRows(&c, rows);
+    ASSERT_EQ(b.num_rows(), static_cast<int64_t>(rows.size()));
+    for (size_t c = 0; c < b.columns.size(); ++c) {
+      EXPECT_EQ(b.columns[c].size(), static_cast<int64_t>(rows.size())) << "column " << c;
+      EXPECT_EQ(b.columns[c].null_count(), want.columns[c].null_count()) << "column " << c;
+    }
+    for (size_t r = 0; r < rows.size(); ++r) {
+      ASSERT_EQ(Row(b, static_cast<int64_t>(r)), Row(want, static_cast<int64_t>(r)))
+          << "round " << round << ", row " << r << " (was row " << rows[r] << ")";
+    }
+  }
 }
 
 TEST(ColumnOpsTest, Promotions) {

@@ -215,10 +215,14 @@ Status TableScan::Impl::ReadTaskDeletes(const FileScanTask& t) {
     }
     auto it = by_file->find(t.file.file_path);
     if (it == by_file->end()) continue;
+    // Each file's positions are sorted (ReadPositionDeleteFile): merged as
+    // they come, not sorted again.
+    const auto mid = static_cast<std::ptrdiff_t>(deleted_positions.size());
     deleted_positions.insert(deleted_positions.end(), it->second.begin(), it->second.end());
+    std::inplace_merge(deleted_positions.begin(), deleted_positions.begin() + mid,
+                       deleted_positions.end());
   }
   if (t.position_deletes.size() > 1) {
-    std::sort(deleted_positions.begin(), deleted_positions.end());
     deleted_positions.erase(std::unique(deleted_positions.begin(), deleted_positions.end()),
                             deleted_positions.end());
   }
@@ -386,7 +390,8 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
                              (options.with_row_lineage ? 2 : 0);
     for (size_t i = 0; i < projected; ++i) {
       Column& c = rows.columns[i];  // the projection is the prefix of read_schema
-      out->columns.push_back(all ? std::move(c) : TakeRows(c, selected));
+      if (!all) KeepRows(&c, selected);
+      out->columns.push_back(std::move(c));
     }
     if (options.with_positions) {
       Column file(DataType::String()), pos(DataType::Long());

@@ -41,6 +41,25 @@ Status ValueBuffer::AppendBytes(std::string_view v) {
 
 namespace {
 
+template <typename Buffer>
+void GrowFor(Buffer* b, size_t more) {
+  const size_t need = b->size() + more;
+  if (need > b->capacity()) b->reserve(std::max(need, 2 * b->capacity()));
+}
+
+}  // namespace
+
+void ValueBuffer::ReserveMore(size_t more, size_t heap_bytes) {
+  if (is_byte_array()) {
+    GrowFor(&offsets, more);
+    GrowFor(&heap, heap_bytes);
+  } else {
+    GrowFor(&fixed, more * static_cast<size_t>(width));
+  }
+}
+
+namespace {
+
 Status DecodePlain(std::string_view data, size_t n, ValueBuffer* out) {
   const auto* p = reinterpret_cast<const uint8_t*>(data.data());
   const size_t len = data.size();
@@ -57,9 +76,8 @@ Status DecodePlain(std::string_view data, size_t n, ValueBuffer* out) {
     }
     case PhysicalType::kByteArray: {
       size_t off = 0;
-      out->offsets.reserve(out->offsets.size() + n);
       // The page holds at most len - 4n bytes of values.
-      if (len > 4 * n) out->heap.reserve(out->heap.size() + (len - 4 * n));
+      out->ReserveMore(n, len > 4 * n ? len - 4 * n : 0);
       for (size_t i = 0; i < n; ++i) {
         if (len - off < 4) {
           return Status::Corruption("PLAIN: byte array {} of {}: length past the end of the page",
@@ -119,7 +137,7 @@ Status DecodeDictionary(std::string_view data, size_t n, const ValueBuffer* dict
     out->offsets.resize(pos + n);
     // Reserved, then appended: a resize would zero the bytes first (a
     // position delete file's paths make that half of reading it).
-    out->heap.reserve(out->heap.size() + total);
+    out->ReserveMore(0, total);
     for (size_t i = 0; i < n; ++i) {
       uint32_t begin = dict->offsets[idx[i]], len = dict->offsets[idx[i] + 1] - begin;
       out->heap.append(dict->heap.data() + begin, len);
@@ -174,7 +192,7 @@ Status DecodeDeltaLengthByteArray(std::string_view data, size_t n, ValueBuffer* 
   std::vector<int32_t> lengths;
   size_t off = 0;
   RETURN_IF_ERROR_CTX(DecodeDeltaLengths(data, n, &lengths, &off), "DELTA_LENGTH_BYTE_ARRAY");
-  out->offsets.reserve(out->offsets.size() + n);
+  out->ReserveMore(n);
   for (size_t i = 0; i < n; ++i) {
     size_t l = static_cast<size_t>(lengths[i]);
     if (l > data.size() - off) {

@@ -37,6 +37,11 @@ struct ValueBuffer {
   }
   // Appends one byte array; fails when the heap would pass 4 GiB.
   Status AppendBytes(std::string_view v);
+  // Room for `more` values (and, for byte arrays, `heap_bytes` more bytes)
+  // past those held, growing geometrically: a chunk's pages append one after
+  // another, and exact reservations would copy the values of every earlier
+  // page again for each page.
+  void ReserveMore(size_t more, size_t heap_bytes = 0);
 };
 
 // Bytes per value of a fixed-width physical type (0 for BYTE_ARRAY).

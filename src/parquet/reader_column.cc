@@ -17,6 +17,9 @@ namespace {
 // Arrow: 1 MiB and 20,000 rows by default).
 constexpr int64_t kMaxPageSize = int64_t{1} << 30;
 constexpr int64_t kMaxPageValues = int64_t{1} << 26;
+// The most a column chunk's byte-array values are reserved up front from
+// the footer's sizes (more grows as the pages are read).
+constexpr int64_t kMaxHeapReserve = int64_t{256} << 20;
 
 class ChunkReader {
  public:
@@ -39,6 +42,11 @@ class ChunkReader {
         std::min<int64_t>(meta_.num_values, static_cast<int64_t>(chunk.size()) * 8 + 1024));
     if (has_def) out_->def.reserve(expect);
     if (has_rep) out_->rep.reserve(expect);
+    // The values too (PLAIN byte arrays: the uncompressed bytes less their
+    // lengths), so that the pages append without moving what came before.
+    int64_t heap = meta_.total_uncompressed_size - 4 * meta_.num_values;
+    heap = std::clamp<int64_t>(heap, 0, kMaxHeapReserve);
+    values_.ReserveMore(expect, values_.is_byte_array() ? static_cast<size_t>(heap) : 0);
     while (static_cast<int64_t>(out_->num_levels) < meta_.num_values) {
       if (pos >= chunk.size()) {
         return Status::Corruption("page {}: column chunk ends after {} of {} values", page,
