@@ -75,6 +75,10 @@ class Column {
 
   // ---- Building. Append one value per row, matching the physical type. ----
   void Reserve(int64_t n);
+  // Room for `bytes` more bytes of byte values (string/binary/fixed/uuid).
+  void ReserveBytes(int64_t bytes) { heap_.reserve(heap_.size() + static_cast<size_t>(bytes)); }
+  // Bytes of byte values held.
+  int64_t heap_size() const { return static_cast<int64_t>(heap_.size()); }
   // Appends a null: zero value, empty bytes/list; for a struct also a null in each child.
   void AppendNull();
   template <typename T>

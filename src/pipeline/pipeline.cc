@@ -167,6 +167,8 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
     return RunChangeLane(lane, begin, end);
   }
   lane.rows = Batch::Make(options_.source_schema);
+  const int64_t lane_bytes = flushing_.Bytes(begin, end);
+  lane.sizer.Reserve(&lane.rows, static_cast<int64_t>(end - begin), lane_bytes);
   lane.origins.clear();
   lane.retracts.clear();
   lane.dead = Batch::Make(dead_schema_);
@@ -199,6 +201,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
                       r.origin.offset, r.origin.timestamp_ms * 1000, NowMs() * 1000, options_.name},
                      &lane.dead);
   }
+  lane.sizer.Learn(lane.rows, lane_bytes);
   if (options_.aggregate) return PrepareAggregate(lane);  // the windows write their own rows
   Batch b = std::move(lane.rows);
   if (options_.projection) {

@@ -38,6 +38,7 @@
 #include <string>
 
 #include "catalog/table.h"
+#include "columnar/batch_sizer.h"
 #include "columnar/column.h"
 #include "iceberg/data_writer.h"
 #include "pipeline/checkpoint.h"
@@ -242,6 +243,12 @@ class Pipeline {
       records.clear();
       partitions.clear();
     }
+    // The bytes of records [begin, end) (values and keys).
+    int64_t Bytes(size_t begin, size_t end) const {
+      if (begin >= end) return 0;
+      const RawRecord& last = records[end - 1];
+      return static_cast<int64_t>(last.begin + last.size + last.key_size - records[begin].begin);
+    }
   };
   // One thread's share of a batch: its decoder and writer, and what it made
   // of its records.
@@ -249,6 +256,7 @@ class Pipeline {
     std::unique_ptr<JsonDecoder> decoder;
     std::unique_ptr<iceberg::DataWriter> writer;
     Batch rows;                      // decoded (source schema)
+    BatchSizer sizer;                // sizes rows' buffers from the last batch's
     std::vector<RowOrigin> origins;  // of rows
     Batch input;                     // windowed path: the operator's columns of rows...
     std::vector<int64_t> row_of;     // ...and the row each came from
