@@ -206,11 +206,30 @@ std::string Accumulator::BestBytes(const Column& values, int64_t row) {
                                          : FixedBytes(values, row);
 }
 
+bool Accumulator::BestOrder::operator()(const std::string& a, const std::string& b) const {
+  const int c = CompareBest(*type, a, b);
+  return c != 0 ? c < 0 : a < b;
+}
+
+void Accumulator::BestFromOrdered() {
+  if (ordered_ == nullptr || ordered_->empty()) {
+    best_.clear();
+    return;
+  }
+  best_ = spec_->kind == AggKind::kMin ? ordered_->begin()->first : ordered_->rbegin()->first;
+}
+
 void Accumulator::AddMinMax(const Column& values, int64_t row) {
   std::string v = BestBytes(values, row);
   if (spec_->retracts) {
-    if (!counts_) counts_ = std::make_unique<std::unordered_map<std::string, int64_t>>();
-    ++(*counts_)[v];
+    if (!ordered_) {
+      ordered_ = std::make_unique<std::map<std::string, int64_t, BestOrder>>(
+          BestOrder{spec_->output.get()});
+    }
+    ++(*ordered_)[std::move(v)];
+    BestFromOrdered();
+    ++count_;
+    return;
   }
   const DataType& type = *spec_->output;
   int c = count_ == 0 ? 1 : CompareBest(type, v, best_);
@@ -267,19 +286,12 @@ void Accumulator::Retract(const Column* values, int64_t row) {
       }
     case AggKind::kMin:
     case AggKind::kMax: {
-      std::string v = BestBytes(*values, row);
-      if (!take(v)) return;  // (never added: nothing to take back)
+      if (!ordered_) return;  // (never added: nothing to take back)
+      auto it = ordered_->find(BestBytes(*values, row));
+      if (it == ordered_->end()) return;
+      if (--it->second == 0) ordered_->erase(it);
       --count_;
-      if (v != best_ || counts_->count(v)) return;
-      // The best value left: the best of those still in the group.
-      const DataType& type = *spec_->output;
-      bool first = true;
-      for (const auto& [value, n] : *counts_) {
-        int c = first ? 1 : CompareBest(type, value, best_);
-        if (first || (spec_->kind == AggKind::kMin ? c < 0 : c > 0)) best_ = value;
-        first = false;
-      }
-      if (first) best_.clear();
+      BestFromOrdered();
       return;
     }
     case AggKind::kCountDistinct: {
@@ -437,12 +449,19 @@ void Accumulator::EncodeTo(std::string* out) const {
   out->append(reinterpret_cast<const char*>(registers_.data()), registers_.size());
   if (!spec_->retracts) return;
   Put<int64_t>(out, wraps_);
-  Put<uint32_t>(out, counts_ ? static_cast<uint32_t>(counts_->size()) : 0);
-  if (counts_) {
-    for (const auto& [v, n] : *counts_) {
+  // (min/max: their value counts, in the layout of count(DISTINCT)'s)
+  auto put_counts = [out](const auto* counts) {
+    Put<uint32_t>(out, counts ? static_cast<uint32_t>(counts->size()) : 0);
+    if (counts == nullptr) return;
+    for (const auto& [v, n] : *counts) {
       PutBytes(out, v);
       Put<int64_t>(out, n);
     }
+  };
+  if (ordered_) {
+    put_counts(ordered_.get());
+  } else {
+    put_counts(counts_.get());
   }
 }
 
@@ -471,20 +490,32 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
   registers_.assign(in->data(), in->data() + n);
   in->remove_prefix(n);
   counts_.reset();
+  ordered_.reset();
   wraps_ = 0;
   if (!spec_->retracts) return Status::OK();
   if (!Get(in, &wraps_) || !Get(in, &n)) {
     return Status::Corruption("accumulator of {}: truncated counts", spec_->text);
   }
-  if (n > 0) counts_ = std::make_unique<std::unordered_map<std::string, int64_t>>();
+  const bool min_max = spec_->kind == AggKind::kMin || spec_->kind == AggKind::kMax;
+  if (n > 0 && min_max) {
+    ordered_ =
+        std::make_unique<std::map<std::string, int64_t, BestOrder>>(BestOrder{spec_->output.get()});
+  } else if (n > 0) {
+    counts_ = std::make_unique<std::unordered_map<std::string, int64_t>>();
+  }
   for (uint32_t i = 0; i < n; ++i) {
     std::string v;
     int64_t count = 0;
     if (!GetBytes(in, &v) || !Get(in, &count) || count <= 0) {
       return Status::Corruption("accumulator of {}: bad value counts", spec_->text);
     }
-    (*counts_)[std::move(v)] = count;
+    if (min_max) {
+      (*ordered_)[std::move(v)] = count;
+    } else {
+      (*counts_)[std::move(v)] = count;
+    }
   }
+  if (min_max) BestFromOrdered();
   return Status::OK();
 }
 
@@ -496,6 +527,9 @@ int64_t Accumulator::MemoryUsage() const {
   }
   if (counts_) {
     for (const auto& [v, n] : *counts_) bytes += 56 + static_cast<int64_t>(v.capacity());
+  }
+  if (ordered_) {  // (a tree node: three pointers, a colour, the value and its count)
+    for (const auto& [v, n] : *ordered_) bytes += 72 + static_cast<int64_t>(v.capacity());
   }
   return bytes;
 }

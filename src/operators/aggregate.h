@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -102,9 +103,20 @@ class Accumulator {
   // values as raw bytes, strings as themselves).
   std::string best_;
   std::unique_ptr<std::unordered_set<std::string>> distinct_;  // count(DISTINCT)
-  // A retracting min, max or count(DISTINCT): how many times each value
-  // (min/max: BestBytes; DISTINCT: AppendValueKey) is in the group.
+  // A retracting count(DISTINCT): how many times each value (AppendValueKey)
+  // is in the group.
   std::unique_ptr<std::unordered_map<std::string, int64_t>> counts_;
+  // A retracting min or max: how many times each value (BestBytes) is in the
+  // group, in value order (then bytes, so values that compare equal, like 0
+  // and -0, stay apart): the best is the first or last, and taking it back
+  // finds the next best in O(log n).
+  struct BestOrder {
+    const DataType* type;
+    bool operator()(const std::string& a, const std::string& b) const;
+  };
+  std::unique_ptr<std::map<std::string, int64_t, BestOrder>> ordered_;
+  // best_ from ordered_ (empty when it is).
+  void BestFromOrdered();
   // approx_count_distinct: hashes while few, then registers.
   std::vector<uint64_t> hashes_;
   std::vector<uint8_t> registers_;

@@ -49,6 +49,8 @@ TEST(AccumulatorTest, RetractingLeavesWhatAddingTheRemainingValuesGives) {
       {AggKind::kMax, DataType::Long()},
       {AggKind::kMin, DataType::String()},
       {AggKind::kMax, DataType::String()},
+      {AggKind::kMin, DataType::Double()},
+      {AggKind::kMax, DataType::Decimal(10, 2)},
       {AggKind::kCountDistinct, DataType::Long()},
       {AggKind::kCountDistinct, DataType::String()},
   };
@@ -72,6 +74,8 @@ TEST(AccumulatorTest, RetractingLeavesWhatAddingTheRemainingValuesGives) {
         values.Append<int32_t>(static_cast<int32_t>(v));
       } else if (input->id() == TypeId::kDecimal) {
         values.Append<int128_t>(v * 101);
+      } else if (input->id() == TypeId::kDouble) {
+        values.Append<double>(static_cast<double>(v) / 4);
       } else {
         values.Append<int64_t>(v);
       }
