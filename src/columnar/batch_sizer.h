@@ -4,8 +4,9 @@
 // buffers, copying what it holds each time and touching fresh pages, which
 // costs more than the decoding on a pipeline's hot path. A BatchSizer learns,
 // from each batch decoded, the bytes each byte column held per input byte,
-// and reserves the next batch's buffers once: every column for its rows, and
-// byte columns for their bytes as the last batch had them (a little more).
+// and reserves the next batch's buffers once: each top-level column for its
+// rows (flat ones: a struct's or list's children are left to grow), and byte
+// columns for their bytes as the last batch had them (a little more).
 // Only a hint: a batch that outgrows it grows as before.
 #pragma once
 

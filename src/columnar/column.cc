@@ -1,5 +1,10 @@
 #include "columnar/column.h"
 
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <functional>
+
 namespace sluice {
 
 Column::Column(TypePtr type) : type_(std::move(type)) {
@@ -140,8 +145,17 @@ bool FlatFields(const DataType& t) {
 
 }  // namespace
 
+void Column::SetValidFrom(int64_t from, int64_t to) {
+  // Bits past the rows are 1 (what EnsureValidity and SetValidBit assume).
+  for (int64_t i = from; i < to && static_cast<size_t>(i >> 3) < validity_.size(); ++i) {
+    validity_[static_cast<size_t>(i >> 3)] |= static_cast<uint8_t>(1u << (i & 7));
+  }
+}
+
 bool Column::KeepRowsInPlace(const std::vector<uint32_t>& rows) {
   const size_t n = rows.size();
+  assert(std::adjacent_find(rows.begin(), rows.end(), std::greater_equal<>()) == rows.end() &&
+         (n == 0 || rows.back() < static_cast<uint64_t>(size_)));
   switch (type_->id()) {
     case TypeId::kList:
     case TypeId::kMap: return false;
@@ -184,6 +198,7 @@ bool Column::KeepRowsInPlace(const std::vector<uint32_t>& rows) {
         ++null_count_;
       }
     }
+    SetValidFrom(static_cast<int64_t>(n), size_);
   }
   size_ = static_cast<int64_t>(n);
   return true;
@@ -194,6 +209,7 @@ void Column::Truncate(int64_t n) {
   if (n < size_) {
     if (!validity_.empty()) {
       for (int64_t i = n; i < size_; ++i) null_count_ -= IsNull(i) ? 1 : 0;
+      SetValidFrom(n, size_);
     }
     int w = type_->value_width();
     if (w > 0) values_.resize(static_cast<size_t>(n * w));

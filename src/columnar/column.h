@@ -76,7 +76,9 @@ class Column {
   // ---- Building. Append one value per row, matching the physical type. ----
   void Reserve(int64_t n);
   // Room for `bytes` more bytes of byte values (string/binary/fixed/uuid).
-  void ReserveBytes(int64_t bytes) { heap_.reserve(heap_.size() + static_cast<size_t>(bytes)); }
+  void ReserveBytes(int64_t bytes) {
+    if (bytes > 0) heap_.reserve(heap_.size() + static_cast<size_t>(bytes));
+  }
   // Bytes of byte values held.
   int64_t heap_size() const { return static_cast<int64_t>(heap_.size()); }
   // Appends a null: zero value, empty bytes/list; for a struct also a null in each child.
@@ -124,9 +126,9 @@ class Column {
 
   void Clear();
   // Keeps only rows `rows` (strictly ascending, each below size()), moving
-  // them to the front of the buffers it holds: no allocation. Flat columns
-  // and structs of them; false (the column unchanged) for a list or map, or
-  // a struct holding one (KeepRows in column_ops.h copies those).
+  // them to the front of the buffers it holds: no allocation, and the
+  // buffers keep their capacity. Flat columns and structs of them; false
+  // (the column unchanged) for a list or map, or a struct holding one.
   bool KeepRowsInPlace(const std::vector<uint32_t>& rows);
   // Drops rows [n, size()) and the child elements they own (n <= size()), so a
   // decoder can undo a partly appended row.
@@ -140,6 +142,9 @@ class Column {
     ++size_;
   }
   void SetValidBit(int64_t i);
+  // Sets the validity bits of rows [from, to) (dropped rows: bits past the
+  // rows are 1).
+  void SetValidFrom(int64_t from, int64_t to);
   void EnsureValidity();
 
   TypePtr type_;

@@ -106,7 +106,9 @@ Column TakeRows(const Column& src, const std::vector<uint32_t>& rows) {
 }
 
 void KeepRows(Column* c, const std::vector<uint32_t>& rows) {
-  if (!c->KeepRowsInPlace(rows)) *c = TakeRows(*c, rows);
+  if (2 * static_cast<int64_t>(rows.size()) < c->size() || !c->KeepRowsInPlace(rows)) {
+    *c = TakeRows(*c, rows);
+  }
 }
 
 Batch TakeRows(const Batch& src, const std::vector<uint32_t>& rows) {

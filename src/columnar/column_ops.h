@@ -24,8 +24,10 @@ void AppendRowFrom(const Column& src, int64_t row, Column* dst);
 Column TakeRows(const Column& src, const std::vector<uint32_t>& rows);
 Batch TakeRows(const Batch& src, const std::vector<uint32_t>& rows);
 
-// Keeps only rows `rows` (strictly ascending) of `c`: in place for flat
-// columns and structs of them (Column::KeepRowsInPlace), else by TakeRows.
+// Keeps only rows `rows` (strictly ascending) of `c`: in place
+// (Column::KeepRowsInPlace) when at least half its rows stay, so that the
+// buffers it keeps hold at most twice what is left; else, and for lists and
+// maps, by TakeRows (a copy of what is left).
 void KeepRows(Column* c, const std::vector<uint32_t>& rows);
 
 // Rows where keep[i] is true.

@@ -98,6 +98,14 @@ TEST(ColumnOpsTest, KeepingRowsInPlaceGivesTheRowsTakeRowsCopies) {
       ASSERT_EQ(Row(b, static_cast<int64_t>(r)), Row(want, static_cast<int64_t>(r)))
           << "round " << round << ", row " << r << " (was row " << rows[r] << ")";
     }
+    // Rows appended after keep their nulls counted (the dropped rows' bits
+    // are cleared for them).
+    for (size_t c = 0; c < 3; ++c) {
+      b.columns[c].AppendNull();
+      want.columns[c].AppendNull();
+      EXPECT_EQ(b.columns[c].null_count(), want.columns[c].null_count()) << "column " << c;
+      EXPECT_TRUE(b.columns[c].IsNull(b.columns[c].size() - 1));
+    }
   }
 }
 

@@ -206,6 +206,15 @@ std::string Accumulator::BestBytes(const Column& values, int64_t row) {
                                          : FixedBytes(values, row);
 }
 
+namespace {
+// Approximate heap bytes of one entry (a node and its value's bytes) of an
+// unordered set, an unordered map and an ordered map of strings.
+constexpr int64_t kSetEntry = 48, kCountEntry = 56, kTreeEntry = 72;
+int64_t EntryBytes(int64_t node, const std::string& v) {
+  return node + static_cast<int64_t>(v.capacity());
+}
+}  // namespace
+
 bool Accumulator::BestOrder::operator()(const std::string& a, const std::string& b) const {
   const int c = CompareBest(*type, a, b);
   return c != 0 ? c < 0 : a < b;
@@ -219,32 +228,47 @@ void Accumulator::BestFromOrdered() {
   best_ = spec_->kind == AggKind::kMin ? ordered_->begin()->first : ordered_->rbegin()->first;
 }
 
+bool Accumulator::BestWidthOk(std::string_view v) const {
+  const DataType& type = *spec_->output;
+  if (type.is_binary_like()) return true;
+  const size_t width = type.id() == TypeId::kFloat ? sizeof(double)  // (FixedBytes widens)
+                                                   : static_cast<size_t>(type.value_width());
+  return v.size() == width;
+}
+
 void Accumulator::AddMinMax(const Column& values, int64_t row) {
   std::string v = BestBytes(values, row);
+  // The best is the first value seen of those that compare best (as 0 and
+  // -0 do), retracting or not.
+  const DataType& type = *spec_->output;
+  int c = count_ == 0 ? 1 : CompareBest(type, v, best_);
+  const bool better = count_ == 0 || (spec_->kind == AggKind::kMin ? c < 0 : c > 0);
+  ++count_;
   if (spec_->retracts) {
     if (!ordered_) {
       ordered_ = std::make_unique<std::map<std::string, int64_t, BestOrder>>(
           BestOrder{spec_->output.get()});
     }
-    ++(*ordered_)[std::move(v)];
-    BestFromOrdered();
-    ++count_;
+    auto [it, fresh] = ordered_->try_emplace(std::move(v), 0);
+    if (fresh) set_bytes_ += EntryBytes(kTreeEntry, it->first);
+    ++it->second;
+    if (better) best_ = it->first;
     return;
   }
-  const DataType& type = *spec_->output;
-  int c = count_ == 0 ? 1 : CompareBest(type, v, best_);
-  if (count_ == 0 || (spec_->kind == AggKind::kMin ? c < 0 : c > 0)) best_ = std::move(v);
-  ++count_;
+  if (better) best_ = std::move(v);
 }
 
 void Accumulator::AddDistinct(std::string_view bytes) {
   if (spec_->retracts) {
     if (!counts_) counts_ = std::make_unique<std::unordered_map<std::string, int64_t>>();
-    ++(*counts_)[std::string(bytes)];
+    auto [it, fresh] = counts_->try_emplace(std::string(bytes), 0);
+    if (fresh) set_bytes_ += EntryBytes(kCountEntry, it->first);
+    ++it->second;
     return;
   }
   if (!distinct_) distinct_ = std::make_unique<std::unordered_set<std::string>>();
-  distinct_->emplace(bytes);
+  auto [it, fresh] = distinct_->emplace(bytes);
+  if (fresh) set_bytes_ += EntryBytes(kSetEntry, *it);
 }
 
 void Accumulator::Retract(const Column* values, int64_t row) {
@@ -258,7 +282,10 @@ void Accumulator::Retract(const Column* values, int64_t row) {
     if (!counts_) return false;
     auto it = counts_->find(v);
     if (it == counts_->end()) return false;
-    if (--it->second == 0) counts_->erase(it);
+    if (--it->second == 0) {
+      set_bytes_ -= EntryBytes(kCountEntry, it->first);
+      counts_->erase(it);
+    }
     return true;
   };
   switch (spec_->kind) {
@@ -289,9 +316,12 @@ void Accumulator::Retract(const Column* values, int64_t row) {
       if (!ordered_) return;  // (never added: nothing to take back)
       auto it = ordered_->find(BestBytes(*values, row));
       if (it == ordered_->end()) return;
-      if (--it->second == 0) ordered_->erase(it);
       --count_;
-      BestFromOrdered();
+      if (--it->second > 0) return;  // (the best's bytes, if these, are still there)
+      const bool was_best = it->first == best_;
+      set_bytes_ -= EntryBytes(kTreeEntry, it->first);
+      ordered_->erase(it);
+      if (was_best) BestFromOrdered();
       return;
     }
     case AggKind::kCountDistinct: {
@@ -473,6 +503,12 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
     return Status::Corruption("accumulator of {}: truncated", spec_->text);
   }
   overflow_ = overflow != 0;
+  const bool min_max = spec_->kind == AggKind::kMin || spec_->kind == AggKind::kMax;
+  if (min_max && count_ > 0 && !BestWidthOk(best_)) {
+    return Status::Corruption("accumulator of {}: a best value of {} bytes", spec_->text,
+                              best_.size());
+  }
+  set_bytes_ = 0;
   distinct_.reset();
   for (uint32_t i = 0; i < n; ++i) {
     std::string v;
@@ -496,7 +532,6 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
   if (!Get(in, &wraps_) || !Get(in, &n)) {
     return Status::Corruption("accumulator of {}: truncated counts", spec_->text);
   }
-  const bool min_max = spec_->kind == AggKind::kMin || spec_->kind == AggKind::kMax;
   if (n > 0 && min_max) {
     ordered_ =
         std::make_unique<std::map<std::string, int64_t, BestOrder>>(BestOrder{spec_->output.get()});
@@ -506,32 +541,36 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
   for (uint32_t i = 0; i < n; ++i) {
     std::string v;
     int64_t count = 0;
-    if (!GetBytes(in, &v) || !Get(in, &count) || count <= 0) {
+    if (!GetBytes(in, &v) || !Get(in, &count) || count <= 0 || (min_max && !BestWidthOk(v))) {
       return Status::Corruption("accumulator of {}: bad value counts", spec_->text);
     }
     if (min_max) {
-      (*ordered_)[std::move(v)] = count;
+      auto [it, fresh] = ordered_->try_emplace(std::move(v), count);
+      if (fresh) set_bytes_ += EntryBytes(kTreeEntry, it->first);
     } else {
-      (*counts_)[std::move(v)] = count;
+      auto [it, fresh] = counts_->try_emplace(std::move(v), count);
+      if (fresh) set_bytes_ += EntryBytes(kCountEntry, it->first);
     }
   }
-  if (min_max) BestFromOrdered();
+  // The stored best stands while it is among the values and as good as
+  // their best (a tie kept as it was chosen); else the values decide.
+  if (min_max && ordered_ != nullptr) {
+    auto it = ordered_->find(best_);
+    const std::string& extreme =
+        spec_->kind == AggKind::kMin ? ordered_->begin()->first : ordered_->rbegin()->first;
+    if (it == ordered_->end() || CompareBest(*spec_->output, best_, extreme) != 0) {
+      BestFromOrdered();
+    }
+  } else if (min_max) {
+    best_.clear();
+  }
   return Status::OK();
 }
 
 int64_t Accumulator::MemoryUsage() const {
   int64_t bytes = sizeof(*this) + static_cast<int64_t>(best_.capacity()) +
                   static_cast<int64_t>(hashes_.capacity() * 8 + registers_.capacity());
-  if (distinct_) {
-    for (const std::string& v : *distinct_) bytes += 48 + static_cast<int64_t>(v.capacity());
-  }
-  if (counts_) {
-    for (const auto& [v, n] : *counts_) bytes += 56 + static_cast<int64_t>(v.capacity());
-  }
-  if (ordered_) {  // (a tree node: three pointers, a colour, the value and its count)
-    for (const auto& [v, n] : *ordered_) bytes += 72 + static_cast<int64_t>(v.capacity());
-  }
-  return bytes;
+  return bytes + set_bytes_;
 }
 
 }  // namespace sluice::operators

@@ -115,8 +115,13 @@ class Accumulator {
     bool operator()(const std::string& a, const std::string& b) const;
   };
   std::unique_ptr<std::map<std::string, int64_t, BestOrder>> ordered_;
-  // best_ from ordered_ (empty when it is).
+  // The heap bytes of the entries of distinct_, counts_ and ordered_, kept
+  // as they change (MemoryUsage runs around every Add and Retract).
+  int64_t set_bytes_ = 0;
+  // best_ from ordered_: its first or last value (empty when it is).
   void BestFromOrdered();
+  // Whether `v` has the byte width min/max keep values of the output type in.
+  bool BestWidthOk(std::string_view v) const;
   // approx_count_distinct: hashes while few, then registers.
   std::vector<uint64_t> hashes_;
   std::vector<uint8_t> registers_;

@@ -114,6 +114,62 @@ TEST(AccumulatorTest, RetractingLeavesWhatAddingTheRemainingValuesGives) {
   }
 }
 
+// Values that compare equal but differ (0 and -0): a retracting min or max
+// keeps the first seen, as one that only adds does, through its state too;
+// when that value leaves, the other stands.
+TEST(AccumulatorTest, ARetractingMaxKeepsTheFirstOfEqualValuesAsAddingDoes) {
+  ASSERT_OK_AND_ASSIGN(TypePtr output, ResultType(AggKind::kMax, DataType::Double()));
+  AggSpec spec{AggKind::kMax, DataType::Double(), output, "max(v)", true};
+  AggSpec plain = spec;
+  plain.retracts = false;
+  Column values(DataType::Double());
+  values.Append<double>(0.0);
+  values.Append<double>(-0.0);
+  values.Append<double>(-1.0);
+  Accumulator acc(&spec), fresh(&plain);
+  for (int row : {0, 1, 2}) {
+    acc.Add(&values, row);
+    fresh.Add(&values, row);
+  }
+  EXPECT_EQ(Result(acc, output), Result(fresh, output));
+  EXPECT_EQ(Result(acc, output).find("-0"), std::string::npos) << Result(acc, output);
+  std::string bytes;
+  acc.EncodeTo(&bytes);
+  Accumulator decoded(&spec);
+  std::string_view view = bytes;
+  ASSERT_OK(decoded.DecodeFrom(&view));
+  EXPECT_EQ(Result(decoded, output), Result(acc, output));
+  decoded.Retract(&values, 0);  // 0 leaves; -0 is the best left
+  EXPECT_NE(Result(decoded, output).find("-0"), std::string::npos) << Result(decoded, output);
+  decoded.Retract(&values, 1);
+  Accumulator only_minus_one(&plain);
+  only_minus_one.Add(&values, 2);
+  EXPECT_EQ(Result(decoded, output), Result(only_minus_one, output));
+}
+
+// A state file whose min holds a value of the wrong width (a BIGINT of two
+// bytes) is refused, not compared past its end.
+TEST(AccumulatorTest, AMinWhoseStateHoldsAValueOfTheWrongWidthIsRefused) {
+  ASSERT_OK_AND_ASSIGN(TypePtr output, ResultType(AggKind::kMin, DataType::Long()));
+  AggSpec spec{AggKind::kMin, DataType::Long(), output, "min(v)", true};
+  Column values(DataType::Long());
+  values.Append<int64_t>(42);
+  Accumulator acc(&spec);
+  acc.Add(&values, 0);
+  std::string bytes;
+  acc.EncodeTo(&bytes);
+  Accumulator decoded(&spec);
+  std::string_view view = bytes;
+  ASSERT_OK(decoded.DecodeFrom(&view));  // (the intact state decodes)
+  // The encoding ends with the value counts' one entry: a 4-byte length, the
+  // value's 8 bytes and its 8-byte count. The value cut to 2 bytes:
+  std::string broken = bytes.substr(0, bytes.size() - 16 - 4);
+  broken += std::string("\x02\x00\x00\x00", 4) + std::string(2, '\x2a');
+  broken += bytes.substr(bytes.size() - 8);
+  view = broken;
+  EXPECT_EQ(decoded.DecodeFrom(&view).code(), StatusCode::kCorruption);
+}
+
 TEST(AccumulatorTest, ARetractingDecimalSumOverflowsOnlyWhileItsValueDoes) {
   TypePtr type = DataType::Decimal(38, 0);
   ASSERT_OK_AND_ASSIGN(TypePtr output, ResultType(AggKind::kSum, type));

@@ -17,9 +17,10 @@ namespace {
 // Arrow: 1 MiB and 20,000 rows by default).
 constexpr int64_t kMaxPageSize = int64_t{1} << 30;
 constexpr int64_t kMaxPageValues = int64_t{1} << 26;
-// The most a column chunk's byte-array values are reserved up front from
-// the footer's sizes (more grows as the pages are read).
-constexpr int64_t kMaxHeapReserve = int64_t{256} << 20;
+// The most a column chunk's value buffers are reserved up front from the
+// footer's counts and sizes (ChunkReader::ReserveValues).
+constexpr size_t kMaxReserve = size_t{256} << 20;
+constexpr size_t kMaxReserveRatio = 32;
 
 class ChunkReader {
  public:
@@ -42,11 +43,7 @@ class ChunkReader {
         std::min<int64_t>(meta_.num_values, static_cast<int64_t>(chunk.size()) * 8 + 1024));
     if (has_def) out_->def.reserve(expect);
     if (has_rep) out_->rep.reserve(expect);
-    // The values too (PLAIN byte arrays: the uncompressed bytes less their
-    // lengths), so that the pages append without moving what came before.
-    int64_t heap = meta_.total_uncompressed_size - 4 * meta_.num_values;
-    heap = std::clamp<int64_t>(heap, 0, kMaxHeapReserve);
-    values_.ReserveMore(expect, values_.is_byte_array() ? static_cast<size_t>(heap) : 0);
+    ReserveValues(expect, chunk.size());
     while (static_cast<int64_t>(out_->num_levels) < meta_.num_values) {
       if (pos >= chunk.size()) {
         return Status::Corruption("page {}: column chunk ends after {} of {} values", page,
@@ -85,6 +82,26 @@ class ChunkReader {
   }
 
   ValueBuffer& values() { return values_; }
+
+  // Reserves the values' buffers once, so that the pages append without
+  // moving what came before: room for `expect` values (byte arrays: and the
+  // uncompressed bytes less their lengths, as PLAIN pages hold them). Only a
+  // hint from the footer, so bounded: at most kMaxReserve bytes a buffer and
+  // kMaxReserveRatio times the chunk's bytes (a chunk that decodes to more
+  // grows as it is read).
+  void ReserveValues(size_t expect, size_t chunk_bytes) {
+    const size_t cap = std::min<size_t>(kMaxReserve, chunk_bytes * kMaxReserveRatio);
+    const size_t per_value =
+        values_.is_byte_array() ? sizeof(uint32_t) : static_cast<size_t>(values_.width);
+    const size_t count = std::min(expect, cap / std::max<size_t>(per_value, 1));
+    size_t heap = 0;
+    if (values_.is_byte_array() && meta_.total_uncompressed_size > 0) {
+      const auto u = static_cast<uint64_t>(meta_.total_uncompressed_size);
+      const uint64_t lengths = 4 * static_cast<uint64_t>(meta_.num_values);  // (num_values < 2^41)
+      heap = static_cast<size_t>(std::min<uint64_t>(u > lengths ? u - lengths : 0, cap));
+    }
+    values_.ReserveMore(count, heap);
+  }
 
  private:
   Status Decompress(std::string_view body, size_t size, std::string_view* out) {

@@ -2,6 +2,8 @@
 // no field ids), data page v1 and v2, compressed pages.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "columnar/json_writer.h"
 #include "common/endian.h"
 #include "common/testing.h"
@@ -179,6 +181,75 @@ TEST(ReaderLegacyTest, TwoLevelListAndBareRepeatedWithV1AndV2Pages) {
       EXPECT_EQ(rows,
                 std::vector<std::string>({R"({"l":[1,2],"r":["a"]})", R"({"l":null,"r":[]})",
                                           R"({"l":[],"r":["b","c"]})", R"({"l":[3],"r":[]})"}));
+    }
+  }
+}
+
+// Footers whose counts and sizes lie (a value width of 2 GB, 2^40 values, an
+// uncompressed size of INT64_MIN) size nothing by them: the file reads, or
+// fails with an error, and never asks for terabytes.
+TEST(ReaderLegacyTest, FooterCountsAndSizesThatLieAllocateNothingByThem) {
+  struct Lie {
+    const char* what;
+    PhysicalType type;
+    int32_t type_length;
+    int64_t num_values;  // the chunk's claim (its page holds 3)
+    int64_t uncompressed;
+    bool reads;  // the rows come back (else an error)
+  };
+  const Lie lies[] = {
+      {"a 2 GB fixed width", PhysicalType::kFixedLenByteArray, 2000000000, 4096, 0, false},
+      {"2^40 values", PhysicalType::kInt64, 0, int64_t{1} << 40, 0, false},
+      {"an uncompressed size of INT64_MIN", PhysicalType::kByteArray, 0, 3,
+       std::numeric_limits<int64_t>::min(), true},
+      {"an uncompressed size of INT64_MAX", PhysicalType::kByteArray, 0, 3,
+       std::numeric_limits<int64_t>::max(), true},
+  };
+  for (const Lie& lie : lies) {
+    SCOPED_TRACE(lie.what);
+    FileMetaData md;
+    md.schema.push_back(Element("schema", std::nullopt, Repetition::kRequired, 1));
+    SchemaElement v = Element("v", lie.type, Repetition::kRequired);
+    if (lie.type_length != 0) v.type_length = lie.type_length;
+    md.schema.push_back(v);
+    LeafPage p;
+    p.path = {"v"};
+    p.type = lie.type;
+    p.def = {0, 0, 0};  // (three values; no levels: a required column)
+    for (int64_t x : {7, 8, 9}) {
+      if (lie.type == PhysicalType::kByteArray) {
+        AppendLE<uint32_t>(&p.plain_values, 1);
+        p.plain_values += static_cast<char>('a' + x);
+      } else {
+        AppendLE<int64_t>(&p.plain_values, x);
+      }
+    }
+    std::string file = "PAR1";
+    RowGroup rg;
+    rg.num_rows = 3;
+    ColumnChunk cc = WriteChunk(p, &file);
+    cc.meta_data->num_values = lie.num_values;
+    if (lie.uncompressed != 0) cc.meta_data->total_uncompressed_size = lie.uncompressed;
+    rg.columns.push_back(cc);
+    md.row_groups.push_back(rg);
+    md.num_rows = 3;
+    std::string footer;
+    SerializeFileMetaData(md, &footer);
+    file += footer;
+    AppendLE<uint32_t>(&file, static_cast<uint32_t>(footer.size()));
+    file += "PAR1";
+    auto io = MakeMemoryFileIO();
+    ASSERT_OK(io->WriteFile("lie.parquet", file));
+    ASSERT_OK_AND_ASSIGN(auto in, io->OpenInput("lie.parquet"));
+    auto reader = ParquetReader::Open(std::move(in));
+    Result<bool> more = reader.ok() ? Result<bool>(false) : Result<bool>(reader.status());
+    Batch b;
+    if (reader.ok()) more = (*reader)->Next(&b);
+    if (lie.reads) {
+      ASSERT_OK(more.status());
+      EXPECT_EQ(b.num_rows(), 3);
+    } else {
+      EXPECT_FALSE(more.ok());
     }
   }
 }
