@@ -504,12 +504,18 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
   }
   overflow_ = overflow != 0;
   const bool min_max = spec_->kind == AggKind::kMin || spec_->kind == AggKind::kMax;
-  if (min_max && count_ > 0 && !BestWidthOk(best_)) {
-    return Status::Corruption("accumulator of {}: a best value of {} bytes", spec_->text,
-                              best_.size());
+  if (min_max && (count_ < 0 || ((count_ != 0 || !best_.empty()) && !BestWidthOk(best_)))) {
+    return Status::Corruption("accumulator of {}: {} values, a best value of {} bytes", spec_->text,
+                              count_, best_.size());
   }
   set_bytes_ = 0;
   distinct_.reset();
+  counts_.reset();
+  ordered_.reset();
+  if (spec_->retracts && n > 0) {  // (a retracting count(DISTINCT) keeps value counts)
+    return Status::Corruption("accumulator of {}: a distinct set where value counts belong",
+                              spec_->text);
+  }
   for (uint32_t i = 0; i < n; ++i) {
     std::string v;
     if (!GetBytes(in, &v)) return Status::Corruption("accumulator of {}: truncated", spec_->text);
@@ -525,13 +531,12 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
   }
   registers_.assign(in->data(), in->data() + n);
   in->remove_prefix(n);
-  counts_.reset();
-  ordered_.reset();
   wraps_ = 0;
   if (!spec_->retracts) return Status::OK();
   if (!Get(in, &wraps_) || !Get(in, &n)) {
     return Status::Corruption("accumulator of {}: truncated counts", spec_->text);
   }
+  int64_t counted = 0;  // (min/max: the values' counts, which add up to count_)
   if (n > 0 && min_max) {
     ordered_ =
         std::make_unique<std::map<std::string, int64_t, BestOrder>>(BestOrder{spec_->output.get()});
@@ -545,12 +550,21 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
       return Status::Corruption("accumulator of {}: bad value counts", spec_->text);
     }
     if (min_max) {
+      // The values' counts add up to the accumulator's.
+      if (__builtin_add_overflow(counted, count, &counted) || counted > count_) {
+        return Status::Corruption("accumulator of {}: value counts past its {} values", spec_->text,
+                                  count_);
+      }
       auto [it, fresh] = ordered_->try_emplace(std::move(v), count);
       if (fresh) set_bytes_ += EntryBytes(kTreeEntry, it->first);
     } else {
       auto [it, fresh] = counts_->try_emplace(std::move(v), count);
       if (fresh) set_bytes_ += EntryBytes(kCountEntry, it->first);
     }
+  }
+  if (min_max && counted != count_) {
+    return Status::Corruption("accumulator of {}: value counts add up to {}, not its {} values",
+                              spec_->text, counted, count_);
   }
   // The stored best stands while it is among the values and as good as
   // their best (a tie kept as it was chosen); else the values decide.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <set>
 
@@ -168,6 +169,14 @@ TEST(AccumulatorTest, AMinWhoseStateHoldsAValueOfTheWrongWidthIsRefused) {
   broken += bytes.substr(bytes.size() - 8);
   view = broken;
   EXPECT_EQ(decoded.DecodeFrom(&view).code(), StatusCode::kCorruption);
+  // The encoding starts with the count of values: one the value counts do
+  // not add up to, or a negative one, is refused too.
+  for (int64_t count : {int64_t{2}, int64_t{0}, int64_t{-1}}) {
+    std::string miscounted = bytes;
+    std::memcpy(miscounted.data(), &count, sizeof(count));
+    view = miscounted;
+    EXPECT_EQ(decoded.DecodeFrom(&view).code(), StatusCode::kCorruption) << count;
+  }
 }
 
 TEST(AccumulatorTest, ARetractingDecimalSumOverflowsOnlyWhileItsValueDoes) {

@@ -41,8 +41,9 @@ class ChunkReader {
     // Reserve from the footer's count, bounded by what the chunk could hold.
     size_t expect = static_cast<size_t>(
         std::min<int64_t>(meta_.num_values, static_cast<int64_t>(chunk.size()) * 8 + 1024));
-    if (has_def) out_->def.reserve(expect);
-    if (has_rep) out_->rep.reserve(expect);
+    const size_t levels = std::min(expect, ReserveCap(chunk.size()) / sizeof(int16_t));
+    if (has_def) out_->def.reserve(levels);
+    if (has_rep) out_->rep.reserve(levels);
     ReserveValues(expect, chunk.size());
     while (static_cast<int64_t>(out_->num_levels) < meta_.num_values) {
       if (pos >= chunk.size()) {
@@ -89,8 +90,11 @@ class ChunkReader {
   // hint from the footer, so bounded: at most kMaxReserve bytes a buffer and
   // kMaxReserveRatio times the chunk's bytes (a chunk that decodes to more
   // grows as it is read).
+  static size_t ReserveCap(size_t chunk_bytes) {
+    return std::min<size_t>(kMaxReserve, chunk_bytes * kMaxReserveRatio);
+  }
   void ReserveValues(size_t expect, size_t chunk_bytes) {
-    const size_t cap = std::min<size_t>(kMaxReserve, chunk_bytes * kMaxReserveRatio);
+    const size_t cap = ReserveCap(chunk_bytes);
     const size_t per_value =
         values_.is_byte_array() ? sizeof(uint32_t) : static_cast<size_t>(values_.width);
     const size_t count = std::min(expect, cap / std::max<size_t>(per_value, 1));
