@@ -28,7 +28,7 @@ void BatchSizer::Learn(const Batch& b, int64_t input_bytes) {
     if (!c.type()->is_binary_like()) continue;
     // (at most one byte per input byte: a hint gone wrong stays bounded)
     bytes_per_input_byte_[i] =
-        std::min(1.0, static_cast<double>(c.heap_size()) / static_cast<double>(input_bytes));
+        std::min(1.0, static_cast<double>(c.heap().size()) / static_cast<double>(input_bytes));
   }
 }
 

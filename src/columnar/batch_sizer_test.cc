@@ -36,7 +36,7 @@ TEST(BatchSizerTest, ReservingLeavesTheBatchAsItWasAndItFillsAsUsual) {
   Batch b = Names({});
   sizer.Reserve(&b, 1000, 1 << 20);
   EXPECT_EQ(b.num_rows(), 0);
-  EXPECT_EQ(b.columns[1].heap_size(), 0);
+  EXPECT_EQ(b.columns[1].heap().size(), 0u);
   b.columns[0].Append<int64_t>(7);
   b.columns[1].AppendBytes("seven");
   EXPECT_EQ(b.columns[1].GetBytes(0), "seven");

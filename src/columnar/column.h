@@ -79,8 +79,6 @@ class Column {
   void ReserveBytes(int64_t bytes) {
     if (bytes > 0) heap_.reserve(heap_.size() + static_cast<size_t>(bytes));
   }
-  // Bytes of byte values held.
-  int64_t heap_size() const { return static_cast<int64_t>(heap_.size()); }
   // Appends a null: zero value, empty bytes/list; for a struct also a null in each child.
   void AppendNull();
   template <typename T>

@@ -206,7 +206,6 @@ TEST_F(CompactV3StructTest, ATableWithAStructColumnKeepsItsLineageThroughCompact
   EXPECT_EQ(Lineage(), before) << "read back from the stored columns, past the struct";
 }
 
-
 class SortedCompactTest : public TableFixture {
  protected:
   void SetUp() override { MakeTable("id BIGINT NOT NULL, kind STRING", "", "kind DESC, id"); }

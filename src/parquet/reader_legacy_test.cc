@@ -93,6 +93,15 @@ ColumnChunk WriteChunk(const LeafPage& p, std::string* file) {
   return cc;
 }
 
+// Appends the footer of `md`, its length and the closing magic.
+void EndFile(const FileMetaData& md, std::string* file) {
+  std::string footer;
+  SerializeFileMetaData(md, &footer);
+  *file += footer;
+  AppendLE<uint32_t>(file, static_cast<uint32_t>(footer.size()));
+  *file += "PAR1";
+}
+
 SchemaElement Element(const std::string& name, std::optional<PhysicalType> type, Repetition rep,
                       int children = 0) {
   SchemaElement e;
@@ -170,11 +179,7 @@ TEST(ReaderLegacyTest, TwoLevelListAndBareRepeatedWithV1AndV2Pages) {
       rg.columns.push_back(WriteChunk(rp, &file));
       md.row_groups.push_back(rg);
       md.num_rows = 4;
-      std::string footer;
-      SerializeFileMetaData(md, &footer);
-      file += footer;
-      AppendLE<uint32_t>(&file, static_cast<uint32_t>(footer.size()));
-      file += "PAR1";
+      EndFile(md, &file);
       Schema schema;
       std::vector<std::string> rows = ReadJson(file, &schema);
       EXPECT_EQ(schema.ToString(), "struct<1: l: optional list<int>, 2: r: required list<string>>");
@@ -233,11 +238,7 @@ TEST(ReaderLegacyTest, FooterCountsAndSizesThatLieAllocateNothingByThem) {
     rg.columns.push_back(cc);
     md.row_groups.push_back(rg);
     md.num_rows = 3;
-    std::string footer;
-    SerializeFileMetaData(md, &footer);
-    file += footer;
-    AppendLE<uint32_t>(&file, static_cast<uint32_t>(footer.size()));
-    file += "PAR1";
+    EndFile(md, &file);
     auto io = MakeMemoryFileIO();
     ASSERT_OK(io->WriteFile("lie.parquet", file));
     ASSERT_OK_AND_ASSIGN(auto in, io->OpenInput("lie.parquet"));
