@@ -12,7 +12,9 @@
 # upserted table (its deletes applied on read) against the same table
 # compacted (sluice table compact folds the deletes). See docs/upserts.md.
 #   bench/upsert_bench.sh [path/to/sluice] [KEYS] [UPDATES]
-#   (defaults build/sluice, 1000000, KEYS)
+#   (defaults build/sluice, 1000000, KEYS; STATE_MEMORY=SIZE sets the
+#   pipeline's state.memory, default sluice's own, 256MiB: an index past
+#   half of it spills to disk, docs/state.md "The key index")
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 sluice=$(realpath "${1:-$repo/build/sluice}")
@@ -24,11 +26,13 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/in"
 awk -v n="$keys" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":%d,\"name\":\"n%d\"}\n", i, i }' \
   > "$tmp/in/a.jsonl"
+memory_option=
+[ -z "${STATE_MEMORY:-}" ] || memory_option=", state.memory = '$STATE_MEMORY'"
 script() {  # script NAME KEY_CLAUSE
   cat > "$tmp/$1.sql" <<SQL
 CREATE TABLE lake.t (id BIGINT NOT NULL, name STRING $2);
 CREATE SOURCE s (id BIGINT, name STRING) WITH (connector = 'file', path = '$tmp/in') FORMAT JSON;
-CREATE PIPELINE p WITH (commit_interval = '1h', parallelism = '1') AS
+CREATE PIPELINE p WITH (commit_interval = '1h', parallelism = '1'$memory_option) AS
   INSERT INTO lake.t SELECT id, name FROM s;
 SQL
 }

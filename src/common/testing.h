@@ -2,7 +2,9 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -48,6 +50,14 @@ inline std::string ReadFileBytes(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A path in the temporary folder for `name`, unique to this process (a
+// folder a test creates; the test removes it).
+inline std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("sluice-" + name + "-" + std::to_string(::getpid())))
+      .string();
 }
 
 }  // namespace sluice::testing

@@ -197,10 +197,21 @@ void KeyTable::Reserve(size_t keys) {
   if (slots > slots_.size()) Grow(slots);
 }
 
-void KeyTable::Clear() {
-  slots_ = {};
-  arena_ = {};
+void KeyTable::Clear(bool keep_room) {
+  if (keep_room) {
+    slots_.Zero();
+    arena_.clear();
+  } else {
+    slots_ = {};
+    arena_ = {};
+  }
   size_ = garbage_ = 0;
+}
+
+int64_t KeyTable::GrowthBytes() const {
+  if (!OverLoad(size_ + 1, slots_.size())) return 0;
+  size_t grown = std::max<size_t>(16, slots_.size() * 2);
+  return static_cast<int64_t>((grown - slots_.size()) * sizeof(Slot));
 }
 
 double KeyTable::MeanDisplacement() const {

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -70,7 +71,11 @@ class KeyTable {
   bool Erase(std::string_view key, uint64_t hash);
   // Room for `keys` keys without growing.
   void Reserve(size_t keys);
-  void Clear();
+  // Empties the table; `keep_room`: keeps its slots and arena allocated (a
+  // table that fills up again soon), else frees them.
+  void Clear(bool keep_room = false);
+  // Bytes the slots grow by when a key that is not there is inserted next.
+  int64_t GrowthBytes() const;
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   // Bytes held: slots and arena.
@@ -120,6 +125,9 @@ class KeyTable {
     ~Slots();
     size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
+    void Zero() {
+      if (n_ > 0) std::memset(static_cast<void*>(data_), 0, n_ * sizeof(Slot));
+    }
     Slot& operator[](size_t i) { return data_[i]; }
     const Slot& operator[](size_t i) const { return data_[i]; }
     Slot* begin() { return data_; }
@@ -154,10 +162,11 @@ class KeyTable {
 };
 
 // Calls fn(key, at, hash) for every entry of `from`, `hash` being the key's
-// hash in `into`: kBatch entries at a time, their slots in `into` prefetched
-// first. fn may change `into`, not `from`.
-template <typename Fn>
-void ForEachPrefetching(const KeyTable& from, const KeyTable& into, Fn&& fn) {
+// hash in `into` (a KeyTable, or anything with its HashOf and Prefetch):
+// kBatch entries at a time, their slots in `into` prefetched first. fn may
+// change `into`, not `from`.
+template <typename Into, typename Fn>
+void ForEachPrefetching(const KeyTable& from, const Into& into, Fn&& fn) {
   constexpr size_t kBatch = 16;
   std::string_view keys[kBatch];
   RowLocation ats[kBatch];

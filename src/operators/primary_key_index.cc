@@ -24,9 +24,10 @@ uint32_t PrimaryKeyIndex::InternFile(const std::string& path) {
   return it->second;
 }
 
-void PrimaryKeyIndex::Load(std::string_view key, RowLocation at) {
-  auto [row, added] = committed_.Insert(key, at);
+Status PrimaryKeyIndex::Load(std::string_view key, RowLocation at) {
+  ASSIGN_OR_RETURN(bool added, committed_.Add(key, committed_.HashOf(key), at));
   if (!added) duplicates_.emplace(std::string(key), at);
+  return Status::OK();
 }
 
 void PrimaryKeyIndex::ClearCommitted() {
@@ -52,12 +53,6 @@ void PrimaryKeyIndex::ClearCommitted() {
   for (uint32_t i = 0; i < files_.size(); ++i) file_ids_.emplace(files_[i], i);
 }
 
-std::optional<RowLocation> PrimaryKeyIndex::Find(std::string_view key) const {
-  const RowLocation* at = committed_.Find(key);
-  if (at == nullptr) return std::nullopt;
-  return *at;
-}
-
 void PrimaryKeyIndex::Change(std::string_view key, RowLocation at) {
   auto [row, added] = pending_.Insert(key, at);
   if (added) return;
@@ -69,32 +64,54 @@ void PrimaryKeyIndex::Upsert(std::string_view key, RowLocation at) { Change(key,
 
 void PrimaryKeyIndex::Delete(std::string_view key) { Change(key, kGone); }
 
-std::vector<RowLocation> PrimaryKeyIndex::Deletes() const {
+Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
   std::vector<RowLocation> out = superseded_;
+  Status st;
   ForEachPrefetching(pending_, committed_, [&](std::string_view key, RowLocation, uint64_t hash) {
-    if (const RowLocation* c = committed_.Find(key, hash)) {
-      out.push_back(*c);
+    if (!st.ok()) return;
+    auto c = committed_.Fetch(key, hash);
+    if (!c.ok()) {
+      st = c.status();
+      return;
     }
+    if (*c) out.push_back(**c);
     if (duplicates_.empty()) return;
     auto [begin, end] = duplicates_.equal_range(std::string(key));
     for (auto d = begin; d != end; ++d) out.push_back(d->second);
   });
+  RETURN_IF_ERROR(st);
   return out;
 }
 
-void PrimaryKeyIndex::CommitPending(bool state_saved) {
-  ForEachPrefetching(pending_, committed_,
-                     [&](std::string_view key, RowLocation at, uint64_t hash) {
-                       if (!duplicates_.empty()) duplicates_.erase(std::string(key));
-                       if (at == kGone) {
-                         committed_.Erase(key, hash);
-                       } else {
-                         *committed_.Insert(key, at, hash).first = at;
-                       }
-                       if (!unsaved_all_ && !state_saved) unsaved_.emplace(key);
-                     });
+Status PrimaryKeyIndex::CommitPending(bool state_saved) {
+  Status st;
+  ForEachPrefetching(
+      pending_, committed_, [&](std::string_view key, RowLocation at, uint64_t hash) {
+        if (!st.ok()) return;
+        if (!duplicates_.empty()) duplicates_.erase(std::string(key));
+        st = at == kGone ? committed_.Erase(key, hash) : committed_.Assign(key, hash, at);
+        if (!state_saved) Unsaved(key);
+      });
+  RETURN_IF_ERROR(st);
   DiscardPending();
   if (state_saved) MarkSaved();
+  return Status::OK();
+}
+
+void PrimaryKeyIndex::Unsaved(std::string_view key) {
+  if (unsaved_all_) return;
+  unsaved_.emplace(key);
+  // A delta of most keys is a base's worth: past a quarter of them, or past
+  // an eighth of the memory budget (the set takes about 64 bytes a key,
+  // outside the committed layer's bound), the next state is a base and the
+  // set is dropped.
+  const auto n = static_cast<int64_t>(unsaved_.size());
+  const int64_t budget = committed_.memory_bytes();
+  if (n > 4096 &&
+      (n * 4 > static_cast<int64_t>(committed_.size()) || (budget > 0 && n * 64 > budget / 8))) {
+    unsaved_.clear();
+    unsaved_all_ = true;
+  }
 }
 
 std::optional<uint32_t> PrimaryKeyIndex::FileId(const std::string& path) const {
@@ -109,18 +126,27 @@ bool In(const std::vector<bool>& files, uint32_t file) {
 }
 }  // namespace
 
-size_t PrimaryKeyIndex::CountIn(const std::vector<bool>& files) const {
+Status PrimaryKeyIndex::ForEachRow(
+    const std::function<void(std::string_view key, RowLocation at)>& fn) const {
+  RETURN_IF_ERROR(committed_.ForEach(fn));
+  for (const auto& [key, at] : duplicates_) fn(key, at);
+  return Status::OK();
+}
+
+Result<size_t> PrimaryKeyIndex::CountIn(const std::vector<bool>& files) const {
   size_t n = 0;
-  committed_.ForEach([&](std::string_view, const RowLocation& at) { n += In(files, at.file); });
+  RETURN_IF_ERROR(
+      committed_.ForEach([&](std::string_view, RowLocation at) { n += In(files, at.file); }));
   return n;
 }
 
-bool PrimaryKeyIndex::Relocate(std::string_view key, const std::vector<bool>& files,
-                               RowLocation to) {
-  RowLocation* at = committed_.Find(key);
-  if (at == nullptr || !In(files, at->file)) return false;
-  *at = to;
-  if (!unsaved_all_) unsaved_.emplace(key);
+Result<bool> PrimaryKeyIndex::Relocate(std::string_view key, const std::vector<bool>& files,
+                                       RowLocation to) {
+  uint64_t hash = committed_.HashOf(key);
+  ASSIGN_OR_RETURN(auto at, committed_.Find(key, hash));
+  if (!at || !In(files, at->file)) return false;
+  RETURN_IF_ERROR(committed_.Assign(key, hash, to));
+  Unsaved(key);
   return true;
 }
 

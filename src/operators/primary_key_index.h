@@ -23,12 +23,19 @@
 // layer (docs/state.md "The key index"). A delta cannot follow a rebuild:
 // after ClearCommitted the next state is a base.
 //
+// Beyond memory: the committed layer keeps within `memory_bytes`, spilling
+// to an on-disk store past it (operators/committed_keys.h); the pending
+// changes (one checkpoint's) stay in memory. Calls that may read or spill
+// the store return its errors; the caller then rebuilds the index
+// (ClearCommitted and Load, or Restore).
+//
 // Keys are the key columns' values as operators::AppendValueKey encodes them
-// (AppendKey). Data files are interned: a location holds a 32-bit file id.
-// Not thread-safe.
+// (AppendKey). Data files are interned: a location holds a file id below
+// CommittedKeys::kMaxFile. Not thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +45,7 @@
 
 #include "columnar/column.h"
 #include "common/status.h"
+#include "operators/committed_keys.h"
 #include "operators/key_table.h"
 #include "state/state_stream.h"
 
@@ -50,28 +58,40 @@ bool AppendKey(const Batch& batch, const std::vector<int>& key_columns, int64_t 
 
 class PrimaryKeyIndex {
  public:
+  // `memory_bytes` bounds the committed layer (<= 0: unbounded), which
+  // spills to a store in `spill_dir` past it.
+  explicit PrimaryKeyIndex(int64_t memory_bytes = 0, std::string spill_dir = {})
+      : committed_(memory_bytes, std::move(spill_dir)) {}
+
   uint32_t InternFile(const std::string& path);
   const std::string& FilePath(uint32_t file) const { return files_[file]; }
 
   // ---- committed layer
   // A live row of the table (building the index from a scan).
-  void Load(std::string_view key, RowLocation at);
+  Status Load(std::string_view key, RowLocation at);
   // Room for about `keys` committed keys (before a load: no rehashing).
   void Reserve(size_t keys) { committed_.Reserve(keys); }
   // Empties the committed layer (before it is loaded again); file ids that
   // pending changes use stay valid.
   void ClearCommitted();
-  std::optional<RowLocation> Find(std::string_view key) const;
+  Result<std::optional<RowLocation>> Find(std::string_view key) const {
+    return committed_.Find(key, committed_.HashOf(key));
+  }
   // ---- following a compaction (rows moved, none changed)
   // The id of an interned file, if it is.
   std::optional<uint32_t> FileId(const std::string& path) const;
   // `files[id]`: whether file id is one of a set (ids past its end are not).
   // Committed keys whose row is in one of `files`.
-  size_t CountIn(const std::vector<bool>& files) const;
+  Result<size_t> CountIn(const std::vector<bool>& files) const;
   // Moves `key`'s committed row to `to` when it is in one of `files`; false
   // (nothing changed) when the key is unknown or its row is elsewhere.
-  bool Relocate(std::string_view key, const std::vector<bool>& files, RowLocation to);
+  Result<bool> Relocate(std::string_view key, const std::vector<bool>& files, RowLocation to);
+  // fn(key, at) for every committed row: each key's row and each extra row
+  // of a key loaded twice, in no order.
+  Status ForEachRow(const std::function<void(std::string_view key, RowLocation at)>& fn) const;
   size_t size() const { return committed_.size(); }
+  bool spilled() const { return committed_.spilled(); }
+  int64_t spills() const { return committed_.spills(); }
   size_t duplicates() const { return duplicates_.size(); }
 
   // ---- pending changes
@@ -86,11 +106,12 @@ class PrimaryKeyIndex {
   size_t pending() const { return pending_.size(); }
   // Every row the pending changes delete: committed rows (and duplicates) of
   // changed keys, and rows written this checkpoint that a later change of the
-  // same key superseded.
-  std::vector<RowLocation> Deletes() const;
+  // same key superseded. (Keeps the changed keys' committed rows in memory
+  // for CommitPending.)
+  Result<std::vector<RowLocation>> Deletes();
   // Moves the pending changes into the committed layer; `state_saved`: the
   // state written for this commit holds them (as MarkSaved after it).
-  void CommitPending(bool state_saved = false);
+  Status CommitPending(bool state_saved = false);
   void DiscardPending();
 
   // ---- checkpointed state
@@ -110,7 +131,8 @@ class PrimaryKeyIndex {
   // deltas). A truncated or corrupt file, or the other kind, is kCorruption.
   Status Restore(state::StateReader* in, bool base);
 
-  // Bytes the index holds (approximate: keys, locations and hash nodes).
+  // Bytes the index holds in memory (approximate: keys, locations, hash
+  // nodes, and the store's budget once it spilled).
   int64_t ApproxBytes() const;
 
  private:
@@ -119,10 +141,12 @@ class PrimaryKeyIndex {
   // Records a pending change (`at`, or kGone): a key changed twice
   // supersedes the row its first change wrote.
   void Change(std::string_view key, RowLocation at);
+  // Records that a committed key changed since the last state saved.
+  void Unsaved(std::string_view key);
 
   std::vector<std::string> files_;
   std::unordered_map<std::string, uint32_t> file_ids_;
-  KeyTable committed_;
+  CommittedKeys committed_;
   std::unordered_multimap<std::string, RowLocation> duplicates_;
   // A pending key's row, or kGone when its last change deleted it.
   KeyTable pending_;

@@ -89,16 +89,17 @@ Status PrimaryKeyIndex::WriteState(bool full, StateWriter* out) const {
   };
   Status st;
   if (full) {
-    committed_.ForEach([&](std::string_view key, const RowLocation& at) {
+    RETURN_IF_ERROR(committed_.ForEach([&](std::string_view key, RowLocation at) {
       if (!st.ok() || (!pending_.empty() && pending_.Find(key) != nullptr)) return;
       put_rows(key, at);
       st = out->MaybeFlush();
-    });
+    }));
   } else {
     for (const std::string& key : unsaved_) {
       if (!st.ok()) break;
       if (pending_.Find(key) != nullptr) continue;
-      if (const RowLocation* at = committed_.Find(key)) {
+      ASSIGN_OR_RETURN(auto at, committed_.Find(key, committed_.HashOf(key)));
+      if (at) {
         put_rows(key, *at);
       } else {
         PutGone(buf, key);
@@ -169,7 +170,8 @@ Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
       std::string_view key = std::string_view(keys).substr(begin, c.key_end - begin);
       begin = c.key_end;
       if (c.tag == kExtraTag) {
-        if (committed_.Find(key, hashes[b]) == nullptr) {
+        ASSIGN_OR_RETURN(auto row, committed_.Find(key, hashes[b]));
+        if (!row) {
           return Status::Corruption("{}: record {}: an extra row of an unknown key", kWhat,
                                     c.record);
         }
@@ -177,11 +179,8 @@ Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
         continue;
       }
       if (!duplicates_.empty()) duplicates_.erase(std::string(key));
-      if (c.tag == kGoneTag) {
-        committed_.Erase(key, hashes[b]);
-      } else {
-        *committed_.Insert(key, c.at, hashes[b]).first = c.at;
-      }
+      RETURN_IF_ERROR(c.tag == kGoneTag ? committed_.Erase(key, hashes[b])
+                                        : committed_.Assign(key, hashes[b], c.at));
     }
     batch.clear();
     keys.clear();

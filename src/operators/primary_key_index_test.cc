@@ -1,5 +1,6 @@
 #include "operators/primary_key_index.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,37 @@
 namespace sluice::operators {
 namespace {
 
+// Every test runs twice: with the index in memory, and within a budget of a
+// few keys (its committed layer spills to a store every dozen keys).
+class PrimaryKeyIndexTest : public ::testing::TestWithParam<int64_t> {
+ protected:
+  std::unique_ptr<PrimaryKeyIndex> New() {
+    return std::make_unique<PrimaryKeyIndex>(GetParam(),
+                                             testing::TempPath(fmt::format("pk-{}", indexes_++)));
+  }
+  // A spilling run that never spilled tests nothing beyond memory.
+  void ExpectSpilledWhenBounded(const PrimaryKeyIndex& index) {
+    if (GetParam() > 0) {
+      EXPECT_GT(index.spills(), 0);
+    }
+  }
+
+ private:
+  int indexes_ = 0;
+};
+using PrimaryKeyIndexStateTest = PrimaryKeyIndexTest;
+
+INSTANTIATE_TEST_SUITE_P(InMemoryAndSpilled, PrimaryKeyIndexTest, ::testing::Values(0, 2048),
+                         [](const auto& info) {
+                           return info.param == 0 ? std::string("InMemory")
+                                                  : std::string("Spilled");
+                         });
+INSTANTIATE_TEST_SUITE_P(InMemoryAndSpilled, PrimaryKeyIndexStateTest, ::testing::Values(0, 2048),
+                         [](const auto& info) {
+                           return info.param == 0 ? std::string("InMemory")
+                                                  : std::string("Spilled");
+                         });
+
 std::vector<std::pair<std::string, int64_t>> Named(const PrimaryKeyIndex& index,
                                                    std::vector<RowLocation> rows) {
   std::vector<std::pair<std::string, int64_t>> out;
@@ -20,84 +52,119 @@ std::vector<std::pair<std::string, int64_t>> Named(const PrimaryKeyIndex& index,
   return out;
 }
 
-TEST(PrimaryKeyIndexTest, AChangedKeyDeletesItsCommittedRowAndItsEarlierVersionInTheCheckpoint) {
-  PrimaryKeyIndex index;
-  uint32_t old_file = index.InternFile("old.parquet");
-  index.Load("a", {old_file, 0});
-  index.Load("b", {old_file, 1});
-  index.Load("c", {old_file, 2});
-  uint32_t next = index.InternFile("new.parquet");
-  index.Upsert("a", {next, 0});  // replaces a committed row
-  index.Upsert("d", {next, 1});  // a new key
-  index.Upsert("d", {next, 2});  // ... changed again: its first version goes
-  index.Delete("b");             // a committed row goes
-  index.Delete("zz");            // an unknown key: nothing to delete
-  EXPECT_EQ(Named(index, index.Deletes()),
-            (std::vector<std::pair<std::string, int64_t>>{
-                {"new.parquet", 1}, {"old.parquet", 0}, {"old.parquet", 1}}));
-  index.CommitPending();
-  EXPECT_EQ(index.size(), 3u);  // a, c, d
-  EXPECT_EQ(index.Find("a"), (RowLocation{next, 0}));
-  EXPECT_EQ(index.Find("d"), (RowLocation{next, 2}));
-  EXPECT_FALSE(index.Find("b").has_value());
-  EXPECT_EQ(index.pending(), 0u);
-  EXPECT_TRUE(index.Deletes().empty());
+// The rows the pending changes delete, by file name.
+std::vector<std::pair<std::string, int64_t>> NamedDeletes(PrimaryKeyIndex& index) {
+  auto rows = index.Deletes();
+  EXPECT_OK(rows.status());
+  return rows.ok() ? Named(index, *rows) : std::vector<std::pair<std::string, int64_t>>{};
 }
 
-TEST(PrimaryKeyIndexTest, AKeyLoadedTwiceLosesBothRowsAtItsNextChange) {
-  PrimaryKeyIndex index;
-  uint32_t f = index.InternFile("f.parquet");
-  index.Load("k", {f, 3});
-  index.Load("k", {f, 7});  // another engine wrote the key twice
-  EXPECT_EQ(index.duplicates(), 1u);
-  index.Delete("k");
-  EXPECT_EQ(Named(index, index.Deletes()),
+// The key's committed row (none on an error, which fails the test).
+std::optional<RowLocation> At(const PrimaryKeyIndex& index, std::string_view key) {
+  auto at = index.Find(key);
+  EXPECT_OK(at.status());
+  return at.ok() ? *at : std::nullopt;
+}
+
+// Loads keys "from".."to"-1 at positions from..to-1 of `file`.
+Status LoadRange(PrimaryKeyIndex* index, uint32_t file, int from, int to) {
+  for (int k = from; k < to; ++k) RETURN_IF_ERROR(index->Load(std::to_string(k), {file, k}));
+  return Status::OK();
+}
+
+TEST_P(PrimaryKeyIndexTest, AChangedKeyDeletesItsCommittedRowAndItsEarlierVersionInTheCheckpoint) {
+  auto index = New();
+  uint32_t old_file = index->InternFile("old.parquet");
+  ASSERT_OK(LoadRange(index.get(), old_file, 100, 150));  // (keys enough to spill)
+  ASSERT_OK(index->Load("a", {old_file, 0}));
+  ASSERT_OK(index->Load("b", {old_file, 1}));
+  ASSERT_OK(index->Load("c", {old_file, 2}));
+  uint32_t next = index->InternFile("new.parquet");
+  index->Upsert("a", {next, 0});  // replaces a committed row
+  index->Upsert("d", {next, 1});  // a new key
+  index->Upsert("d", {next, 2});  // ... changed again: its first version goes
+  index->Delete("b");             // a committed row goes
+  index->Delete("zz");            // an unknown key: nothing to delete
+  EXPECT_EQ(NamedDeletes(*index), (std::vector<std::pair<std::string, int64_t>>{
+                                      {"new.parquet", 1}, {"old.parquet", 0}, {"old.parquet", 1}}));
+  ASSERT_OK(index->CommitPending());
+  EXPECT_EQ(index->size(), 53u);  // a, c, d and the 50
+  EXPECT_EQ(At(*index, "a"), (RowLocation{next, 0}));
+  EXPECT_EQ(At(*index, "d"), (RowLocation{next, 2}));
+  EXPECT_EQ(At(*index, "120"), (RowLocation{old_file, 120}));
+  EXPECT_FALSE(At(*index, "b").has_value());
+  EXPECT_EQ(index->pending(), 0u);
+  EXPECT_TRUE(NamedDeletes(*index).empty());
+  ExpectSpilledWhenBounded(*index);
+}
+
+TEST_P(PrimaryKeyIndexTest, AKeyLoadedTwiceLosesBothRowsAtItsNextChange) {
+  auto index = New();
+  uint32_t f = index->InternFile("f.parquet");
+  ASSERT_OK(index->Load("k", {f, 3}));
+  ASSERT_OK(LoadRange(index.get(), f, 100, 150));  // (spills "k" when bounded)
+  ASSERT_OK(index->Load("k", {f, 7}));             // another engine wrote the key twice
+  EXPECT_EQ(index->duplicates(), 1u);
+  index->Delete("k");
+  EXPECT_EQ(NamedDeletes(*index),
             (std::vector<std::pair<std::string, int64_t>>{{"f.parquet", 3}, {"f.parquet", 7}}));
-  index.CommitPending();
-  EXPECT_EQ(index.size(), 0u);
-  EXPECT_EQ(index.duplicates(), 0u);
+  ASSERT_OK(index->CommitPending());
+  EXPECT_EQ(index->size(), 50u);
+  EXPECT_EQ(index->duplicates(), 0u);
+  ExpectSpilledWhenBounded(*index);
 }
 
-TEST(PrimaryKeyIndexTest, RebuildingTheCommittedLayerKeepsThePendingChanges) {
-  PrimaryKeyIndex index;
-  index.Load("a", {index.InternFile("gone.parquet"), 0});
-  uint32_t next = index.InternFile("new.parquet");
-  index.Upsert("a", {next, 0});
-  index.Upsert("a", {next, 1});
+TEST_P(PrimaryKeyIndexTest, RebuildingTheCommittedLayerKeepsThePendingChanges) {
+  auto index = New();
+  ASSERT_OK(index->Load("a", {index->InternFile("gone.parquet"), 0}));
+  ASSERT_OK(LoadRange(index.get(), index->InternFile("gone.parquet"), 100, 150));
+  uint32_t next = index->InternFile("new.parquet");
+  index->Upsert("a", {next, 0});
+  index->Upsert("a", {next, 1});
+  ExpectSpilledWhenBounded(*index);
   // A compaction rewrote gone.parquet: the index is loaded again.
-  index.ClearCommitted();
-  index.Load("a", {index.InternFile("compacted.parquet"), 5});
-  EXPECT_EQ(Named(index, index.Deletes()), (std::vector<std::pair<std::string, int64_t>>{
-                                               {"compacted.parquet", 5}, {"new.parquet", 0}}));
-  index.CommitPending();
-  ASSERT_TRUE(index.Find("a").has_value());
-  EXPECT_EQ(index.FilePath(index.Find("a")->file), "new.parquet");
-  EXPECT_EQ(index.Find("a")->pos, 1);
+  index->ClearCommitted();
+  EXPECT_FALSE(index->spilled());
+  ASSERT_OK(index->Load("a", {index->InternFile("compacted.parquet"), 5}));
+  EXPECT_EQ(NamedDeletes(*index), (std::vector<std::pair<std::string, int64_t>>{
+                                      {"compacted.parquet", 5}, {"new.parquet", 0}}));
+  ASSERT_OK(index->CommitPending());
+  ASSERT_TRUE(At(*index, "a").has_value());
+  EXPECT_EQ(index->FilePath(At(*index, "a")->file), "new.parquet");
+  EXPECT_EQ(At(*index, "a")->pos, 1);
+  EXPECT_FALSE(At(*index, "120").has_value());
 }
 
-TEST(PrimaryKeyIndexTest, RowsACompactionMovedAreRelocatedOnlyFromItsInputs) {
-  PrimaryKeyIndex index;
-  uint32_t f1 = index.InternFile("f1.parquet"), f2 = index.InternFile("f2.parquet");
-  index.Load("a", {f1, 0});
-  index.Load("b", {f1, 1});
-  index.Load("c", {f2, 0});
-  ASSERT_TRUE(index.FileId("f1.parquet").has_value());
-  EXPECT_FALSE(index.FileId("other.parquet").has_value());
+TEST_P(PrimaryKeyIndexTest, RowsACompactionMovedAreRelocatedOnlyFromItsInputs) {
+  auto index = New();
+  uint32_t f1 = index->InternFile("f1.parquet"), f2 = index->InternFile("f2.parquet");
+  ASSERT_OK(index->Load("a", {f1, 0}));
+  ASSERT_OK(index->Load("b", {f1, 1}));
+  ASSERT_OK(index->Load("c", {f2, 0}));
+  ASSERT_OK(LoadRange(index.get(), f2, 100, 150));
+  ASSERT_TRUE(index->FileId("f1.parquet").has_value());
+  EXPECT_FALSE(index->FileId("other.parquet").has_value());
   std::vector<bool> inputs(f1 + 1);
   inputs[f1] = true;
-  EXPECT_EQ(index.CountIn(inputs), 2u);
-  uint32_t out = index.InternFile("compact-1.parquet");
-  EXPECT_TRUE(index.Relocate("a", inputs, {out, 0}));
-  EXPECT_TRUE(index.Relocate("b", inputs, {out, 1}));
-  EXPECT_FALSE(index.Relocate("c", inputs, {out, 2}));   // in f2: not an input
-  EXPECT_FALSE(index.Relocate("zz", inputs, {out, 3}));  // unknown
-  EXPECT_EQ(index.FilePath(index.Find("a")->file), "compact-1.parquet");
-  EXPECT_EQ(index.Find("b")->pos, 1);
-  EXPECT_EQ(index.FilePath(index.Find("c")->file), "f2.parquet");
-  EXPECT_EQ(index.CountIn(inputs), 0u);
+  EXPECT_EQ(index->CountIn(inputs).ValueOr(0), 2u);
+  uint32_t out = index->InternFile("compact-1.parquet");
+  auto relocate = [&](std::string_view key, int64_t pos) {
+    auto moved = index->Relocate(key, inputs, {out, pos});
+    EXPECT_OK(moved.status());
+    return moved.ValueOr(false);
+  };
+  EXPECT_TRUE(relocate("a", 0));
+  EXPECT_TRUE(relocate("b", 1));
+  EXPECT_FALSE(relocate("c", 2));   // in f2: not an input
+  EXPECT_FALSE(relocate("zz", 3));  // unknown
+  EXPECT_EQ(index->FilePath(At(*index, "a")->file), "compact-1.parquet");
+  EXPECT_EQ(At(*index, "b")->pos, 1);
+  EXPECT_EQ(index->FilePath(At(*index, "c")->file), "f2.parquet");
+  EXPECT_EQ(index->CountIn(inputs).ValueOr(1), 0u);
+  ExpectSpilledWhenBounded(*index);
 }
 
-TEST(PrimaryKeyIndexTest, KeysOfSeveralColumnsDoNotRunTogether) {
+TEST(PrimaryKeyIndexKeyTest, KeysOfSeveralColumnsDoNotRunTogether) {
   auto schema = std::make_shared<Schema>(*ParseColumnList("a STRING, b STRING, n BIGINT"));
   Batch b = Batch::Make(schema);
   b.columns[0].AppendBytes("ab");
@@ -115,17 +182,14 @@ TEST(PrimaryKeyIndexTest, KeysOfSeveralColumnsDoNotRunTogether) {
   EXPECT_EQ(k2, "x");
 }
 
-// Every row of each of `keys` (its committed row and any extra), by file name.
+// Every committed row of the index (each key's row and any extra), by key.
 std::map<std::string, std::vector<std::pair<std::string, int64_t>>> Rows(
-    const PrimaryKeyIndex& index, int keys) {
+    const PrimaryKeyIndex& index) {
   std::map<std::string, std::vector<std::pair<std::string, int64_t>>> out;
-  for (int k = 0; k < keys; ++k) {
-    PrimaryKeyIndex probe = index;  // (a delete of the key lists its rows)
-    probe.DiscardPending();
-    probe.Delete(std::to_string(k));
-    auto rows = Named(probe, probe.Deletes());
-    if (!rows.empty()) out[std::to_string(k)] = rows;
-  }
+  EXPECT_OK(index.ForEachRow([&](std::string_view key, RowLocation at) {
+    out[std::string(key)].emplace_back(index.FilePath(at.file), at.pos);
+  }));
+  for (auto& [key, rows] : out) std::sort(rows.begin(), rows.end());
   return out;
 }
 
@@ -141,115 +205,143 @@ Status RestoreInto(PrimaryKeyIndex* index, const std::vector<std::string>& files
   return Status::OK();
 }
 
-TEST(PrimaryKeyIndexStateTest, ABaseAndItsDeltasRestoreTheIndexEveryCommitLeft) {
+TEST_P(PrimaryKeyIndexStateTest, ABaseAndItsDeltasRestoreTheIndexEveryCommitLeft) {
   // A model run: checkpoints of random upserts and deletes over 60 keys,
   // compactions moving rows, now and then a rebuild; after each commit the
   // files written so far (the last base and the deltas after it) restore
   // exactly the index the commit left.
   std::mt19937 rng(20261202);
   constexpr int kKeys = 60;
-  PrimaryKeyIndex index;
-  uint32_t first = index.InternFile("seed.parquet");
-  for (int k = 0; k < kKeys; k += 2) index.Load(std::to_string(k), {first, k});
-  index.Load("4", {first, 1000});  // a key another engine wrote twice
+  auto index = New();
+  uint32_t first = index->InternFile("seed.parquet");
+  for (int k = 0; k < kKeys; k += 2) ASSERT_OK(index->Load(std::to_string(k), {first, k}));
+  ASSERT_OK(index->Load("4", {first, 1000}));  // a key another engine wrote twice
   std::vector<std::string> chain;
   int bases = 0, deltas = 0;
   for (int checkpoint = 1; checkpoint <= 40; ++checkpoint) {
-    uint32_t file = index.InternFile("data-" + std::to_string(checkpoint) + ".parquet");
+    uint32_t file = index->InternFile("data-" + std::to_string(checkpoint) + ".parquet");
     int changes = 1 + static_cast<int>(rng() % 8);
     for (int c = 0; c < changes; ++c) {
       std::string key = std::to_string(rng() % kKeys);
       if (rng() % 4 == 0) {
-        index.Delete(key);
+        index->Delete(key);
       } else {
-        index.Upsert(key, {file, c});
+        index->Upsert(key, {file, c});
       }
     }
     if (checkpoint % 7 == 0) {  // a compaction moved the rows of an older file
       std::vector<bool> inputs(file + 1);
-      inputs[index.InternFile("data-" + std::to_string(checkpoint - 3) + ".parquet")] = true;
-      uint32_t out = index.InternFile("compacted-" + std::to_string(checkpoint) + ".parquet");
-      for (int k = 0; k < kKeys; ++k) index.Relocate(std::to_string(k), inputs, {out, k});
-    }
-    if (checkpoint % 13 == 0) {  // rebuilt (from the same rows, as a scan would)
-      PrimaryKeyIndex before = index;
-      before.DiscardPending();
-      auto rows = Rows(before, kKeys);
-      index.ClearCommitted();
-      for (const auto& [key, places] : rows) {
-        for (const auto& [path, pos] : places) index.Load(key, {index.InternFile(path), pos});
+      inputs[index->InternFile("data-" + std::to_string(checkpoint - 3) + ".parquet")] = true;
+      uint32_t out = index->InternFile("compacted-" + std::to_string(checkpoint) + ".parquet");
+      for (int k = 0; k < kKeys; ++k) {
+        ASSERT_OK(index->Relocate(std::to_string(k), inputs, {out, k}).status());
       }
     }
-    bool full = index.needs_full_state() || chain.size() > 5;
-    ASSERT_OK_AND_ASSIGN(std::string bytes, StateOf(index, full));
+    if (checkpoint % 13 == 0) {  // rebuilt (from the same rows, as a scan would)
+      auto rows = Rows(*index);
+      index->ClearCommitted();
+      for (const auto& [key, places] : rows) {
+        for (const auto& [path, pos] : places) {
+          ASSERT_OK(index->Load(key, {index->InternFile(path), pos}));
+        }
+      }
+    }
+    bool full = index->needs_full_state() || chain.size() > 5;
+    ASSERT_OK_AND_ASSIGN(std::string bytes, StateOf(*index, full));
     if (full) chain.clear();
     chain.push_back(bytes);
     (full ? bases : deltas) += 1;
-    index.CommitPending();
-    index.MarkSaved();
-    PrimaryKeyIndex restored;
-    ASSERT_OK(RestoreInto(&restored, chain));
-    ASSERT_EQ(Rows(restored, kKeys), Rows(index, kKeys)) << "checkpoint " << checkpoint;
-    EXPECT_EQ(restored.size(), index.size());
-    EXPECT_EQ(restored.duplicates(), index.duplicates());
+    ASSERT_OK(index->CommitPending());
+    index->MarkSaved();
+    auto restored = New();
+    ASSERT_OK(RestoreInto(restored.get(), chain));
+    ASSERT_EQ(Rows(*restored), Rows(*index)) << "checkpoint " << checkpoint;
+    EXPECT_EQ(restored->size(), index->size());
+    EXPECT_EQ(restored->duplicates(), index->duplicates());
   }
   EXPECT_GT(bases, 3);
   EXPECT_GT(deltas, 20);
+  ExpectSpilledWhenBounded(*index);
 }
 
-TEST(PrimaryKeyIndexStateTest, ADeltaHoldsOnlyTheKeysChangedSinceTheLastSave) {
-  PrimaryKeyIndex index;
-  uint32_t f = index.InternFile("f.parquet");
-  for (int k = 0; k < 1000; ++k) index.Load(std::to_string(k), {f, k});
-  ASSERT_TRUE(index.needs_full_state());
-  ASSERT_OK_AND_ASSIGN(std::string base, StateOf(index, true));
-  index.MarkSaved();
-  EXPECT_FALSE(index.needs_full_state());
-  index.Upsert("7", {index.InternFile("g.parquet"), 0});
-  index.Delete("8");
-  EXPECT_EQ(index.unsaved(), 2u);
-  ASSERT_OK_AND_ASSIGN(std::string delta, StateOf(index, false));
+TEST_P(PrimaryKeyIndexStateTest, ADeltaHoldsOnlyTheKeysChangedSinceTheLastSave) {
+  auto index = New();
+  uint32_t f = index->InternFile("f.parquet");
+  ASSERT_OK(LoadRange(index.get(), f, 0, 1000));
+  ASSERT_TRUE(index->needs_full_state());
+  ASSERT_OK_AND_ASSIGN(std::string base, StateOf(*index, true));
+  index->MarkSaved();
+  EXPECT_FALSE(index->needs_full_state());
+  index->Upsert("7", {index->InternFile("g.parquet"), 0});
+  index->Delete("8");
+  EXPECT_EQ(index->unsaved(), 2u);
+  ASSERT_OK_AND_ASSIGN(std::string delta, StateOf(*index, false));
   EXPECT_LT(delta.size() * 50, base.size());
-  index.CommitPending();
-  index.MarkSaved();
-  PrimaryKeyIndex restored;
-  ASSERT_OK(RestoreInto(&restored, {base, delta}));
-  EXPECT_EQ(restored.size(), 999u);
-  EXPECT_FALSE(restored.Find("8").has_value());
-  EXPECT_EQ(restored.FilePath(restored.Find("7")->file), "g.parquet");
-  EXPECT_EQ(restored.Find("9")->pos, 9);
+  ASSERT_OK(index->CommitPending());
+  index->MarkSaved();
+  auto restored = New();
+  ASSERT_OK(RestoreInto(restored.get(), {base, delta}));
+  EXPECT_EQ(restored->size(), 999u);
+  EXPECT_FALSE(At(*restored, "8").has_value());
+  EXPECT_EQ(restored->FilePath(At(*restored, "7")->file), "g.parquet");
+  EXPECT_EQ(At(*restored, "9")->pos, 9);
+  ExpectSpilledWhenBounded(*restored);
 }
 
-TEST(PrimaryKeyIndexStateTest, ADeltaCannotFollowARebuild) {
-  PrimaryKeyIndex index;
-  index.Load("a", {index.InternFile("f.parquet"), 0});
-  ASSERT_ERROR(StateOf(index, false), StatusCode::kInternal, "rebuilt");
+TEST_P(PrimaryKeyIndexStateTest, ManyKeysChangedSinceTheLastSaveMakeTheNextStateABase) {
+  auto index = New();
+  uint32_t f = index->InternFile("f.parquet");
+  ASSERT_OK(LoadRange(index.get(), f, 0, 20000));
+  index->MarkSaved();
+  uint32_t g = index->InternFile("g.parquet");
+  for (int k = 0; k < 4000; ++k) index->Upsert(std::to_string(k), {g, k});
+  ASSERT_OK(index->CommitPending());  // (no state written for it)
+  EXPECT_FALSE(index->needs_full_state());
+  EXPECT_EQ(index->unsaved(), 4000u);
+  for (int k = 4000; k < 6000; ++k) index->Upsert(std::to_string(k), {g, k});
+  ASSERT_OK(index->CommitPending());
+  // A quarter of the keys: the set of them is dropped and a base follows.
+  EXPECT_TRUE(index->needs_full_state());
+  EXPECT_EQ(index->unsaved(), 0u);
+  ASSERT_OK_AND_ASSIGN(std::string base, StateOf(*index, true));
+  auto restored = New();
+  ASSERT_OK(RestoreInto(restored.get(), {base}));
+  EXPECT_EQ(restored->size(), 20000u);
+  EXPECT_EQ(At(*restored, "5999"), (RowLocation{restored->FileId("g.parquet").value_or(99), 5999}));
+  EXPECT_EQ(At(*restored, "6000")->pos, 6000);
 }
 
-TEST(PrimaryKeyIndexStateTest, ATruncatedOrDamagedStateIsCorruptionNamingTheRecord) {
-  PrimaryKeyIndex index;
-  uint32_t f = index.InternFile("f.parquet");
-  for (int k = 0; k < 20; ++k) index.Load(std::to_string(k), {f, k});
-  ASSERT_OK_AND_ASSIGN(std::string bytes, StateOf(index, true));
+TEST_P(PrimaryKeyIndexStateTest, ADeltaCannotFollowARebuild) {
+  auto index = New();
+  ASSERT_OK(index->Load("a", {index->InternFile("f.parquet"), 0}));
+  ASSERT_ERROR(StateOf(*index, false), StatusCode::kInternal, "rebuilt");
+}
+
+TEST_P(PrimaryKeyIndexStateTest, ATruncatedOrDamagedStateIsCorruptionNamingTheRecord) {
+  auto index = New();
+  uint32_t f = index->InternFile("f.parquet");
+  ASSERT_OK(LoadRange(index.get(), f, 0, 20));
+  ASSERT_OK_AND_ASSIGN(std::string bytes, StateOf(*index, true));
   for (size_t n = 0; n < bytes.size(); ++n) {
-    PrimaryKeyIndex restored;
-    Status st = RestoreInto(&restored, {bytes.substr(0, n)});
+    auto restored = New();
+    Status st = RestoreInto(restored.get(), {bytes.substr(0, n)});
     ASSERT_EQ(st.code(), StatusCode::kCorruption) << n << ": " << st.ToString();
   }
-  PrimaryKeyIndex restored;
-  ASSERT_ERROR(RestoreInto(&restored, {bytes + "x"}), StatusCode::kCorruption, "after the end");
+  auto restored = New();
+  ASSERT_ERROR(RestoreInto(restored.get(), {bytes + "x"}), StatusCode::kCorruption,
+               "after the end");
   std::string unnamed = bytes;
   unnamed[5] = 2;  // the file record's tag: a row naming a file never named
-  ASSERT_ERROR(RestoreInto(&restored, {unnamed}), StatusCode::kCorruption, "record 0");
+  ASSERT_ERROR(RestoreInto(restored.get(), {unnamed}), StatusCode::kCorruption, "record 0");
   std::string header = bytes;
   header[4] = 9;  // no such kind
-  ASSERT_ERROR(RestoreInto(&restored, {header}), StatusCode::kCorruption, "bad header");
+  ASSERT_ERROR(RestoreInto(restored.get(), {header}), StatusCode::kCorruption, "bad header");
   // A chain is a base, then deltas.
-  ASSERT_ERROR(RestoreInto(&restored, {bytes, bytes}), StatusCode::kCorruption,
+  ASSERT_ERROR(RestoreInto(restored.get(), {bytes, bytes}), StatusCode::kCorruption,
                "a base where a delta belongs");
-  index.MarkSaved();
-  ASSERT_OK_AND_ASSIGN(std::string delta, StateOf(index, false));
-  ASSERT_ERROR(RestoreInto(&restored, {delta}), StatusCode::kCorruption,
+  index->MarkSaved();
+  ASSERT_OK_AND_ASSIGN(std::string delta, StateOf(*index, false));
+  ASSERT_ERROR(RestoreInto(restored.get(), {delta}), StatusCode::kCorruption,
                "a delta where a base belongs");
 }
 

@@ -15,12 +15,6 @@
 namespace sluice::operators {
 namespace {
 
-std::string TempDir(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          fmt::format("sluice-spill-{}-{}", name, ::getpid()))
-      .string();
-}
-
 // Every closed window, taken `chunk` rows at a time.
 template <typename Op>
 Result<std::vector<std::string>> EmitInChunks(Op* op, int64_t watermark, int64_t chunk) {
@@ -40,12 +34,12 @@ TEST_P(SpillTest, ASpilledStateGivesEmitsAndSnapshotsWhatOneInMemoryDoes) {
   WindowAggregateOptions o = Options(GetParam());
   WindowAggregateOptions small = o;
   small.memory_budget = 48 << 10;  // the front spills every few hundred groups
-  small.spill_dir = TempDir("op");
+  small.spill_dir = testing::TempPath("spill-op");
   WindowAggregateOptions restored_opts = small;
-  restored_opts.spill_dir = TempDir("restored");
+  restored_opts.spill_dir = testing::TempPath("spill-restored");
   WindowAggregateOptions sharded_opts = small;
   sharded_opts.memory_budget *= 2;
-  sharded_opts.spill_dir = TempDir("sharded");
+  sharded_opts.spill_dir = testing::TempPath("spill-sharded");
   ASSERT_OK_AND_ASSIGN(auto memory, WindowAggregate::Make(o));
   ASSERT_OK_AND_ASSIGN(auto spilled, WindowAggregate::Make(small));
   TaskPool pool(1);
@@ -150,12 +144,12 @@ TEST(SpillTest, GlobalGroupsGiveTheirRunningValuesAtEveryCheckpointWhereverTheyL
       "window_start BIGINT, window_end BIGINT, k BIGINT, n BIGINT, s BIGINT, d BIGINT"));
   WindowAggregateOptions small = o;
   small.memory_budget = 48 << 10;
-  small.spill_dir = TempDir("global");
+  small.spill_dir = testing::TempPath("spill-global");
   WindowAggregateOptions sharded_opts = small;
   sharded_opts.memory_budget *= 2;
-  sharded_opts.spill_dir = TempDir("global-sharded");
+  sharded_opts.spill_dir = testing::TempPath("spill-global-sharded");
   WindowAggregateOptions restored_opts = small;
-  restored_opts.spill_dir = TempDir("global-restored");
+  restored_opts.spill_dir = testing::TempPath("spill-global-restored");
   ASSERT_OK_AND_ASSIGN(auto memory, WindowAggregate::Make(o));
   ASSERT_OK_AND_ASSIGN(auto spilled, WindowAggregate::Make(small));
   TaskPool pool(1);

@@ -114,8 +114,9 @@ struct PipelineOptions {
   // Threads that decode, project and write at once (0: every core the
   // process may use, at most kMaxParallelism).
   int parallelism = 0;
-  // Bytes a windowed pipeline's state holds in memory before it spills to
-  // `state_dir`/spill (docs/state.md "Beyond memory").
+  // Bytes a pipeline's state (window state, key index) holds in memory
+  // before it spills to `state_dir`/spill and `state_dir`/keys-spill
+  // (docs/state.md "Beyond memory").
   int64_t state_memory = int64_t{256} << 20;
   // Records (or bytes of them) buffered before a batch is decoded, projected
   // and written.
@@ -156,6 +157,8 @@ struct PipelineStats {
   std::atomic<int64_t> key_index_keys{0};
   std::atomic<int64_t> key_index_catchups{0};  // compactions followed without a load
   std::atomic<int64_t> key_index_restores{0};  // read from its state files at a start
+  std::atomic<int64_t> key_index_memory_bytes{0};
+  std::atomic<int64_t> key_index_spills{0};  // its memory written to its store (this run)
   // A change source: deletes it applied (a key removed, maybe one the
   // table did not hold), and changes skipped as replays (at or below the log
   // position already applied).
@@ -362,11 +365,19 @@ class Pipeline {
   Status SaveKeyIndex(catalog::TableUpdate* update);
   void DropStagedKeyIndex();
   Status LoadKeyIndex();
+  void CountKeyIndex();  // the index's numbers into stats_
+  // `state.memory` for the window state or the key index: half each when the
+  // pipeline keeps both (an updating aggregate into a primary-key table).
+  int64_t StateMemoryShare() const {
+    bool both = options_.aggregate && options_.aggregate->updating();
+    return both ? options_.state_memory / 2 : options_.state_memory;
+  }
   // Scans the key columns (of `only_files`, or all), calling `row` with each
   // row's key and place until it returns false; `reserve` sizes the index
   // for the rows first.
-  Status ScanKeys(const std::set<std::string>& only_files, bool reserve,
-                  const std::function<bool(std::string_view key, operators::RowLocation at)>& row);
+  Status ScanKeys(
+      const std::set<std::string>& only_files, bool reserve,
+      const std::function<Result<bool>(std::string_view key, operators::RowLocation at)>& row);
   Status RefreshKeyIndex();
   // What the snapshots since the indexed one did to the index: nothing (all
   // this pipeline's), moved rows (the others are compactions: `compactions`,

@@ -51,7 +51,7 @@ void Pipeline::DeadLetterRow(std::string_view payload, const std::string& error,
 
 Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& committed) {
   operators::WindowAggregateOptions window = options_.aggregate->window;
-  window.memory_budget = options_.state_memory;
+  window.memory_budget = StateMemoryShare();
   window.spill_dir = options_.state_dir + "/spill";
   // The spill stores are caches of a run: what a killed run left is stale.
   window_.reset();

@@ -153,14 +153,21 @@ Status Pipeline::AfterCommit(int64_t snapshot_id) {
     for (const std::string& f : window_state_.Commit()) (void)io_.Delete(f);
   }
   if (keys_) {
-    keys_->CommitPending(/*state_saved=*/true);
+    if (Status st = keys_->CommitPending(/*state_saved=*/true); !st.ok()) {
+      // (The commit stands; the index, a cache of the table, is loaded again
+      // before the next plan.)
+      fmt::print(stderr, "sluice: pipeline {}: key index: {}; loading it from {}\n", options_.name,
+                 st.ToString(), options_.target.ToString());
+      keys_->DiscardPending();
+      key_index_stale_ = true;
+    }
     key_state_staged_.clear();
     for (const std::string& f : key_state_.Commit()) (void)io_.Delete(f);
     indexed_snapshot_ = snapshot_id;
     stats_.upsert_deletes += pending_upsert_deletes_;
     stats_.change_deletes += pending_change_deletes_;
     stats_.changes_replayed += pending_changes_replayed_;
-    stats_.key_index_keys = static_cast<int64_t>(keys_->size());
+    CountKeyIndex();
     pending_upsert_deletes_ = pending_change_deletes_ = pending_changes_replayed_ = 0;
   }
   return Status::OK();

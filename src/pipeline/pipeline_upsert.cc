@@ -3,6 +3,7 @@
 // index's refresh when another writer changed the table.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "catalog/row_delete.h"
@@ -41,7 +42,12 @@ Status Pipeline::StartUpserts(const std::optional<CommittedCheckpoint>& committe
     key_fingerprint_ +=
         fmt::format("{}{}:{}", key_fingerprint_.empty() ? "" : ",", id, it->type->ToString());
   }
-  keys_ = std::make_unique<operators::PrimaryKeyIndex>();
+  // (The spill store is a cache of a run: what a killed run left is stale.)
+  std::string spill_dir = options_.state_dir + "/keys-spill";
+  keys_.reset();
+  std::error_code ec;
+  std::filesystem::remove_all(spill_dir, ec);
+  keys_ = std::make_unique<operators::PrimaryKeyIndex>(StateMemoryShare(), spill_dir);
   key_state_.Clear();
   if (committed) {
     ASSIGN_OR_RETURN(bool restored, RestoreKeyIndex(*committed));
@@ -104,8 +110,14 @@ Result<bool> Pipeline::RestoreKeyIndex(const CommittedCheckpoint& committed) {
   indexed_snapshot_ = committed.snapshot_id;
   key_index_stale_ = false;
   stats_.key_index_restores += 1;
-  stats_.key_index_keys = static_cast<int64_t>(keys_->size());
+  CountKeyIndex();
   return true;
+}
+
+void Pipeline::CountKeyIndex() {
+  stats_.key_index_keys = static_cast<int64_t>(keys_->size());
+  stats_.key_index_memory_bytes = keys_->ApproxBytes();
+  stats_.key_index_spills = keys_->spills();
 }
 
 Status Pipeline::SaveKeyIndex(catalog::TableUpdate* update) {
@@ -139,7 +151,7 @@ void Pipeline::DropStagedKeyIndex() {
 
 Status Pipeline::ScanKeys(
     const std::set<std::string>& only_files, bool reserve,
-    const std::function<bool(std::string_view key, operators::RowLocation at)>& row) {
+    const std::function<Result<bool>(std::string_view key, operators::RowLocation at)>& row) {
   iceberg::ScanOptions o;
   o.columns = key_names_;
   o.with_pos = true;
@@ -167,7 +179,8 @@ Status Pipeline::ScanKeys(
         return Status::Corruption("table {}: a row of {} has a null primary key column",
                                   options_.target.ToString(), scan->current_file());
       }
-      if (!row(key, {file, pos->Value<int64_t>(i)})) return Status::OK();
+      ASSIGN_OR_RETURN(bool more_rows, row(key, {file, pos->Value<int64_t>(i)}));
+      if (!more_rows) return Status::OK();
     }
   }
   return Status::OK();
@@ -181,12 +194,12 @@ Status Pipeline::LoadKeyIndex() {
   stats_.key_index_loads += 1;
   stats_.key_index_keys = 0;
   if (!md.current_snapshot_id) return Status::OK();
-  RETURN_IF_ERROR(
-      ScanKeys({}, /*reserve=*/true, [this](std::string_view key, operators::RowLocation at) {
-        keys_->Load(key, at);
-        return true;
-      }));
-  stats_.key_index_keys = static_cast<int64_t>(keys_->size());
+  RETURN_IF_ERROR(ScanKeys({}, /*reserve=*/true,
+                           [this](std::string_view key, operators::RowLocation at) -> Result<bool> {
+                             RETURN_IF_ERROR(keys_->Load(key, at));
+                             return true;
+                           }));
+  CountKeyIndex();
   return Status::OK();
 }
 
@@ -247,16 +260,17 @@ Status Pipeline::CatchUpCompactions(const std::vector<const iceberg::Snapshot*>&
       moved_from[*id] = true;
     }
   }
-  const size_t expected = keys_->CountIn(moved_from);
+  ASSIGN_OR_RETURN(const size_t expected, keys_->CountIn(moved_from));
   size_t relocated = 0;
   bool missed = false;
   if (!added.empty()) {
-    RETURN_IF_ERROR(
-        ScanKeys(added, /*reserve=*/false, [&](std::string_view key, operators::RowLocation at) {
-          missed = !keys_->Relocate(key, moved_from, at);
-          relocated += missed ? 0 : 1;
-          return !missed;
-        }));
+    RETURN_IF_ERROR(ScanKeys(added, /*reserve=*/false,
+                             [&](std::string_view key, operators::RowLocation at) -> Result<bool> {
+                               ASSIGN_OR_RETURN(bool moved, keys_->Relocate(key, moved_from, at));
+                               missed = !moved;
+                               relocated += moved ? 1 : 0;
+                               return moved;
+                             }));
   }
   if (missed) return LoadKeyIndex();
   if (relocated != expected) return LoadKeyIndex();
@@ -334,7 +348,7 @@ Status Pipeline::PlanUpsertDeletes(const std::vector<iceberg::DataFile>& added,
   // The rows to delete by file: sorted first, so that each set is built in
   // one linear pass (inserting a million positions one by one into a tree
   // was a sixth of an update's CPU).
-  std::vector<operators::RowLocation> deletes = keys_->Deletes();
+  ASSIGN_OR_RETURN(std::vector<operators::RowLocation> deletes, keys_->Deletes());
   std::sort(deletes.begin(), deletes.end(),
             [](const operators::RowLocation& a, const operators::RowLocation& b) {
               return a.file != b.file ? a.file < b.file : a.pos < b.pos;

@@ -22,6 +22,7 @@ namespace {
 struct UpsertCase {
   int format_version;
   int parallelism;
+  int64_t state_memory = 0;  // 0: the default (the index stays in memory)
 };
 
 class UpsertTest : public testing::PipelineFixture,
@@ -37,6 +38,7 @@ class UpsertTest : public testing::PipelineFixture,
     PipelineOptions o = Options();
     o.target = users_;
     o.parallelism = GetParam().parallelism;
+    if (GetParam().state_memory > 0) o.state_memory = GetParam().state_memory;
     return o;
   }
 
@@ -140,6 +142,10 @@ TEST_P(UpsertTest, TheTableHoldsEachKeysLastRowAfterEveryCheckpoint) {
     ASSERT_EQ(Rows(users_), ModelRows());
   }
   EXPECT_GT(p->stats().upsert_deletes.load(), 0);
+  // (A budget of a few dozen keys: the index spilled to its store.)
+  if (GetParam().state_memory > 0) {
+    EXPECT_GT(p->stats().key_index_spills.load(), 0);
+  }
 }
 
 // The key index's state files (docs/state.md "The key index"), as the
@@ -288,10 +294,12 @@ TEST_P(UpsertTest, ARestartReadsTheKeyIndexFromItsStateFilesAndFollowsWhatHappen
 
 INSTANTIATE_TEST_SUITE_P(FormatsAndLanes, UpsertTest,
                          ::testing::Values(UpsertCase{2, 1}, UpsertCase{2, 2}, UpsertCase{3, 1},
-                                           UpsertCase{3, 2}),
+                                           UpsertCase{3, 2}, UpsertCase{2, 1, 2048},
+                                           UpsertCase{3, 2, 2048}),
                          [](const auto& info) {
-                           return fmt::format("v{}_parallelism{}", info.param.format_version,
-                                              info.param.parallelism);
+                           return fmt::format("v{}_parallelism{}{}", info.param.format_version,
+                                              info.param.parallelism,
+                                              info.param.state_memory > 0 ? "_spilled" : "");
                          });
 
 }  // namespace

@@ -95,6 +95,16 @@ Status Runtime::RegisterPipelineMetrics(Running* r, PipelineOptions& o) {
                    One(g.AddGauge("sluice_pipeline_key_index_keys",
                                   "Keys in the primary-key index of an upsert pipeline.", p),
                        l));
+  ASSIGN_OR_RETURN(
+      r->key_index_memory,
+      One(g.AddGauge("sluice_pipeline_key_index_memory_bytes",
+                     "Bytes of the primary-key index held in memory (at most state.memory).", p),
+          l));
+  ASSIGN_OR_RETURN(
+      r->key_index_spills,
+      One(g.AddGauge("sluice_pipeline_key_index_spills",
+                     "Times this run's primary-key index spilled from memory to disk.", p),
+          l));
   ASSIGN_OR_RETURN(r->commit_seconds,
                    One(g.AddHistogram("sluice_pipeline_commit_duration_seconds",
                                       "Duration of the catalog commit of a checkpoint.",
@@ -154,7 +164,8 @@ struct Runtime::Snapshot {
           commit_failures = 0, source_lag = 0, newest_committed_ingest_ms = 0, checkpoint = 0,
           epoch = 0, last_commit_micros = 0, state_groups = 0, state_memory = 0, state_spills = 0,
           key_index_keys = 0, key_index_loads = 0, upsert_deletes = 0, change_deletes = 0,
-          changes_replayed = 0, key_index_catchups = 0, key_index_restores = 0;
+          changes_replayed = 0, key_index_catchups = 0, key_index_restores = 0,
+          key_index_memory = 0, key_index_spills = 0;
 };
 
 Runtime::Snapshot Runtime::Numbers(const Running& r) {
@@ -189,6 +200,8 @@ Runtime::Snapshot Runtime::Numbers(const Running& r) {
   n.changes_replayed = s.changes_replayed;
   n.key_index_catchups = s.key_index_catchups;
   n.key_index_restores = s.key_index_restores;
+  n.key_index_memory = s.key_index_memory_bytes;
+  n.key_index_spills = s.key_index_spills;
   return n;
 }
 
@@ -220,6 +233,8 @@ void Runtime::RefreshMetrics() {
     r->state_memory->Set(static_cast<double>(s.state_memory));
     r->state_spills->Set(static_cast<double>(s.state_spills));
     r->key_index_keys->Set(static_cast<double>(s.key_index_keys));
+    r->key_index_memory->Set(static_cast<double>(s.key_index_memory));
+    r->key_index_spills->Set(static_cast<double>(s.key_index_spills));
     r->epoch->Set(static_cast<double>(s.epoch));
   }
   for (auto& [name, s] : streams_) {
@@ -322,7 +337,9 @@ std::string Runtime::StatusJson() {
                       {"deleted_rows", s.upsert_deletes},
                       {"index_loads", s.key_index_loads},
                       {"index_restores", s.key_index_restores},
-                      {"index_catchups", s.key_index_catchups}};
+                      {"index_catchups", s.key_index_catchups},
+                      {"index_memory_bytes", s.key_index_memory},
+                      {"index_spills", s.key_index_spills}};
       if (r->options.format != sources::ChangeFormat::kJson) {
         p["upserts"]["format"] = sources::ChangeFormatName(r->options.format);
         p["upserts"]["key_deletes"] = s.change_deletes;

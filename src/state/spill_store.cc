@@ -113,7 +113,7 @@ class RocksCursor : public SpillStore::Cursor {
     upper_slice_ = rocksdb::Slice(upper_);
     rocksdb::ReadOptions r;
     r.iterate_lower_bound = &lower_slice_;
-    r.iterate_upper_bound = &upper_slice_;
+    if (!upper_.empty()) r.iterate_upper_bound = &upper_slice_;
     r.fill_cache = false;
     it_.reset(db->NewIterator(r));
     it_->Seek(lower_slice_);

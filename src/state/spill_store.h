@@ -40,7 +40,7 @@ class SpillStore {
   // False when the key is not there.
   Result<bool> Get(std::string_view key, std::string* value) const;
 
-  // The keys in [lower, upper) in order.
+  // The keys in [lower, upper) in order (an empty `upper`: to the last key).
   class Cursor {
    public:
     virtual ~Cursor() = default;

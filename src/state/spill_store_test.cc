@@ -12,14 +12,8 @@
 namespace sluice::state {
 namespace {
 
-std::string TempDir(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          fmt::format("sluice-store-{}-{}", name, ::getpid()))
-      .string();
-}
-
 TEST(SpillStoreTest, KeepsKeysInByteOrderAndForgetsRanges) {
-  ASSERT_OK_AND_ASSIGN(auto store, SpillStore::Open(TempDir("store"), 4 << 20));
+  ASSERT_OK_AND_ASSIGN(auto store, SpillStore::Open(testing::TempPath("store-store"), 4 << 20));
   for (std::string k : {"b2", "a", "b1", "c"}) store->Put(k, "v" + k);
   ASSERT_OK(store->Flush());
   std::string v;
@@ -40,7 +34,7 @@ TEST(SpillStoreTest, KeepsKeysInByteOrderAndForgetsRanges) {
 }
 
 TEST(SpillStoreTest, OpenWipesWhatAnEarlierRunLeft) {
-  std::string dir = TempDir("wipe");
+  std::string dir = testing::TempPath("store-wipe");
   std::filesystem::create_directories(dir);
   { std::ofstream(dir + "/leftover") << "x"; }
   ASSERT_OK_AND_ASSIGN(auto store, SpillStore::Open(dir, 4 << 20));

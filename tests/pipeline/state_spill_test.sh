@@ -13,11 +13,11 @@
 # Usage: state_spill_test.sh SLUICE_BINARY [KEYS] [BUDGET]
 #   (defaults: $SLUICE_SPILL_KEYS or 300000, $SLUICE_SPILL_BUDGET or 8MiB)
 set -euo pipefail
+source "$(dirname "$0")/lib/bounded_run.sh"
 SLUICE=$(realpath "$1")
 KEYS=${2:-${SLUICE_SPILL_KEYS:-300000}}
 BUDGET=${3:-${SLUICE_SPILL_BUDGET:-8MiB}}
 W=$(mktemp -d /tmp/sluice-spill.XXXXXX)
-RUN_PID=
 cleanup() {
   [ -z "$RUN_PID" ] || kill -9 "$RUN_PID" 2>/dev/null || true
   wait 2>/dev/null || true
@@ -61,57 +61,34 @@ CREATE PIPELINE per_key WITH (commit_interval = '500ms', state.memory = '$BUDGET
   SELECT k, count(*), sum(v) FROM TUMBLE(ev, ts, INTERVAL '1' MINUTE) GROUP BY window_start, window_end, k;
 SQL
 S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
-peak=0
-spilled=0
-run() {  # run kill|end: sets peak to its VmHWM in MiB
-  "$SLUICE" --warehouse "$W/wh" run "$W/p.sql" --bounded > "$W/run.log" 2>&1 &
-  RUN_PID=$!
-  local hwm=0
-  while kill -0 "$RUN_PID" 2>/dev/null; do
-    h=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$RUN_PID/status" 2>/dev/null || echo 0)
-    [ -z "$h" ] || [ "$h" -le "$hwm" ] || hwm=$h
-    compgen -G "$W/wh/_sluice/pipelines/*/spill/shard-*" >/dev/null && spilled=1
-    # Killed once the second state file is written: the first one's
-    # checkpoint is committed, and its state is over the budget.
-    if [ "$1" = kill ] && [ "$(ls "$W"/wh/lake/per_key/state/per_key/ 2>/dev/null | wc -l)" -ge 2 ]; then
-      kill -9 "$RUN_PID"
-      break
-    fi
-    sleep 0.1
-  done
-  local rc=0
-  { wait "$RUN_PID"; } 2>/dev/null || rc=$?
-  RUN_PID=
-  peak=$hwm
-  if [ "$1" = kill ] && [ $rc -ne 137 ]; then
-    echo "FAIL: the first run ended ($rc) before it was killed after a checkpoint: use more keys"
-    tail -5 "$W/run.log"; exit 1
-  fi
-  if [ "$1" = end ] && [ $rc -ne 0 ]; then
-    echo "FAIL: the bounded run exited $rc"; tail -20 "$W/run.log"; exit 1
-  fi
+# Killable once the second state file is written: the first one's checkpoint
+# is committed, and its state is over the budget.
+checkpointed() { [ "$(ls "$W"/wh/lake/per_key/state/per_key/ 2>/dev/null | wc -l)" -ge 2 ]; }
+run() {  # run kill|end
+  bounded_run "$1" "$SLUICE" "$W/wh" "$W/p.sql" "$W/run.log" \
+    "$W/wh/_sluice/pipelines/*/spill/shard-*" checkpointed
 }
 failed=0
 t0=$(date +%s)
 run kill
-echo "killed run: peak RSS ${peak} MiB"
-first_peak=$peak
+echo "killed run: peak RSS ${PEAK} MiB"
+first_peak=$PEAK
 run end
 t1=$(date +%s)
-echo "finishing run: peak RSS ${peak} MiB ($((t1 - t0)) s for both runs)"
+echo "finishing run: peak RSS ${PEAK} MiB ($((t1 - t0)) s for both runs)"
 S scan lake.per_key | tr -d '{}"' | sed -E 's/k://; s/,n:/ /; s/,total:/ /' | sort > "$W/got"
 if ! cmp -s "$W/got" "$W/expected"; then
   echo "FAIL: $(wc -l < "$W/got") rows committed, $(wc -l < "$W/expected") expected; first differences:"
   diff "$W/got" "$W/expected" | head -5
   failed=1
 fi
-if [ $spilled -eq 0 ]; then
+if [ "$SPILLED" -eq 0 ]; then
   echo "FAIL: the window state never spilled to disk (no spill folder seen)"
   failed=1
 fi
 margin=${SLUICE_SPILL_RSS_MARGIN_MIB:-400}
 limit=$((budget_mib + margin))
-for p in "$first_peak" "$peak"; do
+for p in "$first_peak" "$PEAK"; do
   if [ "$p" -gt "$limit" ]; then
     echo "FAIL: a run peaked at ${p} MiB, over ${limit} MiB (budget ${BUDGET} + ${margin} MiB)"
     failed=1

@@ -1,0 +1,173 @@
+#include "operators/committed_keys.h"
+
+#include <cstring>
+#include <limits>
+
+namespace sluice::operators {
+
+namespace {
+// Entries written to the store in one write batch when the front spills.
+constexpr size_t kSpillBatch = 64 * 1024;
+}  // namespace
+
+CommittedKeys::CommittedKeys(int64_t memory_bytes, std::string spill_dir)
+    : memory_bytes_(memory_bytes),
+      front_limit_(memory_bytes > 0 ? memory_bytes / 2 : std::numeric_limits<int64_t>::max()),
+      spill_dir_(std::move(spill_dir)) {}
+
+CommittedKeys::~CommittedKeys() = default;
+
+std::string CommittedKeys::Encode(RowLocation at) {
+  std::string v(sizeof(at.file) + sizeof(at.pos), '\0');
+  std::memcpy(v.data(), &at.file, sizeof(at.file));
+  std::memcpy(v.data() + sizeof(at.file), &at.pos, sizeof(at.pos));
+  return v;
+}
+
+Status CommittedKeys::Decode(std::string_view value, RowLocation* at) const {
+  if (value.size() != sizeof(at->file) + sizeof(at->pos)) {
+    return Status::Corruption("key index store {}: a location of {} bytes", store_->dir(),
+                              value.size());
+  }
+  std::memcpy(&at->file, value.data(), sizeof(at->file));
+  std::memcpy(&at->pos, value.data() + sizeof(at->file), sizeof(at->pos));
+  return Status::OK();
+}
+
+Result<std::optional<RowLocation>> CommittedKeys::StoreGet(std::string_view key) const {
+  RETURN_IF_ERROR(broken_);
+  if (!store_) return std::optional<RowLocation>();
+  std::string value;
+  ASSIGN_OR_RETURN(bool found, store_->Get(key, &value));
+  if (!found) return std::optional<RowLocation>();
+  RowLocation at;
+  RETURN_IF_ERROR(Decode(value, &at));
+  return std::optional<RowLocation>(at);
+}
+
+Result<RowLocation*> CommittedKeys::Entry(std::string_view key, uint64_t hash) {
+  if (!store_) {
+    // (In memory: one probe finds the key or where it goes, unless the
+    // room made opens the store.)
+    RETURN_IF_ERROR(MakeRoom());
+    if (!store_) return front_.Insert(key, {kGone, -1}, hash).first;
+  }
+  if (RowLocation* e = front_.Find(key, hash)) return e;
+  RowLocation e{kGone, -1};
+  ASSIGN_OR_RETURN(auto stored, StoreGet(key));
+  if (stored) e = {stored->file | kStored, stored->pos};
+  RETURN_IF_ERROR(MakeRoom());
+  return front_.Insert(key, e, hash).first;
+}
+
+Status CommittedKeys::MakeRoom() {
+  RETURN_IF_ERROR(broken_);
+  if (front_.bytes() + front_.GrowthBytes() <= front_limit_ || front_.empty()) {
+    return Status::OK();
+  }
+  Status st = Spill();
+  // (Some of the front's entries may be in the store now, unmarked: an
+  // erase of one would leave the store's copy.)
+  if (!st.ok()) broken_ = st.WithContextF("key index store {}: a spill failed", spill_dir_);
+  return st;
+}
+
+Result<std::optional<RowLocation>> CommittedKeys::Find(std::string_view key, uint64_t hash) const {
+  RETURN_IF_ERROR(broken_);
+  if (const RowLocation* e = front_.Find(key, hash)) {
+    return Live(*e) ? std::optional<RowLocation>(Plain(*e)) : std::nullopt;
+  }
+  return StoreGet(key);
+}
+
+Result<std::optional<RowLocation>> CommittedKeys::Fetch(std::string_view key, uint64_t hash) {
+  if (!store_) return Find(key, hash);
+  ASSIGN_OR_RETURN(RowLocation * e, Entry(key, hash));
+  return Live(*e) ? std::optional<RowLocation>(Plain(*e)) : std::nullopt;
+}
+
+Status CommittedKeys::Assign(std::string_view key, uint64_t hash, RowLocation at) {
+  ASSIGN_OR_RETURN(RowLocation * e, Entry(key, hash));
+  if (!Live(*e)) ++size_;
+  *e = {at.file | (e->file & kStored), at.pos};
+  return Status::OK();
+}
+
+Result<bool> CommittedKeys::Add(std::string_view key, uint64_t hash, RowLocation at,
+                                RowLocation* existing) {
+  ASSIGN_OR_RETURN(RowLocation * e, Entry(key, hash));
+  if (Live(*e)) {
+    if (existing != nullptr) *existing = Plain(*e);
+    return false;
+  }
+  ++size_;
+  *e = {at.file | (e->file & kStored), at.pos};
+  return true;
+}
+
+Status CommittedKeys::Erase(std::string_view key, uint64_t hash) {
+  RowLocation* e = front_.Find(key, hash);
+  if (e == nullptr && !store_) return Status::OK();
+  if (e == nullptr) {
+    ASSIGN_OR_RETURN(auto stored, StoreGet(key));
+    if (!stored) return Status::OK();
+    RETURN_IF_ERROR(MakeRoom());
+    front_.Insert(key, {kGone | kStored, -1}, hash);
+    --size_;
+    return Status::OK();
+  }
+  if (!Live(*e)) return Status::OK();
+  --size_;
+  if (Stored(*e)) {
+    *e = {kGone | kStored, -1};
+  } else {
+    front_.Erase(key, hash);
+  }
+  return Status::OK();
+}
+
+Status CommittedKeys::Spill() {
+  if (!store_) {
+    ASSIGN_OR_RETURN(store_, state::SpillStore::Open(spill_dir_, memory_bytes_ / 2));
+  }
+  size_t batched = 0;
+  Status st;
+  front_.ForEach([&](std::string_view key, const RowLocation& e) {
+    if (!st.ok()) return;
+    if (Live(e)) {
+      store_->Put(key, Encode(Plain(e)));
+    } else if (Stored(e)) {
+      store_->Delete(key);
+    } else {
+      return;
+    }
+    if (++batched % kSpillBatch == 0) st = store_->Flush();
+  });
+  RETURN_IF_ERROR(st);
+  RETURN_IF_ERROR(store_->Flush());
+  // (The front fills up again: its room is kept, unless the arena grew it
+  // past its half, which would spill at every key.)
+  front_.Clear(/*keep_room=*/front_.bytes() <= front_limit_);
+  ++spills_;
+  return Status::OK();
+}
+
+void CommittedKeys::Clear() {
+  broken_ = Status::OK();
+  front_.Clear();
+  store_.reset();
+  size_ = 0;
+}
+
+void CommittedKeys::Reserve(size_t keys) {
+  // (Slots for `keys` at 3/4 load, a power of two, and about 16 arena bytes
+  // a key: only when that fits the front's half of the budget.)
+  size_t slots = 16;
+  while (keys * 4 > slots * 3) slots *= 2;
+  auto bytes = static_cast<double>(slots) * 32 + static_cast<double>(keys) * 16;
+  if (bytes <= static_cast<double>(front_limit_)) front_.Reserve(keys);
+}
+
+int64_t CommittedKeys::bytes() const { return front_.bytes() + (store_ ? memory_bytes_ / 2 : 0); }
+
+}  // namespace sluice::operators

@@ -1,0 +1,140 @@
+// CommittedKeys: the committed layer of the primary-key index (key -> the
+// location of its live row) within a memory budget (docs/state.md "The key
+// index beyond memory").
+//
+// In memory, a KeyTable holds every key while it takes at most half the
+// budget. Past that, its entries are written to an on-disk store
+// (state::SpillStore, a cache given the other half: RocksDB with bloom
+// filters) and the table becomes a front: the keys changed or fetched since
+// the last spill. Each front entry is a location or "gone" (the key was
+// erased), and says whether the store holds the key, so that:
+// - a key's value is its front entry, else the store's, else none;
+// - a change of a key the front lacks reads the store once (a new key's miss
+//   is a bloom filter probe) and keeps the key in the front;
+// - size() is exact: a change knows whether the key was live before;
+// - a spill writes the front's live entries and deletes the store's copies
+//   of its gone ones, in write batches of a bounded size, then empties the
+//   front.
+// A budget the keys fit in never opens a store: the table is the whole
+// layer, as fast as it was before the budget.
+//
+// Errors of the store (kIOError, kCorruption) are returned by every call
+// that may read or spill. A failed read changes nothing; after a failed
+// spill every call fails until Clear (the caller rebuilds the index).
+//
+// File ids of locations must be below kMaxFile (the front marks entries in
+// the top bit). Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "operators/key_table.h"
+#include "state/spill_store.h"
+
+namespace sluice::operators {
+
+class CommittedKeys {
+ public:
+  static constexpr uint32_t kMaxFile = 0x7FFFFFFE;
+
+  // `memory_bytes`: the budget (<= 0: unbounded, never spills); `spill_dir`:
+  // where the store goes (wiped when it opens, removed with it).
+  CommittedKeys(int64_t memory_bytes, std::string spill_dir);
+  CommittedKeys() : CommittedKeys(0, {}) {}
+  ~CommittedKeys();
+  CommittedKeys(const CommittedKeys&) = delete;
+  CommittedKeys& operator=(const CommittedKeys&) = delete;
+
+  // Hash a key first to prefetch its front slot (ForEachPrefetching); every
+  // call below takes the hash HashOf gave.
+  uint64_t HashOf(std::string_view key) const { return front_.HashOf(key); }
+  void Prefetch(uint64_t hash) const { front_.Prefetch(hash); }
+
+  // The key's location. Fetch keeps a key read from the store in the front
+  // (a change of it follows); Find does not.
+  Result<std::optional<RowLocation>> Find(std::string_view key, uint64_t hash) const;
+  Result<std::optional<RowLocation>> Fetch(std::string_view key, uint64_t hash);
+  // Makes `at` the key's location.
+  Status Assign(std::string_view key, uint64_t hash, RowLocation at);
+  // Adds the key at `at` unless it has a location: true when added, else
+  // false and `*existing` (when given) its location.
+  Result<bool> Add(std::string_view key, uint64_t hash, RowLocation at,
+                   RowLocation* existing = nullptr);
+  // Removes the key (nothing when it has no location).
+  Status Erase(std::string_view key, uint64_t hash);
+
+  // fn(std::string_view key, RowLocation at) for every key, in no order; fn
+  // must not change the layer.
+  template <typename Fn>
+  Status ForEach(Fn&& fn) const;
+
+  // Empties the layer (and removes the store).
+  void Clear();
+  // Room for about `keys` keys in memory (before a load), within the budget.
+  void Reserve(size_t keys);
+  size_t size() const { return size_; }
+  int64_t memory_bytes() const { return memory_bytes_; }
+  bool spilled() const { return store_ != nullptr; }
+  // How many times the front was written to the store.
+  int64_t spills() const { return spills_; }
+  // Bytes in memory: the front, and the store's budget once it is open.
+  int64_t bytes() const;
+
+ private:
+  // Front entries: a location whose file id carries kStored when the store
+  // holds the key; the file id kGone for an erased key.
+  static constexpr uint32_t kStored = 0x80000000u, kFileBits = 0x7FFFFFFFu;
+  static constexpr uint32_t kGone = kFileBits;
+  static bool Live(RowLocation e) { return (e.file & kFileBits) != kGone; }
+  static bool Stored(RowLocation e) { return (e.file & kStored) != 0; }
+  static RowLocation Plain(RowLocation e) { return {e.file & kFileBits, e.pos}; }
+
+  // A location as the store holds it: u32 file id, i64 position.
+  static std::string Encode(RowLocation at);
+  Status Decode(std::string_view value, RowLocation* at) const;
+  // The store's location of the key, if any (none without a store).
+  Result<std::optional<RowLocation>> StoreGet(std::string_view key) const;
+  // The key's front entry, read from the store into the front when missing
+  // (a gone entry when the key has no location).
+  Result<RowLocation*> Entry(std::string_view key, uint64_t hash);
+  // Spills the front when one more key would take it past its half of the
+  // budget. A failed spill breaks the layer until Clear.
+  Status MakeRoom();
+  Status Spill();
+
+  KeyTable front_;
+  std::unique_ptr<state::SpillStore> store_;
+  int64_t memory_bytes_;
+  int64_t front_limit_;
+  std::string spill_dir_;
+  size_t size_ = 0;
+  int64_t spills_ = 0;
+  Status broken_;  // why a spill failed
+};
+
+template <typename Fn>
+Status CommittedKeys::ForEach(Fn&& fn) const {
+  RETURN_IF_ERROR(broken_);
+  if (store_) {
+    auto cursor = store_->Scan(std::string(), std::string());
+    for (; cursor->Valid(); cursor->Next()) {
+      std::string_view key = cursor->key();
+      if (front_.Find(key) != nullptr) continue;  // the front's is newer
+      RowLocation at;
+      RETURN_IF_ERROR(Decode(cursor->value(), &at));
+      fn(key, at);
+    }
+    RETURN_IF_ERROR(cursor->status());
+  }
+  front_.ForEach([&](std::string_view key, const RowLocation& e) {
+    if (Live(e)) fn(key, Plain(e));
+  });
+  return Status::OK();
+}
+
+}  // namespace sluice::operators

@@ -1,0 +1,128 @@
+// CommittedKeys: the same answers in memory and spilled, within its budget.
+#include "operators/committed_keys.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include "common/testing.h"
+
+namespace sluice::operators {
+namespace {
+
+std::map<std::string, RowLocation> Contents(const CommittedKeys& keys) {
+  std::map<std::string, RowLocation> out;
+  EXPECT_OK(keys.ForEach([&](std::string_view key, RowLocation at) {
+    EXPECT_TRUE(out.emplace(std::string(key), at).second) << "twice: " << key;
+  }));
+  return out;
+}
+
+TEST(CommittedKeysTest, ARandomRunAgreesWithAMapInMemoryAndSpilled) {
+  // 20,000 operations over 3,000 keys against a std::map, within a budget of
+  // 64 KiB (the front holds a few hundred keys): every answer, the size and
+  // the contents agree, and the memory stays within the budget.
+  constexpr int64_t kBudget = 64 << 10;
+  std::mt19937 rng(20261203);
+  CommittedKeys memory, spilled(kBudget, testing::TempPath("committed-model"));
+  std::map<std::string, RowLocation> model;
+  for (int op = 0; op < 20000; ++op) {
+    std::string key = "k" + std::to_string(rng() % 3000);
+    RowLocation at{static_cast<uint32_t>(rng() % 50), static_cast<int64_t>(op)};
+    auto it = model.find(key);
+    for (CommittedKeys* keys : {&memory, &spilled}) {
+      uint64_t hash = keys->HashOf(key);
+      switch (op % 5) {
+        case 0: {
+          ASSERT_OK(keys->Assign(key, hash, at));
+          break;
+        }
+        case 1: {
+          RowLocation existing;
+          ASSERT_OK_AND_ASSIGN(bool added, keys->Add(key, hash, at, &existing));
+          ASSERT_EQ(added, it == model.end()) << key;
+          if (!added) {
+            ASSERT_EQ(existing, it->second) << key;
+          }
+          break;
+        }
+        case 2: {
+          ASSERT_OK(keys->Erase(key, hash));
+          break;
+        }
+        case 3: {
+          ASSERT_OK_AND_ASSIGN(auto found, keys->Find(key, hash));
+          ASSERT_EQ(found.has_value(), it != model.end()) << key;
+          if (found) {
+            ASSERT_EQ(*found, it->second) << key;
+          }
+          break;
+        }
+        case 4: {
+          ASSERT_OK_AND_ASSIGN(auto found, keys->Fetch(key, hash));
+          ASSERT_EQ(found.has_value(), it != model.end()) << key;
+          if (found) {
+            ASSERT_EQ(*found, it->second) << key;
+          }
+          break;
+        }
+      }
+    }
+    if (op % 5 == 0 || (op % 5 == 1 && it == model.end())) model[key] = at;
+    if (op % 5 == 2) model.erase(key);
+    ASSERT_EQ(memory.size(), model.size()) << "op " << op;
+    ASSERT_EQ(spilled.size(), model.size()) << "op " << op;
+    ASSERT_LE(spilled.bytes(), kBudget) << "op " << op;
+    if (op % 2500 == 0) {
+      ASSERT_EQ(Contents(spilled), model) << "op " << op;
+      ASSERT_EQ(Contents(memory), model) << "op " << op;
+    }
+  }
+  EXPECT_EQ(Contents(spilled), model);
+  EXPECT_FALSE(memory.spilled());
+  EXPECT_TRUE(spilled.spilled());
+  EXPECT_GT(spilled.spills(), 10);
+  spilled.Clear();
+  EXPECT_EQ(spilled.size(), 0u);
+  EXPECT_FALSE(spilled.spilled());
+  EXPECT_FALSE(std::filesystem::exists(testing::TempPath("committed-model")));
+  EXPECT_TRUE(Contents(spilled).empty());
+}
+
+TEST(CommittedKeysTest, KeysWithinTheBudgetNeverOpenAStore) {
+  CommittedKeys keys(int64_t{64} << 20, testing::TempPath("committed-within"));
+  keys.Reserve(10000);
+  for (int k = 0; k < 10000; ++k) {
+    std::string key = std::to_string(k);
+    ASSERT_OK(keys.Assign(key, keys.HashOf(key), {1, k}));
+  }
+  EXPECT_EQ(keys.size(), 10000u);
+  EXPECT_FALSE(keys.spilled());
+  EXPECT_FALSE(std::filesystem::exists(testing::TempPath("committed-within")));
+}
+
+TEST(CommittedKeysTest, AFailedSpillFailsEveryCallUntilCleared) {
+  // The store's folder cannot be made (its parent is a file).
+  CommittedKeys keys(1 << 10, "/dev/null/spill");
+  Status failed;
+  for (int k = 0; k < 1000 && failed.ok(); ++k) {
+    std::string key = std::to_string(k);
+    failed = keys.Assign(key, keys.HashOf(key), {1, k});
+  }
+  ASSERT_EQ(failed.code(), StatusCode::kIOError) << failed.ToString();
+  EXPECT_NE(failed.message().find("/dev/null/spill"), std::string::npos) << failed.ToString();
+  ASSERT_ERROR(keys.Find("0", keys.HashOf("0")).status(), StatusCode::kIOError, "spill failed");
+  ASSERT_ERROR(keys.ForEach([](std::string_view, RowLocation) {}), StatusCode::kIOError,
+               "spill failed");
+  keys.Clear();
+  ASSERT_OK_AND_ASSIGN(auto found, keys.Find("0", keys.HashOf("0")));
+  EXPECT_FALSE(found.has_value());
+  ASSERT_OK(keys.Assign("a", keys.HashOf("a"), {1, 1}));
+  EXPECT_EQ(keys.size(), 1u);
+}
+
+}  // namespace
+}  // namespace sluice::operators
