@@ -65,6 +65,11 @@ class CommittedKeys {
   // false and `*existing` (when given) its location.
   Result<bool> Add(std::string_view key, uint64_t hash, RowLocation at,
                    RowLocation* existing = nullptr);
+  // Add for a key the caller knows has no location (restoring a base, whose
+  // keys are distinct, into an empty layer): reads no store. A key the front
+  // holds is assigned instead; one only the store holds would be counted
+  // twice and its stored row outlive an erase, so the promise must hold.
+  Status AddNew(std::string_view key, uint64_t hash, RowLocation at);
   // Removes the key (nothing when it has no location).
   Status Erase(std::string_view key, uint64_t hash);
 

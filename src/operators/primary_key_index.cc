@@ -1,5 +1,7 @@
 #include "operators/primary_key_index.h"
 
+#include <algorithm>
+
 #include "operators/aggregate.h"
 
 namespace sluice::operators {
@@ -64,35 +66,66 @@ void PrimaryKeyIndex::Upsert(std::string_view key, RowLocation at) { Change(key,
 
 void PrimaryKeyIndex::Delete(std::string_view key) { Change(key, kGone); }
 
+std::vector<std::string_view> PrimaryKeyIndex::SortedPendingKeys() const {
+  std::vector<std::string_view> keys;
+  keys.reserve(pending_.size());
+  pending_.ForEach([&](std::string_view key, const RowLocation&) { keys.push_back(key); });
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
   std::vector<RowLocation> out = superseded_;
-  Status st;
-  ForEachPrefetching(pending_, committed_, [&](std::string_view key, RowLocation, uint64_t hash) {
-    if (!st.ok()) return;
-    auto c = committed_.Fetch(key, hash);
-    if (!c.ok()) {
-      st = c.status();
-      return;
-    }
-    if (*c) out.push_back(**c);
+  auto add = [&](std::string_view key, const std::optional<RowLocation>& row) {
+    if (row) out.push_back(*row);
     if (duplicates_.empty()) return;
     auto [begin, end] = duplicates_.equal_range(std::string(key));
     for (auto d = begin; d != end; ++d) out.push_back(d->second);
+  };
+  if (committed_.spilled()) {
+    // In key order: neighbouring keys share the store's blocks, so that a
+    // block is read once for all of its changed keys, not once each.
+    for (std::string_view key : SortedPendingKeys()) {
+      ASSIGN_OR_RETURN(auto row, committed_.Fetch(key, committed_.HashOf(key)));
+      add(key, row);
+    }
+    return out;
+  }
+  Status st;
+  ForEachPrefetching(pending_, committed_, [&](std::string_view key, RowLocation, uint64_t hash) {
+    if (!st.ok()) return;
+    auto row = committed_.Fetch(key, hash);
+    if (!row.ok()) {
+      st = row.status();
+      return;
+    }
+    add(key, *row);
   });
   RETURN_IF_ERROR(st);
   return out;
 }
 
 Status PrimaryKeyIndex::CommitPending(bool state_saved) {
-  Status st;
-  ForEachPrefetching(
-      pending_, committed_, [&](std::string_view key, RowLocation at, uint64_t hash) {
-        if (!st.ok()) return;
-        if (!duplicates_.empty()) duplicates_.erase(std::string(key));
-        st = at == kGone ? committed_.Erase(key, hash) : committed_.Assign(key, hash, at);
-        if (!state_saved) Unsaved(key);
-      });
-  RETURN_IF_ERROR(st);
+  auto commit = [&](std::string_view key, RowLocation at, uint64_t hash) {
+    if (!duplicates_.empty()) duplicates_.erase(std::string(key));
+    RETURN_IF_ERROR(at == kGone ? committed_.Erase(key, hash) : committed_.Assign(key, hash, at));
+    if (!state_saved) Unsaved(key);
+    return Status::OK();
+  };
+  if (committed_.spilled()) {
+    // (In key order, as Deletes: keys a spill took from the front since are
+    // read from the store again.)
+    for (std::string_view key : SortedPendingKeys()) {
+      RETURN_IF_ERROR(commit(key, *pending_.Find(key), committed_.HashOf(key)));
+    }
+  } else {
+    Status st;
+    ForEachPrefetching(pending_, committed_,
+                       [&](std::string_view key, RowLocation at, uint64_t hash) {
+                         if (st.ok()) st = commit(key, at, hash);
+                       });
+    RETURN_IF_ERROR(st);
+  }
   DiscardPending();
   if (state_saved) MarkSaved();
   return Status::OK();

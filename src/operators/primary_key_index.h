@@ -141,6 +141,8 @@ class PrimaryKeyIndex {
   // Records a pending change (`at`, or kGone): a key changed twice
   // supersedes the row its first change wrote.
   void Change(std::string_view key, RowLocation at);
+  // The pending keys in byte order (the order of the store's keys).
+  std::vector<std::string_view> SortedPendingKeys() const;
   // Records that a committed key changed since the last state saved.
   void Unsaved(std::string_view key);
 

@@ -179,8 +179,15 @@ Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
         continue;
       }
       if (!duplicates_.empty()) duplicates_.erase(std::string(key));
-      RETURN_IF_ERROR(c.tag == kGoneTag ? committed_.Erase(key, hashes[b])
-                                        : committed_.Assign(key, hashes[b], c.at));
+      if (c.tag == kGoneTag) {
+        RETURN_IF_ERROR(committed_.Erase(key, hashes[b]));
+      } else if (kind == kFullState) {
+        // (A base names each key once, into an emptied index: no store
+        // reads.)
+        RETURN_IF_ERROR(committed_.AddNew(key, hashes[b], c.at));
+      } else {
+        RETURN_IF_ERROR(committed_.Assign(key, hashes[b], c.at));
+      }
     }
     batch.clear();
     keys.clear();
