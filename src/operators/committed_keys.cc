@@ -51,20 +51,20 @@ Result<RowLocation*> CommittedKeys::Entry(std::string_view key, uint64_t hash) {
   if (!store_) {
     // (In memory: one probe finds the key or where it goes, unless the
     // room made opens the store.)
-    RETURN_IF_ERROR(MakeRoom());
+    RETURN_IF_ERROR(MakeRoom(key.size()));
     if (!store_) return front_.Insert(key, {kGone, -1}, hash).first;
   }
   if (RowLocation* e = front_.Find(key, hash)) return e;
   RowLocation e{kGone, -1};
   ASSIGN_OR_RETURN(auto stored, StoreGet(key));
   if (stored) e = {stored->file | kStored, stored->pos};
-  RETURN_IF_ERROR(MakeRoom());
+  RETURN_IF_ERROR(MakeRoom(key.size()));
   return front_.Insert(key, e, hash).first;
 }
 
-Status CommittedKeys::MakeRoom() {
+Status CommittedKeys::MakeRoom(size_t key_bytes) {
   RETURN_IF_ERROR(broken_);
-  if (front_.bytes() + front_.GrowthBytes() <= front_limit_ || front_.empty()) {
+  if (front_.bytes() + front_.GrowthBytes(key_bytes) <= front_limit_ || front_.empty()) {
     return Status::OK();
   }
   Status st = Spill();
@@ -108,7 +108,7 @@ Result<bool> CommittedKeys::Add(std::string_view key, uint64_t hash, RowLocation
 }
 
 Status CommittedKeys::AddNew(std::string_view key, uint64_t hash, RowLocation at) {
-  RETURN_IF_ERROR(MakeRoom());
+  RETURN_IF_ERROR(MakeRoom(key.size()));
   auto [e, added] = front_.Insert(key, {at.file, at.pos}, hash);
   if (added) {
     ++size_;
@@ -127,7 +127,7 @@ Status CommittedKeys::Erase(std::string_view key, uint64_t hash) {
   if (e == nullptr) {
     ASSIGN_OR_RETURN(auto stored, StoreGet(key));
     if (!stored) return Status::OK();
-    RETURN_IF_ERROR(MakeRoom());
+    RETURN_IF_ERROR(MakeRoom(key.size()));
     front_.Insert(key, {kGone | kStored, -1}, hash);
     --size_;
     return Status::OK();
@@ -169,8 +169,8 @@ Status CommittedKeys::Spill() {
     if ((i + 1) % kSpillBatch == 0) RETURN_IF_ERROR(store_->Flush());
   }
   RETURN_IF_ERROR(store_->Flush());
-  // (The front fills up again: its room is kept, unless the arena grew it
-  // past its half, which would spill at every key.)
+  // (The front fills up again: its room is kept, unless it is past its
+  // half, which would spill at every key: a table of one key too large.)
   front_.Clear(/*keep_room=*/front_.bytes() <= front_limit_);
   ++spills_;
   return Status::OK();

@@ -107,9 +107,10 @@ class CommittedKeys {
   // The key's front entry, read from the store into the front when missing
   // (a gone entry when the key has no location).
   Result<RowLocation*> Entry(std::string_view key, uint64_t hash);
-  // Spills the front when one more key would take it past its half of the
-  // budget. A failed spill breaks the layer until Clear.
-  Status MakeRoom();
+  // Spills the front when one more key of `key_bytes` would take it past
+  // its half of the budget (its slots and arena growing). A failed spill
+  // breaks the layer until Clear.
+  Status MakeRoom(size_t key_bytes);
   Status Spill();
 
   KeyTable front_;

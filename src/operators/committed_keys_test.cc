@@ -92,6 +92,22 @@ TEST(CommittedKeysTest, ARandomRunAgreesWithAMapInMemoryAndSpilled) {
   EXPECT_TRUE(Contents(spilled).empty());
 }
 
+TEST(CommittedKeysTest, LongKeysKeepWithinTheBudgetToo) {
+  // 300-byte keys: the front's arena, not its slots, reaches the budget.
+  constexpr int64_t kBudget = 256 << 10;
+  CommittedKeys keys(kBudget, testing::TempPath("committed-long"));
+  for (int k = 0; k < 5000; ++k) {
+    std::string key = std::string(300, 'k') + std::to_string(k);
+    ASSERT_OK(keys.Assign(key, keys.HashOf(key), {1, k}));
+    ASSERT_LE(keys.bytes(), kBudget) << "key " << k;
+  }
+  EXPECT_GT(keys.spills(), 5);
+  EXPECT_EQ(keys.size(), 5000u);
+  std::string last = std::string(300, 'k') + "17";
+  ASSERT_OK_AND_ASSIGN(auto found, keys.Find(last, keys.HashOf(last)));
+  EXPECT_EQ(found, (RowLocation{1, 17}));
+}
+
 TEST(CommittedKeysTest, KeysWithinTheBudgetNeverOpenAStore) {
   CommittedKeys keys(int64_t{64} << 20, testing::TempPath("committed-within"));
   keys.Reserve(10000);
@@ -117,6 +133,7 @@ TEST(CommittedKeysTest, AFailedSpillFailsEveryCallUntilCleared) {
   ASSERT_ERROR(keys.Find("0", keys.HashOf("0")).status(), StatusCode::kIOError, "spill failed");
   ASSERT_ERROR(keys.ForEach([](std::string_view, RowLocation) {}), StatusCode::kIOError,
                "spill failed");
+  ASSERT_ERROR(keys.Erase("0", keys.HashOf("0")), StatusCode::kIOError, "spill failed");
   keys.Clear();
   ASSERT_OK_AND_ASSIGN(auto found, keys.Find("0", keys.HashOf("0")));
   EXPECT_FALSE(found.has_value());

@@ -208,10 +208,18 @@ void KeyTable::Clear(bool keep_room) {
   size_ = garbage_ = 0;
 }
 
-int64_t KeyTable::GrowthBytes() const {
-  if (!OverLoad(size_ + 1, slots_.size())) return 0;
-  size_t grown = std::max<size_t>(16, slots_.size() * 2);
-  return static_cast<int64_t>((grown - slots_.size()) * sizeof(Slot));
+int64_t KeyTable::GrowthBytes(size_t key_bytes) const {
+  int64_t grown = 0;
+  if (OverLoad(size_ + 1, slots_.size())) {
+    size_t slots = std::max<size_t>(16, slots_.size() * 2);
+    grown += static_cast<int64_t>((slots - slots_.size()) * sizeof(Slot));
+  }
+  // (A string at least doubles its capacity when it grows.)
+  size_t appended = key_bytes + (key_bytes < kLong ? 0 : sizeof(uint64_t));
+  if (arena_.size() + appended > arena_.capacity()) {
+    grown += static_cast<int64_t>(std::max(arena_.capacity(), appended));
+  }
+  return grown;
 }
 
 double KeyTable::MeanDisplacement() const {

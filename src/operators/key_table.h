@@ -74,8 +74,9 @@ class KeyTable {
   // Empties the table; `keep_room`: keeps its slots and arena allocated (a
   // table that fills up again soon), else frees them.
   void Clear(bool keep_room = false);
-  // Bytes the slots grow by when a key that is not there is inserted next.
-  int64_t GrowthBytes() const;
+  // Bytes the table grows by when a key of `key_bytes` that is not there is
+  // inserted next (its slots doubling, its arena reallocated).
+  int64_t GrowthBytes(size_t key_bytes) const;
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   // Bytes held: slots and arena.

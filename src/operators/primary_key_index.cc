@@ -176,7 +176,8 @@ Result<size_t> PrimaryKeyIndex::CountIn(const std::vector<bool>& files) const {
 Result<bool> PrimaryKeyIndex::Relocate(std::string_view key, const std::vector<bool>& files,
                                        RowLocation to) {
   uint64_t hash = committed_.HashOf(key);
-  ASSIGN_OR_RETURN(auto at, committed_.Find(key, hash));
+  // (Fetched: the Assign that follows finds the key in memory.)
+  ASSIGN_OR_RETURN(auto at, committed_.Fetch(key, hash));
   if (!at || !In(files, at->file)) return false;
   RETURN_IF_ERROR(committed_.Assign(key, hash, to));
   Unsaved(key);

@@ -97,8 +97,11 @@ Status Runtime::RegisterPipelineMetrics(Running* r, PipelineOptions& o) {
                        l));
   ASSIGN_OR_RETURN(
       r->key_index_memory,
-      One(g.AddGauge("sluice_pipeline_key_index_memory_bytes",
-                     "Bytes of the primary-key index held in memory (at most state.memory).", p),
+      One(g.AddGauge(
+              "sluice_pipeline_key_index_memory_bytes",
+              "Bytes of the primary-key index held in memory (its committed layer is bounded "
+              "by state.memory).",
+              p),
           l));
   ASSIGN_OR_RETURN(
       r->key_index_spills,

@@ -30,7 +30,7 @@ bounded_run() {
   RUN_PID=
   PEAK=$hwm
   if [ "$mode" = kill ] && [ $rc -ne 137 ]; then
-    echo "FAIL: the first run ended ($rc) before it was killed after a checkpoint: use more keys"
+    echo "FAIL: the run ended ($rc) before it could be killed: use more keys"
     tail -5 "$log"; exit 1
   fi
   if [ "$mode" = end ] && [ $rc -ne 0 ]; then
