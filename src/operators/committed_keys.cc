@@ -48,12 +48,10 @@ Result<std::optional<RowLocation>> CommittedKeys::StoreGet(std::string_view key)
 }
 
 Result<RowLocation*> CommittedKeys::Entry(std::string_view key, uint64_t hash) {
-  if (!store_) {
-    // (In memory: one probe finds the key or where it goes, unless the
-    // room made opens the store.)
-    RETURN_IF_ERROR(MakeRoom(key.size()));
-    if (!store_) return front_.Insert(key, {kGone, -1}, hash).first;
-  }
+  RETURN_IF_ERROR(broken_);
+  // (In memory with room: one probe finds the key or where it goes.)
+  if (!store_ && !NeedsRoom(key.size())) return front_.Insert(key, {kGone, -1}, hash).first;
+  // (A key the front holds needs no room: it spills nothing.)
   if (RowLocation* e = front_.Find(key, hash)) return e;
   RowLocation e{kGone, -1};
   ASSIGN_OR_RETURN(auto stored, StoreGet(key));
@@ -62,11 +60,13 @@ Result<RowLocation*> CommittedKeys::Entry(std::string_view key, uint64_t hash) {
   return front_.Insert(key, e, hash).first;
 }
 
+bool CommittedKeys::NeedsRoom(size_t key_bytes) const {
+  return !front_.empty() && front_.bytes() + front_.GrowthBytes(key_bytes) > front_limit_;
+}
+
 Status CommittedKeys::MakeRoom(size_t key_bytes) {
   RETURN_IF_ERROR(broken_);
-  if (front_.bytes() + front_.GrowthBytes(key_bytes) <= front_limit_ || front_.empty()) {
-    return Status::OK();
-  }
+  if (!NeedsRoom(key_bytes)) return Status::OK();
   Status st = Spill();
   // (Some of the front's entries may be in the store now, unmarked: an
   // erase of one would leave the store's copy.)

@@ -111,6 +111,7 @@ class CommittedKeys {
   // its half of the budget (its slots and arena growing). A failed spill
   // breaks the layer until Clear.
   Status MakeRoom(size_t key_bytes);
+  bool NeedsRoom(size_t key_bytes) const;
   Status Spill();
 
   KeyTable front_;

@@ -134,6 +134,12 @@ TEST(CommittedKeysTest, AFailedSpillFailsEveryCallUntilCleared) {
   ASSERT_ERROR(keys.ForEach([](std::string_view, RowLocation) {}), StatusCode::kIOError,
                "spill failed");
   ASSERT_ERROR(keys.Erase("0", keys.HashOf("0")), StatusCode::kIOError, "spill failed");
+  // (Keys the front still holds too.)
+  for (int k = 0; k < 20; ++k) {
+    std::string key = std::to_string(k);
+    ASSERT_ERROR(keys.Assign(key, keys.HashOf(key), {2, k}), StatusCode::kIOError, "spill failed");
+    ASSERT_ERROR(keys.Fetch(key, keys.HashOf(key)).status(), StatusCode::kIOError, "spill failed");
+  }
   keys.Clear();
   ASSERT_OK_AND_ASSIGN(auto found, keys.Find("0", keys.HashOf("0")));
   EXPECT_FALSE(found.has_value());

@@ -136,6 +136,10 @@ uint64_t KeyTable::Append(std::string* arena, std::string_view key) {
     ref |= key.size();
   } else {
     uint64_t length = key.size();
+    // (One reallocation at most, as GrowthBytes counts.)
+    if (arena->size() + sizeof(length) + key.size() > arena->capacity()) {
+      arena->reserve(std::max(arena->capacity() * 2, arena->size() + sizeof(length) + key.size()));
+    }
     arena->append(reinterpret_cast<const char*>(&length), sizeof(length));
     ref |= kLong;
   }

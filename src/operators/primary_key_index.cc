@@ -113,10 +113,12 @@ Status PrimaryKeyIndex::CommitPending(bool state_saved) {
     return Status::OK();
   };
   if (committed_.spilled()) {
-    // (In key order, as Deletes: keys a spill took from the front since are
-    // read from the store again.)
-    for (std::string_view key : SortedPendingKeys()) {
-      RETURN_IF_ERROR(commit(key, *pending_.Find(key), committed_.HashOf(key)));
+    // (In reverse key order: Deletes fetched them in key order, so the
+    // front holds its last keys; a spill since took the first ones out, and
+    // reading those again spills after the last ones were committed.)
+    std::vector<std::string_view> keys = SortedPendingKeys();
+    for (auto key = keys.rbegin(); key != keys.rend(); ++key) {
+      RETURN_IF_ERROR(commit(*key, *pending_.Find(*key), committed_.HashOf(*key)));
     }
   } else {
     Status st;
