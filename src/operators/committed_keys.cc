@@ -149,17 +149,17 @@ Status CommittedKeys::Spill() {
   // In key order: RocksDB's memtable inserts a key after the last one
   // cheaply, and a random one with a search of its skip list (three
   // quarters of a spill's time, unsorted).
-  struct Entry {
+  struct Spilled {
     std::string_view key;
     RowLocation e;
   };
-  std::vector<Entry> entries;
+  std::vector<Spilled> entries;
   entries.reserve(front_.size());
   front_.ForEach([&](std::string_view key, const RowLocation& e) {
     if (Live(e) || Stored(e)) entries.push_back({key, e});
   });
   std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.key < b.key; });
+            [](const Spilled& a, const Spilled& b) { return a.key < b.key; });
   for (size_t i = 0; i < entries.size(); ++i) {
     if (Live(entries[i].e)) {
       store_->Put(entries[i].key, Encode(Plain(entries[i].e)));

@@ -1,9 +1,10 @@
 // CommittedKeys: the committed layer of the primary-key index (key -> the
 // location of its live row) within a memory budget (docs/state.md "The key
-// index beyond memory").
+// index", beyond memory).
 //
-// In memory, a KeyTable holds every key while it takes at most half the
-// budget. Past that, its entries are written to an on-disk store
+// In memory, a KeyTable holds every key until its next growth (its slots
+// doubling, its key arena reallocated) would take it past half the budget.
+// Then its entries are written to an on-disk store
 // (state::SpillStore, a cache given the other half: RocksDB with bloom
 // filters) and the table becomes a front: the keys changed or fetched since
 // the last spill. Each front entry is a location or "gone" (the key was

@@ -1,5 +1,6 @@
-// SpillStore: the on-disk tier of a window operator's state, a RocksDB
-// database in a local folder (docs/state.md "Beyond memory").
+// SpillStore: the on-disk tier of an operator's state (a window operator's
+// groups, a primary-key index's keys), a RocksDB database in a local folder
+// (docs/state.md "Beyond memory", "The key index").
 //
 // It is a cache, never the record: the checkpointed state is the state files
 // in the warehouse, and a store is rebuilt from them at every start. Open
