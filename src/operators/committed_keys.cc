@@ -184,12 +184,11 @@ void CommittedKeys::Clear() {
 }
 
 void CommittedKeys::Reserve(size_t keys) {
-  // (Slots for `keys` at 3/4 load, a power of two, and about 16 arena bytes
-  // a key: only when that fits the front's half of the budget.)
-  size_t slots = 16;
-  while (keys * 4 > slots * 3) slots *= 2;
-  auto bytes = static_cast<double>(slots) * 32 + static_cast<double>(keys) * 16;
-  if (bytes <= static_cast<double>(front_limit_)) front_.Reserve(keys);
+  // (Only when the slots and about 16 arena bytes a key fit the front's half
+  // of the budget.)
+  if (KeyTable::SlotBytesFor(keys) + static_cast<int64_t>(keys) * 16 <= front_limit_) {
+    front_.Reserve(keys);
+  }
 }
 
 int64_t CommittedKeys::bytes() const { return front_.bytes() + (store_ ? memory_bytes_ / 2 : 0); }

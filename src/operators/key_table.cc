@@ -195,10 +195,21 @@ bool KeyTable::Erase(std::string_view key, uint64_t hash) {
   return true;
 }
 
-void KeyTable::Reserve(size_t keys) {
-  size_t slots = slots_.empty() ? 16 : slots_.size();
+namespace {
+// The slots a table of `slots` holds `keys` in (doubled as needed).
+size_t SlotsFor(size_t keys, size_t slots) {
   while (OverLoad(keys, slots)) slots *= 2;
+  return slots;
+}
+}  // namespace
+
+void KeyTable::Reserve(size_t keys) {
+  size_t slots = SlotsFor(keys, slots_.empty() ? 16 : slots_.size());
   if (slots > slots_.size()) Grow(slots);
+}
+
+int64_t KeyTable::SlotBytesFor(size_t keys) {
+  return static_cast<int64_t>(SlotsFor(keys, 16) * sizeof(Slot));
 }
 
 void KeyTable::Clear(bool keep_room) {

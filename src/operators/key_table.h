@@ -71,6 +71,8 @@ class KeyTable {
   bool Erase(std::string_view key, uint64_t hash);
   // Room for `keys` keys without growing.
   void Reserve(size_t keys);
+  // The bytes of the slots Reserve(keys) gives a new table.
+  static int64_t SlotBytesFor(size_t keys);
   // Empties the table; `keep_room`: keeps its slots and arena allocated (a
   // table that fills up again soon), else frees them.
   void Clear(bool keep_room = false);

@@ -18,12 +18,7 @@ SLUICE=$(realpath "$1")
 KEYS=${2:-${SLUICE_KEY_SPILL_KEYS:-200000}}
 BUDGET=${3:-${SLUICE_KEY_SPILL_BUDGET:-1MiB}}
 W=$(mktemp -d /tmp/sluice-key-spill.XXXXXX)
-cleanup() {
-  [ -z "$RUN_PID" ] || kill -9 "$RUN_PID" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$W"
-}
-trap cleanup EXIT
+trap 'bounded_run_cleanup "$W"' EXIT
 mkdir -p "$W/in"
 # Run r's changes: key (j * P_r) mod KEYS for j < KEYS / D_r, value
 # r * KEYS + j (the primes P_r scatter the keys, distinct within a run).

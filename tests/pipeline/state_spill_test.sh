@@ -18,12 +18,7 @@ SLUICE=$(realpath "$1")
 KEYS=${2:-${SLUICE_SPILL_KEYS:-300000}}
 BUDGET=${3:-${SLUICE_SPILL_BUDGET:-8MiB}}
 W=$(mktemp -d /tmp/sluice-spill.XXXXXX)
-cleanup() {
-  [ -z "$RUN_PID" ] || kill -9 "$RUN_PID" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$W"
-}
-trap cleanup EXIT
+trap 'bounded_run_cleanup "$W"' EXIT
 if [[ $BUDGET =~ ^([0-9]+)[Mm] ]]; then
   budget_mib=${BASH_REMATCH[1]}
 elif [[ $BUDGET =~ ^([0-9]+)[Gg] ]]; then

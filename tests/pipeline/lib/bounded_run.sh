@@ -10,6 +10,15 @@
 PEAK=0
 SPILLED=0
 RUN_PID=
+
+# bounded_run_cleanup DIR: kills a run still going and removes DIR (for the
+# test's EXIT trap).
+bounded_run_cleanup() {
+  [ -z "$RUN_PID" ] || kill -9 "$RUN_PID" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$1"
+}
+
 bounded_run() {
   local mode=$1 sluice=$2 wh=$3 sql=$4 log=$5 glob=$6 killable=$7
   "$sluice" --warehouse "$wh" run "$sql" --bounded > "$log" 2>&1 &
