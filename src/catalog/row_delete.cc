@@ -42,6 +42,7 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
                                  const std::function<Status(const Batch&)>& on_rows) {
   const auto& md = table.metadata();
   PlannedDelete planned;
+  planned.update.kind = ChangeKind::kRowDelta;
   DeleteResult& result = planned.counts;
   if (!md.current_snapshot_id) return planned;
   iceberg::ScanOptions o;
@@ -69,7 +70,6 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
   if (positions.empty()) return planned;
 
   SnapshotUpdate& u = planned.update;
-  u.operation = "delete";
   u.base_snapshot_id = md.current_snapshot_id;
   for (const auto& [path, pos] : positions) result.rows_deleted += static_cast<int64_t>(pos.size());
   RETURN_IF_ERROR(StageRowDeletes(table.io(), md, std::move(positions), task_of, {}, nullptr, &u));

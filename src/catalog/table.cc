@@ -234,7 +234,6 @@ Result<int64_t> Table::Append(const std::vector<DataFile>& files,
                               const std::map<std::string, std::string>& summary,
                               const CommitOptions& options) {
   SnapshotUpdate u;
-  u.operation = "append";
   u.add_data = files;
   u.summary = summary;
   return Commit(u, options);

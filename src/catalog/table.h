@@ -41,14 +41,46 @@ struct CommitOptions {
   void BackOff(int attempt) const;
 };
 
-// One snapshot's worth of changes. Files to remove are named by path; on a
-// retry after a conflict they must still be live in the refreshed table (else
-// the commit fails with kConflict: the files it replaces are gone). With
-// `fail_on_new_deletes`, a delete file added since `base_snapshot_id` that
-// applies to a removed data file also fails the commit (a rewrite must not
-// resurrect deleted rows).
+// The kinds of snapshot change, after Iceberg's operations. Each kind takes
+// only its own fields of SnapshotUpdate (checked before anything is written:
+// kInvalidArgument names the field) and stages the snapshot its own way
+// (table_changes.h). Every kind takes `summary`, `set_properties` and
+// `base_snapshot_id`.
+enum class ChangeKind {
+  // New data files (`add_data`). Always applies: on a conflict it is staged
+  // again on the refreshed table. Operation `append`.
+  kAppend,
+  // Row-level changes: delete files or deletion vectors added (`add_deletes`)
+  // for data files that must still be live (`require_paths`), the DVs they
+  // replace removed (`remove_dvs`), data files all of whose rows go removed
+  // (`remove_paths`), and new rows (`add_data`) — an upsert, a row delete, a
+  // dead-letter replay. Takes `fail_on_new_deletes`. Operation `delete`, or
+  // `overwrite` when it adds rows too (`append` when it only adds rows).
+  kRowDelta,
+  // Data files in place of the files whose rows they hold (`remove_paths`,
+  // `add_data`): a compaction. Takes `add_deletes` (deletes carried onto the
+  // new files), `fail_on_new_deletes`, `data_sequence_number` and
+  // `remove_dangling_deletes`. It adds files only in place of others; with
+  // nothing added or removed it is a snapshot that only carries properties
+  // (a pipeline's epoch). Operation `replace`.
+  kRewriteFiles,
+  // The table's small manifests rewritten into manifests of about
+  // CommitOptions::manifest_target_bytes, each holding a contiguous range of
+  // partitions: planning then opens a bounded number of manifests, and a
+  // selective scan skips most by their partition bounds. No file is added or
+  // removed; done on the metadata each attempt stages against, so it never
+  // conflicts. Operation `replace`.
+  kRewriteManifests,
+};
+
+// One snapshot's worth of changes, of one kind. Files to remove are named by
+// path; on a retry after a conflict they must still be live in the refreshed
+// table (else the commit fails with kConflict: the files it replaces are
+// gone). With `fail_on_new_deletes`, a delete file added since
+// `base_snapshot_id` that applies to a removed or required data file also
+// fails the commit (a rewrite must not resurrect deleted rows).
 struct SnapshotUpdate {
-  std::string operation = "append";  // append | overwrite | delete | replace
+  ChangeKind kind = ChangeKind::kAppend;
   std::vector<iceberg::DataFile> add_data;
   std::vector<iceberg::DataFile> add_deletes;
   std::vector<std::string> remove_paths;
@@ -77,13 +109,9 @@ struct SnapshotUpdate {
   // to (dangling: e.g. a compaction rewrote every file they applied to),
   // judged on the metadata each attempt stages against.
   bool remove_dangling_deletes = false;
-  // Rewrites the table's small manifests (IsSmallManifest) into manifests of
-  // about CommitOptions::manifest_target_bytes, each holding a contiguous
-  // range of partitions (operation `replace`, no file added or removed):
-  // planning then opens a bounded number of manifests, and a selective scan
-  // skips most by their partition bounds. Done on the metadata each attempt
-  // stages against, so it never conflicts.
-  bool rewrite_manifests = false;
+
+  // The snapshot summary's `operation`, from the kind and what it changes.
+  std::string Operation() const;
 };
 
 // A manifest below half the target size: one a manifest rewrite merges (its
@@ -179,9 +207,10 @@ class Table {
   Table(Catalog* catalog, FileIO* io, TableIdent ident)
       : catalog_(catalog), io_(io), ident_(std::move(ident)) {}
   Status LoadMetadata(const std::string& location);
-  // CommitAll's steps: write the added files' manifests once; per attempt,
-  // stage the snapshot against the current metadata (manifests, list and
-  // metadata file written, nothing swapped).
+  // CommitAll's steps: check the update against its kind and write the
+  // added files' manifests once; per attempt, stage the snapshot against the
+  // current metadata (the kind's manifests, the manifest list and the
+  // metadata file written, nothing swapped; table_changes.h).
   Result<std::unique_ptr<PendingCommit>> Prepare(const SnapshotUpdate& update);
   Status Stage(PendingCommit& pending, int attempt, const CommitOptions& options);
   std::string NewMetadataPath(const iceberg::TableMetadata& base) const;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "catalog/table.h"
+#include "catalog/table_changes.h"
 #include "catalog/table_manifests.h"
 #include "catalog/table_removals.h"
 #include "common/kill_point.h"
@@ -20,11 +21,10 @@ using iceberg::ManifestEntry;
 using iceberg::ManifestFile;
 using iceberg::Snapshot;
 using iceberg::TableMetadata;
-using internal::ClusterManifests;
-using internal::ManifestChange;
-using internal::MergeManifests;
-using internal::Removal;
 using internal::RemovalTargets;
+using internal::SnapshotChange;
+using internal::StagedManifests;
+using internal::StageInput;
 using internal::Tally;
 using internal::WriteManifest;
 using internal::WrittenFiles;
@@ -47,6 +47,7 @@ int64_t SummaryValue(const Snapshot* s, const std::string& key) {
 struct PendingCommit {
   Table* table = nullptr;
   const SnapshotUpdate* update = nullptr;
+  const SnapshotChange* change = nullptr;  // the update's kind
   std::string where;
   int64_t snapshot_id = 0;
   std::string commit_uuid;
@@ -71,63 +72,81 @@ struct PendingCommit {
   }
 };
 
-Result<std::unique_ptr<PendingCommit>> Table::Prepare(const SnapshotUpdate& u) {
-  if (catalog_ == nullptr) return Status::Invalid("table {} is read-only", ident_.ToString());
-  auto p = std::make_unique<PendingCommit>();
-  p->table = this;
-  p->update = &u;
-  p->where = fmt::format("table {}", ident_.ToString());
-  p->manifests_written.io = io_;
-  p->attempt_files.io = io_;
-  const std::string& where = p->where;
+namespace {
+
+// What every kind requires of the files an update adds.
+Status CheckAddedFiles(const SnapshotUpdate& u, const TableMetadata& md) {
   for (const DataFile& f : u.add_data) {
     if (f.content != FileContent::kData) {
-      return Status::Invalid("{}: {} is not a data file", where, f.file_path);
+      return Status::Invalid("{} is not a data file", f.file_path);
     }
   }
   if (u.data_sequence_number &&
-      (*u.data_sequence_number < 0 || *u.data_sequence_number > metadata_->last_sequence_number)) {
-    return Status::Invalid("{}: data sequence number {} is not one the table has had (last {})",
-                           where, *u.data_sequence_number, metadata_->last_sequence_number);
+      (*u.data_sequence_number < 0 || *u.data_sequence_number > md.last_sequence_number)) {
+    return Status::Invalid("data sequence number {} is not one the table has had (last {})",
+                           *u.data_sequence_number, md.last_sequence_number);
   }
   for (const DataFile& f : u.add_deletes) {
     if (f.content == FileContent::kData) {
-      return Status::Invalid("{}: {} is not a delete file", where, f.file_path);
+      return Status::Invalid("{} is not a delete file", f.file_path);
     }
-    if (metadata_->format_version >= 3 && f.content == FileContent::kPositionDeletes &&
-        !f.content_offset) {
-      return Status::Invalid(
-          "{}: format v3 tables take deletion vectors, not position delete "
-          "files",
-          where);
+    if (md.format_version >= 3 && f.content == FileContent::kPositionDeletes && !f.content_offset) {
+      return Status::Invalid("format v3 tables take deletion vectors, not position delete files");
     }
   }
-  p->snapshot_id = NewSnapshotId();
-  p->commit_uuid = NewUuid();
-  const int64_t snapshot_id = p->snapshot_id;
+  return Status::OK();
+}
 
-  // New manifests are written once and reused by every attempt.
-  std::map<std::pair<int32_t, int>, std::vector<ManifestEntry>> groups;
+// The manifests of the files `u` adds, one per (spec, content), for every
+// attempt; their paths are added to `written`.
+Result<std::vector<ManifestFile>> WriteAddedManifests(FileIO& io, const TableMetadata& md,
+                                                      const SnapshotUpdate& u, int64_t snapshot_id,
+                                                      Tally* added, WrittenFiles* written) {
+  std::map<std::pair<int32_t, ManifestContent>, std::vector<ManifestEntry>> groups;
   for (const auto* list : {&u.add_data, &u.add_deletes}) {
     for (const DataFile& f : *list) {
       ManifestEntry e;
       e.status = EntryStatus::kAdded;
       e.file = f;
-      int content = f.content == FileContent::kData ? 0 : 1;
-      if (content == 0) e.sequence_number = u.data_sequence_number;
-      groups[{f.spec_id, content}].push_back(std::move(e));
-      p->added.Add(f);
+      const bool data = f.content == FileContent::kData;
+      if (data) e.sequence_number = u.data_sequence_number;
+      groups[{f.spec_id, data ? ManifestContent::kData : ManifestContent::kDeletes}].push_back(
+          std::move(e));
+      added->Add(f);
     }
   }
+  std::vector<ManifestFile> out;
   for (const auto& [key, entries] : groups) {
-    auto mf = WriteManifest(*io_, *metadata_, key.first, static_cast<ManifestContent>(key.second),
-                            snapshot_id, entries, &p->manifests_written);
-    if (!mf.ok()) {
-      p->manifests_written.DeleteAll();
-      return mf.status().WithContext(where);
-    }
-    p->new_manifests.push_back(*mf);
+    ASSIGN_OR_RETURN(ManifestFile mf,
+                     WriteManifest(io, md, key.first, key.second, snapshot_id, entries, written));
+    out.push_back(std::move(mf));
   }
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PendingCommit>> Table::Prepare(const SnapshotUpdate& u) {
+  if (catalog_ == nullptr) return Status::Invalid("table {} is read-only", ident_.ToString());
+  auto p = std::make_unique<PendingCommit>();
+  p->table = this;
+  p->update = &u;
+  p->change = &SnapshotChange::Of(u.kind);
+  p->where = fmt::format("table {}", ident_.ToString());
+  p->manifests_written.io = io_;
+  p->attempt_files.io = io_;
+  RETURN_IF_ERROR(p->change->Validate(u).WithContext(p->where));
+  RETURN_IF_ERROR(CheckAddedFiles(u, *metadata_).WithContext(p->where));
+  p->snapshot_id = NewSnapshotId();
+  p->commit_uuid = NewUuid();
+  // New manifests are written once and reused by every attempt.
+  auto added =
+      WriteAddedManifests(*io_, *metadata_, u, p->snapshot_id, &p->added, &p->manifests_written);
+  if (!added.ok()) {
+    p->manifests_written.DeleteAll();
+    return added.status().WithContext(p->where);
+  }
+  p->new_manifests = std::move(*added);
   p->removals = RemovalTargets::Of(u);
   return p;
 }
@@ -139,7 +158,7 @@ namespace {
 std::map<std::string, std::string> Summary(const SnapshotUpdate& u, const Tally& added,
                                            const Tally& removed, const Snapshot* parent) {
   std::map<std::string, std::string> sm = u.summary;
-  sm["operation"] = u.operation;
+  sm["operation"] = u.Operation();
   auto put = [&](const char* key, int64_t v) {
     if (v != 0) sm[key] = std::to_string(v);
   };
@@ -190,42 +209,13 @@ Result<TableMetadata> NextMetadata(const TableMetadata& base, const std::string&
 
 }  // namespace
 
-Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options) {
-  const SnapshotUpdate& u = *pc.update;
-  WrittenFiles& attempt_files = pc.attempt_files;
-  auto fail = [&](const Status& st) {
-    attempt_files.DeleteAll();
-    return st.WithContextF("{}: commit", pc.where);
-  };
-  const TableMetadata& base = *metadata_;
+namespace {
+
+// The snapshot of `staged` on `base`, its manifest list written (its path
+// added to `written`).
+Result<Snapshot> WriteSnapshot(FileIO& io, const TableMetadata& base, const PendingCommit& pc,
+                               int attempt, const StagedManifests& staged, WrittenFiles* written) {
   const Snapshot* parent = base.current_snapshot();
-
-  // 1. The base's manifests, with the removals applied and validated.
-  Removal r;
-  if (parent != nullptr) {
-    auto prev = iceberg::ReadManifestList(*io_, parent->manifest_list, base.format_version);
-    if (!prev.ok()) return fail(prev.status());
-    r.kept = std::move(*prev);
-  }
-  if (pc.removals.Any(u)) {
-    Status st = internal::ApplyRemovals(*io_, base, u, pc.removals, pc.snapshot_id, pc.where,
-                                        &attempt_files, &r);
-    if (!st.ok()) return fail(st);
-  }
-  if (!u.require_paths.empty()) {
-    if (Status st = internal::CheckRequired(*io_, base, u, r.kept); !st.ok()) return fail(st);
-  }
-
-  // 2. The manifest list: the new manifests and the kept ones, merged.
-  std::vector<ManifestFile> manifests = pc.new_manifests;
-  manifests.insert(manifests.end(), r.kept.begin(), r.kept.end());
-  ManifestChange change;
-  auto merged = u.rewrite_manifests
-                    ? ClusterManifests(*io_, base, std::move(manifests), pc.snapshot_id, options,
-                                       &attempt_files, &change)
-                    : MergeManifests(*io_, base, std::move(manifests), pc.snapshot_id, options,
-                                     &attempt_files);
-  if (!merged.ok()) return fail(merged.status());
   Snapshot snap;
   snap.snapshot_id = pc.snapshot_id;
   if (parent) snap.parent_snapshot_id = parent->snapshot_id;
@@ -240,27 +230,58 @@ Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options
   lo.parent_snapshot_id = snap.parent_snapshot_id;
   lo.sequence_number = snap.sequence_number;
   if (base.format_version >= 3) lo.first_row_id = base.next_row_id.value_or(0);
-  attempt_files.paths.push_back(snap.manifest_list);
-  auto added_rows = iceberg::WriteManifestList(*io_, snap.manifest_list, *merged, lo);
-  if (!added_rows.ok()) return fail(added_rows.status());
-  snap.summary = Summary(u, pc.added, r.removed, parent);
-  if (u.rewrite_manifests) {  // the keys of Iceberg's RewriteManifests
-    snap.summary["manifests-created"] = std::to_string(change.created);
-    snap.summary["manifests-replaced"] = std::to_string(change.replaced);
-    snap.summary["manifests-kept"] = std::to_string(change.kept);
-    snap.summary["entries-processed"] = std::to_string(change.entries);
-  }
+  written->paths.push_back(snap.manifest_list);
+  ASSIGN_OR_RETURN(int64_t added_rows,
+                   iceberg::WriteManifestList(io, snap.manifest_list, staged.manifests, lo));
+  snap.summary = Summary(*pc.update, pc.added, staged.removed, parent);
+  for (const auto& [k, v] : staged.summary) snap.summary[k] = v;
   if (base.format_version >= 3) {
     snap.first_row_id = lo.first_row_id;
-    snap.added_rows = *added_rows;
+    snap.added_rows = added_rows;
+  }
+  return snap;
+}
+
+}  // namespace
+
+Status Table::Stage(PendingCommit& pc, int attempt, const CommitOptions& options) {
+  auto fail = [&](const Status& st) {
+    pc.attempt_files.DeleteAll();
+    return st.WithContextF("{}: commit", pc.where);
+  };
+  const TableMetadata& base = *metadata_;
+
+  // 1. The base's manifests.
+  std::vector<ManifestFile> base_manifests;
+  if (const Snapshot* parent = base.current_snapshot()) {
+    auto list = iceberg::ReadManifestList(*io_, parent->manifest_list, base.format_version);
+    if (!list.ok()) return fail(list.status());
+    base_manifests = std::move(*list);
   }
 
-  // 3. The metadata file.
+  // 2. The new snapshot's manifests, as the update's kind stages them.
+  StageInput in;
+  in.io = io_;
+  in.base = &base;
+  in.update = pc.update;
+  in.removals = &pc.removals;
+  in.snapshot_id = pc.snapshot_id;
+  in.where = &pc.where;
+  in.options = &options;
+  in.written = &pc.attempt_files;
+  auto staged = pc.change->Stage(in, pc.new_manifests, std::move(base_manifests));
+  if (!staged.ok()) return fail(staged.status());
+
+  // 3. The snapshot and its manifest list.
+  auto snap = WriteSnapshot(*io_, base, pc, attempt, *staged, &pc.attempt_files);
+  if (!snap.ok()) return fail(snap.status());
+
+  // 4. The metadata file.
   pc.dropped_metadata.clear();
-  auto next = NextMetadata(base, metadata_location_, snap, u, &pc.dropped_metadata);
+  auto next = NextMetadata(base, metadata_location_, *snap, *pc.update, &pc.dropped_metadata);
   if (!next.ok()) return fail(next.status());
   pc.path = NewMetadataPath(base);
-  attempt_files.paths.push_back(pc.path);
+  pc.attempt_files.paths.push_back(pc.path);
   Status st = io_->WriteFile(pc.path, iceberg::TableMetadataToJson(*next));
   if (!st.ok()) return fail(st);
   pc.next = std::move(*next);

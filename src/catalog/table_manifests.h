@@ -1,6 +1,6 @@
 // Internal to src/catalog: the manifests of a commit (table_commit.cc),
 // written, merged at commit time (commit.manifest.min-count-to-merge) and
-// clustered by partition (SnapshotUpdate::rewrite_manifests).
+// clustered by partition (ChangeKind::kRewriteManifests).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +45,7 @@ struct ManifestChange {
   int64_t created = 0, replaced = 0, kept = 0, entries = 0;
 };
 
-// SnapshotUpdate::rewrite_manifests: the small manifests of each (spec,
+// ChangeKind::kRewriteManifests: the small manifests of each (spec,
 // content) group, their live entries (EXISTING, sequence numbers and row
 // lineage kept; DELETED entries dropped) sorted by partition and cut into
 // manifests of at most about the target size, judged by the bytes per entry

@@ -62,7 +62,7 @@ TEST_F(TableTest, RewritingManifestsClustersLiveFilesByPartitionValue) {
     ASSERT_OK(t->Append(files, {}, o));
   }
   SnapshotUpdate remove;
-  remove.operation = "delete";
+  remove.kind = ChangeKind::kRowDelta;
   remove.remove_paths = {"/data/f3-1", "/data/f7-256"};
   ASSERT_OK(t->Commit(remove, o));
   const iceberg::Snapshot* before = t->metadata().current_snapshot();
@@ -75,8 +75,7 @@ TEST_F(TableTest, RewritingManifestsClustersLiveFilesByPartitionValue) {
   for (const auto& m : old_list) bytes += m.manifest_length;
 
   SnapshotUpdate rewrite;
-  rewrite.operation = "replace";
-  rewrite.rewrite_manifests = true;
+  rewrite.kind = ChangeKind::kRewriteManifests;
   o.manifest_target_bytes = bytes / 3;  // every manifest is small; a few come out
   ASSERT_OK_AND_ASSIGN(int64_t id, t->Commit(rewrite, o));
   const iceberg::Snapshot* snap = t->metadata().current_snapshot();
@@ -136,7 +135,7 @@ TEST_F(TableTest, DanglingDeleteFilesGoWithTheLastFileTheyCouldApplyTo) {
   };
   auto commit = [&](std::vector<std::string> remove, std::vector<DataFile> add = {}) {
     SnapshotUpdate u;
-    u.operation = "replace";
+    u.kind = ChangeKind::kRewriteFiles;
     u.remove_paths = std::move(remove);
     u.add_data = std::move(add);
     u.remove_dangling_deletes = true;
@@ -145,7 +144,7 @@ TEST_F(TableTest, DanglingDeleteFilesGoWithTheLastFileTheyCouldApplyTo) {
   ASSERT_OK(t->Append({File("d1", 5, a)}));  // sequence 1
   ASSERT_OK(t->Append({File("d2", 5, a)}));  // 2
   SnapshotUpdate del;
-  del.operation = "delete";
+  del.kind = ChangeKind::kRowDelta;
   del.add_deletes = {deletes("pos3", iceberg::FileContent::kPositionDeletes)};  // 3
   ASSERT_OK(t->Commit(del));
   ASSERT_OK(t->Append({File("d4", 5, a)}));                                    // 4
@@ -192,11 +191,11 @@ TEST_F(TableTest, AnEqualityDeleteOfAVoidSpecIsGlobalToTheDanglingRule) {
   eq.content = iceberg::FileContent::kEqualityDeletes;
   eq.equality_ids = {1};
   SnapshotUpdate del;
-  del.operation = "delete";
+  del.kind = ChangeKind::kRowDelta;
   del.add_deletes = {eq};
   ASSERT_OK(t->Commit(del));  // 3: applies to /data/a too
   SnapshotUpdate u;
-  u.operation = "replace";
+  u.kind = ChangeKind::kRewriteFiles;
   u.remove_paths = {"/data/v"};
   u.remove_dangling_deletes = true;
   ASSERT_OK(t->Commit(u));
@@ -224,8 +223,7 @@ TEST_F(TableTest, RewritingManifestsKeepsRowLineage) {
   EXPECT_EQ(before, (std::map<std::string, int64_t>{
                         {"/data/f0", 0}, {"/data/f1", 10}, {"/data/f2", 21}, {"/data/f3", 33}}));
   SnapshotUpdate rewrite;
-  rewrite.operation = "replace";
-  rewrite.rewrite_manifests = true;
+  rewrite.kind = ChangeKind::kRewriteManifests;
   ASSERT_OK(t->Commit(rewrite));
   EXPECT_EQ(lineage(), before);
 }

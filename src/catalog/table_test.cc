@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -218,6 +219,65 @@ TEST_F(TableTest, BadInput) {
                "db.missing");
 }
 
+// A change of one kind that sets another kind's field is refused before any
+// file is written, naming the field; the operation follows the kind and what
+// the change holds.
+TEST_F(TableTest, EachKindOfChangeTakesOnlyItsOwnFields) {
+  auto t = MakeTable("");
+  ASSERT_NE(t, nullptr);
+  ASSERT_OK(t->Append({File("a", 3)}));
+  const fs::path metadata_dir = dir_ / "db" / "events" / "metadata";
+  auto files_in_metadata = [&] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(metadata_dir)) ++n;
+    return n;
+  };
+  const size_t before = files_in_metadata();
+  struct Case {
+    ChangeKind kind;
+    std::function<void(SnapshotUpdate&)> set;
+    std::string error;
+  };
+  const std::vector<Case> refused = {
+      {ChangeKind::kAppend, [](SnapshotUpdate& u) { u.remove_paths = {"/data/a"}; },
+       "an append takes no files to remove"},
+      {ChangeKind::kAppend, [](SnapshotUpdate& u) { u.fail_on_new_deletes = true; },
+       "an append takes no fail_on_new_deletes"},
+      {ChangeKind::kRowDelta, [](SnapshotUpdate& u) { u.data_sequence_number = 1; },
+       "a row delta takes no data sequence number"},
+      {ChangeKind::kRowDelta, [](SnapshotUpdate& u) { u.remove_dangling_deletes = true; },
+       "a row delta takes no remove_dangling_deletes"},
+      {ChangeKind::kRewriteFiles, [](SnapshotUpdate& u) { u.require_paths = {"/data/a"}; },
+       "a file rewrite takes no required files"},
+      {ChangeKind::kRewriteFiles, [](SnapshotUpdate& u) { u.add_data = {File("b", 3)}; },
+       "adds files only in place of others"},
+      {ChangeKind::kRewriteManifests, [](SnapshotUpdate& u) { u.add_data = {File("b", 3)}; },
+       "a manifest rewrite takes no data files to add"},
+  };
+  for (const Case& c : refused) {
+    SnapshotUpdate u;
+    u.kind = c.kind;
+    c.set(u);
+    ASSERT_ERROR(t->Commit(u), StatusCode::kInvalidArgument, c.error);
+  }
+  EXPECT_EQ(files_in_metadata(), before) << "a refused change wrote no manifest";
+  EXPECT_EQ(t->metadata().snapshots.size(), 1u);
+
+  SnapshotUpdate u;
+  EXPECT_EQ(u.Operation(), "append");
+  u.kind = ChangeKind::kRowDelta;
+  u.add_data = {File("b", 3)};
+  EXPECT_EQ(u.Operation(), "append") << "a row delta that deletes nothing only appends";
+  u.remove_paths = {"/data/a"};
+  EXPECT_EQ(u.Operation(), "overwrite");
+  u.add_data.clear();
+  EXPECT_EQ(u.Operation(), "delete");
+  ASSERT_OK(t->Commit(u).status());
+  EXPECT_EQ(t->metadata().current_snapshot()->operation(), "delete");
+  u.kind = ChangeKind::kRewriteFiles;
+  EXPECT_EQ(u.Operation(), "replace");
+}
+
 }  // namespace
 }  // namespace sluice::catalog
 
@@ -304,7 +364,7 @@ TEST_F(TableDataTest, RewriteNeverResurrectsConcurrentDeletes) {
   // API: plan (remove the current files), then let the delete land first.
   ASSERT_OK_AND_ASSIGN(auto live, t->LiveFiles(*t->metadata().current_snapshot_id));
   SnapshotUpdate rewrite;
-  rewrite.operation = "replace";
+  rewrite.kind = ChangeKind::kRewriteFiles;
   for (const auto& e : live) rewrite.remove_paths.push_back(e.file.file_path);
   rewrite.add_data = {File("rewritten.parquet", 50)};
   rewrite.fail_on_new_deletes = true;

@@ -247,7 +247,7 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
                    const CompactOptions& options, const catalog::CommitOptions& commit,
                    const std::vector<Staged*>& group, CompactResult* result) {
   catalog::SnapshotUpdate u;
-  u.operation = "replace";
+  u.kind = catalog::ChangeKind::kRewriteFiles;
   for (const Staged* s : group) {
     u.add_data.insert(u.add_data.end(), s->added.begin(), s->added.end());
     u.remove_paths.insert(u.remove_paths.end(), s->plan->inputs.begin(), s->plan->inputs.end());

@@ -53,7 +53,7 @@ class CompactTest : public TableFixture {
   // 1), as Flink writes them.
   void EqualityDelete(catalog::Table& t, const Rows& rows) {
     catalog::SnapshotUpdate u;
-    u.operation = "delete";
+    u.kind = catalog::ChangeKind::kRowDelta;
     for (auto& f : WriteRows(t, rows)) {
       f.content = iceberg::FileContent::kEqualityDeletes;
       f.equality_ids = {1};

@@ -51,8 +51,7 @@ Result<ManifestRewriteResult> RewriteManifests(catalog::Table& table,
   const bool due = count.small > count.small_groups && (options.force || count.small > max);
   if (!due || options.dry_run) return r;
   catalog::SnapshotUpdate u;
-  u.operation = "replace";
-  u.rewrite_manifests = true;
+  u.kind = catalog::ChangeKind::kRewriteManifests;
   ASSIGN_OR_RETURN(int64_t id, table.Commit(u, commit));
   r.snapshot_id = id;
   const iceberg::Snapshot* snap = table.metadata().snapshot_by_id(id);

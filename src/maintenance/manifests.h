@@ -8,7 +8,7 @@
 // `max_manifests`, they are rewritten into few, their live entries sorted by
 // partition so that each covers a narrow range of partitions (a selective
 // scan then skips most by their bounds), in one `replace` snapshot that adds
-// and removes no file (SnapshotUpdate::rewrite_manifests). The rewrite is
+// and removes no file (ChangeKind::kRewriteManifests). The rewrite is
 // staged on the metadata each commit attempt refreshes to: ingest commits
 // landing meanwhile are never undone and never conflict with it.
 #pragma once

@@ -141,7 +141,6 @@ Result<ReplayResult> ReplayOnce(catalog::Catalog& catalog, FileIO& io, const Pip
     auto files = dlq_writer->Close();
     if (!files.ok()) return discard(files.status());
     d.update.add_data = std::move(*files);
-    d.update.operation = "overwrite";
   }
   updates.push_back(std::move(d));
   auto ids = Table::CommitAll(catalog, updates);

@@ -86,7 +86,7 @@ Result<int64_t> Pipeline::BumpEpochOnMain() {
     RETURN_IF_ERROR(table_->Refresh());
     ASSIGN_OR_RETURN(int64_t current, CurrentEpoch(table_->metadata(), name));
     catalog::SnapshotUpdate bump;
-    bump.operation = "replace";
+    bump.kind = catalog::ChangeKind::kRewriteFiles;  // nothing rewritten: properties only
     bump.set_properties[EpochProperty(name)] = std::to_string(current + 1);
     bump.summary["sluice.epoch-of"] = name;
     auto committed = table_->Commit(bump, options_.commit, [&]() -> Status {

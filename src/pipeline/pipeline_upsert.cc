@@ -392,7 +392,7 @@ Status Pipeline::PlanUpsertDeletes(const std::vector<iceberg::DataFile>& added,
   RETURN_IF_ERROR(catalog::StageRowDeletes(
       io_, md, std::move(positions), tasks, files,
       [this](const std::string& path) { return RecordStaged(path); }, u));
-  u->operation = "overwrite";
+  u->kind = catalog::ChangeKind::kRowDelta;
   u->base_snapshot_id = md.current_snapshot_id;
   // A DV replaces the file's earlier one: a delete committed meanwhile by
   // another writer must be merged in, so the commit fails and plans again.
@@ -408,7 +408,7 @@ void Pipeline::DiscardUpsertDeletes(catalog::SnapshotUpdate* u) {
   u->remove_paths.clear();
   u->require_paths.clear();
   u->remove_dvs.clear();
-  u->operation = "append";
+  u->kind = catalog::ChangeKind::kAppend;
   u->fail_on_new_deletes = false;
   pending_upsert_deletes_ = 0;
 }
