@@ -298,7 +298,12 @@ Result<int64_t> Pipeline::Step(int timeout_ms) {
       static_cast<int64_t>(polling_.raw.size()) >= options_.batch_bytes) {
     RETURN_IF_ERROR(FlushRows());
   }
-  if (NowMs() - last_checkpoint_ms_ >= options_.commit_interval_ms) RETURN_IF_ERROR(Checkpoint());
+  if (NowMs() - last_checkpoint_ms_ >= options_.commit_interval_ms) {
+    RETURN_IF_ERROR(Checkpoint());
+  } else if (KeyChangesFull()) {
+    RETURN_IF_ERROR(Checkpoint());
+    ++stats_.key_index_early_checkpoints;
+  }
   return n;
 }
 

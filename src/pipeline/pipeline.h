@@ -10,7 +10,8 @@
 // order, whose shards (by key hash, one per thread) take their rows at once. Records that cannot be
 // decoded become rows of the dead-letter table `<table>__dlq`, and so do rows the projection
 // rejects (an expression failed on them; their payload is the decoded row re-encoded as JSON).
-// Every commit interval (and on Stop) a checkpoint:
+// Every commit interval (and on Stop; into a primary-key table also when the
+// key index's pending changes fill their memory, KeyChangesFull) a checkpoint:
 //   1. closes the open data files (staged: each was recorded in the journal
 //      before it was created),
 //   2. commits one snapshot to the target table (and one to the dead-letter
@@ -159,6 +160,9 @@ struct PipelineStats {
   std::atomic<int64_t> key_index_restores{0};  // read from its state files at a start
   std::atomic<int64_t> key_index_memory_bytes{0};
   std::atomic<int64_t> key_index_spills{0};  // its memory written to its store (this run)
+  // Checkpoints taken before the commit interval because the key index's
+  // pending changes reached their share of state.memory (KeyChangesFull).
+  std::atomic<int64_t> key_index_early_checkpoints{0};
   // A change source: deletes it applied (a key removed, maybe one the
   // table did not hold), and changes skipped as replays (at or below the log
   // position already applied).
@@ -372,6 +376,14 @@ class Pipeline {
     bool both = options_.aggregate && options_.aggregate->updating();
     return both ? options_.state_memory / 2 : options_.state_memory;
   }
+  // The key index's changes since the last checkpoint stay in memory until
+  // it commits: once they take as much as the index's share of state.memory
+  // (at least 64 KiB) the checkpoint comes early, so that one commit
+  // interval's changes (a micro-batch of millions of keys, a backlog) do not
+  // grow without bound. (Not sooner: a checkpoint of uniform updates writes
+  // deletes for most data files, which compaction must then fold; at half
+  // the share, updates ran 2.5x slower; docs/state.md.)
+  bool KeyChangesFull() const;
   // Scans the key columns (of `only_files`, or all), calling `row` with each
   // row's key and place until it returns false; `reserve` sizes the index
   // for the rows first.

@@ -57,6 +57,12 @@ Status Pipeline::StartUpserts(const std::optional<CommittedCheckpoint>& committe
   return LoadKeyIndex();
 }
 
+bool Pipeline::KeyChangesFull() const {
+  const int64_t share = StateMemoryShare();
+  return keys_ != nullptr && share > 0 &&
+         keys_->PendingBytes() > std::max<int64_t>(share, int64_t{64} << 10);
+}
+
 Result<bool> Pipeline::RestoreKeyIndex(const CommittedCheckpoint& committed) {
   const iceberg::TableMetadata& md = table_->metadata();
   auto it = md.properties.find(KeysProperty(options_.name));

@@ -148,6 +148,32 @@ TEST_P(UpsertTest, TheTableHoldsEachKeysLastRowAfterEveryCheckpoint) {
   }
 }
 
+// One commit interval's changes stay in memory until its checkpoint: past
+// their share of state.memory the checkpoint comes early, so a backlog of
+// many keys does not outgrow the budget, and the table ends the same.
+TEST_P(UpsertTest, PendingChangesPastTheirMemoryCheckpointEarly) {
+  PipelineOptions o = UserOptions();
+  o.state_memory = 1 << 20;  // pending changes up to 1 MiB: about 10,000 keys
+  o.batch_rows = 512;
+  o.poll_bytes = 32 << 10;  // a few hundred records a step
+  ASSERT_OK_AND_ASSIGN(auto p, Open(o));
+  int64_t n = 0;
+  std::vector<std::string> records;
+  for (int64_t i = 0; i < 60000; ++i) {
+    const int64_t id = i % 45000;
+    records.push_back(Change(id, ++n));
+    model_[id] = n;
+  }
+  ASSERT_OK(log_->Append(records).status());
+  Consume(*p);  // well within the commit interval (a minute)
+  const int64_t early = p->stats().key_index_early_checkpoints.load();
+  EXPECT_GE(early, 3);
+  EXPECT_EQ(p->stats().commits.load(), early) << "only the early checkpoints committed";
+  ASSERT_OK(p->Checkpoint());
+  EXPECT_EQ(Rows(users_), ModelRows());
+  EXPECT_EQ(p->stats().key_index_keys.load(), 45000);
+}
+
 // The key index's state files (docs/state.md "The key index"), as the
 // property `sluice.keys.<pipeline>` names them.
 std::vector<std::string> KeyStateFiles(catalog::Catalog& catalog, FileIO& io,

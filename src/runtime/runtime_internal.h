@@ -66,7 +66,8 @@ struct Runtime::Running {
   server::Gauge *lag_records = nullptr, *lag_seconds = nullptr, *freshness = nullptr,
                 *checkpoint = nullptr, *epoch = nullptr, *state_groups = nullptr,
                 *state_memory = nullptr, *state_spills = nullptr, *key_index_keys = nullptr,
-                *key_index_memory = nullptr, *key_index_spills = nullptr;
+                *key_index_memory = nullptr, *key_index_spills = nullptr,
+                *key_index_early_checkpoints = nullptr;
   server::Counter* restarts_total = nullptr;
   server::Histogram *commit_seconds = nullptr, *checkpoint_seconds = nullptr;
   // The last checkpoint's duration, for /v1/status (the histogram holds all).

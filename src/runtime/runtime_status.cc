@@ -108,6 +108,13 @@ Status Runtime::RegisterPipelineMetrics(Running* r, PipelineOptions& o) {
       One(g.AddGauge("sluice_pipeline_key_index_spills",
                      "Times this run's primary-key index spilled from memory to disk.", p),
           l));
+  ASSIGN_OR_RETURN(
+      r->key_index_early_checkpoints,
+      One(g.AddGauge("sluice_pipeline_key_index_early_checkpoints",
+                     "Checkpoints this run took before the commit interval because the "
+                     "primary-key index's pending changes filled their memory.",
+                     p),
+          l));
   ASSIGN_OR_RETURN(r->commit_seconds,
                    One(g.AddHistogram("sluice_pipeline_commit_duration_seconds",
                                       "Duration of the catalog commit of a checkpoint.",
@@ -168,7 +175,7 @@ struct Runtime::Snapshot {
           epoch = 0, last_commit_micros = 0, state_groups = 0, state_memory = 0, state_spills = 0,
           key_index_keys = 0, key_index_loads = 0, upsert_deletes = 0, change_deletes = 0,
           changes_replayed = 0, key_index_catchups = 0, key_index_restores = 0,
-          key_index_memory = 0, key_index_spills = 0;
+          key_index_memory = 0, key_index_spills = 0, key_index_early_checkpoints = 0;
 };
 
 Runtime::Snapshot Runtime::Numbers(const Running& r) {
@@ -205,6 +212,7 @@ Runtime::Snapshot Runtime::Numbers(const Running& r) {
   n.key_index_restores = s.key_index_restores;
   n.key_index_memory = s.key_index_memory_bytes;
   n.key_index_spills = s.key_index_spills;
+  n.key_index_early_checkpoints = s.key_index_early_checkpoints;
   return n;
 }
 
@@ -238,6 +246,7 @@ void Runtime::RefreshMetrics() {
     r->key_index_keys->Set(static_cast<double>(s.key_index_keys));
     r->key_index_memory->Set(static_cast<double>(s.key_index_memory));
     r->key_index_spills->Set(static_cast<double>(s.key_index_spills));
+    r->key_index_early_checkpoints->Set(static_cast<double>(s.key_index_early_checkpoints));
     r->epoch->Set(static_cast<double>(s.epoch));
   }
   for (auto& [name, s] : streams_) {
@@ -342,7 +351,8 @@ std::string Runtime::StatusJson() {
                       {"index_restores", s.key_index_restores},
                       {"index_catchups", s.key_index_catchups},
                       {"index_memory_bytes", s.key_index_memory},
-                      {"index_spills", s.key_index_spills}};
+                      {"index_spills", s.key_index_spills},
+                      {"index_early_checkpoints", s.key_index_early_checkpoints}};
       if (r->options.format != sources::ChangeFormat::kJson) {
         p["upserts"]["format"] = sources::ChangeFormatName(r->options.format);
         p["upserts"]["key_deletes"] = s.change_deletes;
