@@ -85,6 +85,9 @@ class KeyTable {
   int64_t bytes() const {
     return static_cast<int64_t>(slots_.size() * sizeof(Slot) + arena_.capacity());
   }
+  // Bytes the entries need: the slots their number takes and their keys'
+  // bytes (not the room a cleared table keeps).
+  int64_t used_bytes() const { return SlotBytesFor(size_) + static_cast<int64_t>(arena_.size()); }
 
   // How far entries sit from their hash's slot, on average (0: all at home).
   double MeanDisplacement() const;

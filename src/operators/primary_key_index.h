@@ -104,11 +104,12 @@ class PrimaryKeyIndex {
   // replay after its row was written): the commit deletes it.
   void Discard(RowLocation at) { superseded_.push_back(at); }
   size_t pending() const { return pending_.size(); }
-  // Bytes the pending changes hold in memory (the changed keys and their new
-  // rows, and the superseded rows). Checkpoint planning takes about twice
-  // as much again (Deletes, and the position deletes written from it).
+  // Bytes the pending changes need in memory (the changed keys and their new
+  // rows, and the superseded rows; not the room kept after a commit, so
+  // this is 0 once they are committed). Checkpoint planning takes about
+  // twice as much again (Deletes, and the position deletes written from it).
   int64_t PendingBytes() const {
-    return pending_.bytes() + static_cast<int64_t>(superseded_.capacity() * sizeof(RowLocation));
+    return pending_.used_bytes() + static_cast<int64_t>(superseded_.size() * sizeof(RowLocation));
   }
   // Every row the pending changes delete: committed rows (and duplicates) of
   // changed keys, and rows written this checkpoint that a later change of the

@@ -301,8 +301,9 @@ Result<int64_t> Pipeline::Step(int timeout_ms) {
   if (NowMs() - last_checkpoint_ms_ >= options_.commit_interval_ms) {
     RETURN_IF_ERROR(Checkpoint());
   } else if (KeyChangesFull()) {
+    const int64_t commits = stats_.commits.load();
     RETURN_IF_ERROR(Checkpoint());
-    ++stats_.key_index_early_checkpoints;
+    if (stats_.commits.load() > commits) ++stats_.key_index_early_checkpoints;
   }
   return n;
 }

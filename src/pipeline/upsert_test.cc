@@ -150,7 +150,9 @@ TEST_P(UpsertTest, TheTableHoldsEachKeysLastRowAfterEveryCheckpoint) {
 
 // One commit interval's changes stay in memory until its checkpoint: past
 // their share of state.memory the checkpoint comes early, so a backlog of
-// many keys does not outgrow the budget, and the table ends the same.
+// many keys (or many changes of a few hot keys) does not outgrow the budget,
+// and the table ends the same. Once committed they count no more: a trickle
+// of changes after waits for the commit interval again.
 TEST_P(UpsertTest, PendingChangesPastTheirMemoryCheckpointEarly) {
   PipelineOptions o = UserOptions();
   o.state_memory = 1 << 20;  // pending changes up to 1 MiB: about 10,000 keys
@@ -158,17 +160,29 @@ TEST_P(UpsertTest, PendingChangesPastTheirMemoryCheckpointEarly) {
   o.poll_bytes = 32 << 10;  // a few hundred records a step
   ASSERT_OK_AND_ASSIGN(auto p, Open(o));
   int64_t n = 0;
-  std::vector<std::string> records;
-  for (int64_t i = 0; i < 60000; ++i) {
-    const int64_t id = i % 45000;
-    records.push_back(Change(id, ++n));
-    model_[id] = n;
-  }
-  ASSERT_OK(log_->Append(records).status());
-  Consume(*p);  // well within the commit interval (a minute)
-  const int64_t early = p->stats().key_index_early_checkpoints.load();
+  // All within the commit interval (a minute).
+  auto consume = [&](int64_t changes, int64_t keys) {
+    std::vector<std::string> records;
+    for (int64_t i = 0; i < changes; ++i) {
+      const int64_t id = i % keys;
+      records.push_back(Change(id, ++n));
+      model_[id] = n;
+    }
+    ASSERT_OK(log_->Append(records).status());
+    Consume(*p);
+  };
+  consume(60000, 45000);  // many keys
+  int64_t early = p->stats().key_index_early_checkpoints.load();
   EXPECT_GE(early, 3);
   EXPECT_EQ(p->stats().commits.load(), early) << "only the early checkpoints committed";
+  consume(100000, 50);  // hot keys: each change supersedes a row written before
+  EXPECT_GT(p->stats().key_index_early_checkpoints.load(), early);
+  early = p->stats().key_index_early_checkpoints.load();
+  EXPECT_EQ(p->stats().commits.load(), early);
+  consume(20, 50);
+  for (int i = 0; i < 5; ++i) ASSERT_OK(p->Step(0).status());
+  EXPECT_EQ(p->stats().key_index_early_checkpoints.load(), early);
+  EXPECT_EQ(p->stats().commits.load(), early) << "a trickle waits for the commit interval";
   ASSERT_OK(p->Checkpoint());
   EXPECT_EQ(Rows(users_), ModelRows());
   EXPECT_EQ(p->stats().key_index_keys.load(), 45000);
