@@ -10,7 +10,9 @@
 # each, upserts per CPU-second (updates: marginal) and the CPU ratio
 # against the append; then read amplification: the CPU of a full scan of the
 # upserted table (its deletes applied on read) against the same table
-# compacted (sluice table compact folds the deletes). See docs/upserts.md.
+# compacted (sluice table compact folds the deletes). The table's maintenance
+# is off, so that no run also compacts it (and the index follows the
+# compaction): the runs measure upserts. See docs/upserts.md.
 #   bench/upsert_bench.sh [path/to/sluice] [KEYS] [UPDATES]
 #   (defaults build/sluice, 1000000, KEYS; STATE_MEMORY=SIZE sets the
 #   pipeline's state.memory, default sluice's own, 256MiB: an index past
@@ -30,7 +32,7 @@ memory_option=
 [ -z "${STATE_MEMORY:-}" ] || memory_option=", state.memory = '$STATE_MEMORY'"
 script() {  # script NAME KEY_CLAUSE
   cat > "$tmp/$1.sql" <<SQL
-CREATE TABLE lake.t (id BIGINT NOT NULL, name STRING $2);
+CREATE TABLE lake.t (id BIGINT NOT NULL, name STRING $2) WITH ('sluice.maintenance.enabled' = 'false');
 CREATE SOURCE s (id BIGINT, name STRING) WITH (connector = 'file', path = '$tmp/in') FORMAT JSON;
 CREATE PIPELINE p WITH (commit_interval = '1h', parallelism = '1'$memory_option) AS
   INSERT INTO lake.t SELECT id, name FROM s;
