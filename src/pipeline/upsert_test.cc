@@ -155,7 +155,7 @@ TEST_P(UpsertTest, TheTableHoldsEachKeysLastRowAfterEveryCheckpoint) {
 // of changes after waits for the commit interval again.
 TEST_P(UpsertTest, PendingChangesPastTheirMemoryCheckpointEarly) {
   PipelineOptions o = UserOptions();
-  o.state_memory = 1 << 20;  // pending changes up to 1 MiB: about 10,000 keys
+  o.state_memory = 128 << 10;  // pending changes up to 128 KiB: about 2,000 keys
   o.batch_rows = 512;
   o.poll_bytes = 32 << 10;  // a few hundred records a step
   ASSERT_OK_AND_ASSIGN(auto p, Open(o));
@@ -171,11 +171,11 @@ TEST_P(UpsertTest, PendingChangesPastTheirMemoryCheckpointEarly) {
     ASSERT_OK(log_->Append(records).status());
     Consume(*p);
   };
-  consume(60000, 45000);  // many keys
+  consume(12000, 9000);  // many keys
   int64_t early = p->stats().key_index_early_checkpoints.load();
   EXPECT_GE(early, 3);
   EXPECT_EQ(p->stats().commits.load(), early) << "only the early checkpoints committed";
-  consume(100000, 50);  // hot keys: each change supersedes a row written before
+  consume(20000, 50);  // hot keys: each change supersedes a row written before
   EXPECT_GT(p->stats().key_index_early_checkpoints.load(), early);
   early = p->stats().key_index_early_checkpoints.load();
   EXPECT_EQ(p->stats().commits.load(), early);
@@ -185,7 +185,7 @@ TEST_P(UpsertTest, PendingChangesPastTheirMemoryCheckpointEarly) {
   EXPECT_EQ(p->stats().commits.load(), early) << "a trickle waits for the commit interval";
   ASSERT_OK(p->Checkpoint());
   EXPECT_EQ(Rows(users_), ModelRows());
-  EXPECT_EQ(p->stats().key_index_keys.load(), 45000);
+  EXPECT_EQ(p->stats().key_index_keys.load(), 9000);
 }
 
 // The key index's state files (docs/state.md "The key index"), as the
