@@ -67,15 +67,6 @@ Status TakesOnly(const SnapshotUpdate& u, unsigned allowed, const char* kind) {
   return Status::OK();
 }
 
-// The base's manifests with the update's removals applied and validated
-// (table_removals.h), when it removes anything.
-Status ApplyRemovalsOf(const StageInput& in, std::vector<ManifestFile> base_manifests, Removal* r) {
-  r->kept = std::move(base_manifests);
-  if (!in.removals->Any(*in.update)) return Status::OK();
-  return ApplyRemovals(*in.io, *in.base, *in.update, *in.removals, in.snapshot_id, *in.where,
-                       in.written, r);
-}
-
 // The new manifests first, then the kept ones, small ones merged.
 Result<StagedManifests> Merged(const StageInput& in, std::vector<ManifestFile> added,
                                std::vector<ManifestFile> kept, const Tally& removed) {
@@ -86,6 +77,24 @@ Result<StagedManifests> Merged(const StageInput& in, std::vector<ManifestFile> a
                                                  *in.options, in.written));
   out.removed = removed;
   return out;
+}
+
+// The base's manifests with the update's removals applied and validated
+// (table_removals.h) and the files it requires checked, then merged with the
+// new ones: a row delta's and a file rewrite's staging (a rewrite takes no
+// required files).
+Result<StagedManifests> RemovedAndMerged(const StageInput& in, std::vector<ManifestFile> added,
+                                         std::vector<ManifestFile> base_manifests) {
+  Removal r;
+  r.kept = std::move(base_manifests);
+  if (in.removals->Any(*in.update)) {
+    RETURN_IF_ERROR(ApplyRemovals(*in.io, *in.base, *in.update, *in.removals, in.snapshot_id,
+                                  *in.where, in.written, &r));
+  }
+  if (!in.update->require_paths.empty()) {
+    RETURN_IF_ERROR(CheckRequired(*in.io, *in.base, *in.update, r.kept));
+  }
+  return Merged(in, std::move(added), std::move(r.kept), r.removed);
 }
 
 class AppendChange final : public SnapshotChange {
@@ -108,12 +117,7 @@ class RowDeltaChange final : public SnapshotChange {
   }
   Result<StagedManifests> Stage(const StageInput& in, std::vector<ManifestFile> added,
                                 std::vector<ManifestFile> base_manifests) const override {
-    Removal r;
-    RETURN_IF_ERROR(ApplyRemovalsOf(in, std::move(base_manifests), &r));
-    if (!in.update->require_paths.empty()) {
-      RETURN_IF_ERROR(CheckRequired(*in.io, *in.base, *in.update, r.kept));
-    }
-    return Merged(in, std::move(added), std::move(r.kept), r.removed);
+    return RemovedAndMerged(in, std::move(added), std::move(base_manifests));
   }
 };
 
@@ -131,9 +135,7 @@ class RewriteFilesChange final : public SnapshotChange {
   }
   Result<StagedManifests> Stage(const StageInput& in, std::vector<ManifestFile> added,
                                 std::vector<ManifestFile> base_manifests) const override {
-    Removal r;
-    RETURN_IF_ERROR(ApplyRemovalsOf(in, std::move(base_manifests), &r));
-    return Merged(in, std::move(added), std::move(r.kept), r.removed);
+    return RemovedAndMerged(in, std::move(added), std::move(base_manifests));
   }
 };
 
