@@ -4,10 +4,11 @@
 # primary-key table, in the same run; then restarts of the primary-key
 # pipeline with one change: one reads the key index of KEYS keys from its
 # state files, one (the state's property cleared) loads it from the table; then
-# UPDATES changes of existing keys (each run one checkpoint), uniform over
-# the keys and skewed (80 % of them on 1 % of the keys), whose rows replace
-# rows of every file (half as many first). Prints wall, CPU and peak RSS of
-# each, upserts per CPU-second (updates: marginal) and the CPU ratio
+# UPDATES changes of existing keys into a running pipeline (10 s commits),
+# uniform over the keys and skewed (80 % of them on 1 % of the keys), whose
+# rows replace rows of every file. Prints wall, CPU and peak RSS of each,
+# upserts per CPU-second (updates: from the restored index to the last
+# commit) and the CPU ratio
 # against the append; then read amplification: the CPU of a full scan of the
 # upserted table (its deletes applied on read) against the same table
 # compacted (sluice table compact folds the deletes). The table's maintenance
@@ -68,25 +69,63 @@ rows=$("$sluice" --warehouse "$tmp/wh-pk" scan lake.t --columns id | wc -l)
 awk -v k="$keys" -v p="$pk" -v a="$plain" 'BEGIN {
   printf "inserts per CPU-second: %.0f K; insert CPU / append CPU: %.1fx\n", k / p / 1000, p / a }'
 
-# Updates of existing keys: uniform, then skewed (a fixed seed each), in new
-# files after the ones read (the source resumes after them). Each run also
-# restarts the pipeline (reads the index), so the rate is marginal: a run of
-# UPDATES / 2 changes, then one of UPDATES; updates per CPU-second is
-# UPDATES / 2 over the difference of their CPU.
-update_file() {  # update_file COUNT SKEWED SEED
+# Updates of existing keys: uniform, then skewed (a fixed seed each), into a
+# running pipeline (commit_interval 10s): its CPU is read once its index is
+# restored and it is idle, and again once the updates are committed, so the
+# rate holds no restart (a restart's cost depends on the state chain the
+# previous run left). The file is renamed into the source folder, after the
+# files read, and its rows replace rows of every data file.
+sed "s/commit_interval = '1h'/commit_interval = '10s'/" "$tmp/pk.sql" > "$tmp/pk-stream.sql"
+update_file() {  # update_file COUNT SKEWED SEED: writes $tmp/uSEED.jsonl
   awk -v n="$1" -v k="$keys" -v skew="$2" -v seed="$3" 'BEGIN { srand(seed)
     for (i = 0; i < n; i++) {
       id = (skew && rand() < 0.8) ? int(rand() * k / 100) : int(rand() * k)
-      printf "{\"id\":%d,\"name\":\"u%d\"}\n", id, i } }' > "$tmp/in/u$3.jsonl"
+      printf "{\"id\":%d,\"name\":\"u%d\"}\n", id, i } }' > "$tmp/u$3.jsonl"
+}
+cpu_of() {  # cpu_of PID: user + system CPU seconds of the process
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' \
+    "/proc/$1/stat"
+}
+status_field() {  # status_field PORT NAME: a number of the first pipeline's /v1/status
+  curl -sf "http://127.0.0.1:$1/v1/status" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2
 }
 update_run() {  # update_run LABEL SKEWED SEED
-  update_file $((updates / 2)) "$2" "$3"
-  measure "$1 / 2" "$tmp/wh-pk" "$tmp/pk.sql"
-  local half; half=$(cat "$tmp/cpu")
-  update_file "$updates" "$2" "$(($3 + 100))"
-  measure "$1" "$tmp/wh-pk" "$tmp/pk.sql"
-  awk -v u=$((updates / 2)) -v a="$half" -v b="$(cat "$tmp/cpu")" 'BEGIN {
-    printf "  updates per CPU-second (marginal): %.0f K\n", u / (b - a) / 1000 }'
+  update_file "$updates" "$2" "$3"
+  local port=$((20000 + RANDOM % 20000))
+  "$sluice" --warehouse "$tmp/wh-pk" run "$tmp/pk-stream.sql" --listen "127.0.0.1:$port" \
+    > "$tmp/run.log" 2>&1 &
+  local pid=$! restored=0 loaded= before= idle= after= committed= rss
+  for _ in $(seq 600); do  # the index restored (up to 5 minutes)
+    restored=$(status_field "$port" index_restores || true)
+    loaded=$(status_field "$port" index_loads || true)
+    restored=$((${restored:-0} + ${loaded:-0}))
+    [ "$restored" -ge 1 ] && break
+    kill -0 "$pid" 2> /dev/null || { cat "$tmp/run.log" >&2; exit 1; }
+    sleep 0.5
+  done
+  [ "$restored" -ge 1 ] || { echo "upsert_bench: FAILED: no index restored" >&2; exit 1; }
+  before=$(cpu_of "$pid")
+  for _ in $(seq 120); do  # idle: its store's background work done
+    sleep 0.5
+    idle=$(cpu_of "$pid")
+    awk -v a="$before" -v b="$idle" 'BEGIN { exit !(b - a < 0.02) }' && break
+    before=$idle
+  done
+  mv "$tmp/u$3.jsonl" "$tmp/in/u$3.jsonl"
+  local start=$SECONDS
+  for _ in $(seq 7200); do  # committed (up to an hour)
+    committed=$(status_field "$port" records_committed || true)
+    [ "${committed:-0}" -ge "$updates" ] && break
+    kill -0 "$pid" 2> /dev/null || { cat "$tmp/run.log" >&2; exit 1; }
+    sleep 0.5
+  done
+  after=$(cpu_of "$pid")
+  rss=$(awk '/VmHWM/ { print int($2 / 1024) }' "/proc/$pid/status")
+  kill -TERM "$pid"
+  wait "$pid" || true
+  [ "${committed:-0}" -ge "$updates" ] || { echo "upsert_bench: FAILED: not committed" >&2; exit 1; }
+  awk -v l="$1" -v u="$updates" -v a="$before" -v b="$after" -v w=$((SECONDS - start)) \
+    -v r="$rss" 'BEGIN { printf "%-44s %7d s wall %7.2f s CPU %7d MiB peak RSS\n  updates per CPU-second: %.0f K\n", l, w, b - a, r, u / (b - a) / 1000 }'
 }
 update_run "update $updates keys, uniform" 0 1
 update_run "update $updates keys, skewed (80 % on 1 %)" 1 2

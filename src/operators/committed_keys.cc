@@ -10,6 +10,13 @@ namespace sluice::operators {
 namespace {
 // Entries written to the store in one write batch when the front spills.
 constexpr size_t kSpillBatch = 64 * 1024;
+// FetchSorted reads the store in order when it holds at most this many keys
+// for each key asked for; its cursor steps up to kSteps keys to the next
+// key asked for, and seeks past that.
+constexpr size_t kDenseRatio = 32;
+constexpr int kSteps = 16;
+// Keys read from the store in one batch of point reads.
+constexpr size_t kGetBatch = 256;
 }  // namespace
 
 CommittedKeys::CommittedKeys(int64_t memory_bytes, std::string spill_dir)
@@ -53,11 +60,105 @@ Result<RowLocation*> CommittedKeys::Entry(std::string_view key, uint64_t hash) {
   if (!store_ && !NeedsRoom(key.size())) return front_.Insert(key, {kGone, -1}, hash).first;
   // (A key the front holds needs no room: it spills nothing.)
   if (RowLocation* e = front_.Find(key, hash)) return e;
-  RowLocation e{kGone, -1};
   ASSIGN_OR_RETURN(auto stored, StoreGet(key));
+  return Keep(key, hash, stored);
+}
+
+Result<RowLocation*> CommittedKeys::Keep(std::string_view key, uint64_t hash,
+                                         const std::optional<RowLocation>& stored) {
+  RowLocation e{kGone, -1};
   if (stored) e = {stored->file | kStored, stored->pos};
   RETURN_IF_ERROR(MakeRoom(key.size()));
   return front_.Insert(key, e, hash).first;
+}
+
+Status CommittedKeys::FetchSparse(
+    const std::vector<std::string_view>& keys,
+    const std::function<void(size_t, std::optional<RowLocation>)>& fn) {
+  // Point reads (whose bloom filters skip the runs that lack a key; a
+  // cursor would seek in every run), batched: the keys the front lacks, a
+  // batch at a time. (The front is read before any key is kept: keeping one
+  // may spill the front.)
+  std::vector<size_t> missing;
+  std::vector<std::string_view> batch;
+  for (size_t begin = 0; begin < keys.size(); begin += kGetBatch) {
+    const size_t end = std::min(keys.size(), begin + kGetBatch);
+    missing.clear();
+    batch.clear();
+    for (size_t i = begin; i < end; ++i) {
+      if (const RowLocation* e = front_.Find(keys[i], HashOf(keys[i]))) {
+        fn(i, Live(*e) ? std::optional<RowLocation>(Plain(*e)) : std::nullopt);
+      } else {
+        missing.push_back(i);
+        batch.push_back(keys[i]);
+      }
+    }
+    Status kept;
+    RETURN_IF_ERROR(store_->GetSorted(batch, [&](size_t j, const std::string_view* value) {
+      if (!kept.ok()) return;
+      std::optional<RowLocation> stored;
+      if (value != nullptr) {
+        RowLocation at;
+        kept = Decode(*value, &at);
+        if (!kept.ok()) return;
+        stored = at;
+      }
+      auto e = Keep(batch[j], HashOf(batch[j]), stored);
+      if (!e.ok()) {
+        kept = e.status();
+        return;
+      }
+      fn(missing[j], stored);
+    }));
+    RETURN_IF_ERROR(kept);
+  }
+  return Status::OK();
+}
+
+Status CommittedKeys::FetchSorted(
+    const std::vector<std::string_view>& keys,
+    const std::function<void(size_t, std::optional<RowLocation>)>& fn) {
+  RETURN_IF_ERROR(broken_);
+  auto location = [](const RowLocation* e) {
+    return Live(*e) ? std::optional<RowLocation>(Plain(*e)) : std::nullopt;
+  };
+  if (!store_) {  // (As Fetch: nothing to keep.)
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const RowLocation* e = front_.Find(keys[i], HashOf(keys[i]));
+      fn(i, e == nullptr ? std::nullopt : location(e));
+    }
+    return Status::OK();
+  }
+  if (keys.size() * kDenseRatio < size_) return FetchSparse(keys, fn);
+  std::unique_ptr<state::SpillStore::Cursor> cursor;
+  int64_t cursor_spills = -1;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    std::string_view key = keys[i];
+    const uint64_t hash = HashOf(key);
+    if (RowLocation* e = front_.Find(key, hash)) {
+      fn(i, location(e));
+      continue;
+    }
+    // (A spill since the cursor was made wrote keys it does not see.)
+    if (cursor == nullptr || cursor_spills != spills_) {
+      cursor = store_->Scan(std::string(key), std::string());
+      cursor_spills = spills_;
+    } else {
+      int steps = 0;
+      while (cursor->Valid() && cursor->key() < key && ++steps <= kSteps) cursor->Next();
+      if (cursor->Valid() && cursor->key() < key) cursor->Seek(key);
+    }
+    RETURN_IF_ERROR(cursor->status());
+    std::optional<RowLocation> stored;
+    if (cursor->Valid() && cursor->key() == key) {
+      RowLocation at;
+      RETURN_IF_ERROR(Decode(cursor->value(), &at));
+      stored = at;
+    }
+    ASSIGN_OR_RETURN(RowLocation * e, Keep(key, hash, stored));
+    fn(i, location(e));
+  }
+  return Status::OK();
 }
 
 bool CommittedKeys::NeedsRoom(size_t key_bytes) const {

@@ -85,10 +85,9 @@ Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
   if (committed_.spilled()) {
     // In key order: neighbouring keys share the store's blocks, so that a
     // block is read once for all of its changed keys, not once each.
-    for (std::string_view key : SortedPendingKeys()) {
-      ASSIGN_OR_RETURN(auto row, committed_.Fetch(key, committed_.HashOf(key)));
-      add(key, row);
-    }
+    const std::vector<std::string_view> keys = SortedPendingKeys();
+    RETURN_IF_ERROR(committed_.FetchSorted(
+        keys, [&](size_t i, const std::optional<RowLocation>& row) { add(keys[i], row); }));
     return out;
   }
   Status st;

@@ -103,6 +103,26 @@ Result<bool> SpillStore::Get(std::string_view key, std::string* value) const {
   return true;
 }
 
+Status SpillStore::GetSorted(const std::vector<std::string_view>& keys,
+                             const std::function<void(size_t, const std::string_view*)>& fn) const {
+  std::vector<rocksdb::Slice> slices(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) slices[i] = Slice(keys[i]);
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  impl_->db->MultiGet(impl_->read, impl_->db->DefaultColumnFamily(), keys.size(), slices.data(),
+                      values.data(), statuses.data(), /*sorted_input=*/true);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (statuses[i].IsNotFound()) {
+      fn(i, nullptr);
+      continue;
+    }
+    RETURN_IF_ERROR(FromRocks(statuses[i], dir_));
+    std::string_view value(values[i].data(), values[i].size());
+    fn(i, &value);
+  }
+  return Status::OK();
+}
+
 namespace {
 
 class RocksCursor : public SpillStore::Cursor {
@@ -122,6 +142,7 @@ class RocksCursor : public SpillStore::Cursor {
   std::string_view key() const override { return {it_->key().data(), it_->key().size()}; }
   std::string_view value() const override { return {it_->value().data(), it_->value().size()}; }
   void Next() override { it_->Next(); }
+  void Seek(std::string_view target) override { it_->Seek(Slice(target)); }
   Status status() const override { return FromRocks(it_->status(), dir_); }
 
  private:

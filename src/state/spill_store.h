@@ -18,9 +18,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -40,8 +42,15 @@ class SpillStore {
 
   // False when the key is not there.
   Result<bool> Get(std::string_view key, std::string* value) const;
+  // Get of each of `keys` (in byte order) in one batch, which probes each
+  // run's filters and reads each block once for all of them: fn(i, value of
+  // keys[i], or null when it is not there).
+  Status GetSorted(const std::vector<std::string_view>& keys,
+                   const std::function<void(size_t, const std::string_view*)>& fn) const;
 
-  // The keys in [lower, upper) in order (an empty `upper`: to the last key).
+  // The keys in [lower, upper) in order (an empty `upper`: to the last key),
+  // as the store held them when the cursor was made (later writes are not
+  // seen). A cursor must go before its store.
   class Cursor {
    public:
     virtual ~Cursor() = default;
@@ -49,6 +58,8 @@ class SpillStore {
     virtual std::string_view key() const = 0;
     virtual std::string_view value() const = 0;
     virtual void Next() = 0;
+    // To the first key at or past `target` (not before `lower`).
+    virtual void Seek(std::string_view target) = 0;
     virtual Status status() const = 0;
   };
   std::unique_ptr<Cursor> Scan(std::string lower, std::string upper) const;
