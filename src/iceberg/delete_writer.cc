@@ -6,6 +6,10 @@
 #include "parquet/writer.h"
 
 namespace sluice::iceberg {
+namespace {
+// Rows of a position delete file built in memory at once.
+constexpr int64_t kBatchRows = 64 * 1024;
+}  // namespace
 
 Schema PositionDeleteSchema() {
   Schema s;
@@ -47,14 +51,22 @@ Result<std::vector<DataFile>> WritePositionDeletes(
     auto w = parquet::ParquetWriter::Open(std::move(*file), *schema);
     if (!w.ok()) return cleanup(w.status());
     written.push_back(path);
+    // (In batches of kBatchRows: a batch of every row would repeat a data
+    // file's path for each of millions of deleted rows.)
     Batch b = Batch::Make(schema);
+    Status st;
+    auto write = [&] {
+      if (st.ok() && b.num_rows() > 0) st = (*w)->Write(b);
+      for (Column& c : b.columns) c.Clear();
+    };
     for (const auto& p : paths) {  // std::map order: sorted by path
       for (int64_t pos : positions.at(p)) {
         b.columns[0].AppendBytes(p);
         b.columns[1].Append<int64_t>(pos);
+        if (b.num_rows() == kBatchRows) write();
       }
     }
-    Status st = (*w)->Write(b);
+    write();
     if (!st.ok()) return cleanup(st);
     auto metrics = (*w)->Close();
     if (!metrics.ok()) return cleanup(metrics.status());

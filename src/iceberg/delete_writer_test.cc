@@ -3,6 +3,7 @@
 // per partition.
 #include "iceberg/delete_writer.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "columnar/sql_schema.h"
@@ -57,6 +58,32 @@ TEST(DeleteWriterTest, ADataFileWithManyDeletesGetsADeleteFileOfItsOwn) {
   ASSERT_OK_AND_ASSIGN(auto by_path,
                        internal::ReadPositionDeleteFile(*io, own->file_path, unreferenced));
   EXPECT_EQ(by_path, own_read);
+}
+
+TEST(DeleteWriterTest, DeleteFilesOfMoreRowsThanABatchHoldEveryPosition) {
+  // 150,000 deletes of one data file (its own file), and 1,000 each of 80
+  // files (80,000 in one shared file): both built in several batches.
+  auto io = MakeMemoryFileIO();
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
+  ASSERT_OK_AND_ASSIGN(TableMetadata md,
+                       NewTableMetadata(schema, PartitionSpec{}, SortOrder{}, "/w/t", {}));
+  std::map<std::string, std::set<int64_t>> positions;
+  std::map<std::string, DataFile> files;
+  for (int64_t p = 0; p < 150000; ++p) positions["/w/t/data/big.parquet"].insert(p * 3);
+  for (int f = 0; f < 80; ++f) {
+    auto& pos = positions[fmt::format("/w/t/data/f{:02d}.parquet", f)];
+    for (int64_t p = 0; p < 1000; ++p) pos.insert(p + f);
+  }
+  for (const auto& [path, pos] : positions) files[path].file_path = path;
+  ASSERT_OK_AND_ASSIGN(std::vector<DataFile> out, WritePositionDeletes(*io, md, positions, files));
+  ASSERT_EQ(out.size(), 2u);
+  std::map<std::string, std::set<int64_t>> read;
+  for (const DataFile& d : out) {
+    EXPECT_EQ(d.record_count, d.referenced_data_file ? 150000 : 80000);
+    ASSERT_OK_AND_ASSIGN(auto got, internal::ReadPositionDeleteFile(*io, d.file_path, d));
+    for (const auto& [path, pos] : got) read[path].insert(pos.begin(), pos.end());
+  }
+  EXPECT_EQ(read, positions);
 }
 
 }  // namespace

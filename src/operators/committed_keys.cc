@@ -10,7 +10,7 @@ namespace sluice::operators {
 namespace {
 // Entries written to the store in one write batch when the front spills.
 constexpr size_t kSpillBatch = 64 * 1024;
-// FetchSorted reads the store in order when it holds at most this many keys
+// FindSorted reads the store in order when it holds at most this many keys
 // for each key asked for; its cursor steps up to kSteps keys to the next
 // key asked for, and seeks past that.
 constexpr size_t kDenseRatio = 32;
@@ -60,25 +60,19 @@ Result<RowLocation*> CommittedKeys::Entry(std::string_view key, uint64_t hash) {
   if (!store_ && !NeedsRoom(key.size())) return front_.Insert(key, {kGone, -1}, hash).first;
   // (A key the front holds needs no room: it spills nothing.)
   if (RowLocation* e = front_.Find(key, hash)) return e;
-  ASSIGN_OR_RETURN(auto stored, StoreGet(key));
-  return Keep(key, hash, stored);
-}
-
-Result<RowLocation*> CommittedKeys::Keep(std::string_view key, uint64_t hash,
-                                         const std::optional<RowLocation>& stored) {
   RowLocation e{kGone, -1};
+  ASSIGN_OR_RETURN(auto stored, StoreGet(key));
   if (stored) e = {stored->file | kStored, stored->pos};
   RETURN_IF_ERROR(MakeRoom(key.size()));
   return front_.Insert(key, e, hash).first;
 }
 
-Status CommittedKeys::FetchSparse(
+Status CommittedKeys::FindSparse(
     const std::vector<std::string_view>& keys,
-    const std::function<void(size_t, std::optional<RowLocation>)>& fn) {
+    const std::function<void(size_t, std::optional<RowLocation>)>& fn) const {
   // Point reads (whose bloom filters skip the runs that lack a key; a
   // cursor would seek in every run), batched: the keys the front lacks, a
-  // batch at a time. (The front is read before any key is kept: keeping one
-  // may spill the front.)
+  // batch at a time.
   std::vector<size_t> missing;
   std::vector<std::string_view> batch;
   for (size_t begin = 0; begin < keys.size(); begin += kGetBatch) {
@@ -87,76 +81,90 @@ Status CommittedKeys::FetchSparse(
     batch.clear();
     for (size_t i = begin; i < end; ++i) {
       if (const RowLocation* e = front_.Find(keys[i], HashOf(keys[i]))) {
-        fn(i, Live(*e) ? std::optional<RowLocation>(Plain(*e)) : std::nullopt);
+        fn(i, Location(*e));
       } else {
         missing.push_back(i);
         batch.push_back(keys[i]);
       }
     }
-    Status kept;
+    Status decoded;
     RETURN_IF_ERROR(store_->GetSorted(batch, [&](size_t j, const std::string_view* value) {
-      if (!kept.ok()) return;
-      std::optional<RowLocation> stored;
-      if (value != nullptr) {
-        RowLocation at;
-        kept = Decode(*value, &at);
-        if (!kept.ok()) return;
-        stored = at;
-      }
-      auto e = Keep(batch[j], HashOf(batch[j]), stored);
-      if (!e.ok()) {
-        kept = e.status();
+      if (value == nullptr) return fn(missing[j], std::nullopt);
+      RowLocation at;
+      if (Status st = Decode(*value, &at); !st.ok()) {
+        if (decoded.ok()) decoded = st;
         return;
       }
-      fn(missing[j], stored);
+      fn(missing[j], at);
     }));
-    RETURN_IF_ERROR(kept);
+    RETURN_IF_ERROR(decoded);
   }
   return Status::OK();
 }
 
-Status CommittedKeys::FetchSorted(
+Status CommittedKeys::FindSorted(
     const std::vector<std::string_view>& keys,
-    const std::function<void(size_t, std::optional<RowLocation>)>& fn) {
+    const std::function<void(size_t, std::optional<RowLocation>)>& fn) const {
   RETURN_IF_ERROR(broken_);
-  auto location = [](const RowLocation* e) {
-    return Live(*e) ? std::optional<RowLocation>(Plain(*e)) : std::nullopt;
-  };
-  if (!store_) {  // (As Fetch: nothing to keep.)
+  if (!store_) {
     for (size_t i = 0; i < keys.size(); ++i) {
       const RowLocation* e = front_.Find(keys[i], HashOf(keys[i]));
-      fn(i, e == nullptr ? std::nullopt : location(e));
+      fn(i, e == nullptr ? std::nullopt : Location(*e));
     }
     return Status::OK();
   }
-  if (keys.size() * kDenseRatio < size_) return FetchSparse(keys, fn);
+  if (keys.size() * kDenseRatio < size_) return FindSparse(keys, fn);
   std::unique_ptr<state::SpillStore::Cursor> cursor;
-  int64_t cursor_spills = -1;
   for (size_t i = 0; i < keys.size(); ++i) {
     std::string_view key = keys[i];
-    const uint64_t hash = HashOf(key);
-    if (RowLocation* e = front_.Find(key, hash)) {
-      fn(i, location(e));
+    if (const RowLocation* e = front_.Find(key, HashOf(key))) {
+      fn(i, Location(*e));
       continue;
     }
-    // (A spill since the cursor was made wrote keys it does not see.)
-    if (cursor == nullptr || cursor_spills != spills_) {
+    if (cursor == nullptr) {
       cursor = store_->Scan(std::string(key), std::string());
-      cursor_spills = spills_;
     } else {
       int steps = 0;
       while (cursor->Valid() && cursor->key() < key && ++steps <= kSteps) cursor->Next();
       if (cursor->Valid() && cursor->key() < key) cursor->Seek(key);
     }
     RETURN_IF_ERROR(cursor->status());
-    std::optional<RowLocation> stored;
-    if (cursor->Valid() && cursor->key() == key) {
-      RowLocation at;
-      RETURN_IF_ERROR(Decode(cursor->value(), &at));
-      stored = at;
+    if (!cursor->Valid() || cursor->key() != key) {
+      fn(i, std::nullopt);
+      continue;
     }
-    ASSIGN_OR_RETURN(RowLocation * e, Keep(key, hash, stored));
-    fn(i, location(e));
+    RowLocation at;
+    RETURN_IF_ERROR(Decode(cursor->value(), &at));
+    fn(i, at);
+  }
+  return Status::OK();
+}
+
+Status CommittedKeys::Put(std::string_view key, uint64_t hash, std::optional<RowLocation> to,
+                          bool was_live) {
+  RETURN_IF_ERROR(broken_);
+  // (Room first, unless the front holds the key: a spill leaves every key
+  // it takes out in the store exactly when it is live, so a key the front
+  // then lacks is as `was_live` says.)
+  if (NeedsRoom(key.size()) && front_.Find(key, hash) == nullptr) {
+    RETURN_IF_ERROR(MakeRoom(key.size()));
+  }
+  ++version_;
+  auto [e, added] = front_.Insert(key, {kGone, -1}, hash);
+  if (added && was_live && store_) e->file |= kStored;
+  const bool live = added ? was_live : Live(*e);
+  if (added && !live && !to) {  // (nothing to remember of a key never there)
+    front_.Erase(key, hash);
+  } else if (to) {
+    if (!live) ++size_;
+    *e = {to->file | (e->file & kStored), to->pos};
+  } else if (live) {
+    --size_;
+    if (Stored(*e)) {
+      *e = {kGone | kStored, -1};
+    } else {
+      front_.Erase(key, hash);
+    }
   }
   return Status::OK();
 }
@@ -190,6 +198,7 @@ Result<std::optional<RowLocation>> CommittedKeys::Fetch(std::string_view key, ui
 }
 
 Status CommittedKeys::Assign(std::string_view key, uint64_t hash, RowLocation at) {
+  ++version_;
   ASSIGN_OR_RETURN(RowLocation * e, Entry(key, hash));
   if (!Live(*e)) ++size_;
   *e = {at.file | (e->file & kStored), at.pos};
@@ -198,6 +207,7 @@ Status CommittedKeys::Assign(std::string_view key, uint64_t hash, RowLocation at
 
 Result<bool> CommittedKeys::Add(std::string_view key, uint64_t hash, RowLocation at,
                                 RowLocation* existing) {
+  ++version_;
   ASSIGN_OR_RETURN(RowLocation * e, Entry(key, hash));
   if (Live(*e)) {
     if (existing != nullptr) *existing = Plain(*e);
@@ -209,6 +219,7 @@ Result<bool> CommittedKeys::Add(std::string_view key, uint64_t hash, RowLocation
 }
 
 Status CommittedKeys::AddNew(std::string_view key, uint64_t hash, RowLocation at) {
+  ++version_;
   RETURN_IF_ERROR(MakeRoom(key.size()));
   auto [e, added] = front_.Insert(key, {at.file, at.pos}, hash);
   if (added) {
@@ -222,6 +233,7 @@ Status CommittedKeys::AddNew(std::string_view key, uint64_t hash, RowLocation at
 }
 
 Status CommittedKeys::Erase(std::string_view key, uint64_t hash) {
+  ++version_;
   RETURN_IF_ERROR(broken_);
   RowLocation* e = front_.Find(key, hash);
   if (e == nullptr && !store_) return Status::OK();
@@ -251,16 +263,18 @@ Status CommittedKeys::Spill() {
   // cheaply, and a random one with a search of its skip list (three
   // quarters of a spill's time, unsorted).
   struct Spilled {
+    uint64_t prefix;  // KeyPrefix(key): most comparisons need no more
     std::string_view key;
     RowLocation e;
   };
   std::vector<Spilled> entries;
   entries.reserve(front_.size());
   front_.ForEach([&](std::string_view key, const RowLocation& e) {
-    if (Live(e) || Stored(e)) entries.push_back({key, e});
+    if (Live(e) || Stored(e)) entries.push_back({KeyPrefix(key), key, e});
   });
-  std::sort(entries.begin(), entries.end(),
-            [](const Spilled& a, const Spilled& b) { return a.key < b.key; });
+  std::sort(entries.begin(), entries.end(), [](const Spilled& a, const Spilled& b) {
+    return a.prefix != b.prefix ? a.prefix < b.prefix : a.key < b.key;
+  });
   for (size_t i = 0; i < entries.size(); ++i) {
     if (Live(entries[i].e)) {
       store_->Put(entries[i].key, Encode(Plain(entries[i].e)));
@@ -278,6 +292,7 @@ Status CommittedKeys::Spill() {
 }
 
 void CommittedKeys::Clear() {
+  ++version_;
   broken_ = Status::OK();
   front_.Clear();
   store_.reset();

@@ -62,14 +62,21 @@ class CommittedKeys {
   // (a change of it follows); Find does not.
   Result<std::optional<RowLocation>> Find(std::string_view key, uint64_t hash) const;
   Result<std::optional<RowLocation>> Fetch(std::string_view key, uint64_t hash);
-  // Fetch of each of `keys` (distinct, in byte order): fn(i, location of
+  // Find of each of `keys` (distinct, in byte order): fn(i, location of
   // keys[i]), once for each i, in no order. Keys the front lacks are read
   // from the store in order: when they are dense among its keys (one in 32
   // or more), by a cursor stepping from key to key (each block of each of
   // its runs read once); else by point reads in batches (each run's filters
   // probed and each block read once for a batch).
-  Status FetchSorted(const std::vector<std::string_view>& keys,
-                     const std::function<void(size_t, std::optional<RowLocation>)>& fn);
+  Status FindSorted(const std::vector<std::string_view>& keys,
+                    const std::function<void(size_t, std::optional<RowLocation>)>& fn) const;
+  // Makes `to` the key's location (none: removes the key), for a key the
+  // caller found (`was_live`: it had a location) and has not changed since
+  // (version() says whether anything changed): reads no store.
+  Status Put(std::string_view key, uint64_t hash, std::optional<RowLocation> to, bool was_live);
+  // Changes with every call that may change a key's location (not with
+  // reads, nor with spills, which move keys but change none).
+  uint64_t version() const { return version_; }
   // Makes `at` the key's location.
   Status Assign(std::string_view key, uint64_t hash, RowLocation at);
   // Adds the key at `at` unless it has a location: true when added, else
@@ -118,13 +125,13 @@ class CommittedKeys {
   // The key's front entry, read from the store into the front when missing
   // (a gone entry when the key has no location).
   Result<RowLocation*> Entry(std::string_view key, uint64_t hash);
-  // FetchSorted of keys that are few among the store's.
-  Status FetchSparse(const std::vector<std::string_view>& keys,
-                     const std::function<void(size_t, std::optional<RowLocation>)>& fn);
-  // Keeps a key the front lacks in it, as `stored` (the store's location of
-  // it, if any) says: its front entry.
-  Result<RowLocation*> Keep(std::string_view key, uint64_t hash,
-                            const std::optional<RowLocation>& stored);
+  // The location a front entry says.
+  static std::optional<RowLocation> Location(RowLocation e) {
+    return Live(e) ? std::optional<RowLocation>(Plain(e)) : std::nullopt;
+  }
+  // FindSorted of keys that are few among the store's.
+  Status FindSparse(const std::vector<std::string_view>& keys,
+                    const std::function<void(size_t, std::optional<RowLocation>)>& fn) const;
   // Spills the front when one more key of `key_bytes` would take it past
   // its half of the budget (its slots and arena growing). A failed spill
   // breaks the layer until Clear.
@@ -139,6 +146,7 @@ class CommittedKeys {
   std::string spill_dir_;
   size_t size_ = 0;
   int64_t spills_ = 0;
+  uint64_t version_ = 0;
   Status broken_;  // why a spill failed
 };
 

@@ -87,19 +87,21 @@ TEST(CommittedKeysTest, ARandomRunAgreesWithAMapInMemoryAndSpilled) {
   EXPECT_TRUE(Contents(spilled).empty());
 }
 
-TEST(CommittedKeysTest, FetchingSortedKeysAgreesWithAMapDenseOrSparse) {
+TEST(CommittedKeysTest, SortedFindsAndBlindPutsAgreeWithAMapDenseOrSparse) {
   // Random changes over 20,000 keys within 64 KiB (most of them in the
-  // store, some changed or erased in the front since), and now and then a
-  // sorted fetch of some keys (present, erased, never there): a dense one of
-  // 1,500 keys (the store read in order, spilling as the fetched keys fill
-  // the front) or a sparse one of 300 (once fewer than one in 32 of the live
-  // keys, from about op 21,000: point reads, in two batches). Every answer
-  // agrees with the map.
+  // store, some changed or erased in the front since), and now and then, as
+  // a checkpoint does, a sorted find of some keys (present, erased, never
+  // there), then a Put of each of them that trusts what the find said. The
+  // find is dense, 1,500 keys (the store read by a cursor), or sparse, 300
+  // (once fewer than one in 32 of the live keys, from about op 21,000:
+  // point reads in two batches). Every answer, the size and the contents
+  // agree with the map; a Put that marked a key's store copy wrongly would
+  // bring an erased key back or lose one.
   constexpr int64_t kBudget = 64 << 10;
   std::mt19937 rng(20261204);
   CommittedKeys keys(kBudget, testing::TempPath("committed-sorted"));
   std::map<std::string, RowLocation> model;
-  int64_t spills_while_fetching = 0;
+  int64_t spills_while_putting = 0;
   for (int op = 1; op <= 60000; ++op) {
     std::string key = fmt::format("k{}", rng() % 20000);
     uint64_t hash = keys.HashOf(key);
@@ -116,23 +118,41 @@ TEST(CommittedKeysTest, FetchingSortedKeysAgreesWithAMapDenseOrSparse) {
     std::set<std::string> asked;
     while (asked.size() < (dense ? 1500u : 300u)) asked.insert(fmt::format("k{}", rng() % 22000));
     std::vector<std::string_view> sorted(asked.begin(), asked.end());
-    const int64_t spills = keys.spills();
+    const uint64_t version = keys.version();
     std::vector<int> answered(sorted.size());
-    ASSERT_OK(keys.FetchSorted(sorted, [&](size_t i, const std::optional<RowLocation>& at) {
+    std::vector<bool> live(sorted.size());
+    ASSERT_OK(keys.FindSorted(sorted, [&](size_t i, const std::optional<RowLocation>& at) {
       ++answered[i];
+      live[i] = at.has_value();
       auto it = model.find(std::string(sorted[i]));
       ASSERT_EQ(at.has_value(), it != model.end()) << sorted[i] << " at op " << op;
       if (at) {
         ASSERT_EQ(*at, it->second) << sorted[i] << " at op " << op;
       }
     }));
-    EXPECT_EQ(answered, std::vector<int>(sorted.size(), 1));
-    if (dense) spills_while_fetching += keys.spills() - spills;
-    ASSERT_EQ(keys.size(), model.size());
+    ASSERT_EQ(answered, std::vector<int>(sorted.size(), 1));
+    ASSERT_EQ(keys.version(), version) << "a find changes nothing";
+    const int64_t spills = keys.spills();
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      std::string k(sorted[i]);
+      std::optional<RowLocation> to;
+      if (rng() % 3 != 0) to = RowLocation{static_cast<uint32_t>(rng() % 50), op + 100000};
+      ASSERT_OK(keys.Put(k, keys.HashOf(k), to, live[i]));
+      if (to) {
+        model[k] = *to;
+      } else {
+        model.erase(k);
+      }
+    }
+    spills_while_putting += keys.spills() - spills;
+    ASSERT_EQ(keys.size(), model.size()) << "op " << op;
     ASSERT_LE(keys.bytes(), kBudget);
+    if (op % 10000 == 0) {
+      ASSERT_EQ(Contents(keys), model) << "op " << op;
+    }
   }
   EXPECT_EQ(Contents(keys), model);
-  EXPECT_GT(spills_while_fetching, 30) << "the dense fetches spilled as they went";
+  EXPECT_GT(spills_while_putting, 30) << "the puts spilled as they went";
 }
 
 TEST(CommittedKeysTest, LongKeysKeepWithinTheBudgetToo) {

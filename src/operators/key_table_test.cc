@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <unordered_map>
@@ -119,6 +120,24 @@ TEST(KeyTableTest, KeysOfAnyLengthIncludingEmptyAndHuge) {
   EXPECT_EQ(*table.Find(""), (RowLocation{1, 1}));
   EXPECT_EQ(*table.Find(std::string(1, '\0')), (RowLocation{4, 4}));
   EXPECT_EQ(table.size(), 2u);
+}
+
+TEST(KeyTableTest, SortKeysOrdersAsTheBytesDo) {
+  // Keys of 0 to 12 bytes over three byte values (zeros and a byte past
+  // 127 among them), so that many share their first 8 bytes, or are a
+  // prefix of another, or differ only in zero padding.
+  std::mt19937 rng(20261204);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 5000; ++i) {
+    std::string key(rng() % 13, '\0');
+    for (char& c : key) c = "\0a\xf0"[rng() % 3];
+    keys.push_back(key);
+  }
+  std::vector<std::string_view> sorted(keys.begin(), keys.end());
+  SortKeys(&sorted);
+  std::vector<std::string> want = keys;
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(std::vector<std::string>(sorted.begin(), sorted.end()), want);
 }
 
 TEST(KeyTableTest, ReserveMakesRoomWithoutChangingEntries) {

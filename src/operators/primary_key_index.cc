@@ -56,6 +56,7 @@ void PrimaryKeyIndex::ClearCommitted() {
 }
 
 void PrimaryKeyIndex::Change(std::string_view key, RowLocation at) {
+  plan_.reset();  // (Its keys may move as the pending table grows.)
   auto [row, added] = pending_.Insert(key, at);
   if (added) return;
   if (*row != kGone) superseded_.push_back(*row);
@@ -70,7 +71,7 @@ std::vector<std::string_view> PrimaryKeyIndex::SortedPendingKeys() const {
   std::vector<std::string_view> keys;
   keys.reserve(pending_.size());
   pending_.ForEach([&](std::string_view key, const RowLocation&) { keys.push_back(key); });
-  std::sort(keys.begin(), keys.end());
+  SortKeys(&keys);
   return keys;
 }
 
@@ -84,12 +85,23 @@ Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
   };
   if (committed_.spilled()) {
     // In key order: neighbouring keys share the store's blocks, so that a
-    // block is read once for all of its changed keys, not once each.
-    const std::vector<std::string_view> keys = SortedPendingKeys();
-    RETURN_IF_ERROR(committed_.FetchSorted(
-        keys, [&](size_t i, const std::optional<RowLocation>& row) { add(keys[i], row); }));
+    // block is read once for all of its changed keys, not once each. What
+    // was found is kept for CommitPending, which then reads no store.
+    plan_ = Plan{SortedPendingKeys(), {}, 0};
+    plan_->live.assign(plan_->keys.size(), false);
+    Status found =
+        committed_.FindSorted(plan_->keys, [&](size_t i, const std::optional<RowLocation>& row) {
+          plan_->live[i] = row.has_value();
+          add(plan_->keys[i], row);
+        });
+    if (!found.ok()) {
+      plan_.reset();
+      return found;
+    }
+    plan_->version = committed_.version();
     return out;
   }
+  plan_.reset();
   Status st;
   ForEachPrefetching(pending_, committed_, [&](std::string_view key, RowLocation, uint64_t hash) {
     if (!st.ok()) return;
@@ -105,19 +117,30 @@ Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
 }
 
 Status PrimaryKeyIndex::CommitPending(bool state_saved) {
-  auto commit = [&](std::string_view key, RowLocation at, uint64_t hash) {
+  auto committed = [&](std::string_view key) {
     if (!duplicates_.empty()) duplicates_.erase(std::string(key));
-    RETURN_IF_ERROR(at == kGone ? committed_.Erase(key, hash) : committed_.Assign(key, hash, at));
     if (!state_saved) Unsaved(key);
+  };
+  auto commit = [&](std::string_view key, RowLocation at, uint64_t hash) {
+    RETURN_IF_ERROR(at == kGone ? committed_.Erase(key, hash) : committed_.Assign(key, hash, at));
+    committed(key);
     return Status::OK();
   };
-  if (committed_.spilled()) {
-    // (In reverse key order: Deletes fetched them in key order, so the
-    // front holds its last keys; a spill since took the first ones out, and
-    // reading those again spills after the last ones were committed.)
-    std::vector<std::string_view> keys = SortedPendingKeys();
-    for (auto key = keys.rbegin(); key != keys.rend(); ++key) {
-      RETURN_IF_ERROR(commit(*key, *pending_.Find(*key), committed_.HashOf(*key)));
+  if (plan_ && plan_->version == committed_.version()) {
+    // (The layer is as Deletes found it: whether each key had a row says
+    // what a change of it does, without reading the store again.)
+    for (size_t i = 0; i < plan_->keys.size(); ++i) {
+      std::string_view key = plan_->keys[i];
+      const RowLocation at = *pending_.Find(key);
+      RETURN_IF_ERROR(committed_.Put(key, committed_.HashOf(key),
+                                     at == kGone ? std::nullopt : std::optional<RowLocation>(at),
+                                     plan_->live[i]));
+      committed(key);
+    }
+  } else if (committed_.spilled()) {
+    // (In key order: a block of the store is read once for its keys.)
+    for (std::string_view key : SortedPendingKeys()) {
+      RETURN_IF_ERROR(commit(key, *pending_.Find(key), committed_.HashOf(key)));
     }
   } else {
     Status st;
@@ -186,6 +209,7 @@ Result<bool> PrimaryKeyIndex::Relocate(std::string_view key, const std::vector<b
 }
 
 void PrimaryKeyIndex::DiscardPending() {
+  plan_.reset();
   pending_.Clear();
   superseded_.clear();
 }

@@ -113,8 +113,9 @@ class PrimaryKeyIndex {
   }
   // Every row the pending changes delete: committed rows (and duplicates) of
   // changed keys, and rows written this checkpoint that a later change of the
-  // same key superseded. (Keeps the changed keys' committed rows in memory
-  // for CommitPending.)
+  // same key superseded. (A spilled index keeps the changed keys in byte
+  // order, 17 bytes a key, and whether each had a row, so that
+  // CommitPending reads no store unless the committed layer changed since.)
   Result<std::vector<RowLocation>> Deletes();
   // Moves the pending changes into the committed layer; `state_saved`: the
   // state written for this commit holds them (as MarkSaved after it).
@@ -160,6 +161,15 @@ class PrimaryKeyIndex {
   // A pending key's row, or kGone when its last change deleted it.
   KeyTable pending_;
   std::vector<RowLocation> superseded_;
+  // What Deletes found of a spilled index: the pending keys in byte order,
+  // whether each had a committed row, and the committed layer's version
+  // then (CommitPending uses it while the version holds).
+  struct Plan {
+    std::vector<std::string_view> keys;
+    std::vector<bool> live;
+    uint64_t version = 0;
+  };
+  std::optional<Plan> plan_;
   // Committed keys changed since the last state saved (unless every key is).
   std::unordered_set<std::string> unsaved_;
   bool unsaved_all_ = true;

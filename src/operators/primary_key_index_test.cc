@@ -135,6 +135,32 @@ TEST_P(PrimaryKeyIndexTest, RebuildingTheCommittedLayerKeepsThePendingChanges) {
   EXPECT_FALSE(At(*index, "120").has_value());
 }
 
+TEST_P(PrimaryKeyIndexTest, AnIndexRebuiltBetweenPlanAndCommitIsReadAgainAtTheCommit) {
+  // Planned against 50 keys; then another writer's commit: the index is
+  // loaded again without "120" (deleted) and with "new" (appended). The
+  // commit must not trust what the plan found ("120" there, "new" not).
+  auto index = New();
+  const uint32_t f1 = index->InternFile("f1.parquet");
+  ASSERT_OK(LoadRange(index.get(), f1, 100, 150));
+  const uint32_t mine = index->InternFile("mine.parquet");
+  index->Delete("120");
+  index->Upsert("new", {mine, 0});
+  EXPECT_EQ(NamedDeletes(*index),
+            (std::vector<std::pair<std::string, int64_t>>{{"f1.parquet", 120}}));
+  index->ClearCommitted();
+  const uint32_t f1_again = index->InternFile("f1.parquet");
+  ASSERT_OK(LoadRange(index.get(), f1_again, 100, 120));
+  ASSERT_OK(LoadRange(index.get(), f1_again, 121, 150));
+  ASSERT_OK(index->Load("new", {index->InternFile("theirs.parquet"), 7}));
+  ExpectSpilledWhenBounded(*index);
+  ASSERT_OK(index->CommitPending());
+  EXPECT_EQ(index->size(), 50u);
+  EXPECT_FALSE(At(*index, "120").has_value());
+  ASSERT_TRUE(At(*index, "new").has_value());
+  EXPECT_EQ(index->FilePath(At(*index, "new")->file), "mine.parquet");
+  EXPECT_EQ(At(*index, "149")->pos, 149);
+}
+
 TEST_P(PrimaryKeyIndexTest, RowsACompactionMovedAreRelocatedOnlyFromItsInputs) {
   auto index = New();
   uint32_t f1 = index->InternFile("f1.parquet"), f2 = index->InternFile("f2.parquet");
