@@ -15,11 +15,15 @@
 namespace sluice::iceberg {
 namespace {
 
+// An unpartitioned table at /w/t.
+Result<TableMetadata> UnpartitionedTable() {
+  ASSIGN_OR_RETURN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
+  return NewTableMetadata(schema, PartitionSpec{}, SortOrder{}, "/w/t", {});
+}
+
 TEST(DeleteWriterTest, ADataFileWithManyDeletesGetsADeleteFileOfItsOwn) {
   auto io = MakeMemoryFileIO();
-  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
-  ASSERT_OK_AND_ASSIGN(TableMetadata md,
-                       NewTableMetadata(schema, PartitionSpec{}, SortOrder{}, "/w/t", {}));
+  ASSERT_OK_AND_ASSIGN(TableMetadata md, UnpartitionedTable());
   std::map<std::string, std::set<int64_t>> positions;
   std::map<std::string, DataFile> files;
   for (const std::string path :
@@ -64,9 +68,7 @@ TEST(DeleteWriterTest, DeleteFilesOfMoreRowsThanABatchHoldEveryPosition) {
   // 150,000 deletes of one data file (its own file), and 1,000 each of 80
   // files (80,000 in one shared file): both built in several batches.
   auto io = MakeMemoryFileIO();
-  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
-  ASSERT_OK_AND_ASSIGN(TableMetadata md,
-                       NewTableMetadata(schema, PartitionSpec{}, SortOrder{}, "/w/t", {}));
+  ASSERT_OK_AND_ASSIGN(TableMetadata md, UnpartitionedTable());
   std::map<std::string, std::set<int64_t>> positions;
   std::map<std::string, DataFile> files;
   for (int64_t p = 0; p < 150000; ++p) positions["/w/t/data/big.parquet"].insert(p * 3);
