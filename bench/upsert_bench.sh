@@ -3,21 +3,22 @@
 # (one thread, one checkpoint) into a table without a key and into a
 # primary-key table, in the same run; then restarts of the primary-key
 # pipeline with one change: one reads the key index of KEYS keys from its
-# state files, one (the state's property cleared) loads it from the table; then
-# UPDATES changes of existing keys into a running pipeline (10 s commits),
-# uniform over the keys and skewed (80 % of them on 1 % of the keys), whose
-# rows replace rows of every file. Prints wall, CPU and peak RSS of each,
-# upserts per CPU-second (updates: from the restored index to the last
-# commit) and the CPU ratio
-# against the append; then read amplification: the CPU of a full scan of the
-# upserted table (its deletes applied on read) against the same table
-# compacted (sluice table compact folds the deletes). The table's maintenance
-# is off, so that no run also compacts it (and the index follows the
-# compaction): the runs measure upserts. See docs/upserts.md.
+# state files, one (the state's property cleared) loads it from the table;
+# then UPDATES changes of existing keys into a running pipeline, uniform over
+# the keys and skewed (80 % of them on 1 % of the keys), whose rows replace
+# rows of every file. Prints wall, CPU and peak RSS of each, upserts per
+# CPU-second (updates: from the restored index to the last commit) and the
+# CPU ratio against the append; then read amplification: the CPU of a full
+# scan of the upserted table (its deletes applied on read) against the same
+# table compacted (sluice table compact folds the deletes). The table's
+# maintenance is off, so that no run also compacts it (and the index follows
+# the compaction): the runs measure upserts. See docs/upserts.md.
 #   bench/upsert_bench.sh [path/to/sluice] [KEYS] [UPDATES]
 #   (defaults build/sluice, 1000000, KEYS; STATE_MEMORY=SIZE sets the
 #   pipeline's state.memory, default sluice's own, 256MiB: an index past
-#   half of it spills to disk, docs/state.md "The key index")
+#   half of it spills to disk, docs/state.md "The key index";
+#   UPDATE_COMMIT_INTERVAL=INTERVAL the update runs' commit_interval,
+#   default 10s: 1s makes checkpoints of fewer changed keys)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 sluice=$(realpath "${1:-$repo/build/sluice}")
@@ -70,12 +71,13 @@ awk -v k="$keys" -v p="$pk" -v a="$plain" 'BEGIN {
   printf "inserts per CPU-second: %.0f K; insert CPU / append CPU: %.1fx\n", k / p / 1000, p / a }'
 
 # Updates of existing keys: uniform, then skewed (a fixed seed each), into a
-# running pipeline (commit_interval 10s): its CPU is read once its index is
-# restored and it is idle, and again once the updates are committed, so the
-# rate holds no restart (a restart's cost depends on the state chain the
-# previous run left). The file is renamed into the source folder, after the
-# files read, and its rows replace rows of every data file.
-sed "s/commit_interval = '1h'/commit_interval = '10s'/" "$tmp/pk.sql" > "$tmp/pk-stream.sql"
+# running pipeline (commit_interval UPDATE_COMMIT_INTERVAL): its CPU is read
+# once its index is restored and it is idle, and again once the updates are
+# committed, so the rate holds no restart (a restart's cost depends on the
+# state chain the previous run left). The file is renamed into the source
+# folder, after the files read, and its rows replace rows of every data file.
+sed "s/commit_interval = '1h'/commit_interval = '${UPDATE_COMMIT_INTERVAL:-10s}'/" "$tmp/pk.sql" \
+  > "$tmp/pk-stream.sql"
 update_file() {  # update_file COUNT SKEWED SEED: writes $tmp/uSEED.jsonl
   awk -v n="$1" -v k="$keys" -v skew="$2" -v seed="$3" 'BEGIN { srand(seed)
     for (i = 0; i < n; i++) {
