@@ -87,17 +87,12 @@ Status CommittedKeys::FindSparse(
         batch.push_back(keys[i]);
       }
     }
-    Status decoded;
     RETURN_IF_ERROR(store_->GetSorted(batch, [&](size_t j, const std::string_view* value) {
-      if (value == nullptr) return fn(missing[j], std::nullopt);
-      RowLocation at;
-      if (Status st = Decode(*value, &at); !st.ok()) {
-        if (decoded.ok()) decoded = st;
-        return;
-      }
+      std::optional<RowLocation> at;
+      if (value != nullptr) RETURN_IF_ERROR(Decode(*value, &at.emplace()));
       fn(missing[j], at);
+      return Status::OK();
     }));
-    RETURN_IF_ERROR(decoded);
   }
   return Status::OK();
 }

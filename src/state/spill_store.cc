@@ -103,8 +103,9 @@ Result<bool> SpillStore::Get(std::string_view key, std::string* value) const {
   return true;
 }
 
-Status SpillStore::GetSorted(const std::vector<std::string_view>& keys,
-                             const std::function<void(size_t, const std::string_view*)>& fn) const {
+Status SpillStore::GetSorted(
+    const std::vector<std::string_view>& keys,
+    const std::function<Status(size_t, const std::string_view*)>& fn) const {
   std::vector<rocksdb::Slice> slices(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) slices[i] = Slice(keys[i]);
   std::vector<rocksdb::PinnableSlice> values(keys.size());
@@ -113,12 +114,12 @@ Status SpillStore::GetSorted(const std::vector<std::string_view>& keys,
                       values.data(), statuses.data(), /*sorted_input=*/true);
   for (size_t i = 0; i < keys.size(); ++i) {
     if (statuses[i].IsNotFound()) {
-      fn(i, nullptr);
+      RETURN_IF_ERROR(fn(i, nullptr));
       continue;
     }
     RETURN_IF_ERROR(FromRocks(statuses[i], dir_));
     std::string_view value(values[i].data(), values[i].size());
-    fn(i, &value);
+    RETURN_IF_ERROR(fn(i, &value));
   }
   return Status::OK();
 }

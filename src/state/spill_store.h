@@ -44,9 +44,10 @@ class SpillStore {
   Result<bool> Get(std::string_view key, std::string* value) const;
   // Get of each of `keys` (in byte order) in one batch, which probes each
   // run's filters and reads each block once for all of them: fn(i, value of
-  // keys[i], or null when it is not there).
+  // keys[i], or null when it is not there); the first error fn returns
+  // stops the calls and is returned.
   Status GetSorted(const std::vector<std::string_view>& keys,
-                   const std::function<void(size_t, const std::string_view*)>& fn) const;
+                   const std::function<Status(size_t, const std::string_view*)>& fn) const;
 
   // The keys in [lower, upper) in order (an empty `upper`: to the last key),
   // as the store held them when the cursor was made (later writes are not

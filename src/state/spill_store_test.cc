@@ -42,6 +42,7 @@ TEST(SpillStoreTest, KeepsKeysInByteOrderAndForgetsRanges) {
   ASSERT_OK(
       store->GetSorted({"a", "b1", "b2", "b3", "c"}, [&](size_t i, const std::string_view* v) {
         got.push_back(fmt::format("{}={}", i, v == nullptr ? "-" : *v));
+        return Status::OK();
       }));
   EXPECT_EQ(got, (std::vector<std::string>{"0=va", "1=-", "2=vb2", "3=new", "4=-"}));
   std::string dir = store->dir();
