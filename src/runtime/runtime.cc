@@ -6,10 +6,12 @@
 #include <set>
 
 #include "catalog/table.h"
+#include "common/clock.h"
 #include "iceberg/table_builder.h"
 #include "pipeline/bind.h"
 #include "runtime/runtime_internal.h"
 #include "sources/connectors.h"
+#include "sources/log_source.h"
 
 namespace sluice::runtime {
 
@@ -391,9 +393,29 @@ Status Runtime::RunUntilStopOrFailure(Running& r) {
       break;
     }
   }
+  if (stopping_.load()) RETURN_IF_ERROR(DrainStream(r));
   Status st = p.Checkpoint();  // the final checkpoint
   r.committed_offset = p.stats().committed_offset_sum.load();
   return st;
+}
+
+Status Runtime::DrainStream(Running& r) {
+  auto s = streams_.find(r.stream);
+  if (s == streams_.end()) return Status::OK();
+  Pipeline& p = *r.pipeline;
+  // (Records appended after this are not waited for: ingest goes on until
+  // the server stops, and the next run reads them.)
+  const int64_t end = s->second->log->end_offset();
+  const int64_t deadline = MonotonicMillis() + options_.stop_drain_ms;
+  auto read_to = [&p] {
+    sources::Positions at = p.source().CurrentPositions();
+    auto it = at.find(sources::LogSource::kPartition);
+    return it == at.end() ? 0 : it->second;
+  };
+  while (read_to() < end && MonotonicMillis() < deadline) {
+    RETURN_IF_ERROR(p.Step(100).status());
+  }
+  return Status::OK();
 }
 
 void Runtime::ApplyRetention() {

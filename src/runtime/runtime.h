@@ -77,6 +77,11 @@ struct RuntimeOptions {
   // file-count SLO (maintenance/service.h, docs/maintenance.md).
   bool maintenance = true;
   maintenance::ServiceOptions maintenance_service;
+  // A graceful stop first lets each pipeline reading an HTTP stream read up
+  // to the stream's end as of the stop, for at most this long, so that the
+  // final checkpoint holds every record acknowledged before the stop (what
+  // it has not read by then stays in the log for the next run).
+  int64_t stop_drain_ms = 10'000;
 };
 
 class Runtime : public server::IngestTarget {
@@ -141,6 +146,10 @@ class Runtime : public server::IngestTarget {
   // fails with a storage error. OK with no pipeline: stopped meanwhile.
   Status Reopen(Running* r, int64_t* backoff_ms, bool wait_first);
   Status RunUntilStopOrFailure(Running& r);
+  // At a stop: steps r's pipeline until it has read its stream's log to the
+  // end as of now (RuntimeOptions::stop_drain_ms at most). Other sources
+  // keep what they hold.
+  Status DrainStream(Running& r);
   void ApplyRetention();
   // runtime_maintenance.cc
   class Maintenance;
