@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <vector>
 
 #include "columnar/column_ops.h"
 #include "common/uuid.h"
@@ -55,19 +56,25 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
   ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
   std::map<std::string, const iceberg::FileScanTask*> task_of;
   for (const auto& t : tasks) task_of[t.file.file_path] = &t;
-  std::map<std::string, std::set<int64_t>> positions;
+  std::map<std::string, std::vector<int64_t>> matched;  // (a file's rows come in order)
   Batch b;
   while (true) {
     ASSIGN_OR_RETURN(bool more, scan->Next(&b));
     if (!more) break;
     const Column* path = FindColumnById(b, iceberg::kFilePathFieldId);
     const Column* pos = FindColumnById(b, iceberg::kPosFieldId);
+    std::vector<int64_t>* file = nullptr;
     for (int64_t i = 0; i < b.num_rows(); ++i) {
-      positions[std::string(path->GetBytes(i))].insert(pos->Value<int64_t>(i));
+      if (i == 0 || path->GetBytes(i) != path->GetBytes(i - 1)) {
+        file = &matched[std::string(path->GetBytes(i))];
+      }
+      file->push_back(pos->Value<int64_t>(i));
     }
     if (on_rows) RETURN_IF_ERROR(on_rows(b));
   }
-  if (positions.empty()) return planned;
+  if (matched.empty()) return planned;
+  std::map<std::string, iceberg::PositionSet> positions;
+  for (auto& [path, pos] : matched) positions[path] = iceberg::PositionSet(std::move(pos));
 
   SnapshotUpdate& u = planned.update;
   u.base_snapshot_id = md.current_snapshot_id;
@@ -79,15 +86,15 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
 }
 
 Status StageRowDeletes(FileIO& io, const iceberg::TableMetadata& md,
-                       std::map<std::string, std::set<int64_t>> positions,
+                       std::map<std::string, iceberg::PositionSet> positions,
                        const std::map<std::string, const iceberg::FileScanTask*>& tasks,
                        const std::map<std::string, iceberg::DataFile>& added,
                        const std::function<Status(const std::string& path)>& before_create,
                        SnapshotUpdate* u) {
   const bool use_dvs = md.format_version >= 3;
   std::map<std::string, iceberg::DataFile> files = added;
-  std::map<std::string, std::set<int64_t>> partial;
-  std::vector<std::pair<iceberg::DataFile, std::set<int64_t>>> vectors;
+  std::map<std::string, iceberg::PositionSet> partial;
+  std::vector<std::pair<iceberg::DataFile, iceberg::PositionSet>> vectors;
   for (auto& [path, pos] : positions) {
     auto t = tasks.find(path);
     if (t == tasks.end()) {  // a file the same commit adds: no earlier deletes
@@ -103,9 +110,9 @@ Status StageRowDeletes(FileIO& io, const iceberg::TableMetadata& md,
     const iceberg::FileScanTask& task = *t->second;
     files[path] = task.file;
     // Rows deleted before (DV or position deletes): a DV must hold them all.
-    ASSIGN_OR_RETURN(auto before, iceberg::ReadDeletedPositions(io, task));
+    ASSIGN_OR_RETURN(iceberg::PositionSet before, iceberg::ReadDeletedPositions(io, task));
     const size_t fresh = pos.size();
-    pos.insert(before.begin(), before.end());
+    pos.Add(before);
     if (task.equality_deletes.empty() &&
         static_cast<int64_t>(pos.size()) == task.file.record_count) {
       u->remove_paths.push_back(path);  // every row is gone: drop the file (and its DV)
@@ -116,7 +123,7 @@ Status StageRowDeletes(FileIO& io, const iceberg::TableMetadata& md,
       if (task.deletion_vector) u->remove_dvs.emplace_back(task.deletion_vector->file_path, path);
       vectors.emplace_back(task.file, std::move(pos));
     } else if (fresh > 0) {
-      for (int64_t p : before) pos.erase(p);  // position deletes add to the earlier ones
+      pos.Remove(before);  // position deletes add to the earlier ones
       if (!pos.empty()) partial[path] = std::move(pos);
     }
   }

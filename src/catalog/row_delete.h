@@ -11,11 +11,11 @@
 
 #include <functional>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "catalog/table.h"
+#include "iceberg/positions.h"
 #include "iceberg/scan.h"
 
 namespace sluice::catalog {
@@ -55,7 +55,7 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
 // deletes); the others must be in `added` (files the same commit adds).
 // `before_create` sees each delete file's path before it is created.
 Status StageRowDeletes(FileIO& io, const iceberg::TableMetadata& md,
-                       std::map<std::string, std::set<int64_t>> positions,
+                       std::map<std::string, iceberg::PositionSet> positions,
                        const std::map<std::string, const iceberg::FileScanTask*>& tasks,
                        const std::map<std::string, iceberg::DataFile>& added,
                        const std::function<Status(const std::string& path)>& before_create,

@@ -19,8 +19,7 @@ Schema PositionDeleteSchema() {
 }
 
 Result<std::vector<DataFile>> WritePositionDeletes(
-    FileIO& io, const TableMetadata& table,
-    const std::map<std::string, std::set<int64_t>>& positions,
+    FileIO& io, const TableMetadata& table, const std::map<std::string, PositionSet>& positions,
     const std::map<std::string, DataFile>& data_files,
     const std::function<Status(const std::string& path)>& before_create) {
   // One delete file per group: a data file with at least kOwnFileRows

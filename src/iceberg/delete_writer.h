@@ -5,11 +5,11 @@
 
 #include <functional>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "iceberg/manifest.h"
+#include "iceberg/positions.h"
 #include "iceberg/table_metadata.h"
 #include "io/file_io.h"
 
@@ -33,8 +33,7 @@ Schema PositionDeleteSchema();
 // when set, is called with each file's path before the file is created (a
 // pipeline records it in its journal); its error stops the write.
 Result<std::vector<DataFile>> WritePositionDeletes(
-    FileIO& io, const TableMetadata& table,
-    const std::map<std::string, std::set<int64_t>>& positions,
+    FileIO& io, const TableMetadata& table, const std::map<std::string, PositionSet>& positions,
     const std::map<std::string, DataFile>& data_files,
     const std::function<Status(const std::string& path)>& before_create = nullptr);
 

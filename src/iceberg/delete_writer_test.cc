@@ -24,15 +24,17 @@ Result<TableMetadata> UnpartitionedTable() {
 TEST(DeleteWriterTest, ADataFileWithManyDeletesGetsADeleteFileOfItsOwn) {
   auto io = MakeMemoryFileIO();
   ASSERT_OK_AND_ASSIGN(TableMetadata md, UnpartitionedTable());
-  std::map<std::string, std::set<int64_t>> positions;
+  std::map<std::string, PositionSet> positions;
   std::map<std::string, DataFile> files;
   for (const std::string path :
        {"/w/t/data/big.parquet", "/w/t/data/a.parquet", "/w/t/data/b.parquet"}) {
     files[path].file_path = path;
   }
+  std::vector<int64_t> big_positions;
   for (int64_t p = 0; p < static_cast<int64_t>(kOwnFileRows) + 5; ++p) {
-    positions["/w/t/data/big.parquet"].insert(p * 2);
+    big_positions.push_back(p * 2);
   }
+  positions["/w/t/data/big.parquet"] = PositionSet(big_positions);
   positions["/w/t/data/a.parquet"] = {3, 1};
   positions["/w/t/data/b.parquet"] = {7};
   ASSERT_OK_AND_ASSIGN(std::vector<DataFile> out, WritePositionDeletes(*io, md, positions, files));
@@ -69,21 +71,23 @@ TEST(DeleteWriterTest, DeleteFilesOfMoreRowsThanABatchHoldEveryPosition) {
   // files (80,000 in one shared file): both built in several batches.
   auto io = MakeMemoryFileIO();
   ASSERT_OK_AND_ASSIGN(TableMetadata md, UnpartitionedTable());
-  std::map<std::string, std::set<int64_t>> positions;
-  std::map<std::string, DataFile> files;
-  for (int64_t p = 0; p < 150000; ++p) positions["/w/t/data/big.parquet"].insert(p * 3);
+  std::map<std::string, std::vector<int64_t>> drawn;
+  for (int64_t p = 0; p < 150000; ++p) drawn["/w/t/data/big.parquet"].push_back(p * 3);
   for (int f = 0; f < 80; ++f) {
-    auto& pos = positions[fmt::format("/w/t/data/f{:02d}.parquet", f)];
-    for (int64_t p = 0; p < 1000; ++p) pos.insert(p + f);
+    auto& pos = drawn[fmt::format("/w/t/data/f{:02d}.parquet", f)];
+    for (int64_t p = 0; p < 1000; ++p) pos.push_back(p + f);
   }
+  std::map<std::string, PositionSet> positions;
+  std::map<std::string, DataFile> files;
+  for (auto& [path, pos] : drawn) positions[path] = PositionSet(std::move(pos));
   for (const auto& [path, pos] : positions) files[path].file_path = path;
   ASSERT_OK_AND_ASSIGN(std::vector<DataFile> out, WritePositionDeletes(*io, md, positions, files));
   ASSERT_EQ(out.size(), 2u);
-  std::map<std::string, std::set<int64_t>> read;
+  std::map<std::string, PositionSet> read;
   for (const DataFile& d : out) {
     EXPECT_EQ(d.record_count, d.referenced_data_file ? 150000 : 80000);
     ASSERT_OK_AND_ASSIGN(auto got, internal::ReadPositionDeleteFile(*io, d.file_path, d));
-    for (const auto& [path, pos] : got) read[path].insert(pos.begin(), pos.end());
+    for (const auto& [path, pos] : got) read[path].Add(PositionSet(pos));
   }
   EXPECT_EQ(read, positions);
 }

@@ -73,7 +73,7 @@ class Reader {
   size_t pos_ = 0;
 };
 
-Status ReadRoaring32(Reader& r, uint64_t high, std::set<int64_t>* out) {
+Status ReadRoaring32(Reader& r, uint64_t high, std::vector<int64_t>* out) {
   size_t start = r.pos();
   ASSIGN_OR_RETURN(uint32_t cookie, r.Get<uint32_t>());
   uint32_t n;
@@ -121,18 +121,18 @@ Status ReadRoaring32(Reader& r, uint64_t high, std::set<int64_t>* out) {
         ASSIGN_OR_RETURN(uint16_t first, r.Get<uint16_t>());
         ASSIGN_OR_RETURN(uint16_t len, r.Get<uint16_t>());
         for (uint32_t v = first; v <= uint32_t{first} + len && v <= 0xffff; ++v)
-          out->insert(base + v);
+          out->push_back(base + v);
       }
     } else if (cards[i] <= 4096) {
       for (uint32_t k = 0; k < cards[i]; ++k) {
         ASSIGN_OR_RETURN(uint16_t v, r.Get<uint16_t>());
-        out->insert(base + v);
+        out->push_back(base + v);
       }
     } else {
       for (int w = 0; w < 1024; ++w) {
         ASSIGN_OR_RETURN(uint64_t word, r.Get<uint64_t>());
         for (int b = 0; b < 64; ++b) {
-          if (word >> b & 1) out->insert(base + w * 64 + b);
+          if (word >> b & 1) out->push_back(base + w * 64 + b);
         }
       }
     }
@@ -142,7 +142,7 @@ Status ReadRoaring32(Reader& r, uint64_t high, std::set<int64_t>* out) {
 
 }  // namespace
 
-std::string SerializeDeletionVector(const std::set<int64_t>& positions) {
+std::string SerializeDeletionVector(const PositionSet& positions) {
   std::map<uint32_t, std::vector<uint32_t>> buckets;
   for (int64_t p : positions) {
     buckets[static_cast<uint32_t>(static_cast<uint64_t>(p) >> 32)].push_back(
@@ -162,7 +162,7 @@ std::string SerializeDeletionVector(const std::set<int64_t>& positions) {
   return out;
 }
 
-Result<std::set<int64_t>> DeserializeDeletionVector(std::string_view blob) {
+Result<PositionSet> DeserializeDeletionVector(std::string_view blob) {
   if (blob.size() < 12) return Status::Corruption("deletion vector of {} bytes", blob.size());
   uint32_t len = LoadBE32(blob.data());
   if (len != blob.size() - 8) {
@@ -180,16 +180,18 @@ Result<std::set<int64_t>> DeserializeDeletionVector(std::string_view blob) {
   Reader r(body.substr(4));
   ASSIGN_OR_RETURN(uint64_t buckets, r.Get<uint64_t>());
   if (buckets > r.size()) return Status::Corruption("deletion vector: {} buckets", buckets);
-  std::set<int64_t> out;
+  std::vector<int64_t> out;
   for (uint64_t i = 0; i < buckets; ++i) {
     ASSIGN_OR_RETURN(uint32_t key, r.Get<uint32_t>());
     RETURN_IF_ERROR(ReadRoaring32(r, key, &out));
   }
-  return out;
+  // (Sorted already when the buckets and containers are, as the format
+  // requires; a writer that broke that order is forgiven, not trusted.)
+  return PositionSet(std::move(out));
 }
 
-Result<std::set<int64_t>> ReadDeletionVector(FileIO& io, const std::string& puffin_path,
-                                             const DataFile& entry) {
+Result<PositionSet> ReadDeletionVector(FileIO& io, const std::string& puffin_path,
+                                       const DataFile& entry) {
   if (!entry.content_offset || !entry.content_size_in_bytes) {
     return Status::Corruption("DV entry for {} lacks content_offset/content_size_in_bytes",
                               entry.referenced_data_file.value_or("?"));
@@ -208,7 +210,7 @@ Result<std::set<int64_t>> ReadDeletionVector(FileIO& io, const std::string& puff
 
 Result<std::vector<DataFile>> WriteDeletionVectors(
     FileIO& io, const std::string& path,
-    const std::vector<std::pair<DataFile, std::set<int64_t>>>& vectors) {
+    const std::vector<std::pair<DataFile, PositionSet>>& vectors) {
   std::string file(kPuffinMagic, 4);
   nlohmann::ordered_json blobs = nlohmann::ordered_json::array();
   std::vector<DataFile> out;

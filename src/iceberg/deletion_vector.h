@@ -12,29 +12,29 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
 #include "iceberg/manifest.h"
+#include "iceberg/positions.h"
 #include "io/file_io.h"
 
 namespace sluice::iceberg {
 
-std::string SerializeDeletionVector(const std::set<int64_t>& positions);
-Result<std::set<int64_t>> DeserializeDeletionVector(std::string_view blob);
+std::string SerializeDeletionVector(const PositionSet& positions);
+Result<PositionSet> DeserializeDeletionVector(std::string_view blob);
 
 // Reads the DV of a delete-file entry (content_offset/content_size_in_bytes
 // into its Puffin file), checking length, magic, CRC and cardinality.
-Result<std::set<int64_t>> ReadDeletionVector(FileIO& io, const std::string& puffin_path,
-                                             const DataFile& entry);
+Result<PositionSet> ReadDeletionVector(FileIO& io, const std::string& puffin_path,
+                                       const DataFile& entry);
 
 // Writes one Puffin file holding a DV per data file; returns the delete-file
 // entries (format puffin, referenced_data_file, content offset/size).
 Result<std::vector<DataFile>> WriteDeletionVectors(
     FileIO& io, const std::string& path,
-    const std::vector<std::pair<DataFile, std::set<int64_t>>>& vectors);
+    const std::vector<std::pair<DataFile, PositionSet>>& vectors);
 
 }  // namespace sluice::iceberg

@@ -18,15 +18,16 @@ TEST(DeletionVectorTest, ReferenceExample) {
             "0500"
             "86d2574a");
   ASSERT_OK_AND_ASSIGN(auto back, DeserializeDeletionVector(blob));
-  EXPECT_EQ(back, (std::set<int64_t>{0, 5}));
+  EXPECT_EQ(back, (PositionSet{0, 5}));
 }
 
 TEST(DeletionVectorTest, RoundTripArrayBitsetAndHighBuckets) {
   std::mt19937_64 rng(3);
-  std::set<int64_t> positions;
-  for (int i = 0; i < 10000; ++i) positions.insert(static_cast<int64_t>(rng() % 70000));  // bitset
+  std::vector<int64_t> drawn;
+  for (int i = 0; i < 10000; ++i) drawn.push_back(static_cast<int64_t>(rng() % 70000));  // bitset
   for (int i = 0; i < 100; ++i)
-    positions.insert((int64_t{5} << 32) + static_cast<int64_t>(rng() % 1000000));
+    drawn.push_back((int64_t{5} << 32) + static_cast<int64_t>(rng() % 1000000));
+  const PositionSet positions(drawn);
   ASSERT_OK_AND_ASSIGN(auto back, DeserializeDeletionVector(SerializeDeletionVector(positions)));
   EXPECT_EQ(back, positions);
   ASSERT_OK_AND_ASSIGN(back, DeserializeDeletionVector(SerializeDeletionVector({})));
@@ -58,7 +59,7 @@ TEST(DeletionVectorTest, PuffinFile) {
   EXPECT_EQ(entries[0].content_offset, 4);
   EXPECT_EQ(entries[1].referenced_data_file, b.file_path);
   ASSERT_OK_AND_ASSIGN(auto dv, ReadDeletionVector(*io, "/t/data/dv.puffin", entries[1]));
-  EXPECT_EQ(dv, (std::set<int64_t>{7}));
+  EXPECT_EQ(dv, (PositionSet{7}));
   ASSERT_OK_AND_ASSIGN(std::string file, io->ReadFile("/t/data/dv.puffin"));
   EXPECT_EQ(file.substr(0, 4), "PFA1");
   EXPECT_EQ(file.substr(file.size() - 4), "PFA1");

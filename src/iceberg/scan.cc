@@ -190,28 +190,6 @@ Status TableScan::Impl::Plan() {
   return Status::OK();
 }
 
-namespace {
-
-// Merges the sorted runs of `v` that `bounds` delimit (0, the end of each
-// run, ..., v->size()) into one sorted run: neighbours pairwise, round after
-// round, so each value moves once a round and there are log2(runs) rounds.
-void MergeRuns(std::vector<int64_t>* v, std::vector<size_t> bounds) {
-  while (bounds.size() > 2) {
-    std::vector<size_t> next{0};
-    for (size_t i = 0; i + 1 < bounds.size(); i += 2) {
-      const size_t begin = bounds[i], mid = bounds[i + 1];
-      const size_t end = i + 2 < bounds.size() ? bounds[i + 2] : mid;
-      std::inplace_merge(v->begin() + static_cast<std::ptrdiff_t>(begin),
-                         v->begin() + static_cast<std::ptrdiff_t>(mid),
-                         v->begin() + static_cast<std::ptrdiff_t>(end));
-      next.push_back(end);
-    }
-    bounds = std::move(next);
-  }
-}
-
-}  // namespace
-
 Status TableScan::Impl::ReadTaskDeletes(const FileScanTask& t) {
   deleted_positions.clear();
   if (t.deletion_vector) {
@@ -243,7 +221,7 @@ Status TableScan::Impl::ReadTaskDeletes(const FileScanTask& t) {
     deleted_positions.insert(deleted_positions.end(), it->second.begin(), it->second.end());
     runs.push_back(deleted_positions.size());
   }
-  MergeRuns(&deleted_positions, std::move(runs));
+  MergeSortedRuns(&deleted_positions, std::move(runs));
   if (t.position_deletes.size() > 1) {
     deleted_positions.erase(std::unique(deleted_positions.begin(), deleted_positions.end()),
                             deleted_positions.end());

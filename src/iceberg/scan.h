@@ -25,6 +25,7 @@
 
 #include "iceberg/expression.h"
 #include "iceberg/manifest.h"
+#include "iceberg/positions.h"
 #include "iceberg/table_metadata.h"
 #include "io/file_io.h"
 
@@ -112,7 +113,7 @@ class TableScan {
 
 // The positions deleted from a task's data file by its deletion vector or
 // position delete files (equality deletes not included).
-Result<std::set<int64_t>> ReadDeletedPositions(
+Result<PositionSet> ReadDeletedPositions(
     FileIO& io, const FileScanTask& task,
     const std::vector<std::pair<std::string, std::string>>& remaps = {});
 

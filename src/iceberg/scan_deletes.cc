@@ -68,7 +68,7 @@ Result<std::unordered_map<std::string, std::vector<int64_t>>> ReadPositionDelete
   return internal::ReadPositionDeleteFile(io, location, d);
 }
 
-Result<std::set<int64_t>> ReadDeletedPositions(
+Result<PositionSet> ReadDeletedPositions(
     FileIO& io, const FileScanTask& t,
     const std::vector<std::pair<std::string, std::string>>& remaps) {
   if (t.deletion_vector) {
@@ -76,14 +76,19 @@ Result<std::set<int64_t>> ReadDeletedPositions(
     return ReadDeletionVector(io, RemapLocation(t.deletion_vector->file_path, remaps),
                               *t.deletion_vector);
   }
-  std::set<int64_t> deleted;
+  // Each delete file's positions are sorted: one run each, merged at the end.
+  std::vector<int64_t> deleted;
+  std::vector<size_t> runs{0};
   for (const DataFile& d : t.position_deletes) {
     ASSIGN_OR_RETURN(internal::PositionsByFile by_file,
                      internal::ReadPositionDeleteFile(io, RemapLocation(d.file_path, remaps), d));
     auto it = by_file.find(t.file.file_path);
-    if (it != by_file.end()) deleted.insert(it->second.begin(), it->second.end());
+    if (it == by_file.end()) continue;
+    deleted.insert(deleted.end(), it->second.begin(), it->second.end());
+    runs.push_back(deleted.size());
   }
-  return deleted;
+  MergeSortedRuns(&deleted, std::move(runs));
+  return PositionSet(std::move(deleted));
 }
 
 }  // namespace sluice::iceberg

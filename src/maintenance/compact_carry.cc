@@ -2,7 +2,7 @@
 #include "maintenance/compact_carry.h"
 
 #include <algorithm>
-#include <set>
+#include <vector>
 
 #include "common/uuid.h"
 #include "iceberg/delete_writer.h"
@@ -14,8 +14,8 @@ namespace {
 
 // The output positions (by output path) of the rows of `runs` that were at
 // input positions `positions`.
-void MapPositions(std::vector<Run> runs, const std::set<int64_t>& positions, const Staged& s,
-                  std::map<std::string, std::set<int64_t>>* out) {
+void MapPositions(std::vector<Run> runs, const iceberg::PositionSet& positions, const Staged& s,
+                  std::map<std::string, std::vector<int64_t>>* out) {
   std::sort(runs.begin(), runs.end(),
             [](const Run& a, const Run& b) { return a.in_pos < b.in_pos; });
   for (int64_t p : positions) {
@@ -24,7 +24,8 @@ void MapPositions(std::vector<Run> runs, const std::set<int64_t>& positions, con
     if (r == runs.begin()) continue;
     --r;
     if (p < r->in_pos + r->length) {
-      (*out)[s.output_paths[static_cast<size_t>(r->output)]].insert(r->out_pos + (p - r->in_pos));
+      (*out)[s.output_paths[static_cast<size_t>(r->output)]].push_back(r->out_pos +
+                                                                       (p - r->in_pos));
     }
   }
 }
@@ -60,7 +61,7 @@ Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& 
   ASSIGN_OR_RETURN(std::vector<iceberg::FileScanTask> tasks, scan->PlanFiles());
   std::map<std::string, const iceberg::FileScanTask*> live;
   for (const iceberg::FileScanTask& t : tasks) live[t.file.file_path] = &t;
-  std::map<std::string, std::set<int64_t>> deleted;  // output path -> positions
+  std::map<std::string, std::vector<int64_t>> mapped;  // output path -> positions
   std::vector<std::string> remove;
   std::map<std::string, const iceberg::DataFile*> outputs;
   for (const Staged* s : group) {
@@ -75,20 +76,22 @@ Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& 
       if (origin == nullptr) continue;  // none of its rows was live
       if (it == live.end()) {
         for (const Run& r : *origin) {
-          auto& d = deleted[s->output_paths[static_cast<size_t>(r.output)]];
-          for (int64_t k = 0; k < r.length; ++k) d.insert(r.out_pos + k);
+          auto& d = mapped[s->output_paths[static_cast<size_t>(r.output)]];
+          for (int64_t k = 0; k < r.length; ++k) d.push_back(r.out_pos + k);
         }
         continue;
       }
-      ASSIGN_OR_RETURN(std::set<int64_t> now,
+      ASSIGN_OR_RETURN(iceberg::PositionSet now,
                        iceberg::ReadDeletedPositions(table.io(), *it->second));
-      MapPositions(*origin, now, *s, &deleted);
+      MapPositions(*origin, now, *s, &mapped);
     }
   }
   if (remove.empty()) return false;
+  std::map<std::string, iceberg::PositionSet> deleted;
+  for (auto& [path, positions] : mapped) deleted[path] = iceberg::PositionSet(std::move(positions));
   std::vector<iceberg::DataFile> carried;
   if (md->format_version >= 3) {
-    std::vector<std::pair<iceberg::DataFile, std::set<int64_t>>> vectors;
+    std::vector<std::pair<iceberg::DataFile, iceberg::PositionSet>> vectors;
     for (auto& [path, positions] : deleted) vectors.emplace_back(*outputs.at(path), positions);
     if (!vectors.empty()) {
       const std::string puffin =

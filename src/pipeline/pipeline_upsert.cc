@@ -351,21 +351,21 @@ Status Pipeline::PlanUpsertDeletes(const std::vector<iceberg::DataFile>& added,
                                    catalog::SnapshotUpdate* u) {
   RETURN_IF_ERROR(RefreshKeyIndex());
   const iceberg::TableMetadata& md = table_->metadata();
-  // The rows to delete by file: sorted first, so that each set is built in
-  // one linear pass (inserting a million positions one by one into a tree
-  // was a sixth of an update's CPU).
+  // The rows to delete by file: sorted first, so that each file's positions
+  // come out sorted in one pass.
   ASSIGN_OR_RETURN(std::vector<operators::RowLocation> deletes, keys_->Deletes());
   std::sort(deletes.begin(), deletes.end(),
             [](const operators::RowLocation& a, const operators::RowLocation& b) {
               return a.file != b.file ? a.file < b.file : a.pos < b.pos;
             });
-  std::map<std::string, std::set<int64_t>> positions;
+  std::map<std::string, iceberg::PositionSet> positions;
   for (size_t i = 0; i < deletes.size();) {
-    std::set<int64_t>& file = positions[keys_->FilePath(deletes[i].file)];
+    std::vector<int64_t> file;
     size_t j = i;
     for (; j < deletes.size() && deletes[j].file == deletes[i].file; ++j) {
-      file.emplace_hint(file.end(), deletes[j].pos);
+      file.push_back(deletes[j].pos);
     }
+    positions[keys_->FilePath(deletes[i].file)] = iceberg::PositionSet(std::move(file));
     i = j;
   }
   if (positions.empty()) return Status::OK();
