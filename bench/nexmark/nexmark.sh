@@ -6,7 +6,9 @@
 # Env: NEXMARK_BIDS (default 2000000), NEXMARK_RATE (event-time events/s, default 100000),
 # NEXMARK_QUERIES (default "q0 q1 q2 q5 q7"), NEXMARK_PARALLEL (default 2: each query runs again with that `parallelism`, for the
 # wall-clock speedup over one thread; 1 skips it),
-# NEXMARK_KEEP=1 keeps the temp dir (events, SQL scripts, warehouses, DuckDB's files).
+# NEXMARK_KEEP=1 keeps the temp dir (events, SQL scripts, warehouses, DuckDB's files),
+# NEXMARK_TABLE_WITH sets sluice's tables' properties, e.g.
+# "'write.parquet.compression-level' = '1'" (DuckDB keeps its defaults).
 # Each figure is events per CPU-second (user + system of the whole process, from
 # /usr/bin/time) with `parallelism = 1`, one query per process, a fresh warehouse per
 # sluice run; the parallel run's figure is bids per wall-clock second, and its rows must
@@ -18,6 +20,8 @@ sluice=$build/sluice
 bids=${NEXMARK_BIDS:-2000000}
 rate=${NEXMARK_RATE:-100000}
 parallel=${NEXMARK_PARALLEL:-2}
+table_with=
+[ -z "${NEXMARK_TABLE_WITH:-}" ] || table_with=" WITH ($NEXMARK_TABLE_WITH)"
 read -r -a queries <<< "${NEXMARK_QUERIES:-q0 q1 q2 q5 q7}"
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 [ -e "$sluice" ] || { echo "build sluice first ($sluice)" >&2; exit 1; }
@@ -52,7 +56,7 @@ write_sql() {  # QUERY FILE PARALLELISM
   GROUP BY window_start, window_end" ;;
   esac
   cat > "$2" <<EOF
-CREATE TABLE lake.$1 ($table);
+CREATE TABLE lake.$1 ($table)$table_with;
 CREATE SOURCE bid (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING,
   date_time TIMESTAMPTZ, extra STRING, WATERMARK FOR date_time AS date_time - INTERVAL '4' SECOND)
   WITH (connector = 'file', path = '$tmp/events/bid') FORMAT JSON;

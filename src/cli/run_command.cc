@@ -29,6 +29,7 @@ struct RunArgs {
   bool no_maintenance = false;
   int maintenance_threads = 1;
   double maintenance_cpu = 0.5;
+  double stop_drain_s = 5;
 };
 
 Status Run(const RunArgs& a) {
@@ -50,6 +51,7 @@ Status Run(const RunArgs& a) {
   o.maintenance = !a.no_maintenance;
   o.maintenance_service.threads = a.maintenance_threads;
   o.maintenance_service.cpu_cores = a.maintenance_cpu;
+  o.stop_drain_ms = static_cast<int64_t>(a.stop_drain_s * 1000);
   if (a.check) {
     Status checked = runtime::Runtime::Check(*cat, StorageIO(), o, *script);
     if (!checked.ok()) return checked.WithContext(a.file);
@@ -139,6 +141,11 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--maintenance-cpu", args->maintenance_cpu,
                   "CPU cores the maintenance service may use at most (0.5: half a core)")
       ->check(CLI::Range(0.01, 64.0));
+  cmd->add_option("--stop-drain", args->stop_drain_s,
+                  "At SIGTERM, seconds a pipeline may spend reading what HTTP ingest "
+                  "acknowledged before the stop, ahead of its final checkpoint (the rest stays "
+                  "in the log for the next run)")
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_flag("--check", args->check,
                 "Check the script (names, options, bindings against the tables) and exit; "
                 "creates nothing");

@@ -89,6 +89,7 @@ Status ReadRoaring32(Reader& r, uint64_t high, std::vector<int64_t>* out) {
     has_offsets = n >= 4;
   } else if (cookie == kCookieNoRun) {
     ASSIGN_OR_RETURN(n, r.Get<uint32_t>());
+    if (n > 65536) return Status::Corruption("deletion vector: {} containers", n);
     is_run.assign(n, false);
     has_offsets = true;
   } else {
@@ -115,24 +116,35 @@ Status ReadRoaring32(Reader& r, uint64_t high, std::vector<int64_t>* out) {
       r.Seek(start + offsets[i]);
     }
     const int64_t base = static_cast<int64_t>(high << 32 | uint64_t{keys[i]} << 16);
+    // Keys, values and runs ascend, so the positions do: one out of order
+    // (or repeated, or negative) is a corrupt bitmap, refused at once rather
+    // than expanded (overlapping runs could otherwise claim billions).
+    auto add = [&](int64_t position) -> Status {
+      if (position < 0 || (!out->empty() && position <= out->back())) {
+        return Status::Corruption("deletion vector: position {} out of order", position);
+      }
+      out->push_back(position);
+      return Status::OK();
+    };
     if (is_run[i]) {
       ASSIGN_OR_RETURN(uint16_t runs, r.Get<uint16_t>());
       for (uint16_t k = 0; k < runs; ++k) {
         ASSIGN_OR_RETURN(uint16_t first, r.Get<uint16_t>());
         ASSIGN_OR_RETURN(uint16_t len, r.Get<uint16_t>());
-        for (uint32_t v = first; v <= uint32_t{first} + len && v <= 0xffff; ++v)
-          out->push_back(base + v);
+        for (uint32_t v = first; v <= uint32_t{first} + len && v <= 0xffff; ++v) {
+          RETURN_IF_ERROR(add(base + v));
+        }
       }
     } else if (cards[i] <= 4096) {
       for (uint32_t k = 0; k < cards[i]; ++k) {
         ASSIGN_OR_RETURN(uint16_t v, r.Get<uint16_t>());
-        out->push_back(base + v);
+        RETURN_IF_ERROR(add(base + v));
       }
     } else {
       for (int w = 0; w < 1024; ++w) {
         ASSIGN_OR_RETURN(uint64_t word, r.Get<uint64_t>());
         for (int b = 0; b < 64; ++b) {
-          if (word >> b & 1) out->push_back(base + w * 64 + b);
+          if (word >> b & 1) RETURN_IF_ERROR(add(base + w * 64 + b));
         }
       }
     }
@@ -185,9 +197,7 @@ Result<PositionSet> DeserializeDeletionVector(std::string_view blob) {
     ASSIGN_OR_RETURN(uint32_t key, r.Get<uint32_t>());
     RETURN_IF_ERROR(ReadRoaring32(r, key, &out));
   }
-  // (Sorted already when the buckets and containers are, as the format
-  // requires; a writer that broke that order is forgiven, not trusted.)
-  return PositionSet(std::move(out));
+  return PositionSet(std::move(out));  // (sorted, checked above: one pass)
 }
 
 Result<PositionSet> ReadDeletionVector(FileIO& io, const std::string& puffin_path,

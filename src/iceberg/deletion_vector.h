@@ -3,7 +3,8 @@
 //
 // Blob bytes: [length u32 BE][magic D1 D3 39 64][portable 64-bit Roaring
 // bitmap, LE][CRC-32 u32 BE over magic+bitmap]. The bitmap reader accepts
-// array, bitset and run containers and empty/missing 32-bit buckets; the
+// array, bitset and run containers and empty/missing 32-bit buckets, and
+// refuses positions that do not ascend (keys, values and runs must); the
 // writer uses array and bitset containers.
 //
 // Puffin file: "PFA1" blobs footer, footer = "PFA1" JSON-payload

@@ -1,5 +1,7 @@
 #include "iceberg/deletion_vector.h"
 
+#include <zlib.h>
+
 #include <random>
 
 #include "columnar/value_format.h"
@@ -46,6 +48,19 @@ TEST(DeletionVectorTest, CorruptBlobs) {
   for (size_t n = 0; n < blob.size(); ++n) {
     EXPECT_FALSE(DeserializeDeletionVector(blob.substr(0, n)).ok());
   }
+}
+
+TEST(DeletionVectorTest, PositionsOutOfOrderAreCorrupt) {
+  // {1, 2, 3} with its last two values swapped and the CRC made right: the
+  // bitmap says 1, 3, 2.
+  std::string blob = SerializeDeletionVector({1, 2, 3});
+  const size_t crc_at = blob.size() - 4;
+  std::swap(blob[crc_at - 4], blob[crc_at - 2]);
+  std::swap(blob[crc_at - 3], blob[crc_at - 1]);
+  const uint32_t crc =
+      static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(blob.data() + 4), crc_at - 4));
+  for (int i = 0; i < 4; ++i) blob[crc_at + i] = static_cast<char>(crc >> (24 - 8 * i));
+  ASSERT_ERROR(DeserializeDeletionVector(blob), StatusCode::kCorruption, "position 2 out of order");
 }
 
 TEST(DeletionVectorTest, PuffinFile) {

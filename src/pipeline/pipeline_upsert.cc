@@ -352,7 +352,8 @@ Status Pipeline::PlanUpsertDeletes(const std::vector<iceberg::DataFile>& added,
   RETURN_IF_ERROR(RefreshKeyIndex());
   const iceberg::TableMetadata& md = table_->metadata();
   // The rows to delete by file: sorted first, so that each file's positions
-  // come out sorted in one pass.
+  // come out sorted in one pass (a file id names one path: each path is
+  // assigned once).
   ASSIGN_OR_RETURN(std::vector<operators::RowLocation> deletes, keys_->Deletes());
   std::sort(deletes.begin(), deletes.end(),
             [](const operators::RowLocation& a, const operators::RowLocation& b) {

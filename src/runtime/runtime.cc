@@ -402,6 +402,10 @@ Status Runtime::RunUntilStopOrFailure(Running& r) {
 Status Runtime::DrainStream(Running& r) {
   auto s = streams_.find(r.stream);
   if (s == streams_.end()) return Status::OK();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!first_error_.ok()) return Status::OK();  // a failure ends the run: no waiting
+  }
   Pipeline& p = *r.pipeline;
   // (Records appended after this are not waited for: ingest goes on until
   // the server stops, and the next run reads them.)
@@ -414,6 +418,7 @@ Status Runtime::DrainStream(Running& r) {
   };
   while (read_to() < end && MonotonicMillis() < deadline) {
     RETURN_IF_ERROR(p.Step(100).status());
+    r.committed_offset = p.stats().committed_offset_sum.load();
   }
   return Status::OK();
 }

@@ -77,11 +77,12 @@ struct RuntimeOptions {
   // file-count SLO (maintenance/service.h, docs/maintenance.md).
   bool maintenance = true;
   maintenance::ServiceOptions maintenance_service;
-  // A graceful stop first lets each pipeline reading an HTTP stream read up
-  // to the stream's end as of the stop, for at most this long, so that the
-  // final checkpoint holds every record acknowledged before the stop (what
-  // it has not read by then stays in the log for the next run).
-  int64_t stop_drain_ms = 10'000;
+  // A stop (RequestStop, not a pipeline's failure) first lets each running
+  // pipeline reading an HTTP stream read up to the stream's end as it sees
+  // the stop, for at most this long, so that its final checkpoint holds the
+  // records acknowledged before (what it has not read by then stays in the
+  // log for the next run). `sluice run --stop-drain`.
+  int64_t stop_drain_ms = 5'000;
 };
 
 class Runtime : public server::IngestTarget {
@@ -148,7 +149,7 @@ class Runtime : public server::IngestTarget {
   Status RunUntilStopOrFailure(Running& r);
   // At a stop: steps r's pipeline until it has read its stream's log to the
   // end as of now (RuntimeOptions::stop_drain_ms at most). Other sources
-  // keep what they hold.
+  // keep what they hold; after a pipeline's failure nothing is drained.
   Status DrainStream(Running& r);
   void ApplyRetention();
   // runtime_maintenance.cc
