@@ -99,7 +99,7 @@ std::string PartitionPath(const PartitionSpec& spec, const TypePtr& partition_ty
 }
 
 Result<DataWriterOptions> DataWriterOptionsFromProperties(
-    const std::map<std::string, std::string>& props) {
+    const std::map<std::string, std::string>& props, WriteRole role) {
   DataWriterOptions o;
   auto get_int = [&](const char* key, int64_t* out) -> Status {
     auto it = props.find(key);
@@ -117,6 +117,15 @@ Result<DataWriterOptions> DataWriterOptionsFromProperties(
   }
   int64_t level = 0;
   RETURN_IF_ERROR(get_int("write.parquet.compression-level", &level));
+  int64_t streaming = 0;
+  RETURN_IF_ERROR(get_int("sluice.write.streaming-compression-level", &streaming));
+  if (role == WriteRole::kStreaming) {
+    if (streaming) {
+      level = streaming;
+    } else if (!level && o.parquet.codec == parquet::CompressionCodec::kZstd) {
+      level = kStreamingZstdLevel;
+    }
+  }
   o.parquet.compression_level = static_cast<int>(level);
   RETURN_IF_ERROR(get_int("write.parquet.row-group-size-bytes", &o.parquet.row_group_bytes));
   RETURN_IF_ERROR(get_int("write.parquet.page-size-bytes", &o.parquet.page_bytes));

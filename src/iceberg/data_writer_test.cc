@@ -170,5 +170,32 @@ TEST(DataWriter, BeforeCreateErrorStopsTheWrite) {
   ASSERT_ERROR(writer->Write(b), StatusCode::kIOError, "journal full");
 }
 
+// Streaming commits write zstd level 1 unless a property names a level;
+// batch writes and rewrites keep the table's level.
+TEST(DataWriter, StreamingCommitsCompressFasterUnlessAPropertyNamesTheLevel) {
+  auto level = [](std::map<std::string, std::string> props, WriteRole role) {
+    auto o = DataWriterOptionsFromProperties(props, role);
+    EXPECT_OK(o.status());
+    return o.ok() ? o->parquet.compression_level : -1;
+  };
+  EXPECT_EQ(level({}, WriteRole::kStreaming), kStreamingZstdLevel);
+  EXPECT_EQ(level({}, WriteRole::kBatch), 0);  // the codec's default
+  std::map<std::string, std::string> table_level{{"write.parquet.compression-level", "7"}};
+  EXPECT_EQ(level(table_level, WriteRole::kStreaming), 7);
+  EXPECT_EQ(level(table_level, WriteRole::kBatch), 7);
+  auto both = table_level;
+  both["sluice.write.streaming-compression-level"] = "2";
+  EXPECT_EQ(level(both, WriteRole::kStreaming), 2);
+  EXPECT_EQ(level(both, WriteRole::kBatch), 7);
+  EXPECT_EQ(level({{"write.parquet.compression-codec", "gzip"}}, WriteRole::kStreaming), 0);
+  EXPECT_EQ(level({{"write.parquet.compression-codec", "gzip"},
+                   {"sluice.write.streaming-compression-level", "1"}},
+                  WriteRole::kStreaming),
+            1);
+  ASSERT_ERROR(DataWriterOptionsFromProperties(
+                   {{"sluice.write.streaming-compression-level", "fast"}}, WriteRole::kStreaming),
+               StatusCode::kInvalidArgument, "sluice.write.streaming-compression-level");
+}
+
 }  // namespace
 }  // namespace sluice::iceberg

@@ -119,7 +119,8 @@ Status Pipeline::StartWriters() {
   auto make = [&](const Table& t,
                   int memory_share) -> Result<std::unique_ptr<iceberg::DataWriter>> {
     ASSIGN_OR_RETURN(iceberg::DataWriterOptions o,
-                     iceberg::DataWriterOptionsFromProperties(t.metadata().properties));
+                     iceberg::DataWriterOptionsFromProperties(t.metadata().properties,
+                                                              iceberg::WriteRole::kStreaming));
     o.memory_budget_bytes /= memory_share;
     o.max_open_files = std::max(1, o.max_open_files / memory_share);
     o.open_files_share = writers + 1;
