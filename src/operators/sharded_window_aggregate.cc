@@ -25,7 +25,7 @@ void KeyOf(const Batch& rows, size_t keys, int64_t r, std::string* key) {
 
 Result<std::unique_ptr<ShardedWindowAggregate>> ShardedWindowAggregate::Make(
     WindowAggregateOptions options, TaskPool* pool, int shards) {
-  if (shards < 1 || shards > pool->threads()) {
+  if (shards < 1 || shards > pool->threads() || shards > UINT16_MAX) {
     return Status::Invalid("{} shards on {} threads", shards, pool->threads());
   }
   std::unique_ptr<ShardedWindowAggregate> s(new ShardedWindowAggregate(options, pool));
@@ -44,25 +44,40 @@ int ShardedWindowAggregate::ShardOf(std::string_view key) const {
   return static_cast<int>(StableHash(key) % shards_.size());
 }
 
+void ShardedWindowAggregate::AssignShards(const Batch& rows, int64_t begin, int64_t end,
+                                          ShardIds* shard) const {
+  std::string key;
+  for (int64_t r = begin; r < end; ++r) {
+    KeyOf(rows, options_.key_types.size(), r, &key);
+    (*shard)[r] = static_cast<uint16_t>(ShardOf(key));
+  }
+}
+
 Status ShardedWindowAggregate::Add(const Batch& rows, const std::vector<int64_t>& watermarks,
-                                   std::vector<LateRow>* late) {
+                                   std::vector<LateRow>* late, const ShardIds* shard) {
   int n = shards();
   if (n == 1) return shards_[0]->Add(rows, watermarks, late);
-  // Each shard gets its keys' rows, in order, with their watermarks.
-  std::vector<std::vector<uint32_t>> take(n);
-  std::string key;
-  for (int64_t r = 0; r < rows.num_rows(); ++r) {
-    KeyOf(rows, options_.key_types.size(), r, &key);
-    take[ShardOf(key)].push_back(static_cast<uint32_t>(r));
+  const int64_t count = rows.num_rows();
+  ShardIds assigned;
+  if (shard == nullptr) {
+    assigned.resize(count);
+    pool_->Run(n,
+               [&](int i) { AssignShards(rows, count * i / n, count * (i + 1) / n, &assigned); });
+    shard = &assigned;
   }
+  // Each shard takes its keys' rows, in order, with their watermarks.
   std::vector<std::vector<LateRow>> lates(n);
   std::vector<Status> st(n);
   pool_->Run(n, [&](int i) {
-    Batch part = TakeRows(rows, take[i]);
-    std::vector<int64_t> marks(take[i].size());
-    for (size_t j = 0; j < take[i].size(); ++j) marks[j] = watermarks[take[i][j]];
+    std::vector<uint32_t> take;
+    for (int64_t r = 0; r < count; ++r) {
+      if ((*shard)[r] == i) take.push_back(static_cast<uint32_t>(r));
+    }
+    Batch part = TakeRows(rows, take);
+    std::vector<int64_t> marks(take.size());
+    for (size_t j = 0; j < take.size(); ++j) marks[j] = watermarks[take[j]];
     st[i] = shards_[i]->Add(part, marks, &lates[i]);
-    for (LateRow& l : lates[i]) l.row = take[i][l.row];
+    for (LateRow& l : lates[i]) l.row = take[l.row];
   });
   for (const Status& s : st) RETURN_IF_ERROR(s);
   size_t first = late->size();

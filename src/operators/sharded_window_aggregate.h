@@ -16,7 +16,8 @@
 // The memory budget is split evenly over the shards, each spilling to a
 // folder of its own under `spill_dir`.
 //
-// Thread-safety: one thread calls it; it runs its shards on the pool.
+// Thread-safety: one thread calls it (AssignShards excepted); it runs its
+// shards on the pool.
 #pragma once
 
 #include <functional>
@@ -35,7 +36,15 @@ class ShardedWindowAggregate {
   static Result<std::unique_ptr<ShardedWindowAggregate>> Make(WindowAggregateOptions options,
                                                               TaskPool* pool, int shards);
 
-  Status Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late);
+  // The shard of each of rows [begin, end) of `rows` (the operator's input
+  // columns) into shard[begin, end). It reads only what Make fixed, so the
+  // threads that decode rows may call it at once, for their own rows.
+  using ShardIds = std::vector<uint16_t>;
+  void AssignShards(const Batch& rows, int64_t begin, int64_t end, ShardIds* shard) const;
+  // `shard`: every row's, from AssignShards (nullptr: assigned here, on the
+  // pool).
+  Status Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late,
+             const ShardIds* shard = nullptr);
   // Up to `max_rows` rows of the windows closed at `watermark`, ordered by
   // window end, then start; called again with the same watermark until `done`.
   Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed, int64_t max_rows,

@@ -230,7 +230,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
 }
 
 Status Pipeline::FlushRows() {
-  RETURN_IF_ERROR(FinishLanes());
+  RETURN_IF_ERROR(TakeLanes());
   if (!polling_.records.empty()) {
     // Lanes of consecutive records: on the pipeline's thread alone, or on the
     // workers while it polls the next batch.
@@ -250,6 +250,8 @@ Status Pipeline::FlushRows() {
       pool_->Start(parts, run);
     }
   }
+  // The last batch's rows go into the windows while the lanes decode this one.
+  RETURN_IF_ERROR(FeedWindows());
   return WriteDeadLetters(dead_rows_);
 }
 
@@ -262,28 +264,52 @@ Status Pipeline::WriteDeadLetters(Batch& dead) {
   return Status::OK();
 }
 
-Status Pipeline::FinishLanes() {
+Status Pipeline::TakeLanes() {
   if (lanes_running_ == 0) return Status::OK();
   pool_->Wait();
-  // In source order: each lane's dead letters and (windowed) its rows into
-  // the windows.
+  if (!window_inputs_.empty())
+    return Status::Internal("pipeline {}: rows of two batches for the windows", options_.name);
   Status st;
   for (int i = 0; i < lanes_running_ && st.ok(); ++i) {
     Lane& lane = lanes_[i];
     st = lane.status;
     rows_pending_ += lane.written;
     if (st.ok()) st = WriteDeadLetters(lane.dead);
-    if (st.ok() && options_.aggregate) st = FeedAggregate(lane);
+    if (st.ok() && options_.aggregate) {
+      window_inputs_.push_back({std::move(lane.rows), std::move(lane.origins),
+                                std::move(lane.input), std::move(lane.row_of),
+                                std::move(lane.shard)});
+    }
     if (st.ok() && keys_) st = FeedUpserts(lane);
   }
   for (int i = 0; i < lanes_running_; ++i) {
     lanes_[i].rows = Batch{};
     lanes_[i].input = Batch{};
   }
-  if (st.ok() && options_.aggregate) st = IdleCheckAggregate();
+  if (st.ok() && options_.aggregate) window_partitions_ = flushing_.partitions;
+  if (!st.ok()) window_inputs_.clear();
   lanes_running_ = 0;
   flushing_.Clear();
   return st;
+}
+
+Status Pipeline::FeedWindows() {
+  if (window_inputs_.empty()) return Status::OK();
+  Status st;
+  for (WindowInput& in : window_inputs_) {
+    st = FeedAggregate(in);
+    if (!st.ok()) break;
+  }
+  window_inputs_.clear();
+  RETURN_IF_ERROR(st);
+  // Once per batch, after all its lanes: a partition whose records sit in a
+  // later lane must not turn idle between the lanes.
+  return IdleCheckAggregate();
+}
+
+Status Pipeline::FinishLanes() {
+  RETURN_IF_ERROR(TakeLanes());
+  return FeedWindows();
 }
 
 Result<int64_t> Pipeline::Step(int timeout_ms) {

@@ -266,8 +266,9 @@ class Pipeline {
     BatchSizer sizer;                // sizes rows' buffers from the last batch's
     std::vector<RowOrigin> origins;  // of rows
     Batch input;                     // windowed path: the operator's columns of rows...
-    std::vector<int64_t> row_of;     // ...and the row each came from
+    std::vector<int64_t> row_of;     // ...the row each came from...
     std::vector<bool> retracts;      // an aggregate over a changelog: rows -U and -D took back
+    std::vector<uint16_t> shard;     // ...and each one's shard of the operator
     Batch dead;                      // dead letters
     int64_t written = 0;             // rows written
     // Upserts: the lane's changes in source order, change i of the key
@@ -316,10 +317,17 @@ class Pipeline {
                                Positions positions, int64_t commit_micros);
   // Records a file about to be created in the staged-file journal (any lane).
   Status RecordStaged(const std::string& path);
-  // Hands the polled records to the lanes (after finishing the lanes' last
-  // batch); with more than one lane they run while the source is polled on.
+  // Hands the polled records to the lanes (after taking the lanes' last
+  // batch); with more than one lane they run while the source is polled on,
+  // and (windowed) while the last batch's rows go into the windows.
   Status FlushRows();
-  // Waits for the lanes' batch, then takes their results in source order.
+  // Waits for the lanes' batch and takes their results in source order:
+  // rows counted, dead letters written, key changes to the index (upserts),
+  // rows for the windows into window_inputs_ (windowed).
+  Status TakeLanes();
+  // Feeds window_inputs_ to the windows, in source order (windowed path).
+  Status FeedWindows();
+  // Both: nothing is left in the lanes.
   Status FinishLanes();
   Status WriteDeadLetters(Batch& dead);
   // Decodes records [begin, end) of flushing_ into `lane`, dead-letters what
@@ -337,7 +345,16 @@ class Pipeline {
   void RenewReaderHold();
   Status StartAggregate(const std::optional<CommittedCheckpoint>& committed);
   Status PrepareAggregate(Lane& lane);
-  Status FeedAggregate(Lane& lane);
+  // A lane's rows for the windows, taken out of it so that it decodes the
+  // next batch while they are fed.
+  struct WindowInput {
+    Batch rows;
+    std::vector<RowOrigin> origins;
+    Batch input;
+    std::vector<int64_t> row_of;
+    std::vector<uint16_t> shard;
+  };
+  Status FeedAggregate(WindowInput& in);
   Status IdleCheckAggregate();
   Status EmitWindows(int64_t watermark);
   // GROUP BY without a window: the rows of the groups the checkpoint changed
@@ -447,8 +464,12 @@ class Pipeline {
   int64_t last_checkpoint_ms_ = 0;
   std::atomic<bool> stop_{false};
   PipelineStats stats_;
-  // Windowed aggregations only.
-  std::unique_ptr<operators::ShardedWindowAggregate> window_;  // a shard per thread
+  // Windowed aggregations only. The operator's shards run on a pool of their
+  // own, as the lanes' pool may be decoding the next batch meanwhile.
+  std::unique_ptr<TaskPool> shard_pool_;
+  std::unique_ptr<operators::ShardedWindowAggregate> window_;  // a shard per lane
+  std::vector<WindowInput> window_inputs_;                     // taken from the lanes, not yet fed
+  std::vector<std::string> window_partitions_;                 // their batch's partitions
   std::unique_ptr<operators::WatermarkTracker> watermarks_;
   StateFileChain window_state_;
   // Upserts into a primary-key table only.

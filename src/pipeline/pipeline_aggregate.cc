@@ -8,6 +8,7 @@
 #include "columnar/column_ops.h"
 #include "columnar/json_writer.h"
 #include "common/kill_point.h"
+#include "common/task_pool.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
 #include "operators/primary_key_index.h"
@@ -57,8 +58,10 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
   window_.reset();
   std::error_code ec;
   std::filesystem::remove_all(window.spill_dir, ec);
-  ASSIGN_OR_RETURN(window_, operators::ShardedWindowAggregate::Make(
-                                std::move(window), pool_.get(), static_cast<int>(lanes_.size())));
+  int shards = static_cast<int>(lanes_.size());
+  shard_pool_ = std::make_unique<TaskPool>(shards - 1);
+  ASSIGN_OR_RETURN(window_, operators::ShardedWindowAggregate::Make(std::move(window),
+                                                                    shard_pool_.get(), shards));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
                                                               options_.idle_timeout_ms);
   window_state_.Clear();
@@ -147,10 +150,15 @@ Status Pipeline::PrepareAggregate(Lane& lane) {
     for (int64_t r : lane.row_of) retract.AppendBool(lane.retracts[r]);
     lane.input.columns.back() = std::move(retract);
   }
+  // The operator's shards take their rows by key: the lanes find each row's
+  // shard at once, so the pipeline's thread only hands the rows over.
+  lane.shard.resize(lane.input.num_rows());
+  if (window_->shards() > 1)
+    window_->AssignShards(lane.input, 0, lane.input.num_rows(), &lane.shard);
   return Status::OK();
 }
 
-Status Pipeline::FeedAggregate(Lane& lane) {
+Status Pipeline::FeedAggregate(WindowInput& lane) {
   const sql::AggregatePlan& plan = *options_.aggregate;
   const Batch& rows = lane.rows;
   int64_t n = rows.num_rows();
@@ -164,7 +172,7 @@ Status Pipeline::FeedAggregate(Lane& lane) {
     before[i] = watermarks_->current();
     if (time->IsNull(i)) continue;
     const std::string& partition =
-        options_.one_watermark_partition ? kOne : flushing_.partitions[lane.origins[i].partition];
+        options_.one_watermark_partition ? kOne : window_partitions_[lane.origins[i].partition];
     watermarks_->Observe(partition, time->Value<int64_t>(i), now);
   }
 
@@ -173,21 +181,19 @@ Status Pipeline::FeedAggregate(Lane& lane) {
   std::vector<int64_t> watermarks(input.num_rows());
   for (int64_t i = 0; i < input.num_rows(); ++i) watermarks[i] = before[lane.row_of[i]];
   std::vector<operators::LateRow> late;
-  RETURN_IF_ERROR(window_->Add(input, watermarks, &late));
+  RETURN_IF_ERROR(window_->Add(input, watermarks, &late, &lane.shard));
   for (const operators::LateRow& l : late) {
     int64_t r = lane.row_of[l.row];
     const RowOrigin& o = lane.origins[r];
     std::string payload;
     AppendJsonRow(rows, r, &payload);
-    DeadLetterRow(payload, l.reason, flushing_.partitions[o.partition], o.offset, o.timestamp_ms,
+    DeadLetterRow(payload, l.reason, window_partitions_[o.partition], o.offset, o.timestamp_ms,
                   &dead_rows_);
   }
   return EmitWindows(watermarks_->current());
 }
 
 Status Pipeline::IdleCheckAggregate() {
-  // Once per batch, after all its lanes: a partition whose records sit in a
-  // later lane must not turn idle between the lanes.
   watermarks_->CheckIdle(iceberg::NowMillis());
   RETURN_IF_ERROR(EmitWindows(watermarks_->current()));
   stats_.state_groups = window_->groups();

@@ -1,0 +1,160 @@
+// Windowed pipelines on any number of lanes: while the lanes decode a batch,
+// the pipeline's thread feeds the batch before into the windows. The same
+// events must give the same window rows, late rows and watermark on one lane
+// and on several, for every window kind.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "columnar/sql_schema.h"
+#include "common/testing.h"
+#include "iceberg/table_builder.h"
+#include "pipeline/bind.h"
+#include "pipeline/test_util.h"
+#include "sql/parser.h"
+
+namespace sluice::pipeline {
+namespace {
+
+struct Case {
+  const char* name;
+  const char* select;  // the pipeline's SELECT, over source ev
+};
+
+class WindowLanesTest : public testing::PipelineFixture,
+                        public ::testing::WithParamInterface<Case> {
+ protected:
+  struct Outcome {
+    std::vector<std::string> rows;
+    std::vector<std::string> dead;  // "offset error"
+    std::string watermark;          // the committed state's
+    int64_t groups = 0;
+  };
+
+  // 30,000 events in one log: 13 keys and a hot one, 10 ms apart with up to
+  // 3 s of jitter (inside the 5 s delay), every 211th a minute old (late),
+  // every 503rd without an event time, every 1009th malformed.
+  void ProduceEvents() {
+    no_time_ = broken_ = 0;
+    std::vector<std::string> recs;
+    for (int64_t i = 0; i < 30'000; ++i) {
+      int64_t ms = 1'700'000'000'000 + i * 10 - (i * 7919 % 3000);
+      if (i % 211 == 7) ms -= 60'000;
+      std::string k = i % 3 == 0 ? "hot" : fmt::format("k{}", i % 13);
+      if (i % 1009 == 11) {
+        ++broken_;
+        recs.push_back(fmt::format(R"({{"id":{},"k":broken)", i));
+      } else if (i % 503 == 5) {
+        ++no_time_;
+        recs.push_back(fmt::format(R"({{"id":{},"k":"{}","v":{}}})", i, k, i % 100));
+      } else {
+        recs.push_back(
+            fmt::format(R"({{"id":{},"k":"{}","v":{},"ts":{}}})", i, k, i % 100, ms * 1000));
+      }
+    }
+    ASSERT_OK(log_->Append(recs).status());
+  }
+
+  Outcome Run(int parallelism) {
+    Reset();
+    Outcome out;
+    auto schema =
+        ParseColumnList("ws TIMESTAMPTZ, we TIMESTAMPTZ, k STRING, n BIGINT, total BIGINT");
+    EXPECT_OK(schema.status());
+    if (!schema.ok()) return out;
+    auto md = iceberg::NewTableMetadata(*schema, iceberg::PartitionSpec{}, iceberg::SortOrder{},
+                                        catalog::DefaultTableLocation(warehouse_, windows_),
+                                        iceberg::NewTableOptions{});
+    EXPECT_OK(md.status());
+    if (!md.ok()) return out;
+    EXPECT_OK(catalog::Table::Create(*catalog_, *io_, windows_, *md).status());
+    EXPECT_OK(EnsureDeadLetterTable(*catalog_, *io_, warehouse_, windows_));
+    ProduceEvents();
+    std::string sql = fmt::format(
+        "CREATE SOURCE ev (id BIGINT, k STRING, v BIGINT, ts TIMESTAMPTZ, "
+        "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'http') FORMAT JSON;\n"
+        "CREATE PIPELINE windows AS INSERT INTO lake.windows {};",
+        GetParam().select);
+    auto script = sql::ParseScript(sql);
+    EXPECT_OK(script.status());
+    if (!script.ok()) return out;
+    auto sources = SourcesOf(*script);
+    auto statement = FindPipeline(*script, "windows");
+    EXPECT_OK(statement.status());
+    if (!sources.ok() || !statement.ok()) return out;
+    auto o = BindPipeline(*catalog_, *io_, **statement, *sources);
+    EXPECT_OK(o.status());
+    if (!o.ok()) return out;
+    o->state_dir = (dir_ / "state" / "windows").string();
+    o->batch_rows = 4096;  // several batches, each of several lanes
+    o->parallelism = parallelism;
+    auto p = Open(*o);
+    EXPECT_OK(p.status());
+    if (!p.ok()) return out;
+    Consume(**p);
+    EXPECT_OK((*p)->Checkpoint());
+    out.groups = (*p)->stats().state_groups.load();
+    out.rows = Rows(windows_);
+    for (const std::string& r : Rows(DeadLetterTable(windows_))) {
+      auto j = nlohmann::json::parse(r);
+      out.dead.push_back(
+          fmt::format("{} {}", j["offset"].get<int64_t>(), j["error"].get<std::string>()));
+    }
+    std::sort(out.dead.begin(), out.dead.end());
+    auto t = catalog::Table::Load(*catalog_, *io_, windows_);
+    EXPECT_OK(t.status());
+    if (!t.ok()) return out;
+    auto state = nlohmann::json::parse((*t)->metadata().properties.at("sluice.state.windows"));
+    out.watermark = state["watermark"].get<std::string>();
+    return out;
+  }
+
+  catalog::TableIdent windows_{{"lake"}, "windows"};
+  int no_time_ = 0, broken_ = 0;  // events of each kind produced
+};
+
+TEST_P(WindowLanesTest, OneLaneAndSeveralGiveTheSameWindowsLateRowsAndWatermark) {
+  Outcome one = Run(1);
+  ASSERT_GT(one.rows.size(), 50u) << "the events close windows as they go";
+  // Late rows, rows without an event time, malformed records.
+  int late = 0, no_time = 0, broken = 0;
+  for (const std::string& d : one.dead) {
+    late += d.find("late") != std::string::npos;
+    no_time += d.find("event time is NULL") != std::string::npos;
+    broken += d.find("late") == std::string::npos && d.find("NULL") == std::string::npos;
+  }
+  EXPECT_GT(late, 100);
+  EXPECT_EQ(no_time, no_time_);
+  EXPECT_EQ(broken, broken_);
+  for (int parallelism : {2, 3}) {
+    SCOPED_TRACE(fmt::format("parallelism {}", parallelism));
+    Outcome many = Run(parallelism);
+    EXPECT_EQ(many.rows, one.rows);
+    EXPECT_EQ(many.dead, one.dead);
+    EXPECT_EQ(many.watermark, one.watermark);
+    EXPECT_EQ(many.groups, one.groups) << "the open windows";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, WindowLanesTest,
+    ::testing::Values(Case{"tumble",
+                           "SELECT window_start, window_end, k, count(*), sum(v) "
+                           "FROM TUMBLE(ev, ts, INTERVAL '1' SECOND) "
+                           "GROUP BY window_start, window_end, k"},
+                      Case{"hop",
+                           "SELECT window_start, window_end, k, count(*), sum(v) "
+                           "FROM HOP(ev, ts, INTERVAL '500' MILLISECOND, INTERVAL '2' SECOND) "
+                           "GROUP BY window_start, window_end, k"},
+                      Case{"session",
+                           "SELECT window_start, window_end, k, count(*), sum(v) "
+                           "FROM SESSION(ev, ts, INTERVAL '40' MILLISECOND) "
+                           "GROUP BY window_start, window_end, k"},
+                      Case{"tumble_without_keys",
+                           "SELECT window_start, window_end, 'all', count(*), sum(v) "
+                           "FROM TUMBLE(ev, ts, INTERVAL '1' SECOND) "
+                           "GROUP BY window_start, window_end"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace sluice::pipeline
