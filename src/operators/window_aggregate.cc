@@ -126,7 +126,7 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
         late->push_back({r, "a -U or -D row whose group holds no rows: it was never counted"});
         return Status::OK();
       }
-      changed_.insert(k);
+      MarkChanged(k, g);
       AddToGroup(g, rows, r, /*retract=*/true);
       return Status::OK();
     }

@@ -162,7 +162,8 @@ class WindowAggregate {
  private:
   struct Group {
     std::vector<Accumulator> accs;
-    bool stored = false;  // loaded from the store, which still holds a copy
+    bool stored = false;   // loaded from the store, which still holds a copy
+    bool changed = false;  // its key is in changed_ (so a row need not look there)
   };
   // One window of one key: (end, start, key) orders windows by when they close.
   struct WindowKey {
@@ -184,6 +185,9 @@ class WindowAggregate {
   // null; FindOrAdd creates it, and marks it changed.
   Result<Group*> Load(const WindowKey& k);
   Result<Group*> FindOrAdd(const WindowKey& k);
+  void MarkChanged(const WindowKey& k, Group* g);
+  // Empties changed_ (the groups in the front no longer marked).
+  void ForgetFrontChanges();
   // Forgets one group (in both tiers).
   Status Erase(const WindowKey& k);
   // Takes windows from the front of the order while `take` says so (it may
@@ -245,7 +249,8 @@ class WindowAggregate {
   // SESSION: the open sessions of each key (start -> end), to find and merge them.
   std::unordered_map<std::string, std::map<int64_t, int64_t>> sessions_;
   // Changed since the last snapshot: in the front (the store keeps the keys
-  // of those spilled since).
+  // of those spilled since). A group marked changed has its key here (not
+  // always the reverse).
   std::set<WindowKey> changed_;
   // Removed since the last snapshot: sessions merged away, global groups gone.
   std::vector<WindowKey> merged_away_;

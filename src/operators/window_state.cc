@@ -77,7 +77,7 @@ Status WindowAggregate::WriteRecords(bool full, StateWriter* out) {
     }
     RETURN_IF_ERROR(WriteChanged(out));
   }
-  changed_.clear();
+  ForgetFrontChanges();
   merged_away_.clear();
   return ForgetStoredChanges();
 }
@@ -206,7 +206,7 @@ Status WindowAggregate::FinishRestore(int64_t emitted) {
     finalized_end_ = FloorDiv(closed_to, slide) * slide;
   }
   // What was restored is not a change of this run.
-  changed_.clear();
+  ForgetFrontChanges();
   merged_away_.clear();
   return ForgetStoredChanges();
 }

@@ -57,8 +57,21 @@ Result<WindowAggregate::Group*> WindowAggregate::FindOrAdd(const WindowKey& k) {
     g = &windows_.emplace(k, std::move(fresh)).first->second;
     ++groups_;
   }
-  changed_.insert(k);
+  MarkChanged(k, g);
   return g;
+}
+
+void WindowAggregate::MarkChanged(const WindowKey& k, Group* g) {
+  if (g->changed) return;
+  changed_.insert(k);
+  g->changed = true;
+}
+
+void WindowAggregate::ForgetFrontChanges() {
+  for (const WindowKey& k : changed_) {
+    if (auto it = windows_.find(k); it != windows_.end()) it->second.changed = false;
+  }
+  changed_.clear();
 }
 
 Status WindowAggregate::Erase(const WindowKey& k) {
