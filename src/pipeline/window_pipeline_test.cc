@@ -1,7 +1,7 @@
 // Windowed pipelines on any number of lanes: while the lanes decode a batch,
 // the pipeline's thread feeds the batch before into the windows. The same
 // events must give the same window rows, late rows and watermark on one lane
-// and on several, for every window kind.
+// and on several, for every window kind, across a restart from the state.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -31,13 +31,12 @@ class WindowLanesTest : public testing::PipelineFixture,
     int64_t groups = 0;
   };
 
-  // 30,000 events in one log: 13 keys and a hot one, 10 ms apart with up to
+  // Events [from, to) of 30,000 into the log: 13 keys and a hot one, 10 ms apart with up to
   // 3 s of jitter (inside the 5 s delay), every 211th a minute old (late),
   // every 503rd without an event time, every 1009th malformed.
-  void ProduceEvents() {
-    no_time_ = broken_ = 0;
+  void ProduceEvents(int64_t from, int64_t to) {
     std::vector<std::string> recs;
-    for (int64_t i = 0; i < 30'000; ++i) {
+    for (int64_t i = from; i < to; ++i) {
       int64_t ms = 1'700'000'000'000 + i * 10 - (i * 7919 % 3000);
       if (i % 211 == 7) ms -= 60'000;
       std::string k = i % 3 == 0 ? "hot" : fmt::format("k{}", i % 13);
@@ -55,7 +54,8 @@ class WindowLanesTest : public testing::PipelineFixture,
     ASSERT_OK(log_->Append(recs).status());
   }
 
-  Outcome Run(int parallelism) {
+  // `parallelism` 1 to 3; `restart` false: one run over all the events.
+  Outcome Run(int parallelism, bool restart = true) {
     Reset();
     Outcome out;
     auto schema =
@@ -69,7 +69,7 @@ class WindowLanesTest : public testing::PipelineFixture,
     if (!md.ok()) return out;
     EXPECT_OK(catalog::Table::Create(*catalog_, *io_, windows_, *md).status());
     EXPECT_OK(EnsureDeadLetterTable(*catalog_, *io_, warehouse_, windows_));
-    ProduceEvents();
+    no_time_ = broken_ = 0;
     std::string sql = fmt::format(
         "CREATE SOURCE ev (id BIGINT, k STRING, v BIGINT, ts TIMESTAMPTZ, "
         "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (connector = 'http') FORMAT JSON;\n"
@@ -88,6 +88,20 @@ class WindowLanesTest : public testing::PipelineFixture,
     o->state_dir = (dir_ / "state" / "windows").string();
     o->batch_rows = 4096;  // several batches, each of several lanes
     o->parallelism = parallelism;
+    // Half the events, a checkpoint, and a restart from its state (on 4 -
+    // `parallelism` lanes) for the rest.
+    ProduceEvents(0, restart ? 14'000 : 30'000);
+    if (restart) {
+      auto first = Open(*o);
+      EXPECT_OK(first.status());
+      if (!first.ok()) return out;
+      Consume(**first);
+      EXPECT_OK((*first)->Checkpoint());
+    }
+    if (restart) {
+      ProduceEvents(14'000, 30'000);
+      o->parallelism = 4 - parallelism;  // the state moves to another shard count
+    }
     auto p = Open(*o);
     EXPECT_OK(p.status());
     if (!p.ok()) return out;
@@ -115,6 +129,10 @@ class WindowLanesTest : public testing::PipelineFixture,
 
 TEST_P(WindowLanesTest, OneLaneAndSeveralGiveTheSameWindowsLateRowsAndWatermark) {
   Outcome one = Run(1);
+  Outcome straight = Run(1, /*restart=*/false);
+  EXPECT_EQ(straight.rows, one.rows) << "the restart restored the windows";
+  EXPECT_EQ(straight.dead, one.dead);
+  EXPECT_EQ(straight.groups, one.groups);
   ASSERT_GT(one.rows.size(), 50u) << "the events close windows as they go";
   // Late rows, rows without an event time, malformed records.
   int late = 0, no_time = 0, broken = 0;
