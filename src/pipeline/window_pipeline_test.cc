@@ -16,13 +16,13 @@
 namespace sluice::pipeline {
 namespace {
 
-struct Case {
+struct WindowCase {
   const char* name;
   const char* select;  // the pipeline's SELECT, over source ev
 };
 
 class WindowLanesTest : public testing::PipelineFixture,
-                        public ::testing::WithParamInterface<Case> {
+                        public ::testing::WithParamInterface<WindowCase> {
  protected:
   struct Outcome {
     std::vector<std::string> rows;
@@ -156,22 +156,23 @@ TEST_P(WindowLanesTest, OneLaneAndSeveralGiveTheSameWindowsLateRowsAndWatermark)
 
 INSTANTIATE_TEST_SUITE_P(
     Kinds, WindowLanesTest,
-    ::testing::Values(Case{"tumble",
-                           "SELECT window_start, window_end, k, count(*), sum(v) "
-                           "FROM TUMBLE(ev, ts, INTERVAL '1' SECOND) "
-                           "GROUP BY window_start, window_end, k"},
-                      Case{"hop",
-                           "SELECT window_start, window_end, k, count(*), sum(v) "
-                           "FROM HOP(ev, ts, INTERVAL '500' MILLISECOND, INTERVAL '2' SECOND) "
-                           "GROUP BY window_start, window_end, k"},
-                      Case{"session",
-                           "SELECT window_start, window_end, k, count(*), sum(v) "
-                           "FROM SESSION(ev, ts, INTERVAL '40' MILLISECOND) "
-                           "GROUP BY window_start, window_end, k"},
-                      Case{"tumble_without_keys",
-                           "SELECT window_start, window_end, 'all', count(*), sum(v) "
-                           "FROM TUMBLE(ev, ts, INTERVAL '1' SECOND) "
-                           "GROUP BY window_start, window_end"}),
+    ::testing::Values(WindowCase{"tumble",
+                                 "SELECT window_start, window_end, k, count(*), sum(v) "
+                                 "FROM TUMBLE(ev, ts, INTERVAL '1' SECOND) "
+                                 "GROUP BY window_start, window_end, k"},
+                      WindowCase{
+                          "hop",
+                          "SELECT window_start, window_end, k, count(*), sum(v) "
+                          "FROM HOP(ev, ts, INTERVAL '500' MILLISECOND, INTERVAL '2' SECOND) "
+                          "GROUP BY window_start, window_end, k"},
+                      WindowCase{"session",
+                                 "SELECT window_start, window_end, k, count(*), sum(v) "
+                                 "FROM SESSION(ev, ts, INTERVAL '40' MILLISECOND) "
+                                 "GROUP BY window_start, window_end, k"},
+                      WindowCase{"tumble_without_keys",
+                                 "SELECT window_start, window_end, 'all', count(*), sum(v) "
+                                 "FROM TUMBLE(ev, ts, INTERVAL '1' SECOND) "
+                                 "GROUP BY window_start, window_end"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
