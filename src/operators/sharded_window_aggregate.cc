@@ -64,6 +64,8 @@ Status ShardedWindowAggregate::Add(const Batch& rows, const std::vector<int64_t>
     pool_->Run(n,
                [&](int i) { AssignShards(rows, count * i / n, count * (i + 1) / n, &assigned); });
     shard = &assigned;
+  } else if (static_cast<int64_t>(shard->size()) != count) {
+    return Status::Internal("window operator: {} shard ids for {} rows", shard->size(), count);
   }
   // Each shard takes its keys' rows, in order, with their watermarks.
   std::vector<std::vector<LateRow>> lates(n);

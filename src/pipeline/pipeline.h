@@ -267,8 +267,8 @@ class Pipeline {
     std::vector<RowOrigin> origins;  // of rows
     Batch input;                     // windowed path: the operator's columns of rows...
     std::vector<int64_t> row_of;     // ...the row each came from...
-    std::vector<bool> retracts;      // an aggregate over a changelog: rows -U and -D took back
     std::vector<uint16_t> shard;     // ...and each one's shard of the operator
+    std::vector<bool> retracts;      // an aggregate over a changelog: rows -U and -D took back
     Batch dead;                      // dead letters
     int64_t written = 0;             // rows written
     // Upserts: the lane's changes in source order, change i of the key
