@@ -155,6 +155,12 @@ Column DecimalOp(const Node& node, const Column& a, const Column& b, RowErrors* 
       });
     case Op::kMultiply:
       return Loop2<int128_t>(node, a, b, e, act, [&](int128_t x, int128_t y, int128_t* r) {
+        // Factors within 64 bits (the usual case) multiply without overflow
+        // in 128 and skip the costlier overflow-checked 128-bit product.
+        if (x == static_cast<int64_t>(x) && y == static_cast<int64_t>(y)) {
+          *r = int128_t{static_cast<int64_t>(x)} * static_cast<int64_t>(y);
+          return check(*r);
+        }
         return __builtin_mul_overflow(x, y, r) ? kDecimalOverflow : check(*r);
       });
     default:  // kModulo (decimal / is computed in DOUBLE)

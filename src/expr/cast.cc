@@ -50,6 +50,10 @@ int128_t RoundDiv(int128_t n, int128_t d) {
   return q;
 }
 
+std::string OutOfRangeFor(std::string_view shown, const DataType& type) {
+  return fmt::format("{} is out of range for {}", shown, ToSqlType(type));
+}
+
 // Converts one row; returns an error text (the row fails) or "" on success.
 class RowCaster {
  public:
@@ -74,9 +78,7 @@ class RowCaster {
   }
 
  private:
-  std::string OutOfRange(std::string_view shown) {
-    return fmt::format("{} is out of range for {}", shown, ToSqlType(*out_->type()));
-  }
+  std::string OutOfRange(std::string_view shown) { return OutOfRangeFor(shown, *out_->type()); }
   std::string Shown(const Number& n) {
     std::string s;
     if (n.exact) {
@@ -319,6 +321,36 @@ Column Widen(const Node& node, const Column& arg, const Active& active) {
   return out;
 }
 
+// INT or BIGINT → DECIMAL(p, s) with s <= 18 (the product of an integer and
+// 10^s then fits in 128 bits): one multiply and a range check a row, the
+// bounds computed once.
+template <typename From>
+Column IntegerToDecimal(const Node& node, const Column& arg, RowErrors* errors,
+                        const Active& active, bool try_cast) {
+  const int64_t n = arg.size();
+  const int128_t unit = Pow10(node.type->scale());
+  const int128_t max = DecimalMaxUnscaled(node.type->precision());
+  Column out(node.type);
+  out.ResizeFixed(n);
+  int128_t* o = out.mutable_data<int128_t>();
+  const From* x = arg.data<From>();
+  const bool nullable = arg.null_count() > 0 || !active.empty();
+  for (int64_t i = 0; i < n; ++i) {
+    if (nullable && (!IsActive(active, i) || arg.IsNull(i))) {
+      out.SetNull(i);
+      continue;
+    }
+    const int128_t v = int128_t{x[i]} * unit;
+    if (v > max || v < -max) {
+      if (!try_cast) RowError(errors, node, i, OutOfRangeFor(std::to_string(x[i]), *node.type));
+      out.SetNull(i);
+      continue;
+    }
+    o[i] = v;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Column> EvalCast(const Node& node, Column& arg, RowErrors* errors, const Active& active) {
@@ -333,6 +365,11 @@ Result<Column> EvalCast(const Node& node, Column& arg, RowErrors* errors, const 
   if (from == TypeId::kFloat && to == TypeId::kDouble)
     return Widen<float, double>(node, arg, active);
   bool try_cast = node.op == Op::kTryCast;
+  if (to == TypeId::kDecimal && node.type->scale() <= 18) {
+    if (from == TypeId::kInt) return IntegerToDecimal<int32_t>(node, arg, errors, active, try_cast);
+    if (from == TypeId::kLong)
+      return IntegerToDecimal<int64_t>(node, arg, errors, active, try_cast);
+  }
   Column out(node.type);
   out.Reserve(arg.size());
   RowCaster caster(arg, &out);

@@ -3,6 +3,8 @@
 // (The differential test against DuckDB is tests/interop/sql_expr_differential.mjs.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "columnar/json_reader.h"
 #include "columnar/json_writer.h"
 #include "columnar/sql_schema.h"
@@ -101,6 +103,50 @@ TEST(ExprTest, DecimalsAreExactAndLiteralsTakeTheirSqlTypes) {
             R"({"id":1,"x":"24.70","y":"908.000","z":"12.355","r":"12.4","f":"12","e":0.5})");
   EXPECT_EQ(out.rows[1],
             R"({"id":2,"x":"-24.70","y":"2.724","z":"-12.345","r":"-12.4","f":"-13","e":2})");
+}
+
+TEST(ExprTest, IntegersCastToDecimalsWithARangeCheckAndWideFactorsMultiplyExactly) {
+  // Integer -> DECIMAL and DECIMAL * DECIMAL have fast paths (no per-row
+  // general cast; 64-bit factors): their results, nulls, inactive CASE
+  // branches and errors must be those of the general rules.
+  ASSERT_OK_AND_ASSIGN(
+      Output out,
+      Project("SELECT id, CAST(l AS DECIMAL(21,2)), TRY_CAST(l AS DECIMAL(4,2)), "
+              "CASE WHEN a > 0 THEN CAST(l AS DECIMAL(4,2)) END, big * 3, l * 0.5 FROM s",
+              "id BIGINT, c DECIMAL(21,2), t DECIMAL(4,2), k DECIMAL(4,2), b DECIMAL(38,0), "
+              "h DECIMAL(21,1)",
+              {R"({"id":1,"l":-9223372036854775808,"a":-5,"big":"100000000000000000000"})",
+               R"({"id":2,"l":null,"a":null,"big":null})", R"({"id":3,"l":99,"a":5,"big":"-3"})",
+               R"({"id":4,"l":100,"a":-1,"big":"0"})"}));
+  EXPECT_TRUE(out.rejected.empty()) << out.rejected[0].error;
+  ASSERT_EQ(out.rows.size(), 4u);
+  EXPECT_EQ(out.rows[0], R"({"id":1,"c":"-9223372036854775808.00","t":null,"k":null,)"
+                         R"("b":"300000000000000000000","h":"-4611686018427387904.0"})");
+  EXPECT_EQ(out.rows[1], R"({"id":2,"c":null,"t":null,"k":null,"b":null,"h":null})");
+  EXPECT_EQ(out.rows[2], R"({"id":3,"c":"99.00","t":"99.00","k":"99.00","b":"-9","h":"49.5"})");
+  EXPECT_EQ(out.rows[3], R"({"id":4,"c":"100.00","t":null,"k":null,"b":"0","h":"50.0"})");
+
+  ASSERT_OK_AND_ASSIGN(
+      out,
+      Project("SELECT id, CAST(a AS DECIMAL(9,3)), big * 3, "
+              "CASE WHEN a > 0 THEN CAST(l AS DECIMAL(4,2)) END FROM s",
+              "id BIGINT, i DECIMAL(9,3), b DECIMAL(38,0), k DECIMAL(4,2)",
+              {R"({"id":1,"a":-2147483648,"l":1,"big":"1"})", R"({"id":2,"a":1,"l":100,"big":"1"})",
+               R"({"id":3,"a":-1,"l":100,"big":"33333333333333333333333333333333333334"})",
+               R"({"id":4,"a":7,"l":5,"big":"1"})"}));
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_EQ(out.rows[0], R"({"id":4,"i":"7.000","b":"3","k":"5.00"})");
+  ASSERT_EQ(out.rejected.size(), 3u);
+  // (in the order the expressions found them)
+  std::sort(out.rejected.begin(), out.rejected.end(),
+            [](const RejectedRow& x, const RejectedRow& y) { return x.row < y.row; });
+  EXPECT_NE(out.rejected[0].error.find("-2147483648 is out of range for DECIMAL(9,3)"),
+            std::string::npos)
+      << out.rejected[0].error;
+  EXPECT_NE(out.rejected[1].error.find("100 is out of range for DECIMAL(4,2)"), std::string::npos)
+      << out.rejected[1].error;
+  EXPECT_NE(out.rejected[2].error.find("decimal overflow in big * 3"), std::string::npos)
+      << out.rejected[2].error;
 }
 
 TEST(ExprTest, DecimalsOfThirtyEightDigitsCompareExactlyWithOtherScales) {
