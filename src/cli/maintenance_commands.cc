@@ -59,10 +59,12 @@ void PrintCompact(const std::string& name, const maintenance::CompactResult& r, 
                   static_cast<long long>(p.input_bytes));
       PrintPaths("", p.inputs);
     } else if (p.skipped.empty()) {
-      std::printf("compacted %s: %zu files (%lld bytes) into %lld (%lld bytes), %lld rows\n", where,
-                  p.inputs.size(), static_cast<long long>(p.input_bytes),
-                  static_cast<long long>(p.outputs), static_cast<long long>(p.output_bytes),
-                  static_cast<long long>(p.rows));
+      std::printf(
+          "compacted %s: %zu files (%lld bytes) into %lld (%lld bytes, %lld of them pages copied "
+          "without decoding), %lld rows\n",
+          where, p.inputs.size(), static_cast<long long>(p.input_bytes),
+          static_cast<long long>(p.outputs), static_cast<long long>(p.output_bytes),
+          static_cast<long long>(p.copied_bytes), static_cast<long long>(p.rows));
     } else {
       std::printf("skipped %s: %s\n", where, p.skipped.c_str());
     }

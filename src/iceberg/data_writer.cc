@@ -79,6 +79,24 @@ std::string HumanValue(const Transform& t, const TypePtr& type_ptr, const std::s
   return out;
 }
 
+// The open-file map's key of a partition: each value as a null marker, or a
+// marker, its length and its bytes.
+void AppendKeyPart(const std::string* value, std::string* key) {
+  if (value == nullptr) {
+    key->push_back('\0');
+  } else {
+    key->push_back('\1');
+    AppendLE<uint32_t>(key, static_cast<uint32_t>(value->size()));
+    *key += *value;
+  }
+}
+
+std::string PartitionKey(const PartitionValues& values) {
+  std::string key;
+  for (const auto& v : values) AppendKeyPart(v ? &*v : nullptr, &key);
+  return key;
+}
+
 }  // namespace
 
 std::string PartitionPath(const PartitionSpec& spec, const TypePtr& partition_type,
@@ -190,19 +208,27 @@ struct DataWriter::Impl {
   // rows `row_ids` (all of them in order when null).
   Status WriteRows(const std::string& key, const PartitionValues& values, const Batch& rows,
                    const std::vector<uint32_t>* row_ids, std::vector<RowPlacement>* placements) {
+    return AppendToFile(key, values, rows.num_rows(), row_ids, placements,
+                        [&](parquet::ParquetWriter& w) { return w.Write(rows); });
+  }
+
+  // Appends `num_rows` rows with `append` to the partition's file (WriteRows).
+  Status AppendToFile(const std::string& key, const PartitionValues& values, int64_t num_rows,
+                      const std::vector<uint32_t>* row_ids, std::vector<RowPlacement>* placements,
+                      const std::function<Status(parquet::ParquetWriter&)>& append) {
     ASSIGN_OR_RETURN(OpenFile * f, FileFor(key, values));
     if (placements != nullptr) {
-      for (int64_t i = 0; i < rows.num_rows(); ++i) {
+      for (int64_t i = 0; i < num_rows; ++i) {
         const size_t r = row_ids ? (*row_ids)[static_cast<size_t>(i)] : static_cast<size_t>(i);
         (*placements)[r] = RowPlacement{f->ordinal, f->rows + i};
       }
     }
-    f->rows += rows.num_rows();
+    f->rows += num_rows;
     lru.erase(f->last_used);
     f->last_used = ++write_clock;
     lru.emplace(f->last_used, key);
     int64_t before = f->writer->buffered_bytes();
-    RETURN_IF_ERROR(f->writer->Write(rows));
+    RETURN_IF_ERROR(append(*f->writer));
     buffered += f->writer->buffered_bytes() - before;
     if (f->writer->bytes_written() >= options.target_file_bytes) RETURN_IF_ERROR(CloseKey(key));
     while (buffered > options.memory_budget_bytes && !open.empty()) {
@@ -327,18 +353,16 @@ Status DataWriter::Write(const Batch& batch, std::vector<RowPlacement>* placemen
   }
   std::unordered_map<std::string, std::vector<uint32_t>> groups;
   std::unordered_map<std::string, PartitionValues> group_values;
-  std::string key;
+  std::string key, v;  // (reused: a key a row)
   for (int64_t r = 0; r < batch.num_rows(); ++r) {
     key.clear();
     for (const Column& p : parts) {
       if (p.IsNull(r)) {
-        key.push_back('\0');
+        AppendKeyPart(nullptr, &key);
       } else {
-        std::string v;
+        v.clear();
         AppendSingleValue(p, r, &v);
-        key.push_back('\1');
-        AppendLE<uint32_t>(&key, static_cast<uint32_t>(v.size()));
-        key += v;
+        AppendKeyPart(&v, &key);
       }
     }
     auto [it, inserted] = groups.try_emplace(key);
@@ -349,9 +373,9 @@ Status DataWriter::Write(const Batch& batch, std::vector<RowPlacement>* placemen
         if (p.IsNull(r)) {
           values.push_back(std::nullopt);
         } else {
-          std::string v;
-          AppendSingleValue(p, r, &v);
-          values.push_back(std::move(v));
+          std::string one;
+          AppendSingleValue(p, r, &one);
+          values.push_back(std::move(one));
         }
       }
       group_values[key] = std::move(values);
@@ -364,6 +388,24 @@ Status DataWriter::Write(const Batch& batch, std::vector<RowPlacement>* placemen
     if (!st.ok()) return fail(st);
   }
   return Status::OK();
+}
+
+Status DataWriter::AppendRows(const PartitionValues& partition, int64_t num_rows,
+                              const Batch& values, const std::vector<parquet::CopiedPages*>& copied,
+                              std::vector<RowPlacement>* placements) {
+  Impl& im = *impl_;
+  if (placements != nullptr) placements->assign(static_cast<size_t>(num_rows), {});
+  if (im.failed) return Status::Internal("data writer failed earlier");
+  if (num_rows == 0) return Status::OK();
+  if (partition.size() != im.spec.fields.size()) {
+    return Status::Invalid("{} partition values for a spec of {} fields", partition.size(),
+                           im.spec.fields.size());
+  }
+  Status st = im.AppendToFile(
+      PartitionKey(partition), partition, num_rows, nullptr, placements,
+      [&](parquet::ParquetWriter& w) { return w.AppendRows(num_rows, values, copied); });
+  if (!st.ok()) im.failed = true;
+  return st;
 }
 
 Result<std::vector<DataFile>> DataWriter::Close() {

@@ -18,6 +18,7 @@
 #include "iceberg/manifest.h"
 #include "iceberg/table_metadata.h"
 #include "io/file_io.h"
+#include "parquet/page_copy.h"
 #include "parquet/writer_options.h"
 
 namespace sluice::iceberg {
@@ -71,6 +72,15 @@ class DataWriter {
   // The same, and sets `placements` (resized to the batch's rows) to where each
   // row went: compaction carries deletes that arrive meanwhile onto its output.
   Status Write(const Batch& batch, std::vector<RowPlacement>* placements);
+  // Appends `num_rows` rows of partition `partition` (of the default spec:
+  // the rows are not routed) given leaf by leaf, as
+  // parquet::ParquetWriter::AppendRows takes them: copied pages of other
+  // files for some leaves, values in `values` for the rest. Compaction
+  // merges files this way without decoding what it need not (page_copy.h).
+  // `placements` as Write's.
+  Status AppendRows(const PartitionValues& partition, int64_t num_rows, const Batch& values,
+                    const std::vector<parquet::CopiedPages*>& copied,
+                    std::vector<RowPlacement>* placements);
   // Closes all open files and returns every file written.
   Result<std::vector<DataFile>> Close();
   // Deletes every file written so far (after an error, or when not committing).

@@ -10,15 +10,21 @@
 #include "iceberg/data_writer.h"
 #include "iceberg/scan.h"
 #include "maintenance/compact_carry.h"
+#include "maintenance/compact_pages.h"
 #include "maintenance/files.h"
 #include "maintenance/policy.h"
 
 namespace sluice::maintenance {
 
 using internal::CarryNewDeletes;
+using internal::InputFact;
+using internal::InputFacts;
 using internal::KeepsReadSequence;
+using internal::PagesCopyable;
+using internal::RecordOrigin;
 using internal::Run;
 using internal::Staged;
+using internal::WriteCopyingPages;
 
 namespace {
 
@@ -68,19 +74,9 @@ Status WriteTracked(iceberg::DataWriter& w, const std::shared_ptr<const Schema>&
   std::vector<iceberg::RowPlacement> placed;
   RETURN_IF_ERROR(w.Write(rows, &placed));
   for (int64_t r = 0; r < rows.num_rows(); ++r) {
-    std::vector<Run>& runs = staged->origins[static_cast<size_t>(input.Value<int32_t>(r))];
-    const int64_t in = pos.Value<int64_t>(r);
     const iceberg::RowPlacement& p = placed[static_cast<size_t>(r)];
-    const int32_t out = first_output + p.file;
-    if (!runs.empty()) {
-      Run& last = runs.back();
-      if (last.output == out && last.in_pos + last.length == in &&
-          last.out_pos + last.length == p.pos) {
-        ++last.length;
-        continue;
-      }
-    }
-    runs.push_back(Run{in, p.pos, 1, out});
+    RecordOrigin(&staged->origins[static_cast<size_t>(input.Value<int32_t>(r))],
+                 pos.Value<int64_t>(r), first_output + p.file, p.pos);
   }
   return Status::OK();
 }
@@ -201,19 +197,26 @@ Status WriteRun(catalog::Table& table, const std::shared_ptr<const iceberg::Tabl
 Result<Staged> WritePartition(catalog::Table& table,
                               const std::shared_ptr<const iceberg::TableMetadata>& md,
                               const iceberg::DataWriterOptions& wo, int64_t run_bytes,
-                              const std::map<std::string, int64_t>& sizes,
-                              PartitionCompaction* plan) {
+                              const InputFacts& inputs, PartitionCompaction* plan) {
   if (plan->inputs.empty()) {  // an empty only_files would read the whole table
     return Status::Internal("compaction of partition '{}' planned no input file", plan->partition);
   }
   Staged staged;
   staged.plan = plan;
+  if (PagesCopyable(*md, *plan)) {
+    auto copied = WriteCopyingPages(table, md, wo, inputs, &staged);
+    if (!copied.ok()) {
+      staged.Abort();
+      return copied.status();
+    }
+    if (*copied) return staged;
+  }
   const iceberg::SortOrder* order = SortOrderOf(*md);
   std::vector<std::vector<std::string>> runs(1);
   int64_t bytes = 0;
   for (const std::string& path : plan->inputs) {
-    auto it = sizes.find(path);
-    const int64_t size = it == sizes.end() ? 0 : it->second;
+    auto it = inputs.find(path);
+    const int64_t size = it == inputs.end() ? 0 : it->second.size;
     if (order != nullptr && !runs.back().empty() && bytes + size > run_bytes) {
       runs.emplace_back();
       bytes = 0;
@@ -307,6 +310,7 @@ Status CommitGroup(catalog::Table& table, const iceberg::TableMetadata& md,
     for (const auto& f : s->added) plan.output_bytes += f.file_size_in_bytes;
     result->bytes_read += plan.input_bytes;
     result->bytes_written += plan.output_bytes;
+    result->bytes_copied += plan.copied_bytes;
   }
   return Status::OK();
 }
@@ -359,10 +363,9 @@ std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool 
 // large table never needs one giant commit.
 Status RewriteInGroups(catalog::Table& table,
                        const std::shared_ptr<const iceberg::TableMetadata>& md,
-                       const iceberg::DataWriterOptions& wo,
-                       const std::map<std::string, int64_t>& sizes, int64_t run_bytes,
-                       const CompactOptions& options, const catalog::CommitOptions& commit,
-                       CompactResult* result) {
+                       const iceberg::DataWriterOptions& wo, const InputFacts& inputs,
+                       int64_t run_bytes, const CompactOptions& options,
+                       const catalog::CommitOptions& commit, CompactResult* result) {
   const size_t per_commit =
       static_cast<size_t>(std::max<int64_t>(1, options.partitions_per_commit));
   std::vector<Staged> staged;
@@ -371,7 +374,7 @@ Status RewriteInGroups(catalog::Table& table,
   };
   for (size_t i = 0; i < result->partitions.size(); ++i) {
     PartitionCompaction& plan = result->partitions[i];
-    auto s = WritePartition(table, md, wo, run_bytes, sizes, &plan);
+    auto s = WritePartition(table, md, wo, run_bytes, inputs, &plan);
     if (!s.ok()) {
       abort_staged();
       return s.status().WithContextF("compacting partition '{}' of {}", plan.partition,
@@ -422,9 +425,13 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, {}));
   ASSIGN_OR_RETURN(std::vector<iceberg::FileScanTask> tasks, scan->PlanFiles());
   Groups groups;
-  std::map<std::string, int64_t> sizes;  // of the inputs, for sort runs
+  InputFacts inputs;  // sizes for sort runs, NaN-free columns for page copies
   for (const iceberg::FileScanTask& t : tasks) {
-    sizes[t.file.file_path] = t.file.file_size_in_bytes;
+    InputFact& fact = inputs[t.file.file_path];
+    fact.size = t.file.file_size_in_bytes;
+    for (const auto& [id, nans] : t.file.nan_value_counts) {
+      if (nans == 0) fact.nan_free.insert(id);
+    }
     Group& g = groups[{t.file.spec_id, t.file.partition}];
     g.spec_id = t.file.spec_id;
     g.partition = t.file.partition;
@@ -456,10 +463,12 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
         static_cast<int64_t>(result.partitions.size()) >= options.max_partitions) {
       break;
     }
+    plan.values = g->partition;
     for (const auto* list : {&g->small, &g->with_deletes}) {
       for (const iceberg::FileScanTask* t : *list) {
         plan.inputs.push_back(t->file.file_path);
         plan.input_bytes += t->file.file_size_in_bytes;
+        plan.inputs_have_deletes = plan.inputs_have_deletes || HasDeletes(*t);
       }
     }
     result.partitions.push_back(std::move(plan));
@@ -474,7 +483,7 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
                                         : 2 * small);
   }
   if (!options.dry_run) {
-    RETURN_IF_ERROR(RewriteInGroups(table, md, wo, sizes, run_bytes, options, commit, &result));
+    RETURN_IF_ERROR(RewriteInGroups(table, md, wo, inputs, run_bytes, options, commit, &result));
   }
   return result;
 }

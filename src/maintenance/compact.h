@@ -13,6 +13,12 @@
 // with their deletes applied and written anew into the table's current
 // partition spec, sorted by the table's sort order when it has one (in runs
 // of sort_run_bytes); the worst partitions (most input files) go first.
+// Where nothing needs to change in the rows (no deletes, no sort order, the
+// current spec and schema in every input, format v1/v2), column chunks
+// without a dictionary are not decoded: their pages are copied into the
+// output's row groups (recompressed when compressed more lightly than the
+// table asks), and only the other columns are decoded and encoded
+// (compact_pages.h).
 //
 // Partitions are committed in groups (partitions_per_commit, one `replace`
 // snapshot each): a crash loses at most one group's work, and a large table
@@ -81,10 +87,15 @@ struct CompactOptions {
 struct PartitionCompaction {
   std::string partition;  // "ts_day=2024-01-31", "" unpartitioned
   int32_t spec_id = 0;
+  iceberg::PartitionValues values;  // the partition's, in spec spec_id
+  bool inputs_have_deletes = false;
   std::vector<std::string> inputs;  // the data files rewritten
   int64_t input_bytes = 0, rows = 0;
   int64_t outputs = 0, output_bytes = 0;  // 0 when dry or skipped
-  std::string skipped;                    // why it did not commit ("" when it did)
+  // Bytes of the output's pages copied from the inputs without decoding
+  // their values (parquet/page_copy.h), of output_bytes.
+  int64_t copied_bytes = 0;
+  std::string skipped;  // why it did not commit ("" when it did)
 };
 
 struct CompactResult {
@@ -95,6 +106,7 @@ struct CompactResult {
   // output by the commit (CarryNewDeletes).
   int64_t carried_deletes = 0;
   int64_t bytes_read = 0, bytes_written = 0;
+  int64_t bytes_copied = 0;  // of bytes_written: pages copied without decoding
 };
 
 Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& options,

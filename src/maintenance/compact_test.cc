@@ -11,6 +11,7 @@
 #include "maintenance/compact_test_util.h"
 #include "maintenance/health.h"
 #include "maintenance/policy.h"
+#include "parquet/reader.h"
 
 namespace sluice::maintenance {
 namespace {
@@ -50,6 +51,9 @@ TEST_F(CompactTest, OnlyPartitionsWithEnoughSmallFilesAreRewrittenToTheSameRows)
   EXPECT_EQ(r.partitions[0].inputs.size(), 6u);
   EXPECT_EQ(r.partitions[0].outputs, 1);
   EXPECT_EQ(r.partitions[0].rows, 60);
+  EXPECT_GT(r.partitions[0].copied_bytes, 0) << "id's pages, without a dictionary, are copied";
+  EXPECT_LT(r.partitions[0].copied_bytes, r.partitions[0].output_bytes) << "kind's are not";
+  EXPECT_EQ(r.bytes_copied, r.partitions[0].copied_bytes);
   EXPECT_TRUE(r.partitions[0].skipped.empty());
   EXPECT_EQ(r.commits, 1);
   EXPECT_EQ(FilesPerPartition(), (std::map<std::string, int>{{"a", 1}, {"b", 2}}));
@@ -86,8 +90,122 @@ TEST_F(CompactTest, DeletedRowsStayDeletedThroughCompaction) {
   ASSERT_LT(ids.size(), 80u);
   ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, {}));
   ASSERT_EQ(r.commits, 1);
+  EXPECT_EQ(r.bytes_copied, 0) << "files with deletes are decoded to drop the deleted rows";
   EXPECT_EQ(r.partitions[0].rows, static_cast<int64_t>(std::count_if(
                                       ids.begin(), ids.end(), [](int64_t id) { return id < 60; })));
+  EXPECT_EQ(Ids(), ids);
+}
+
+// Copying pages, output files rolling at a tiny target (a file for each
+// input's row group) keep every row once, where the compaction says it went.
+TEST_F(CompactTest, CopiedPagesKeepTheRowsAcrossRolledOutputFiles) {
+  SmallAppends();
+  const std::set<int64_t> ids = Ids();
+  CompactOptions o;
+  o.target_file_bytes = 1;
+  o.small_file_bytes = int64_t{1} << 20;
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  ASSERT_EQ(r.commits, 1);
+  ASSERT_EQ(r.partitions.size(), 1u);
+  EXPECT_GT(r.partitions[0].copied_bytes, 0);
+  EXPECT_EQ(r.partitions[0].outputs, 6) << "one per input";
+  EXPECT_EQ(Ids(), ids);
+}
+
+// A corrupt page in one input stops the compaction with an error naming it;
+// nothing is committed and the files it wrote are gone.
+TEST_F(CompactTest, ACorruptInputPageFailsTheCompactionAndLeavesTheTableAsItWas) {
+  SmallAppends();
+  const std::string metadata = table_->metadata_location();
+  const auto before = LiveSequences();
+  // The third kind=a file's id chunk: its first page's body, overwritten.
+  std::vector<std::string> a_files;
+  for (const auto& [path, seq] : before) {
+    if (path.find("kind=a") != std::string::npos) a_files.push_back(path);
+  }
+  ASSERT_EQ(a_files.size(), 6u);
+  const std::string victim = a_files[2];
+  ASSERT_OK_AND_ASSIGN(auto in, io_->OpenInput(victim));
+  ASSERT_OK_AND_ASSIGN(auto reader, parquet::ParquetReader::Open(std::move(in)));
+  const parquet::ColumnMetaData& id = *reader->metadata().row_groups[0].columns[0].meta_data;
+  ASSERT_OK_AND_ASSIGN(std::string bytes, io_->ReadFile(victim));
+  const size_t body_end = static_cast<size_t>(id.data_page_offset + id.total_compressed_size);
+  for (size_t k = body_end - 8; k < body_end; ++k) bytes[k] = '\x5a';  // (the zstd frame's end)
+  ASSERT_OK(io_->WriteFile(victim, bytes, true));
+
+  auto r = CompactTable(*table_, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(victim.substr(victim.rfind('/') + 1) + ": column id: page 0"),
+            std::string::npos)
+      << r.status().ToString();
+  ASSERT_OK(table_->Refresh());
+  EXPECT_EQ(table_->metadata_location(), metadata);
+  EXPECT_EQ(LiveSequences(), before);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().filename().string().rfind("compact-", 0), std::string::npos) << e.path();
+  }
+}
+
+// A struct column is decoded (nested leaves are never copied) beside the
+// copied ones.
+class CompactStructTest : public TableFixture {
+ protected:
+  void SetUp() override {
+    MakeTable("id BIGINT NOT NULL, s STRUCT<a: INT, b: STRING>, kind STRING", "", "", 2,
+              {{"write.parquet.page-size-bytes", "64"}});
+  }
+};
+
+TEST_F(CompactStructTest, AStructColumnIsDecodedBesideCopiedPages) {
+  for (int f = 0; f < 5; ++f) {
+    AppendRows([&](Batch* b) {
+      for (int i = 0; i < 20; ++i) {
+        const int id = f * 20 + i;
+        b->columns[0].Append<int64_t>(id);
+        Column& s = b->columns[1];
+        s.mutable_child(0)->Append<int32_t>(id * 3);
+        s.mutable_child(1)->AppendBytes("b" + std::to_string(id));
+        s.FinishNested();
+        b->columns[2].AppendBytes(id % 2 ? "x" : "y");
+      }
+    });
+  }
+  const std::set<int64_t> ids = Ids();
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, {}));
+  ASSERT_EQ(r.commits, 1);
+  EXPECT_GT(r.bytes_copied, 0);
+  EXPECT_EQ(Ids(), ids);
+  ASSERT_OK_AND_ASSIGN(
+      auto scan, iceberg::TableScan::Make(
+                     *io_, std::make_shared<const iceberg::TableMetadata>(table_->metadata()), {}));
+  Batch b;
+  int64_t rows = 0;
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(bool more, scan->Next(&b));
+    if (!more) break;
+    for (int64_t i = 0; i < b.num_rows(); ++i, ++rows) {
+      const int64_t id = b.columns[0].Value<int64_t>(i);
+      EXPECT_EQ(b.columns[1].child(0).Value<int32_t>(i), id * 3);
+      EXPECT_EQ(b.columns[1].child(1).GetBytes(i), "b" + std::to_string(id));
+    }
+  }
+  EXPECT_EQ(rows, 100);
+}
+
+// With the default page size (1 MiB), chunks of a few rows are decoded and
+// encoded anew: copied, a streaming commit's tiny pages would stay tiny.
+class CompactDefaultPagesTest : public CompactTest {
+ protected:
+  void SetUp() override { MakeTable("id BIGINT NOT NULL, kind STRING", "kind"); }
+};
+
+TEST_F(CompactDefaultPagesTest, TheTinyPagesOfSmallCommitsAreEncodedAnewNotCopied) {
+  SmallAppends();
+  const std::set<int64_t> ids = Ids();
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, {}));
+  ASSERT_EQ(r.commits, 1);
+  EXPECT_EQ(r.bytes_copied, 0);
   EXPECT_EQ(Ids(), ids);
 }
 
@@ -163,6 +281,7 @@ TEST_F(CompactV3Test, CompactionKeepsEachRowsLineage) {
   all.all_files = true;
   ASSERT_OK_AND_ASSIGN(r, CompactTable(*table_, all));
   ASSERT_EQ(r.commits, 1);
+  EXPECT_EQ(r.bytes_copied, 0) << "v3 files get lineage columns their inputs' pages lack";
   EXPECT_EQ(Lineage(), before) << "the stored values are copied again";
   Append(100, 110, "a");
   const auto after = Lineage();
@@ -265,6 +384,7 @@ TEST_F(SortedCompactTest, OutputFilesAreSortedByTheTablesSortOrder) {
   ASSERT_FALSE(SortedByKindDescThenId(RowsPerFile()[0].first)) << "appends are not sorted";
   ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, {}));
   EXPECT_EQ(r.commits, 1);
+  EXPECT_EQ(r.bytes_copied, 0) << "sorted rows are decoded";
   auto files = RowsPerFile();
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files[0].first.size(), 60u);

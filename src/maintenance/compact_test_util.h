@@ -15,7 +15,12 @@ namespace sluice::maintenance {
 
 class CompactTest : public TableFixture {
  protected:
-  void SetUp() override { MakeTable("id BIGINT NOT NULL, kind STRING", "kind"); }
+  // (Pages of 64 bytes: the tests' tiny files then have chunks large enough
+  // for their pages to be copied as those of real files are, page_copy.h.)
+  void SetUp() override {
+    MakeTable("id BIGINT NOT NULL, kind STRING", "kind", "", 2,
+              {{"write.parquet.page-size-bytes", "64"}});
+  }
 
   // Live data files per partition path.
   std::map<std::string, int> FilesPerPartition() {

@@ -25,7 +25,8 @@ class TableFixture : public ::testing::Test {
   // db.events of `columns`, partitioned by `partition` ("" for none), sorted
   // by `sort` ("" for no sort order), of `format_version`.
   void MakeTable(const std::string& columns, const std::string& partition,
-                 const std::string& sort = "", int format_version = 2) {
+                 const std::string& sort = "", int format_version = 2,
+                 std::map<std::string, std::string> properties = {}) {
     dir_ = std::filesystem::temp_directory_path() /
            ("sluice_maintenance_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -43,6 +44,7 @@ class TableFixture : public ::testing::Test {
     }
     iceberg::NewTableOptions options;
     options.format_version = format_version;
+    options.properties = std::move(properties);
     ASSERT_OK_AND_ASSIGN(auto md, iceberg::NewTableMetadata(
                                       *schema, spec, order,
                                       catalog::DefaultTableLocation(dir_.string(), id_), options));

@@ -2,6 +2,7 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -150,6 +151,46 @@ class TypedColumnWriter final : public ColumnWriter {
     return Status::OK();
   }
 
+  Status AppendPages(CopiedPages&& p) override {
+    if (p.codec != options_.codec) {
+      return Status::Internal("pages compressed with {} for a {} column chunk", CodecName(p.codec),
+                              CodecName(options_.codec));
+    }
+    RETURN_IF_ERROR(FlushPage());
+    if (mode_ == kDict) {
+      if (used_dict_pages_) {
+        mode_ = kFallback;  // (the dictionary page still goes first)
+      } else {
+        dict_.Clear();
+        mode_ = kPlain;
+      }
+    }
+    first_page_ = false;
+    if (p.has_min_max) RETURN_IF_ERROR(MergeCopiedBounds(p));
+    if (num_pages_ == pages_.size()) pages_.emplace_back();
+    PageBuffer& page = pages_[num_pages_++];
+    page.header.clear();
+    pages_bytes_ += static_cast<int64_t>(p.bytes.size());
+    page.data = std::move(p.bytes);
+    chunk_uncompressed_ += p.uncompressed_bytes;
+    chunk_levels_ += p.num_values;
+    chunk_nulls_ += p.null_count;
+    if constexpr (kFloating) {
+      if (p.nan_count) {
+        chunk_nans_ += *p.nan_count;
+      } else {
+        chunk_nans_known_ = false;
+      }
+    }
+    for (Encoding e : p.encodings) {
+      if (std::find(copied_encodings_.begin(), copied_encodings_.end(), e) ==
+          copied_encodings_.end()) {
+        copied_encodings_.push_back(e);
+      }
+    }
+    return Status::OK();
+  }
+
   int64_t BufferedSize() const override {
     return pages_bytes_ + EstimatedPageSize() + (mode_ == kPlain ? 0 : dict_.plain_size());
   }
@@ -188,6 +229,11 @@ class TypedColumnWriter final : public ColumnWriter {
     if (descriptor_.max_definition_level > 0 || descriptor_.max_repetition_level > 0) {
       md.encodings.push_back(Encoding::kRle);
     }
+    for (Encoding e : copied_encodings_) {
+      if (std::find(md.encodings.begin(), md.encodings.end(), e) == md.encodings.end()) {
+        md.encodings.push_back(e);
+      }
+    }
     md.data_page_offset = out->position();
     for (size_t i = 0; i < num_pages_; ++i) {
       RETURN_IF_ERROR(out->Append(pages_[i].header));
@@ -195,9 +241,10 @@ class TypedColumnWriter final : public ColumnWriter {
     }
     md.total_uncompressed_size = uncompressed;
     md.total_compressed_size = out->position() - start;
-    md.statistics =
-        ToParquetStatistics(Encode(chunk_mm_, chunk_nulls_, chunk_nans_), descriptor_.physical_type,
-                            *descriptor_.type, options_.statistics_truncate_length);
+    EncodedStats chunk_stats = Encode(chunk_mm_, chunk_nulls_, chunk_nans_);
+    if constexpr (kBytes) chunk_copied_.FoldInto(&chunk_stats, chunk_mm_.signed_decimal);
+    md.statistics = ToParquetStatistics(chunk_stats, descriptor_.physical_type, *descriptor_.type,
+                                        options_.statistics_truncate_length);
     chunk->file_offset = start;
     chunk->meta_data = std::move(md);
 
@@ -206,6 +253,8 @@ class TypedColumnWriter final : public ColumnWriter {
     file_mm_.Merge(chunk_mm_);
     file_nulls_ += chunk_nulls_;
     file_nans_ += chunk_nans_;
+    file_nans_known_ = file_nans_known_ && chunk_nans_known_;
+    if constexpr (kBytes) file_copied_.Merge(chunk_copied_, chunk_mm_.signed_decimal);
     // Start the next chunk.
     num_pages_ = 0;
     pages_bytes_ = 0;
@@ -215,10 +264,18 @@ class TypedColumnWriter final : public ColumnWriter {
     mode_ = initial_mode_;
     first_page_ = true;
     used_dict_pages_ = used_plain_pages_ = false;
+    chunk_copied_.Reset();
+    chunk_nans_known_ = true;
+    copied_encodings_.clear();
     return Status::OK();
   }
 
-  EncodedStats FileStats() const override { return Encode(file_mm_, file_nulls_, file_nans_); }
+  EncodedStats FileStats() const override {
+    EncodedStats stats = Encode(file_mm_, file_nulls_, file_nans_);
+    if constexpr (kBytes) file_copied_.FoldInto(&stats, file_mm_.signed_decimal);
+    stats.nan_count_known = file_nans_known_;
+    return stats;
+  }
 
  private:
   enum Mode { kDict, kFallback, kPlain };
@@ -229,6 +286,33 @@ class TypedColumnWriter final : public ColumnWriter {
     } else {
       return Dict(static_cast<int>(sizeof(T)));
     }
+  }
+
+  // Folds copied pages' bounds into the chunk's: numbers are exact values
+  // and join the min/max; byte strings may be truncated bounds and are kept
+  // apart with their exactness (CopiedBytesBounds).
+  Status MergeCopiedBounds(const CopiedPages& p) {
+    if constexpr (kBytes) {
+      if (descriptor_.physical_type == PhysicalType::kFixedLenByteArray &&
+          (p.min.size() != static_cast<size_t>(descriptor_.type_length) ||
+           p.max.size() != static_cast<size_t>(descriptor_.type_length))) {
+        return Status::Corruption("statistics of {} and {} bytes for a fixed[{}] column",
+                                  p.min.size(), p.max.size(), descriptor_.type_length);
+      }
+      chunk_copied_.Merge(p.min, p.min_exact, p.max, p.max_exact, chunk_mm_.signed_decimal);
+    } else {
+      // (booleans: one byte a bound, as PLAIN statistics of them are written)
+      if (p.min.size() != sizeof(T) || p.max.size() != sizeof(T)) {
+        return Status::Corruption("statistics of {} and {} bytes for a {}-byte column",
+                                  p.min.size(), p.max.size(), sizeof(T));
+      }
+      T lo, hi;
+      std::memcpy(&lo, p.min.data(), sizeof(T));
+      std::memcpy(&hi, p.max.data(), sizeof(T));
+      chunk_mm_.Update(lo);
+      chunk_mm_.Update(hi);
+    }
+    return Status::OK();
   }
 
   void UpdateStats() {
@@ -458,7 +542,10 @@ class TypedColumnWriter final : public ColumnWriter {
   int64_t page_levels_ = 0, page_values_ = 0, page_rows_ = 0, page_nans_ = 0;
   int64_t chunk_levels_ = 0, chunk_nulls_ = 0, chunk_nans_ = 0, chunk_uncompressed_ = 0;
   int64_t file_nulls_ = 0, file_nans_ = 0;
+  bool chunk_nans_known_ = true, file_nans_known_ = true;
   Stats page_mm_, chunk_mm_, file_mm_;
+  CopiedBytesBounds chunk_copied_, file_copied_;  // byte strings' bounds from copied pages
+  std::vector<Encoding> copied_encodings_;        // of the chunk's copied pages
 };
 
 template <typename Source>

@@ -12,6 +12,7 @@
 #include "io/file_io.h"
 #include "parquet/metadata.h"
 #include "parquet/page_compressor.h"
+#include "parquet/page_copy.h"
 #include "parquet/schema.h"
 #include "parquet/statistics.h"
 #include "parquet/writer_options.h"
@@ -42,6 +43,13 @@ class ColumnWriter {
   virtual ~ColumnWriter() = default;
 
   virtual Status Add(const LeafSlice& slice) = 0;
+  // Appends another file's data pages of this leaf as they are (page_copy.h;
+  // their bytes are moved out), after the pages added so far; the chunk
+  // writes no dictionary-encoded page after them (a dictionary in use falls
+  // back to PLAIN, as when it grows too large). Their statistics join the
+  // chunk's and the file's. Pages in another codec than the options' are
+  // refused (kInternal).
+  virtual Status AppendPages(CopiedPages&& pages) = 0;
   // Bytes the current chunk would take: compressed pages plus the open page.
   virtual int64_t BufferedSize() const = 0;
   // Writes the chunk (dictionary page first) at out's position, fills `chunk`

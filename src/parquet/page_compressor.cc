@@ -14,6 +14,14 @@ PageCompressor::PageCompressor(CompressionCodec codec, int level) : codec_(codec
 
 PageCompressor::~PageCompressor() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_)); }
 
+int PageCompressor::effective_level() const {
+  switch (codec_) {
+    case CompressionCodec::kZstd: return level_ == 0 ? ZSTD_CLEVEL_DEFAULT : level_;
+    case CompressionCodec::kGzip: return level_ == 0 ? 6 : level_;  // zlib's default
+    default: return 0;
+  }
+}
+
 Status PageCompressor::Compress(std::string_view input, std::string* out) {
   if (zstd_ == nullptr) return parquet::Compress(codec_, level_, input, out);
   size_t bound = ZSTD_compressBound(input.size());

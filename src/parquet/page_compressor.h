@@ -23,6 +23,11 @@ class PageCompressor {
   // Appends the compressed form of `input` to `*out`.
   Status Compress(std::string_view input, std::string* out);
 
+  CompressionCodec codec() const { return codec_; }
+  // The level compressed at: the codec's default for 0 (zstd 3, gzip 6), 0
+  // for codecs without levels.
+  int effective_level() const;
+
  private:
   CompressionCodec codec_;
   int level_;

@@ -83,6 +83,7 @@ class ParquetReader {
   // All leaf columns of the file, in schema order.
   const std::vector<ColumnDescriptor>& columns() const { return leaves_; }
   const std::string& path() const { return file_->path(); }
+  const InputFile& file() const { return *file_; }
   int num_row_groups() const { return static_cast<int>(metadata_.row_groups.size()); }
 
   // Reads the next row group that passes the filters into *out (replacing its

@@ -106,6 +106,44 @@ std::optional<std::string> TruncateUpperBound(std::string_view v, int length, bo
   return std::nullopt;
 }
 
+void CopiedBytesBounds::Merge(std::string_view lo, bool lo_exact, std::string_view hi,
+                              bool hi_exact, bool signed_decimal) {
+  if (!has || LessBytes(lo, min, signed_decimal)) {
+    min.assign(lo);
+    min_exact = lo_exact;
+  } else if (lo == min) {
+    min_exact = min_exact || lo_exact;
+  }
+  if (!has || LessBytes(max, hi, signed_decimal)) {
+    max.assign(hi);
+    max_exact = hi_exact;
+  } else if (hi == max) {
+    max_exact = max_exact || hi_exact;
+  }
+  has = true;
+}
+
+void CopiedBytesBounds::FoldInto(EncodedStats* stats, bool signed_decimal) const {
+  if (!has) return;
+  if (!stats->has_min_max) {
+    stats->has_min_max = true;
+    stats->min = min;
+    stats->max = max;
+    stats->min_exact = min_exact;
+    stats->max_exact = max_exact;
+    return;
+  }
+  // (on a tie the exact side's value is in the data: the bound is exact)
+  if (LessBytes(min, stats->min, signed_decimal)) {
+    stats->min = min;
+    stats->min_exact = min_exact;
+  }
+  if (LessBytes(stats->max, max, signed_decimal)) {
+    stats->max = max;
+    stats->max_exact = max_exact;
+  }
+}
+
 Statistics ToParquetStatistics(const EncodedStats& stats, PhysicalType physical,
                                const DataType& type, int truncate_length) {
   Statistics s;
@@ -114,19 +152,19 @@ Statistics ToParquetStatistics(const EncodedStats& stats, PhysicalType physical,
   if (physical == PhysicalType::kByteArray) {
     bool utf8 = type.id() == TypeId::kString;
     std::string min = TruncateLowerBound(stats.min, truncate_length, utf8);
-    s.is_min_value_exact = min.size() == stats.min.size();
+    s.is_min_value_exact = stats.min_exact && min.size() == stats.min.size();
     s.min_value = std::move(min);
     std::optional<std::string> max = TruncateUpperBound(stats.max, truncate_length, utf8);
     if (max) {
-      s.is_max_value_exact = *max == stats.max;
+      s.is_max_value_exact = stats.max_exact && *max == stats.max;
       s.max_value = std::move(*max);
     }
     return s;
   }
   s.min_value = stats.min;
   s.max_value = stats.max;
-  s.is_min_value_exact = true;
-  s.is_max_value_exact = true;
+  s.is_min_value_exact = stats.min_exact;
+  s.is_max_value_exact = stats.max_exact;
   switch (physical) {
     case PhysicalType::kBoolean:
     case PhysicalType::kInt32:

@@ -88,12 +88,33 @@ struct BytesMinMax {
 };
 
 // Statistics of a page, chunk or file, min/max PLAIN-encoded (byte arrays
-// without their length prefix), untruncated.
+// without their length prefix), untruncated unless a flag says otherwise: a
+// bound taken from another file's truncated statistics (pages copied without
+// decoding, page_copy.h) is a bound, not a value of the data.
 struct EncodedStats {
   int64_t null_count = 0;
   int64_t nan_count = 0;
+  bool nan_count_known = true;  // false once pages of unknown NaN count are in
   bool has_min_max = false;
   std::string min, max;
+  bool min_exact = true, max_exact = true;
+};
+
+// Byte-string bounds gathered from the statistics of copied pages, each with
+// whether it is a value of the data (exact) or a truncated bound.
+struct CopiedBytesBounds {
+  bool has = false;
+  std::string min, max;
+  bool min_exact = true, max_exact = true;
+
+  void Merge(std::string_view lo, bool lo_exact, std::string_view hi, bool hi_exact,
+             bool signed_decimal);
+  void Merge(const CopiedBytesBounds& o, bool signed_decimal) {
+    if (o.has) Merge(o.min, o.min_exact, o.max, o.max_exact, signed_decimal);
+  }
+  // Folds these bounds into `stats` (whose own min/max are exact values).
+  void FoldInto(EncodedStats* stats, bool signed_decimal) const;
+  void Reset() { has = false; }
 };
 
 std::string TruncateLowerBound(std::string_view v, int length, bool utf8);

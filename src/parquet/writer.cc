@@ -99,6 +99,61 @@ class ParquetWriter::Impl {
     return Status::OK();
   }
 
+  Status AppendRows(int64_t num_rows, const Batch& values,
+                    const std::vector<CopiedPages*>& copied) {
+    if (closed_) return Status::Invalid("file {}: write after close", file_->path());
+    RETURN_IF_ERROR(failed_);
+    if (copied.size() != writers_.size() || values.columns.size() != schema_.fields.size()) {
+      return Status::Invalid("file {}: {} copied leaves and {} columns for {} leaves, {} columns",
+                             file_->path(), copied.size(), values.columns.size(), writers_.size(),
+                             schema_.fields.size());
+    }
+    for (size_t i = 0; i < writers_.size(); ++i) {
+      const LeafPath& p = paths_[i];
+      const ColumnDescriptor& d = leaves_[i];
+      if (copied[i] != nullptr) {
+        if (d.path.size() != 1 || d.max_repetition_level > 0 || copied[i]->num_values != num_rows) {
+          return Status::Invalid("file {}: pages of {} values copied for {} rows of leaf {}",
+                                 file_->path(), copied[i]->num_values, num_rows,
+                                 fmt::join(d.path, "."));
+        }
+      } else {
+        const Column& c = values.columns[p.top_column];
+        const Field& f = schema_.fields[p.top_column];
+        if (c.size() != num_rows || !c.type()->Equals(*f.type)) {
+          return Status::Invalid("file {}: column {} holds {} rows of {}, not {} of {}",
+                                 file_->path(), f.name, c.size(), c.type()->ToString(), num_rows,
+                                 f.type->ToString());
+        }
+      }
+    }
+    for (size_t i = 0; i < writers_.size(); ++i) {
+      if (copied[i] == nullptr) continue;
+      RETURN_IF_ERROR(Fail(
+          writers_[i]
+              ->AppendPages(std::move(*copied[i]))
+              .WithContextF("file {}: column {}", file_->path(), fmt::join(leaves_[i].path, "."))));
+    }
+    for (int64_t begin = 0; begin < num_rows; begin += kSliceRows) {
+      const int64_t end = std::min(num_rows, begin + kSliceRows);
+      for (size_t i = 0; i < writers_.size(); ++i) {
+        if (copied[i] != nullptr) continue;
+        const LeafPath& p = paths_[i];
+        LeafSlice slice;
+        Status st = shredder_.Shred(p, values.columns[p.top_column], begin, end, &slice);
+        if (st.ok()) st = writers_[i]->Add(slice);
+        RETURN_IF_ERROR(Fail(st.WithContextF("file {}", file_->path())));
+      }
+    }
+    group_rows_ += num_rows;
+    rows_ += num_rows;
+    if ((options_.row_group_rows > 0 && group_rows_ >= options_.row_group_rows) ||
+        buffered() >= options_.row_group_bytes) {
+      RETURN_IF_ERROR(Fail(FlushRowGroup()));
+    }
+    return Status::OK();
+  }
+
   Result<FileMetrics> Close() {
     if (closed_) return Status::Invalid("file {}: already closed", file_->path());
     RETURN_IF_ERROR(failed_);
@@ -109,6 +164,10 @@ class ParquetWriter::Impl {
     md.num_rows = rows_;
     md.row_groups = std::move(row_groups_);
     md.created_by = options_.created_by;
+    if (compressor_.effective_level() > 0) {
+      md.key_value_metadata.push_back(
+          KeyValue{kCompressionLevelKey, std::to_string(compressor_.effective_level())});
+    }
     md.column_orders.assign(leaves_.size(), true);
     std::string footer;
     SerializeFileMetaData(md, &footer);
@@ -173,7 +232,9 @@ class ParquetWriter::Impl {
       f.value_count = w.total_values();
       f.null_count = stats.null_count;
       TypeId id = d.type->id();
-      if (id == TypeId::kFloat || id == TypeId::kDouble) f.nan_count = stats.nan_count;
+      if ((id == TypeId::kFloat || id == TypeId::kDouble) && stats.nan_count_known) {
+        f.nan_count = stats.nan_count;
+      }
       if (d.max_repetition_level == 0) {
         ToIcebergBounds(stats, d.physical_type, *d.type, options_.statistics_truncate_length,
                         &f.lower_bound, &f.upper_bound);
@@ -215,6 +276,10 @@ ParquetWriter::ParquetWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 ParquetWriter::~ParquetWriter() = default;
 
 Status ParquetWriter::Write(const Batch& batch) { return impl_->Write(batch); }
+Status ParquetWriter::AppendRows(int64_t num_rows, const Batch& values,
+                                 const std::vector<CopiedPages*>& copied) {
+  return impl_->AppendRows(num_rows, values, copied);
+}
 Result<FileMetrics> ParquetWriter::Close() { return impl_->Close(); }
 int64_t ParquetWriter::rows_written() const { return impl_->rows(); }
 int64_t ParquetWriter::bytes_written() const { return impl_->bytes(); }

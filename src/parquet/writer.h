@@ -24,17 +24,20 @@
 #include "columnar/column.h"
 #include "common/status.h"
 #include "io/file_io.h"
+#include "parquet/page_copy.h"
 #include "parquet/writer_options.h"
 
 namespace sluice::parquet {
 
 // Metrics of one leaf field (by Iceberg field id), as Iceberg's data-file
-// entry records them.
+// entry records them. (The file's footer also records the zstd or gzip level,
+// page_copy.h's kCompressionLevelKey.)
 struct FieldMetrics {
   int64_t column_size = 0;  // compressed bytes of the leaf's chunks, page headers included
   int64_t value_count = 0;  // values including nulls (Parquet levels)
   int64_t null_count = 0;
-  std::optional<int64_t> nan_count;  // float and double leaves only
+  // Float and double leaves only, and unknown once pages were copied in.
+  std::optional<int64_t> nan_count;
   // Iceberg single-value serialization, truncated like the statistics; only
   // for primitive leaves outside lists and maps, absent when all values are
   // null (or NaN) or no upper bound exists after truncation.
@@ -57,6 +60,14 @@ class ParquetWriter {
 
   // Appends the rows of `batch`, whose columns must match the schema.
   Status Write(const Batch& batch);
+  // Appends `num_rows` rows given leaf by leaf: leaf i of the schema's
+  // Parquet leaves (depth first; of a flat schema, column i) as `copied[i]`'s
+  // pages when set (a top-level primitive leaf; page_copy.h), else from
+  // `values` (a batch of the schema whose columns for copied leaves are not
+  // read, the others holding `num_rows` rows). The row group closes after
+  // these rows if it is full.
+  // The copied pages' bytes are moved out.
+  Status AppendRows(int64_t num_rows, const Batch& values, const std::vector<CopiedPages*>& copied);
   // Writes the footer, closes the file (durably) and returns its metrics.
   Result<FileMetrics> Close();
 

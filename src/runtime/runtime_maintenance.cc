@@ -83,6 +83,11 @@ class Runtime::Maintenance : public maintenance::Observer {
     ASSIGN_OR_RETURN(bytes_written_,
                      g.AddCounter("sluice_maintenance_compaction_bytes_written_total",
                                   "Bytes of data files compaction wrote.", t));
+    ASSIGN_OR_RETURN(bytes_copied_,
+                     g.AddCounter("sluice_maintenance_compaction_bytes_copied_total",
+                                  "Bytes compaction wrote as pages copied from its inputs "
+                                  "without decoding their values (of bytes_written).",
+                                  t));
     ASSIGN_OR_RETURN(expired_, g.AddCounter("sluice_maintenance_snapshots_expired_total",
                                             "Snapshots expired.", t));
     ASSIGN_OR_RETURN(deleted_, g.AddCounter("sluice_maintenance_files_deleted_total",
@@ -166,6 +171,7 @@ class Runtime::Maintenance : public maintenance::Observer {
     Add(carried_, table, r.carried_deletes);
     Add(bytes_read_, table, r.bytes_read);
     Add(bytes_written_, table, r.bytes_written);
+    Add(bytes_copied_, table, r.bytes_copied);
     Observe(table, "compact", seconds);
     std::lock_guard<std::mutex> lock(mu_);
     tables_[table].compactions += r.commits;
@@ -304,8 +310,9 @@ class Runtime::Maintenance : public maintenance::Observer {
   *slo_ = nullptr, *worst_ = nullptr, *over_slo_ = nullptr, *slowdown_ = nullptr,
   *manifests_ = nullptr, *mostly_deleted_ = nullptr;
   server::Family<server::Counter>*compactions_ = nullptr, *conflicts_ = nullptr,
-  *carried_ = nullptr, *bytes_read_ = nullptr, *bytes_written_ = nullptr, *expired_ = nullptr,
-  *deleted_ = nullptr, *orphans_ = nullptr, *failures_ = nullptr, *manifest_rewrites_ = nullptr;
+  *carried_ = nullptr, *bytes_read_ = nullptr, *bytes_written_ = nullptr, *bytes_copied_ = nullptr,
+  *expired_ = nullptr, *deleted_ = nullptr, *orphans_ = nullptr, *failures_ = nullptr,
+  *manifest_rewrites_ = nullptr;
   server::Family<server::Histogram>* seconds_ = nullptr;
 };
 

@@ -111,7 +111,7 @@ touch "$W/kills-done"
 # maintenance service compacts at least once), SIGTERM.
 start_server
 wait_up "$URL" "$SERVER_PID" || { tail -20 "$W/server.log"; echo "FAILED: the server does not start after the crashes"; exit 1; }
-wait "$PRODUCER"
+wait_producer "$PRODUCER"
 acked=$(cat "$W/acked")
 records=$(cat "$W/records")
 drain_and_stop "$URL" "$SERVER_PID" "$records" lake.accounts || { tail -20 "$W/server.log"; exit 1; }

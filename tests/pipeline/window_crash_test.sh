@@ -114,7 +114,7 @@ kill_loop "$KILLS"
 
 start_server
 wait_up "$URL" "$SERVER_PID" || { tail -20 "$W/server.log"; echo "FAILED: no start after the crashes"; exit 1; }
-wait "$PRODUCER"
+wait_producer "$PRODUCER"
 records=$(( EVENTS + 1 ))
 for _ in $(seq 1 600); do
   committed=$(curl -s "$URL/v1/status" | grep -o '"committed_offset":[0-9]*' | cut -d: -f2 |

@@ -34,6 +34,17 @@ kill_all() {
   wait 2>/dev/null || true
 }
 
+# wait_producer PID: waits until the background producer PID has ended.
+# (`wait PID` alone once failed with "pid is not a child of this shell" after
+# a crash loop, bash having already collected its status: the producer is
+# polled, then waited for if bash still holds it. A producer that stopped
+# early shows in the counts the callers check afterwards.)
+wait_producer() {
+  local pid=$1
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+  wait "$pid" 2>/dev/null || true
+}
+
 # start_kafka_mock MOCK DIR TOPIC:PARTITIONS: starts sluice-kafka-mock with that
 # topic in the background; sets MOCK_PID and BOOTSTRAP (its broker list), or
 # exits the test when it does not start.
