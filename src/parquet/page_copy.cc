@@ -138,6 +138,7 @@ bool CanCopyChunk(const ColumnDescriptor& leaf, const ColumnChunk& chunk, int64_
   for (Encoding e : md.encodings) {
     if (IsDictionary(e)) return no("dictionary-encoded pages");
   }
+  if (md.num_values <= 0) return no("no values");
   if (md.total_uncompressed_size < min_bytes) return no("small pages");
   if (md.type != leaf.physical_type) return no("another physical type");
   if (!md.statistics) return no("no statistics");
