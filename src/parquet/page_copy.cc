@@ -111,6 +111,70 @@ Status AppendRecompressed(PageHeader h, std::string_view body, CompressionCodec 
   return Status::OK();
 }
 
+// A copy of chunk `md` of `leaf`, its statistics taken over, no page yet.
+CopiedPages StartCopy(const ColumnDescriptor& leaf, const ColumnMetaData& md,
+                      CompressionCodec codec) {
+  CopiedPages out;
+  out.codec = codec;
+  const Statistics& s = *md.statistics;
+  out.null_count = leaf.max_definition_level > 0 ? *s.null_count : 0;
+  if (out.null_count < md.num_values) {
+    out.has_min_max = true;
+    out.min = *s.min_value;
+    out.max = *s.max_value;
+    // Byte arrays' bounds may be truncated: exact only when the file says so.
+    const bool bytes = leaf.physical_type == PhysicalType::kByteArray;
+    out.min_exact = s.is_min_value_exact.value_or(!bytes);
+    out.max_exact = s.is_max_value_exact.value_or(!bytes);
+  }
+  return out;
+}
+
+// Appends data page `h` of `leaf` (`raw`: its header, `header_len` bytes, and
+// its body, compressed with `codec`) to `out`: as it is with `verbatim` (its
+// body checked to decompress), else recompressed with `to`.
+Status AppendPage(const ColumnDescriptor& leaf, const PageHeader& h, std::string_view raw,
+                  size_t header_len, CompressionCodec codec, bool verbatim, PageCompressor* to,
+                  std::string* scratch, CopiedPages* out) {
+  int64_t values = 0;
+  Encoding encoding = Encoding::kPlain;
+  if (h.type == PageType::kDataPage && h.data_page_header) {
+    values = h.data_page_header->num_values;
+    encoding = h.data_page_header->encoding;
+  } else if (h.type == PageType::kDataPageV2 && h.data_page_header_v2) {
+    values = h.data_page_header_v2->num_values;
+    encoding = h.data_page_header_v2->encoding;
+  } else {
+    return Status::Corruption("a {} page where only data pages may be",
+                              h.type == PageType::kDictionaryPage ? "dictionary" : "malformed");
+  }
+  if (IsDictionary(encoding)) {
+    return Status::Corruption("dictionary-encoded page in a chunk without a dictionary");
+  }
+  if (values < 0) return Status::Corruption("page of {} values", values);
+  const std::string_view body = raw.substr(header_len);
+  size_t written_header = header_len;
+  if (verbatim) {
+    RETURN_IF_ERROR(CheckBody(h, body, codec, scratch));
+    out->bytes.append(raw);
+  } else {
+    RETURN_IF_ERROR(AppendRecompressed(h, body, codec, to, scratch, &out->bytes, &written_header));
+  }
+  auto add_encoding = [&](Encoding e) {
+    if (std::find(out->encodings.begin(), out->encodings.end(), e) == out->encodings.end()) {
+      out->encodings.push_back(e);
+    }
+  };
+  add_encoding(encoding);
+  if (leaf.max_definition_level > 0 || leaf.max_repetition_level > 0) {
+    add_encoding(h.data_page_header ? h.data_page_header->definition_level_encoding
+                                    : Encoding::kRle);
+  }
+  out->uncompressed_bytes += static_cast<int64_t>(written_header) + h.uncompressed_page_size;
+  out->num_values += values;
+  return Status::OK();
+}
+
 }  // namespace
 
 std::optional<int> RecordedCompressionLevel(const FileMetaData& md) {
@@ -194,23 +258,10 @@ Result<CopiedPages> ReadPagesToCopy(const InputFile& file, const ColumnDescripto
   }
   std::string data;
   RETURN_IF_ERROR(where(file.ReadAt(md.data_page_offset, md.total_compressed_size, &data)));
-  CopiedPages out;
-  out.codec = verbatim ? md.codec : to->codec();
-  const Statistics& s = *md.statistics;
-  out.null_count = leaf.max_definition_level > 0 ? *s.null_count : 0;
-  if (out.null_count < md.num_values) {
-    out.has_min_max = true;
-    out.min = *s.min_value;
-    out.max = *s.max_value;
-    // Byte arrays' bounds may be truncated: exact only when the file says so.
-    const bool bytes = leaf.physical_type == PhysicalType::kByteArray;
-    out.min_exact = s.is_min_value_exact.value_or(!bytes);
-    out.max_exact = s.is_max_value_exact.value_or(!bytes);
-  }
+  CopiedPages out = StartCopy(leaf, md, verbatim ? md.codec : to->codec());
   std::string_view rest(data);
   std::string scratch;
-  int page = 0;
-  while (out.num_values < md.num_values) {
+  for (int page = 0; out.num_values < md.num_values; ++page) {
     auto at_page = [&](const Status& st) { return where(st.WithContextF("page {}", page)); };
     if (rest.empty()) {
       return at_page(Status::Corruption("column chunk ends after {} of {} values", out.num_values,
@@ -225,50 +276,11 @@ Result<CopiedPages> ReadPagesToCopy(const InputFile& file, const ColumnDescripto
         static_cast<size_t>(h.compressed_page_size) > rest.size() - header_len) {
       return at_page(Status::Corruption("page sizes exceed the column chunk"));
     }
-    const std::string_view body = rest.substr(header_len, h.compressed_page_size);
-    int64_t values = 0;
-    Encoding encoding = Encoding::kPlain;
-    if (h.type == PageType::kDataPage && h.data_page_header) {
-      values = h.data_page_header->num_values;
-      encoding = h.data_page_header->encoding;
-    } else if (h.type == PageType::kDataPageV2 && h.data_page_header_v2) {
-      values = h.data_page_header_v2->num_values;
-      encoding = h.data_page_header_v2->encoding;
-    } else if (h.type == PageType::kIndexPage) {
-      rest.remove_prefix(header_len + body.size());  // (not copied: nothing reads them)
-      ++page;
-      continue;
-    } else {
-      return at_page(
-          Status::Corruption("a {} page where only data pages may be",
-                             h.type == PageType::kDictionaryPage ? "dictionary" : "malformed"));
-    }
-    if (IsDictionary(encoding)) {
-      return at_page(Status::Corruption("dictionary-encoded page in a chunk without a dictionary"));
-    }
-    auto add_encoding = [&](Encoding e) {
-      if (std::find(out.encodings.begin(), out.encodings.end(), e) == out.encodings.end()) {
-        out.encodings.push_back(e);
-      }
-    };
-    add_encoding(encoding);
-    if (leaf.max_definition_level > 0 || leaf.max_repetition_level > 0) {
-      add_encoding(h.data_page_header ? h.data_page_header->definition_level_encoding
-                                      : Encoding::kRle);
-    }
-    if (values < 0) return at_page(Status::Corruption("page of {} values", values));
-    size_t written_header = header_len;
-    if (verbatim) {
-      RETURN_IF_ERROR(at_page(CheckBody(h, body, md.codec, &scratch)));
-      out.bytes.append(rest.substr(0, header_len + body.size()));
-    } else {
-      RETURN_IF_ERROR(at_page(
-          AppendRecompressed(h, body, md.codec, to, &scratch, &out.bytes, &written_header)));
-    }
-    out.uncompressed_bytes += static_cast<int64_t>(written_header) + h.uncompressed_page_size;
-    out.num_values += values;
-    rest.remove_prefix(header_len + body.size());
-    ++page;
+    const std::string_view raw = rest.substr(0, header_len + h.compressed_page_size);
+    rest.remove_prefix(raw.size());
+    if (h.type == PageType::kIndexPage) continue;  // (not copied: nothing reads them)
+    RETURN_IF_ERROR(
+        at_page(AppendPage(leaf, h, raw, header_len, md.codec, verbatim, to, &scratch, &out)));
   }
   if (out.num_values != md.num_values) {
     return where(Status::Corruption("pages hold {} values, column metadata says {}", out.num_values,
