@@ -203,7 +203,8 @@ Result<Staged> WritePartition(catalog::Table& table,
   }
   Staged staged;
   staged.plan = plan;
-  if (PagesCopyable(*md, *plan)) {
+  const iceberg::SortOrder* order = SortOrderOf(*md);
+  if (PagesCopyable(*md, order, *plan)) {
     auto copied = WriteCopyingPages(table, md, wo, inputs, &staged);
     if (!copied.ok()) {
       staged.Abort();
@@ -211,7 +212,6 @@ Result<Staged> WritePartition(catalog::Table& table,
     }
     if (*copied) return staged;
   }
-  const iceberg::SortOrder* order = SortOrderOf(*md);
   std::vector<std::vector<std::string>> runs(1);
   int64_t bytes = 0;
   for (const std::string& path : plan->inputs) {

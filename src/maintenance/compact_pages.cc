@@ -61,12 +61,10 @@ bool SameColumns(const parquet::ParquetReader& file, const Schema& schema,
 
 }  // namespace
 
-bool PagesCopyable(const iceberg::TableMetadata& md, const PartitionCompaction& plan) {
-  for (const iceberg::SortOrder& o : md.sort_orders) {
-    if (o.order_id == md.default_sort_order_id && !o.fields.empty()) return false;
-  }
-  return !plan.inputs_have_deletes && plan.spec_id == md.default_spec_id && md.format_version < 3 &&
-         !plan.inputs.empty();
+bool PagesCopyable(const iceberg::TableMetadata& md, const iceberg::SortOrder* order,
+                   const PartitionCompaction& plan) {
+  return order == nullptr && !plan.inputs_have_deletes && plan.spec_id == md.default_spec_id &&
+         md.format_version < 3 && !plan.inputs.empty();
 }
 
 void RecordOrigin(std::vector<Run>* runs, int64_t in, int32_t output, int64_t out_pos) {

@@ -23,9 +23,11 @@ struct InputFact {
 using InputFacts = std::map<std::string, InputFact>;  // by path
 
 // Whether the partition's rows can go through WriteCopyingPages as far as the
-// table tells: no sort order, no deletes on its inputs, the default spec,
-// format v1 or v2 (v3 rows carry lineage columns the pages lack).
-bool PagesCopyable(const iceberg::TableMetadata& md, const PartitionCompaction& plan);
+// table tells: no sort order (`order`, the table's, is null), no deletes on
+// its inputs, the default spec, format v1 or v2 (v3 rows carry lineage
+// columns the pages lack).
+bool PagesCopyable(const iceberg::TableMetadata& md, const iceberg::SortOrder* order,
+                   const PartitionCompaction& plan);
 
 // Writes `plan`'s inputs with one new DataWriter into `staged` (its files,
 // where each row went, plan->rows and plan->copied_bytes), every input's
