@@ -31,6 +31,12 @@
 
 namespace sluice::operators {
 
+// A hash seed no other table of this process has: the process's random seed
+// and a counter (see above; GroupTable hashes with one too).
+uint64_t NewTableSeed();
+// The hash of `key` under `seed`; never 0.
+uint64_t SeededHash(uint64_t seed, std::string_view key);
+
 struct RowLocation {
   uint32_t file = 0;  // PrimaryKeyIndex::FilePath(file)
   int64_t pos = 0;

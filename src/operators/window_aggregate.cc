@@ -52,6 +52,13 @@ bool WindowAggregate::Closed(int64_t window_end, int64_t watermark) const {
   return watermark >= deadline;
 }
 
+int64_t WindowAggregate::ClosedThrough(int64_t watermark) const {
+  if (watermark == INT64_MIN || options_.window.kind == WindowSpec::Kind::kGlobal) return INT64_MIN;
+  int64_t end;
+  if (__builtin_sub_overflow(watermark, options_.allowed_lateness_us, &end)) return INT64_MIN;
+  return end;
+}
+
 void WindowAggregate::AddToGroup(Group* g, const Batch& rows, int64_t row, bool retract) {
   size_t arg = 1 + options_.key_types.size();
   for (size_t a = 0; a < options_.aggs.size(); ++a) {
@@ -92,15 +99,15 @@ Result<bool> WindowAggregate::AddToSession(const std::string& key, int64_t t, in
   Group merged = NewGroup();
   for (const auto& [s, e] : joined) {
     WindowKey old{e, s, key};
-    ASSIGN_OR_RETURN(Group * w, Load(old));
-    if (!w) return Status::Internal("window state: an indexed session has no group");
-    for (size_t a = 0; a < merged.accs.size(); ++a) merged.accs[a].Merge(w->accs[a]);
+    ASSIGN_OR_RETURN(Found w, Load(WindowId{e, s}, key));
+    if (!w.entry) return Status::Internal("window state: an indexed session has no group");
+    for (size_t a = 0; a < merged.accs.size(); ++a) merged.accs[a].Merge(w.entry->value.accs[a]);
     RETURN_IF_ERROR(Erase(old));
     merged_away_.push_back(old);
     open.erase(s);
   }
   open[start] = end;
-  ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowKey{end, start, key}));
+  ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowId{end, start}, key));
   for (size_t a = 0; a < merged.accs.size(); ++a) {
     memory_ -= g->accs[a].MemoryUsage();
     g->accs[a].Merge(merged.accs[a]);
@@ -118,19 +125,19 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
     AppendValueKey(rows.columns[1 + k], r, key);
   }
   if (w.kind == WindowSpec::Kind::kGlobal) {
-    WindowKey k{INT64_MAX, INT64_MIN, *key};
+    WindowId global{INT64_MAX, INT64_MIN};
     if (options_.retracting && rows.columns.back().GetBool(r)) {
       // A row taken back must have been counted: its group exists.
-      ASSIGN_OR_RETURN(Group * g, Load(k));
-      if (g == nullptr) {
+      ASSIGN_OR_RETURN(Found found, Load(global, *key));
+      if (!found.entry) {
         late->push_back({r, "a -U or -D row whose group holds no rows: it was never counted"});
         return Status::OK();
       }
-      MarkChanged(k, g);
-      AddToGroup(g, rows, r, /*retract=*/true);
+      MarkChanged(found.window, found.entry);
+      AddToGroup(&found.entry->value, rows, r, /*retract=*/true);
       return Status::OK();
     }
-    ASSIGN_OR_RETURN(Group * g, FindOrAdd(k));
+    ASSIGN_OR_RETURN(Group * g, FindOrAdd(global, *key));
     AddToGroup(g, rows, r);
     return Status::OK();
   }
@@ -160,7 +167,7 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
                                       Time(start), Time(newest_end), Time(wm))});
       return Status::OK();
     }
-    ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowKey{start + w.slide_us, start, *key}));
+    ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowId{start + w.slide_us, start}, *key));
     AddToGroup(g, rows, r);
     return Status::OK();
   }
@@ -171,7 +178,7 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
                                     Time(start), Time(start + size), Time(wm))});
     return Status::OK();
   }
-  ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowKey{start + size, start, *key}));
+  ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowId{start + size, start}, *key));
   AddToGroup(g, rows, r);
   return Status::OK();
 }
@@ -223,9 +230,9 @@ Status WindowAggregate::FinalizeHop(int64_t watermark) {
     // The next window end that has data: after the last finalized one, and
     // no earlier than the oldest pane's own end.
     int64_t e = 0;
-    std::map<std::string, Group> merged;  // window [e - size, e): its panes, merged per key
+    Groups merged;  // window [e - size, e): its panes, merged per key
     {
-      Scan scan(this);
+      Scan scan(this, ClosedThrough(watermark));
       if (!scan.Valid()) {
         RETURN_IF_ERROR(scan.status());
         break;  // (groups_ counts none left)
@@ -236,21 +243,23 @@ Status WindowAggregate::FinalizeHop(int64_t watermark) {
       while (scan.Valid() && scan.key().end <= e) {
         if (scan.key().end > e - size) {
           ASSIGN_OR_RETURN(const Group* pane, scan.group());
-          auto [m, fresh] = merged.try_emplace(scan.key().key);
-          if (fresh) m->second = NewGroup();
-          for (size_t a = 0; a < m->second.accs.size(); ++a) m->second.accs[a].Merge(pane->accs[a]);
+          auto [m, fresh] = merged.Insert(scan.key().key, Group());
+          if (fresh) m->value = NewGroup();
+          for (size_t a = 0; a < m->value.accs.size(); ++a) m->value.accs[a].Merge(pane->accs[a]);
         }
         RETURN_IF_ERROR(scan.Next());
       }
       RETURN_IF_ERROR(scan.status());
     }
-    for (const auto& [key, g] : merged) {
-      RETURN_IF_ERROR(AppendWindowRow(e - size, e, key, g, pending_.get(), &pending_failed_));
+    for (const GroupEntry* m : merged.Sorted()) {
+      RETURN_IF_ERROR(
+          AppendWindowRow(e - size, e, m->key, m->value, pending_.get(), &pending_failed_));
     }
     finalized_end_ = e;
     // Panes whose last window (ending at their end + size - slide) is done.
-    RETURN_IF_ERROR(TakePrefix(
-        [&](const WindowKey& k, Scan&) -> Result<bool> { return k.end + size - slide <= e; }));
+    RETURN_IF_ERROR(TakePrefix(e - (size - slide), [&](const WindowKey& k, Scan&) -> Result<bool> {
+      return k.end + size - slide <= e;
+    }));
   }
   // Every window the watermark closed is taken, with data or not: a pane
   // created later must not reach back into one of them.
@@ -305,18 +314,19 @@ Result<Batch> WindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>*
   bool session = options_.window.kind == WindowSpec::Kind::kSession;
   int64_t n = 0;
   bool more = false;
-  RETURN_IF_ERROR(TakePrefix([&](const WindowKey& k, Scan& scan) -> Result<bool> {
-    if (!Closed(k.end, watermark)) return false;
-    if (n == max_rows) {
-      more = true;
-      return false;
-    }
-    ASSIGN_OR_RETURN(const Group* g, scan.group());
-    RETURN_IF_ERROR(AppendWindowRow(k.start, k.end, k.key, *g, &out, failed));
-    if (session) ForgetSession(k);
-    ++n;
-    return true;
-  }));
+  RETURN_IF_ERROR(
+      TakePrefix(ClosedThrough(watermark), [&](const WindowKey& k, Scan& scan) -> Result<bool> {
+        if (!Closed(k.end, watermark)) return false;
+        if (n == max_rows) {
+          more = true;
+          return false;
+        }
+        ASSIGN_OR_RETURN(const Group* g, scan.group());
+        RETURN_IF_ERROR(AppendWindowRow(k.start, k.end, k.key, *g, &out, failed));
+        if (session) ForgetSession(k);
+        ++n;
+        return true;
+      }));
   *done = !more;
   if (!*done) return out;
   int64_t below = watermark;

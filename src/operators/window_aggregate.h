@@ -40,10 +40,11 @@
 //
 // Beyond memory (`memory_budget`): the groups live in an in-memory front
 // (every group a checkpoint changes passes through it, pre-aggregated there);
-// once the front holds more than the budget it is spilled whole to a
-// SpillStore (RocksDB in `spill_dir`), and a group the front lacks is looked
-// up there. Windows are read in order from both tiers, the front's version
-// winning. The store is a cache rebuilt from the state files at restore.
+// the front is a map of windows in order, each hashing its groups by key
+// (group_table.h) and sorted only when read in order. Once the front holds
+// more than the budget it is spilled whole to a SpillStore (RocksDB in
+// `spill_dir`), and a group the front lacks is looked up there. Windows are read in order from both
+// tiers, the front's version winning. The store is a cache rebuilt from the state files at restore.
 // SESSION keeps its index of open sessions per key in memory (start, end).
 // Spilling needs what a pipeline's watermarks give: a row's watermark is
 // never below the watermark of an earlier Emit (windows taken from the store
@@ -56,7 +57,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -64,6 +64,7 @@
 #include "columnar/column.h"
 #include "common/status.h"
 #include "operators/aggregate.h"
+#include "operators/group_table.h"
 #include "state/spill_store.h"
 #include "state/state_stream.h"
 
@@ -165,7 +166,12 @@ class WindowAggregate {
     bool stored = false;   // loaded from the store, which still holds a copy
     bool changed = false;  // its key is in changed_ (so a row need not look there)
   };
-  // One window of one key: (end, start, key) orders windows by when they close.
+  // A window: (end, start) orders windows by when they close.
+  struct WindowId {
+    int64_t end, start;
+    auto operator<=>(const WindowId&) const = default;
+  };
+  // One window of one key: (end, start, key).
   struct WindowKey {
     int64_t end, start;
     std::string key;
@@ -176,24 +182,50 @@ class WindowAggregate {
     }
   };
 
-  class Scan;  // both tiers in order (window_aggregate.cc)
+  using Groups = GroupTable<Group>;
+  using GroupEntry = Groups::Entry;
+  // A window of the front: its groups by key, and those marked changed (an
+  // entry may be listed twice, or erased or reused since: a listed entry
+  // counts while it is live and marked).
+  struct FrontWindow {
+    Groups groups;
+    std::vector<GroupEntry*> changed;
+  };
+  using Windows = std::map<WindowId, FrontWindow>;
+
+  class Scan;  // both tiers in order (window_internal.h)
 
   explicit WindowAggregate(WindowAggregateOptions options) : options_(std::move(options)) {}
   Group NewGroup() const;
-  static int64_t GroupBytes(const WindowKey& k, const Group& g);
-  // The group of `k` (from the front, or loaded into it from the store), or
-  // null; FindOrAdd creates it, and marks it changed.
-  Result<Group*> Load(const WindowKey& k);
-  Result<Group*> FindOrAdd(const WindowKey& k);
-  void MarkChanged(const WindowKey& k, Group* g);
-  // Empties changed_ (the groups in the front no longer marked).
+  // Bytes the front holds for a group of this key (beside its window's).
+  static int64_t GroupBytes(std::string_view key, const Group& g);
+  // The group of (window, key) in the front, or loaded into it from the
+  // store, or null (`window` is then unset); FindOrAdd creates it, and marks
+  // it changed.
+  struct Found {
+    FrontWindow* window = nullptr;
+    GroupEntry* entry = nullptr;
+  };
+  Result<Found> Load(WindowId id, std::string_view key);
+  Result<Group*> FindOrAdd(WindowId id, std::string_view key);
+  FrontWindow& WindowOf(WindowId id);  // created when new
+  GroupEntry* FindInFront(const WindowKey& k);
+  // Erases a window of the front (its groups' bytes already taken off).
+  void EraseWindow(Windows::iterator it);
+  // Erases a group of the front (not the store's copy).
+  void EraseFromFront(FrontWindow* window, std::string_view key);
+  void MarkChanged(FrontWindow* window, GroupEntry* e);
+  // The live, marked entries of a window's changed list, once each, in key order.
+  static std::vector<GroupEntry*> ChangedInOrder(FrontWindow& window);
+  // No group of the front marked changed any more.
   void ForgetFrontChanges();
   // Forgets one group (in both tiers).
   Status Erase(const WindowKey& k);
   // Takes windows from the front of the order while `take` says so (it may
-  // read the group through the scan), forgetting them in both tiers.
+  // read the group through the scan), forgetting them in both tiers; windows
+  // ending after `max_end` are not looked at.
   using TakeFn = std::function<Result<bool>(const WindowKey& k, Scan& scan)>;
-  Status TakePrefix(const TakeFn& take);
+  Status TakePrefix(int64_t max_end, const TakeFn& take);
   // Forgets the store's keys of changes (after a snapshot or a restore).
   Status ForgetStoredChanges();
   void ForgetSession(const WindowKey& k);  // SESSION: drops it from sessions_
@@ -209,6 +241,9 @@ class WindowAggregate {
   Status AddRow(const Batch& rows, int64_t r, int64_t watermark, std::string* key,
                 std::vector<LateRow>* late);
   bool Closed(int64_t window_end, int64_t watermark) const;
+  // The latest window end that `watermark` closes (INT64_MIN when none): a
+  // bound for scans, Closed deciding each window.
+  int64_t ClosedThrough(int64_t watermark) const;
   // HOP keeps panes of `slide` per key; a window is the merge of its panes,
   // taken (into pending_) once the watermark closes it.
   Status FinalizeHop(int64_t watermark);
@@ -234,8 +269,9 @@ class WindowAggregate {
   Status RestoreLegacy(std::string_view in, const KeyFilter& keep, bool clear_on_full);
 
   WindowAggregateOptions options_;
-  // The front: every group changed since the last spill (all, when none spilled).
-  std::map<WindowKey, Group> windows_;
+  // The front: every group changed since the last spill (all, when none
+  // spilled), by window; no window is empty.
+  Windows windows_;
   std::unique_ptr<SpillStore> store_;
   bool spilled_ = false;  // the store may hold groups
   // Every stored window key below this one was taken (its deletion is left
@@ -248,10 +284,8 @@ class WindowAggregate {
   int64_t spills_ = 0;
   // SESSION: the open sessions of each key (start -> end), to find and merge them.
   std::unordered_map<std::string, std::map<int64_t, int64_t>> sessions_;
-  // Changed since the last snapshot: in the front (the store keeps the keys
-  // of those spilled since). A group marked changed has its key here (not
-  // always the reverse).
-  std::set<WindowKey> changed_;
+  // Changed since the last snapshot: the front's groups marked changed
+  // (FrontWindow::changed); the store keeps the keys of those spilled since.
   // Removed since the last snapshot: sessions merged away, global groups gone.
   std::vector<WindowKey> merged_away_;
   int64_t emitted_below_ = INT64_MIN;  // every window closed at this watermark was emitted

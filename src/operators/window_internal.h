@@ -3,9 +3,12 @@
 // in window order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "operators/window_aggregate.h"
 
@@ -57,11 +60,15 @@ inline std::string ChangedPrefix(uint32_t generation) {
 
 }  // namespace internal
 
-// The windows of the front and of the store, merged in (end, start, key)
-// order; a window in both is the front's.
+// The windows of the front and of the store that end by `max_end`, merged in
+// (end, start, key) order; a window in both is the front's. The front's
+// windows are each sorted when the scan reaches them (so a bound that stops
+// before the open windows spares their sorting).
 class WindowAggregate::Scan {
  public:
-  explicit Scan(WindowAggregate* op) : op_(op), front_(op->windows_.begin()) {
+  explicit Scan(WindowAggregate* op, int64_t max_end = INT64_MAX)
+      : op_(op), max_end_(max_end), window_(op->windows_.begin()) {
+    SortWindow();
     if (op->spilled_) {
       // Below the floor every key was taken: seeking past it skips their
       // deletions.
@@ -73,7 +80,7 @@ class WindowAggregate::Scan {
   }
   bool Valid() const { return status_.ok() && valid_; }
   Status status() const { return status_; }
-  const WindowKey& key() const { return from_front_ ? front_->first : store_key_; }
+  const WindowKey& key() const { return from_front_ ? front_key_ : store_key_; }
   // The store holds this window too (its bytes there).
   bool in_store() const { return !from_front_ || both_; }
   std::string_view stored_key() const { return store_->key(); }
@@ -81,16 +88,22 @@ class WindowAggregate::Scan {
   bool from_store() const { return !from_front_; }
   std::string_view stored_value() const { return store_->value(); }
   Result<const Group*> group() {
-    if (from_front_) return &front_->second;
+    if (from_front_) return &sorted_[pos_]->value;
     store_group_ = op_->NewGroup();
     std::string_view v = store_->value();
     RETURN_IF_ERROR(op_->DecodeAccs(&v, &store_group_));
     return &store_group_;
   }
+  // Erases this window's group from the front (if it is there; the store's
+  // copy stays). The scan goes on; the window, once emptied, stays in the
+  // front until the caller erases it.
+  void ForgetFront() {
+    if (from_front_) op_->EraseFromFront(&window_->second, front_key_.key);
+  }
   Status Next() {
     if (from_front_) {
       if (both_) StoreNext();
-      ++front_;
+      FrontNext();
     } else {
       StoreNext();
     }
@@ -99,6 +112,33 @@ class WindowAggregate::Scan {
   }
 
  private:
+  bool FrontValid() const {
+    return window_ != op_->windows_.end() && window_->first.end <= max_end_;
+  }
+  // Sorts the groups of the window at window_ (skipping empty ones).
+  void SortWindow() {
+    for (; FrontValid(); ++window_) {
+      sorted_ = window_->second.groups.Sorted();
+      pos_ = 0;
+      if (!sorted_.empty()) {
+        SetFrontKey();
+        return;
+      }
+    }
+  }
+  void FrontNext() {
+    if (++pos_ < sorted_.size()) {
+      SetFrontKey();
+      return;
+    }
+    ++window_;
+    SortWindow();
+  }
+  void SetFrontKey() {
+    front_key_.end = window_->first.end;
+    front_key_.start = window_->first.start;
+    front_key_.key.assign(sorted_[pos_]->key);
+  }
   void StoreNext() {
     store_->Next();
     ParseStore();
@@ -114,15 +154,17 @@ class WindowAggregate::Scan {
       status_ = Status::Corruption("spill store {}: a key of {} bytes", op_->store_->dir(),
                                    store_->key().size());
       store_valid_ = false;
+    } else if (store_key_.end > max_end_) {
+      store_valid_ = false;  // (and every later key)
     }
   }
   void Settle() {
-    bool front = front_ != op_->windows_.end();
+    bool front = FrontValid();
     both_ = false;
     if (front && store_valid_) {
-      if (front_->first < store_key_) {
+      if (front_key_ < store_key_) {
         from_front_ = true;
-      } else if (store_key_ < front_->first) {
+      } else if (store_key_ < front_key_) {
         from_front_ = false;
       } else {
         from_front_ = both_ = true;
@@ -134,7 +176,11 @@ class WindowAggregate::Scan {
   }
 
   WindowAggregate* op_;
-  std::map<WindowKey, Group>::iterator front_;
+  const int64_t max_end_;
+  Windows::iterator window_;
+  std::vector<GroupEntry*> sorted_;  // the groups of window_, in key order
+  size_t pos_ = 0;
+  WindowKey front_key_;  // (window_, sorted_[pos_])
   std::unique_ptr<SpillStore::Cursor> store_;
   bool store_valid_ = false, from_front_ = false, both_ = false, valid_ = false;
   WindowKey store_key_;

@@ -96,7 +96,8 @@ Status WindowAggregate::WriteChanged(StateWriter* out) {
 }
 
 Status WindowAggregate::ForEachChanged(const ChangedFn& fn) {
-  // The changed keys of the front and those the store keeps, merged in order.
+  // The changed groups of the front (window by window, each window's in key
+  // order) and the changed keys the store keeps, merged in order.
   std::unique_ptr<SpillStore::Cursor> stored;
   std::string prefix = ChangedPrefix(changed_generation_);
   if (spilled_) stored = store_->Scan(prefix, ChangedPrefix(changed_generation_ + 1));
@@ -113,34 +114,43 @@ Status WindowAggregate::ForEachChanged(const ChangedFn& fn) {
     }
     return true;
   };
-  auto front = changed_.begin();
-  ASSIGN_OR_RETURN(bool sv, stored_valid());
+  // The store's changed key at the cursor, then the cursor moved on: the
+  // group as the front holds it, or else the store (which lacks it when it
+  // was emitted or merged away since it changed).
   std::string value;
-  while (front != changed_.end() || sv) {
-    WindowKey k;
-    if (front != changed_.end() && (!sv || !(sk < *front))) {
-      k = *front;
-      if (sv && !(*front < sk)) {  // in both
+  auto stored_one = [&]() -> Status {
+    if (GroupEntry* in_front = FindInFront(sk)) {
+      RETURN_IF_ERROR(fn(sk, &in_front->value, {}));
+    } else {
+      ASSIGN_OR_RETURN(bool found, store_->Get(StoreKey(sk.end, sk.start, sk.key), &value));
+      if (found) RETURN_IF_ERROR(fn(sk, nullptr, value));
+    }
+    stored->Next();
+    return Status::OK();
+  };
+  ASSIGN_OR_RETURN(bool sv, stored_valid());
+  WindowKey fk;
+  for (auto& [id, window] : windows_) {
+    fk.end = id.end;
+    fk.start = id.start;
+    for (const GroupEntry* e : ChangedInOrder(window)) {
+      fk.key.assign(e->key);
+      // The store's changed keys before this one, then this one (the
+      // front's version wins where both have it).
+      while (sv && sk < fk) {
+        RETURN_IF_ERROR(stored_one());
+        ASSIGN_OR_RETURN(sv, stored_valid());
+      }
+      if (sv && !(fk < sk)) {
         stored->Next();
         ASSIGN_OR_RETURN(sv, stored_valid());
       }
-      ++front;
-    } else {
-      k = sk;
-      stored->Next();
-      ASSIGN_OR_RETURN(sv, stored_valid());
+      RETURN_IF_ERROR(fn(fk, &e->value, {}));
     }
-    // The front's version, or the store's.
-    if (auto it = windows_.find(k); it != windows_.end()) {
-      RETURN_IF_ERROR(fn(k, &it->second, {}));
-      continue;
-    }
-    bool found = false;
-    if (spilled_) {
-      ASSIGN_OR_RETURN(found, store_->Get(StoreKey(k.end, k.start, k.key), &value));
-    }
-    if (!found) continue;  // emitted or merged away since it changed
-    RETURN_IF_ERROR(fn(k, nullptr, value));
+  }
+  while (sv) {
+    RETURN_IF_ERROR(stored_one());
+    ASSIGN_OR_RETURN(sv, stored_valid());
   }
   return Status::OK();
 }
@@ -162,10 +172,10 @@ Status WindowAggregate::RestoreGroup(WindowKey k, Group g, bool known_new) {
         k.start, k.end, options_.window.slide_us);
   }
   if (options_.window.kind == WindowSpec::Kind::kSession) sessions_[k.key][k.start] = k.end;
-  if (auto it = windows_.find(k); it != windows_.end()) {
-    memory_ += GroupBytes(k, g) - GroupBytes(it->first, it->second);
-    g.stored = it->second.stored;
-    it->second = std::move(g);
+  if (GroupEntry* e = FindInFront(k)) {
+    memory_ += GroupBytes(k.key, g) - GroupBytes(k.key, e->value);
+    g.stored = e->value.stored;
+    e->value = std::move(g);
     return MaybeSpill();
   }
   bool stored = false;
@@ -175,8 +185,8 @@ Status WindowAggregate::RestoreGroup(WindowKey k, Group g, bool known_new) {
   }
   if (!stored) ++groups_;
   g.stored = stored;
-  memory_ += GroupBytes(k, g);
-  windows_.emplace(std::move(k), std::move(g));
+  memory_ += GroupBytes(k.key, g);
+  WindowOf(WindowId{k.end, k.start}).groups.Insert(k.key, std::move(g));
   return MaybeSpill();
 }
 
@@ -194,7 +204,9 @@ Status WindowAggregate::FinishRestore(int64_t emitted) {
   int64_t reach = hop ? options_.window.size_us - options_.window.slide_us : 0;
   bool session = options_.window.kind == WindowSpec::Kind::kSession;
   store_floor_.clear();  // restored groups may lie below it
-  RETURN_IF_ERROR(TakePrefix([&](const WindowKey& k, Scan&) -> Result<bool> {
+  int64_t max_end;       // (the windows whose last pane the emitted watermark closed)
+  if (__builtin_sub_overflow(ClosedThrough(emitted_below_), reach, &max_end)) max_end = INT64_MIN;
+  RETURN_IF_ERROR(TakePrefix(max_end, [&](const WindowKey& k, Scan&) -> Result<bool> {
     if (!Closed(k.end + reach, emitted_below_)) return false;
     if (session) ForgetSession(k);
     return true;

@@ -17,10 +17,20 @@ std::string WindowAggregate::ChangedKey(const WindowKey& k) const {
   return ChangedPrefix(changed_generation_) + StoreKey(k.end, k.start, k.key);
 }
 
-int64_t WindowAggregate::GroupBytes(const WindowKey& k, const Group& g) {
-  // A node of windows_ and one of changed_, each with a copy of the key.
-  int64_t bytes = 2 * (48 + static_cast<int64_t>(sizeof(WindowKey) + k.key.size())) +
-                  static_cast<int64_t>(sizeof(Group));
+namespace {
+
+// A window of the front beside its groups: its map node and a table's first
+// slots and entry.
+constexpr int64_t kWindowBytes = 256;
+
+}  // namespace
+
+int64_t WindowAggregate::GroupBytes(std::string_view key, const Group& g) {
+  // Its entry and slots, the key's bytes beyond the string's own (inline up
+  // to 15), a pointer in the changed list.
+  int64_t bytes = Groups::kBytesPerEntry +
+                  (key.size() > 15 ? static_cast<int64_t>(key.size()) : 0) +
+                  static_cast<int64_t>(sizeof(GroupEntry*));
   for (const Accumulator& a : g.accs) bytes += a.MemoryUsage();
   return bytes;
 }
@@ -34,55 +44,93 @@ Status WindowAggregate::DecodeAccs(std::string_view* in, Group* g) const {
   return Status::OK();
 }
 
-Result<WindowAggregate::Group*> WindowAggregate::Load(const WindowKey& k) {
-  auto it = windows_.find(k);
-  if (it != windows_.end()) return &it->second;
-  if (!spilled_) return nullptr;
+WindowAggregate::FrontWindow& WindowAggregate::WindowOf(WindowId id) {
+  auto [it, fresh] = windows_.try_emplace(id);
+  if (fresh) memory_ += kWindowBytes;
+  return it->second;
+}
+
+WindowAggregate::GroupEntry* WindowAggregate::FindInFront(const WindowKey& k) {
+  auto w = windows_.find(WindowId{k.end, k.start});
+  return w == windows_.end() ? nullptr : w->second.groups.Find(k.key);
+}
+
+void WindowAggregate::EraseWindow(Windows::iterator it) {
+  memory_ -= kWindowBytes;
+  windows_.erase(it);
+}
+
+void WindowAggregate::EraseFromFront(FrontWindow* window, std::string_view key) {
+  GroupEntry* e = window->groups.Find(key);
+  if (e == nullptr) return;
+  memory_ -= GroupBytes(key, e->value);
+  window->groups.Erase(key);
+}
+
+Result<WindowAggregate::Found> WindowAggregate::Load(WindowId id, std::string_view key) {
+  if (auto w = windows_.find(id); w != windows_.end()) {
+    if (GroupEntry* e = w->second.groups.Find(key)) return Found{&w->second, e};
+  }
+  if (!spilled_) return Found{};
   std::string value;
-  ASSIGN_OR_RETURN(bool found, store_->Get(StoreKey(k.end, k.start, k.key), &value));
-  if (!found) return nullptr;
+  ASSIGN_OR_RETURN(bool found, store_->Get(StoreKey(id.end, id.start, key), &value));
+  if (!found) return Found{};
   Group g = NewGroup();
   std::string_view in = value;
   RETURN_IF_ERROR_CTX(DecodeAccs(&in, &g), "spill store {}", store_->dir());
   g.stored = true;
-  memory_ += GroupBytes(k, g);
-  return &windows_.emplace(k, std::move(g)).first->second;
+  memory_ += GroupBytes(key, g);
+  FrontWindow& window = WindowOf(id);
+  return Found{&window, window.groups.Insert(key, std::move(g)).first};
 }
 
-Result<WindowAggregate::Group*> WindowAggregate::FindOrAdd(const WindowKey& k) {
-  ASSIGN_OR_RETURN(Group * g, Load(k));
-  if (!g) {
+Result<WindowAggregate::Group*> WindowAggregate::FindOrAdd(WindowId id, std::string_view key) {
+  ASSIGN_OR_RETURN(Found found, Load(id, key));
+  if (!found.entry) {
     Group fresh = NewGroup();
-    memory_ += GroupBytes(k, fresh);
-    g = &windows_.emplace(k, std::move(fresh)).first->second;
+    memory_ += GroupBytes(key, fresh);
+    found.window = &WindowOf(id);
+    found.entry = found.window->groups.Insert(key, std::move(fresh)).first;
     ++groups_;
   }
-  MarkChanged(k, g);
-  return g;
+  MarkChanged(found.window, found.entry);
+  return &found.entry->value;
 }
 
-void WindowAggregate::MarkChanged(const WindowKey& k, Group* g) {
-  if (g->changed) return;
-  changed_.insert(k);
-  g->changed = true;
+void WindowAggregate::MarkChanged(FrontWindow* window, GroupEntry* e) {
+  if (e->value.changed) return;
+  window->changed.push_back(e);
+  e->value.changed = true;
+}
+
+std::vector<WindowAggregate::GroupEntry*> WindowAggregate::ChangedInOrder(FrontWindow& window) {
+  std::vector<GroupEntry*> out = window.changed;
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::erase_if(out, [](const GroupEntry* e) { return !e->live || !e->value.changed; });
+  Groups::SortByKey(&out);
+  return out;
 }
 
 void WindowAggregate::ForgetFrontChanges() {
-  for (const WindowKey& k : changed_) {
-    if (auto it = windows_.find(k); it != windows_.end()) it->second.changed = false;
+  for (auto& [id, window] : windows_) {
+    for (GroupEntry* e : window.changed) {
+      if (e->live) e->value.changed = false;
+    }
+    window.changed.clear();
   }
-  changed_.clear();
 }
 
 Status WindowAggregate::Erase(const WindowKey& k) {
   bool existed = false, stored = false;
-  if (auto it = windows_.find(k); it != windows_.end()) {
-    stored = it->second.stored;
-    memory_ -= GroupBytes(it->first, it->second);
-    windows_.erase(it);
-    existed = true;
+  if (auto w = windows_.find(WindowId{k.end, k.start}); w != windows_.end()) {
+    if (GroupEntry* e = w->second.groups.Find(k.key)) {
+      stored = e->value.stored;
+      EraseFromFront(&w->second, k.key);
+      if (w->second.groups.empty()) EraseWindow(w);
+      existed = true;
+    }
   }
-  changed_.erase(k);
   if (spilled_) {
     std::string key = StoreKey(k.end, k.start, k.key), value;
     if (!existed) {
@@ -98,11 +146,11 @@ Status WindowAggregate::Erase(const WindowKey& k) {
   return Status::OK();
 }
 
-Status WindowAggregate::TakePrefix(const TakeFn& take) {
+Status WindowAggregate::TakePrefix(int64_t max_end, const TakeFn& take) {
   int64_t n = 0, deletes = 0;
   WindowKey last;
   {
-    Scan scan(this);
+    Scan scan(this, max_end);
     while (scan.Valid()) {
       ASSIGN_OR_RETURN(bool taken, take(scan.key(), scan));
       if (!taken) break;
@@ -111,16 +159,17 @@ Status WindowAggregate::TakePrefix(const TakeFn& take) {
         if (++deletes % 4096 == 0) RETURN_IF_ERROR(store_->Flush());
       }
       last = scan.key();
+      scan.ForgetFront();
       ++n;
       RETURN_IF_ERROR(scan.Next());
     }
     RETURN_IF_ERROR(scan.status());
   }
   if (n == 0) return Status::OK();
-  auto end = windows_.upper_bound(last);
-  for (auto it = windows_.begin(); it != end; ++it) memory_ -= GroupBytes(it->first, it->second);
-  windows_.erase(windows_.begin(), end);
-  changed_.erase(changed_.begin(), changed_.upper_bound(last));
+  // The windows the scan emptied (a prefix: it took the front in order).
+  while (!windows_.empty() && windows_.begin()->second.groups.empty()) {
+    EraseWindow(windows_.begin());
+  }
   groups_ -= n;
   if (!spilled_) return Status::OK();
   // Every stored key up to `last` is gone (the next key after it is last + "\0").
@@ -155,21 +204,25 @@ Status WindowAggregate::Spill() {
     }
     ASSIGN_OR_RETURN(store_, SpillStore::Open(options_.spill_dir, options_.memory_budget / 2));
   }
+  // In the store's order: windows in order, each one's keys sorted.
   std::string value;
   int64_t puts = 0;
-  for (const auto& [k, g] : windows_) {
-    value.clear();
-    EncodeAccs(g, &value);
-    store_->Put(StoreKey(k.end, k.start, k.key), value);
-    if (++puts % 4096 == 0) RETURN_IF_ERROR(store_->Flush());
+  for (auto& [id, window] : windows_) {
+    for (const GroupEntry* e : window.groups.Sorted()) {
+      value.clear();
+      EncodeAccs(e->value, &value);
+      store_->Put(StoreKey(id.end, id.start, e->key), value);
+      if (++puts % 4096 == 0) RETURN_IF_ERROR(store_->Flush());
+    }
   }
-  for (const WindowKey& k : changed_) {
-    store_->Put(ChangedKey(k), "");
-    if (++puts % 4096 == 0) RETURN_IF_ERROR(store_->Flush());
+  for (auto& [id, window] : windows_) {
+    for (const GroupEntry* e : ChangedInOrder(window)) {
+      store_->Put(ChangedKey(WindowKey{id.end, id.start, e->key}), "");
+      if (++puts % 4096 == 0) RETURN_IF_ERROR(store_->Flush());
+    }
   }
   RETURN_IF_ERROR(store_->Flush());
   windows_.clear();
-  changed_.clear();
   memory_ = 0;
   spilled_ = true;
   ++spills_;
@@ -179,7 +232,6 @@ Status WindowAggregate::Spill() {
 Status WindowAggregate::Clear() {
   windows_.clear();
   sessions_.clear();
-  changed_.clear();
   merged_away_.clear();
   groups_ = memory_ = 0;
   // The store goes with its folder; a later spill opens a new one.
