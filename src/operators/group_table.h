@@ -43,6 +43,8 @@ class GroupTable {
   };
 
   GroupTable() : seed_(NewTableSeed()) {}
+  // With a given hash seed: the same slots run after run (tests).
+  explicit GroupTable(uint64_t seed) : seed_(seed) {}
   // A moved-from table is empty.
   GroupTable(GroupTable&& other) noexcept
       : slots_(std::move(other.slots_)),
@@ -103,6 +105,7 @@ class GroupTable {
     Entry& e = At(id);
     e.live = false;
     e.value = V();
+    std::string().swap(e.key);  // (a long key's bytes)
     free_.push_back(id);
     // Later slots of the run move back into the hole unless their home slot
     // lies cyclically after the hole (they would be unreachable from it).

@@ -257,7 +257,9 @@ Status WindowAggregate::FinalizeHop(int64_t watermark) {
     }
     finalized_end_ = e;
     // Panes whose last window (ending at their end + size - slide) is done.
-    RETURN_IF_ERROR(TakePrefix(e - (size - slide), [&](const WindowKey& k, Scan&) -> Result<bool> {
+    int64_t last_pane_end;  // (of the panes whose last window is e's or earlier)
+    if (__builtin_sub_overflow(e, size - slide, &last_pane_end)) last_pane_end = INT64_MIN;
+    RETURN_IF_ERROR(TakePrefix(last_pane_end, [&](const WindowKey& k, Scan&) -> Result<bool> {
       return k.end + size - slide <= e;
     }));
   }

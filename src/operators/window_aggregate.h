@@ -164,7 +164,7 @@ class WindowAggregate {
   struct Group {
     std::vector<Accumulator> accs;
     bool stored = false;   // loaded from the store, which still holds a copy
-    bool changed = false;  // its key is in changed_ (so a row need not look there)
+    bool changed = false;  // on its window's changed list (FrontWindow::changed)
   };
   // A window: (end, start) orders windows by when they close.
   struct WindowId {
@@ -187,9 +187,14 @@ class WindowAggregate {
   // A window of the front: its groups by key, and those marked changed (an
   // entry may be listed twice, or erased or reused since: a listed entry
   // counts while it is live and marked).
+  // Its groups in key order, as the last scan sorted them, are kept while no
+  // group is added (`ordered`); those before `order_from` were taken.
   struct FrontWindow {
     Groups groups;
     std::vector<GroupEntry*> changed;
+    std::vector<GroupEntry*> order;
+    size_t order_from = 0;
+    bool ordered = false;
   };
   using Windows = std::map<WindowId, FrontWindow>;
 
@@ -208,7 +213,8 @@ class WindowAggregate {
   };
   Result<Found> Load(WindowId id, std::string_view key);
   Result<Group*> FindOrAdd(WindowId id, std::string_view key);
-  FrontWindow& WindowOf(WindowId id);  // created when new
+  // Puts a group that is not in the front there (its window created when new).
+  Found AddToFront(WindowId id, std::string_view key, Group g);
   GroupEntry* FindInFront(const WindowKey& k);
   // Erases a window of the front (its groups' bytes already taken off).
   void EraseWindow(Windows::iterator it);
@@ -226,6 +232,8 @@ class WindowAggregate {
   // ending after `max_end` are not looked at.
   using TakeFn = std::function<Result<bool>(const WindowKey& k, Scan& scan)>;
   Status TakePrefix(int64_t max_end, const TakeFn& take);
+  // Its scan: `n` windows taken, the last one `last`.
+  Status TakeFromScan(int64_t max_end, const TakeFn& take, int64_t* n, WindowKey* last);
   // Forgets the store's keys of changes (after a snapshot or a restore).
   Status ForgetStoredChanges();
   void ForgetSession(const WindowKey& k);  // SESSION: drops it from sessions_

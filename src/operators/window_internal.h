@@ -88,11 +88,16 @@ class WindowAggregate::Scan {
   bool from_store() const { return !from_front_; }
   std::string_view stored_value() const { return store_->value(); }
   Result<const Group*> group() {
-    if (from_front_) return &sorted_[pos_]->value;
+    if (from_front_) return &(*sorted_)[pos_]->value;
     store_group_ = op_->NewGroup();
     std::string_view v = store_->value();
     RETURN_IF_ERROR(op_->DecodeAccs(&v, &store_group_));
     return &store_group_;
+  }
+  // The groups before the current one were taken: the next scan of this
+  // window starts here (a chunked Emit that stopped here goes on from it).
+  void KeepOrder() {
+    if (FrontValid()) window_->second.order_from = pos_;
   }
   // Erases this window's group from the front (if it is there; the store's
   // copy stays). The scan goes on; the window, once emptied, stays in the
@@ -115,29 +120,40 @@ class WindowAggregate::Scan {
   bool FrontValid() const {
     return window_ != op_->windows_.end() && window_->first.end <= max_end_;
   }
-  // Sorts the groups of the window at window_ (skipping empty ones).
+  // The groups of the window at window_ in key order (sorted unless the
+  // window kept its order from an earlier scan), skipping empty windows.
   void SortWindow() {
     for (; FrontValid(); ++window_) {
-      sorted_ = window_->second.groups.Sorted();
-      pos_ = 0;
-      if (!sorted_.empty()) {
-        SetFrontKey();
-        return;
+      FrontWindow& w = window_->second;
+      if (!w.ordered) {
+        w.order = w.groups.Sorted();
+        w.order_from = 0;
+        w.ordered = true;
       }
+      sorted_ = &w.order;
+      pos_ = w.order_from;
+      if (SkipErased()) return;
     }
   }
   void FrontNext() {
-    if (++pos_ < sorted_.size()) {
-      SetFrontKey();
-      return;
-    }
+    ++pos_;
+    if (SkipErased()) return;
     ++window_;
     SortWindow();
+  }
+  // To the first live entry from pos_ on (an order may hold entries erased
+  // since it was made); false at the window's end.
+  bool SkipErased() {
+    const std::vector<GroupEntry*>& order = *sorted_;
+    while (pos_ < order.size() && !order[pos_]->live) ++pos_;
+    if (pos_ == order.size()) return false;
+    SetFrontKey();
+    return true;
   }
   void SetFrontKey() {
     front_key_.end = window_->first.end;
     front_key_.start = window_->first.start;
-    front_key_.key.assign(sorted_[pos_]->key);
+    front_key_.key.assign((*sorted_)[pos_]->key);
   }
   void StoreNext() {
     store_->Next();
@@ -178,7 +194,7 @@ class WindowAggregate::Scan {
   WindowAggregate* op_;
   const int64_t max_end_;
   Windows::iterator window_;
-  std::vector<GroupEntry*> sorted_;  // the groups of window_, in key order
+  const std::vector<GroupEntry*>* sorted_ = nullptr;  // window_'s order
   size_t pos_ = 0;
   WindowKey front_key_;  // (window_, sorted_[pos_])
   std::unique_ptr<SpillStore::Cursor> store_;

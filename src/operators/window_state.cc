@@ -175,6 +175,7 @@ Status WindowAggregate::RestoreGroup(WindowKey k, Group g, bool known_new) {
   if (GroupEntry* e = FindInFront(k)) {
     memory_ += GroupBytes(k.key, g) - GroupBytes(k.key, e->value);
     g.stored = e->value.stored;
+    g.changed = e->value.changed;  // (it stays on the changed list)
     e->value = std::move(g);
     return MaybeSpill();
   }
@@ -185,8 +186,7 @@ Status WindowAggregate::RestoreGroup(WindowKey k, Group g, bool known_new) {
   }
   if (!stored) ++groups_;
   g.stored = stored;
-  memory_ += GroupBytes(k.key, g);
-  WindowOf(WindowId{k.end, k.start}).groups.Insert(k.key, std::move(g));
+  AddToFront(WindowId{k.end, k.start}, k.key, std::move(g));
   return MaybeSpill();
 }
 

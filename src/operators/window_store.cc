@@ -27,10 +27,10 @@ constexpr int64_t kWindowBytes = 256;
 
 int64_t WindowAggregate::GroupBytes(std::string_view key, const Group& g) {
   // Its entry and slots, the key's bytes beyond the string's own (inline up
-  // to 15), a pointer in the changed list.
+  // to 15), a pointer in the changed list and one in the window's order.
   int64_t bytes = Groups::kBytesPerEntry +
                   (key.size() > 15 ? static_cast<int64_t>(key.size()) : 0) +
-                  static_cast<int64_t>(sizeof(GroupEntry*));
+                  2 * static_cast<int64_t>(sizeof(GroupEntry*));
   for (const Accumulator& a : g.accs) bytes += a.MemoryUsage();
   return bytes;
 }
@@ -44,10 +44,16 @@ Status WindowAggregate::DecodeAccs(std::string_view* in, Group* g) const {
   return Status::OK();
 }
 
-WindowAggregate::FrontWindow& WindowAggregate::WindowOf(WindowId id) {
+WindowAggregate::Found WindowAggregate::AddToFront(WindowId id, std::string_view key, Group g) {
+  memory_ += GroupBytes(key, g);
   auto [it, fresh] = windows_.try_emplace(id);
   if (fresh) memory_ += kWindowBytes;
-  return it->second;
+  FrontWindow& window = it->second;
+  if (window.ordered) {  // (a new key: the order is not the window's any more)
+    window.ordered = false;
+    window.order = {};
+  }
+  return Found{&window, window.groups.Insert(key, std::move(g)).first};
 }
 
 WindowAggregate::GroupEntry* WindowAggregate::FindInFront(const WindowKey& k) {
@@ -79,18 +85,13 @@ Result<WindowAggregate::Found> WindowAggregate::Load(WindowId id, std::string_vi
   std::string_view in = value;
   RETURN_IF_ERROR_CTX(DecodeAccs(&in, &g), "spill store {}", store_->dir());
   g.stored = true;
-  memory_ += GroupBytes(key, g);
-  FrontWindow& window = WindowOf(id);
-  return Found{&window, window.groups.Insert(key, std::move(g)).first};
+  return AddToFront(id, key, std::move(g));
 }
 
 Result<WindowAggregate::Group*> WindowAggregate::FindOrAdd(WindowId id, std::string_view key) {
   ASSIGN_OR_RETURN(Found found, Load(id, key));
   if (!found.entry) {
-    Group fresh = NewGroup();
-    memory_ += GroupBytes(key, fresh);
-    found.window = &WindowOf(id);
-    found.entry = found.window->groups.Insert(key, std::move(fresh)).first;
+    found = AddToFront(id, key, NewGroup());
     ++groups_;
   }
   MarkChanged(found.window, found.entry);
@@ -147,35 +148,43 @@ Status WindowAggregate::Erase(const WindowKey& k) {
 }
 
 Status WindowAggregate::TakePrefix(int64_t max_end, const TakeFn& take) {
-  int64_t n = 0, deletes = 0;
+  int64_t n = 0;
   WindowKey last;
-  {
-    Scan scan(this, max_end);
-    while (scan.Valid()) {
-      ASSIGN_OR_RETURN(bool taken, take(scan.key(), scan));
-      if (!taken) break;
-      if (scan.in_store()) {
-        store_->Delete(scan.stored_key());
-        if (++deletes % 4096 == 0) RETURN_IF_ERROR(store_->Flush());
-      }
-      last = scan.key();
-      scan.ForgetFront();
-      ++n;
-      RETURN_IF_ERROR(scan.Next());
-    }
-    RETURN_IF_ERROR(scan.status());
-  }
-  if (n == 0) return Status::OK();
-  // The windows the scan emptied (a prefix: it took the front in order).
+  Status taking = TakeFromScan(max_end, take, &n, &last);
+  // Whether or not it failed: the groups taken are gone from the front (and
+  // the windows they emptied, a prefix: the scan took the front in order).
+  groups_ -= n;
   while (!windows_.empty() && windows_.begin()->second.groups.empty()) {
     EraseWindow(windows_.begin());
   }
-  groups_ -= n;
-  if (!spilled_) return Status::OK();
+  RETURN_IF_ERROR(taking);
+  if (n == 0 || !spilled_) return Status::OK();
   // Every stored key up to `last` is gone (the next key after it is last + "\0").
   store_floor_ = StoreKey(last.end, last.start, last.key);
   store_floor_.push_back('\0');
   return store_->Flush();
+}
+
+Status WindowAggregate::TakeFromScan(int64_t max_end, const TakeFn& take, int64_t* n,
+                                     WindowKey* last) {
+  int64_t deletes = 0;
+  Scan scan(this, max_end);
+  while (scan.Valid()) {
+    ASSIGN_OR_RETURN(bool taken, take(scan.key(), scan));
+    if (!taken) {
+      scan.KeepOrder();
+      break;
+    }
+    if (scan.in_store()) {
+      store_->Delete(scan.stored_key());
+      if (++deletes % 4096 == 0) RETURN_IF_ERROR(store_->Flush());
+    }
+    *last = scan.key();
+    scan.ForgetFront();
+    ++*n;
+    RETURN_IF_ERROR(scan.Next());
+  }
+  return scan.status();
 }
 
 Status WindowAggregate::ForgetStoredChanges() {
