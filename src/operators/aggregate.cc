@@ -191,8 +191,9 @@ void Accumulator::AddNumber(const Column& values, int64_t row) {
       if (__builtin_add_overflow(exact_, v, &exact_)) {
         // (Retracting: the wrapped sum is exact modulo 2^128; count the wraps,
         // which retractions may undo.)
-        wraps_ += v > 0 ? 1 : -1;
-        overflow_ = !spec_->retracts || wraps_ != 0;
+        int64_t& wraps = extra().wraps;
+        wraps += v > 0 ? 1 : -1;
+        overflow_ = !spec_->retracts || wraps != 0;
       }
       return;
     }
@@ -221,11 +222,12 @@ bool Accumulator::BestOrder::operator()(const std::string& a, const std::string&
 }
 
 void Accumulator::BestFromOrdered() {
-  if (ordered_ == nullptr || ordered_->empty()) {
+  if (!extra_ || extra_->ordered.empty()) {
     best_.clear();
     return;
   }
-  best_ = spec_->kind == AggKind::kMin ? ordered_->begin()->first : ordered_->rbegin()->first;
+  const auto& ordered = extra_->ordered;
+  best_ = spec_->kind == AggKind::kMin ? ordered.begin()->first : ordered.rbegin()->first;
 }
 
 bool Accumulator::BestWidthOk(std::string_view v) const {
@@ -245,12 +247,9 @@ void Accumulator::AddMinMax(const Column& values, int64_t row) {
   const bool better = count_ == 0 || (spec_->kind == AggKind::kMin ? c < 0 : c > 0);
   ++count_;
   if (spec_->retracts) {
-    if (!ordered_) {
-      ordered_ = std::make_unique<std::map<std::string, int64_t, BestOrder>>(
-          BestOrder{spec_->output.get()});
-    }
-    auto [it, fresh] = ordered_->try_emplace(std::move(v), 0);
-    if (fresh) set_bytes_ += EntryBytes(kTreeEntry, it->first);
+    Extra& x = extra();
+    auto [it, fresh] = x.ordered.try_emplace(std::move(v), 0);
+    if (fresh) x.set_bytes += EntryBytes(kTreeEntry, it->first);
     ++it->second;
     if (better) best_ = it->first;
     return;
@@ -259,16 +258,15 @@ void Accumulator::AddMinMax(const Column& values, int64_t row) {
 }
 
 void Accumulator::AddDistinct(std::string_view bytes) {
+  Extra& x = extra();
   if (spec_->retracts) {
-    if (!counts_) counts_ = std::make_unique<std::unordered_map<std::string, int64_t>>();
-    auto [it, fresh] = counts_->try_emplace(std::string(bytes), 0);
-    if (fresh) set_bytes_ += EntryBytes(kCountEntry, it->first);
+    auto [it, fresh] = x.counts.try_emplace(std::string(bytes), 0);
+    if (fresh) x.set_bytes += EntryBytes(kCountEntry, it->first);
     ++it->second;
     return;
   }
-  if (!distinct_) distinct_ = std::make_unique<std::unordered_set<std::string>>();
-  auto [it, fresh] = distinct_->emplace(bytes);
-  if (fresh) set_bytes_ += EntryBytes(kSetEntry, *it);
+  auto [it, fresh] = x.distinct.emplace(bytes);
+  if (fresh) x.set_bytes += EntryBytes(kSetEntry, *it);
 }
 
 void Accumulator::Retract(const Column* values, int64_t row) {
@@ -277,14 +275,14 @@ void Accumulator::Retract(const Column* values, int64_t row) {
     return;
   }
   if (values->IsNull(row)) return;
-  // One of the group's values leaves: the last of its kind leaves counts_.
+  // One of the group's values leaves: the last of its kind leaves the counts.
   auto take = [this](const std::string& v) {
-    if (!counts_) return false;
-    auto it = counts_->find(v);
-    if (it == counts_->end()) return false;
+    if (!extra_) return false;
+    auto it = extra_->counts.find(v);
+    if (it == extra_->counts.end()) return false;
     if (--it->second == 0) {
-      set_bytes_ -= EntryBytes(kCountEntry, it->first);
-      counts_->erase(it);
+      extra_->set_bytes -= EntryBytes(kCountEntry, it->first);
+      extra_->counts.erase(it);
     }
     return true;
   };
@@ -295,7 +293,7 @@ void Accumulator::Retract(const Column* values, int64_t row) {
       if (--count_ == 0) {  // nothing left: no rounding error or wrap either
         exact_ = 0;
         real_ = 0;
-        wraps_ = 0;
+        if (extra_) extra_->wraps = 0;
         overflow_ = false;
         return;
       }
@@ -304,8 +302,8 @@ void Accumulator::Retract(const Column* values, int64_t row) {
         case TypeId::kLong: exact_ -= values->Value<int64_t>(row); return;
         case TypeId::kDecimal: {
           int128_t v = values->Value<int128_t>(row);
-          if (__builtin_sub_overflow(exact_, v, &exact_)) wraps_ += v > 0 ? -1 : 1;
-          overflow_ = wraps_ != 0;
+          if (__builtin_sub_overflow(exact_, v, &exact_)) extra().wraps += v > 0 ? -1 : 1;
+          overflow_ = extra_ && extra_->wraps != 0;
           return;
         }
         case TypeId::kFloat: real_ -= values->Value<float>(row); return;
@@ -313,14 +311,15 @@ void Accumulator::Retract(const Column* values, int64_t row) {
       }
     case AggKind::kMin:
     case AggKind::kMax: {
-      if (!ordered_) return;  // (never added: nothing to take back)
-      auto it = ordered_->find(BestBytes(*values, row));
-      if (it == ordered_->end()) return;
+      if (!extra_) return;  // (never added: nothing to take back)
+      auto& ordered = extra_->ordered;
+      auto it = ordered.find(BestBytes(*values, row));
+      if (it == ordered.end()) return;
       --count_;
       if (--it->second > 0) return;  // (the best's bytes, if these, are still there)
       const bool was_best = it->first == best_;
-      set_bytes_ -= EntryBytes(kTreeEntry, it->first);
-      ordered_->erase(it);
+      extra_->set_bytes -= EntryBytes(kTreeEntry, it->first);
+      ordered.erase(it);
       if (was_best) BestFromOrdered();
       return;
     }
@@ -336,21 +335,22 @@ void Accumulator::Retract(const Column* values, int64_t row) {
 }
 
 void Accumulator::AddHash(uint64_t hash) {
-  if (registers_.empty()) {
-    auto it = std::lower_bound(hashes_.begin(), hashes_.end(), hash);
-    if (it != hashes_.end() && *it == hash) return;
-    hashes_.insert(it, hash);
-    if (hashes_.size() <= kExactHashes) return;
-    registers_.assign(kRegisters, 0);
+  Extra& x = extra();
+  if (x.registers.empty()) {
+    auto it = std::lower_bound(x.hashes.begin(), x.hashes.end(), hash);
+    if (it != x.hashes.end() && *it == hash) return;
+    x.hashes.insert(it, hash);
+    if (x.hashes.size() <= kExactHashes) return;
+    x.registers.assign(kRegisters, 0);
     std::vector<uint64_t> pending;
-    pending.swap(hashes_);
+    pending.swap(x.hashes);
     for (uint64_t h : pending) AddHash(h);
     return;
   }
   size_t index = hash >> (64 - kHllBits);
   uint64_t rest = (hash << kHllBits) | (uint64_t{1} << (kHllBits - 1));  // never all zero
   uint8_t rank = static_cast<uint8_t>(std::countl_zero(rest) + 1);
-  registers_[index] = std::max(registers_[index], rank);
+  x.registers[index] = std::max(x.registers[index], rank);
 }
 
 void Accumulator::Merge(const Accumulator& other) {
@@ -364,25 +364,28 @@ void Accumulator::Merge(const Accumulator& other) {
       return;
     }
     case AggKind::kCountDistinct:
-      if (other.distinct_) {
-        for (const std::string& v : *other.distinct_) AddDistinct(v);
+      if (other.extra_) {
+        for (const std::string& v : other.extra_->distinct) AddDistinct(v);
       }
       return;
-    case AggKind::kApproxCountDistinct:
-      for (uint64_t h : other.hashes_) AddHash(h);
-      if (!other.registers_.empty()) {
-        if (registers_.empty()) {
-          std::vector<uint64_t> mine;
-          mine.swap(hashes_);
-          registers_ = other.registers_;
-          for (uint64_t h : mine) AddHash(h);
-        } else {
-          for (size_t i = 0; i < kRegisters; ++i) {
-            registers_[i] = std::max(registers_[i], other.registers_[i]);
-          }
+    case AggKind::kApproxCountDistinct: {
+      if (!other.extra_) return;
+      const Extra& o = *other.extra_;
+      for (uint64_t h : o.hashes) AddHash(h);
+      if (o.registers.empty()) return;
+      Extra& x = extra();
+      if (x.registers.empty()) {
+        std::vector<uint64_t> mine;
+        mine.swap(x.hashes);
+        x.registers = o.registers;
+        for (uint64_t h : mine) AddHash(h);
+      } else {
+        for (size_t i = 0; i < kRegisters; ++i) {
+          x.registers[i] = std::max(x.registers[i], o.registers[i]);
         }
       }
       return;
+    }
     default:
       count_ += other.count_;
       if (__builtin_add_overflow(exact_, other.exact_, &exact_)) overflow_ = true;
@@ -398,18 +401,18 @@ bool Accumulator::Finish(Column* out, std::string* error) const {
     case AggKind::kCountStar:
     case AggKind::kCount: out->Append<int64_t>(count_); return true;
     case AggKind::kCountDistinct:
-      out->Append<int64_t>(spec_->retracts ? (counts_ ? static_cast<int64_t>(counts_->size()) : 0)
-                           : distinct_     ? static_cast<int64_t>(distinct_->size())
-                                           : 0);
+      out->Append<int64_t>(!extra_           ? 0
+                           : spec_->retracts ? static_cast<int64_t>(extra_->counts.size())
+                                             : static_cast<int64_t>(extra_->distinct.size()));
       return true;
     case AggKind::kApproxCountDistinct: {
-      if (registers_.empty()) {
-        out->Append<int64_t>(static_cast<int64_t>(hashes_.size()));
+      if (!extra_ || extra_->registers.empty()) {
+        out->Append<int64_t>(extra_ ? static_cast<int64_t>(extra_->hashes.size()) : 0);
         return true;
       }
       double m = static_cast<double>(kRegisters), sum = 0;
       int zeros = 0;
-      for (uint8_t r : registers_) {
+      for (uint8_t r : extra_->registers) {
         sum += std::ldexp(1.0, -r);
         zeros += r == 0;
       }
@@ -464,34 +467,33 @@ bool Accumulator::Finish(Column* out, std::string* error) const {
 }
 
 void Accumulator::EncodeTo(std::string* out) const {
+  static const Extra kNone(nullptr);
+  const Extra& x = extra_ ? *extra_ : kNone;
   Put<int64_t>(out, count_);
   Put<int128_t>(out, exact_);
   Put<double>(out, real_);
   Put<uint8_t>(out, overflow_ ? 1 : 0);
   PutBytes(out, best_);
-  Put<uint32_t>(out, distinct_ ? static_cast<uint32_t>(distinct_->size()) : 0);
-  if (distinct_) {
-    for (const std::string& v : *distinct_) PutBytes(out, v);
-  }
-  Put<uint32_t>(out, static_cast<uint32_t>(hashes_.size()));
-  for (uint64_t h : hashes_) Put<uint64_t>(out, h);
-  Put<uint32_t>(out, static_cast<uint32_t>(registers_.size()));
-  out->append(reinterpret_cast<const char*>(registers_.data()), registers_.size());
+  Put<uint32_t>(out, static_cast<uint32_t>(x.distinct.size()));
+  for (const std::string& v : x.distinct) PutBytes(out, v);
+  Put<uint32_t>(out, static_cast<uint32_t>(x.hashes.size()));
+  for (uint64_t h : x.hashes) Put<uint64_t>(out, h);
+  Put<uint32_t>(out, static_cast<uint32_t>(x.registers.size()));
+  out->append(reinterpret_cast<const char*>(x.registers.data()), x.registers.size());
   if (!spec_->retracts) return;
-  Put<int64_t>(out, wraps_);
+  Put<int64_t>(out, x.wraps);
   // (min/max: their value counts, in the layout of count(DISTINCT)'s)
-  auto put_counts = [out](const auto* counts) {
-    Put<uint32_t>(out, counts ? static_cast<uint32_t>(counts->size()) : 0);
-    if (counts == nullptr) return;
-    for (const auto& [v, n] : *counts) {
+  auto put_counts = [out](const auto& counts) {
+    Put<uint32_t>(out, static_cast<uint32_t>(counts.size()));
+    for (const auto& [v, n] : counts) {
       PutBytes(out, v);
       Put<int64_t>(out, n);
     }
   };
-  if (ordered_) {
-    put_counts(ordered_.get());
+  if (spec_->kind == AggKind::kMin || spec_->kind == AggKind::kMax) {
+    put_counts(x.ordered);
   } else {
-    put_counts(counts_.get());
+    put_counts(x.counts);
   }
 }
 
@@ -508,10 +510,7 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
     return Status::Corruption("accumulator of {}: {} values, a best value of {} bytes", spec_->text,
                               count_, best_.size());
   }
-  set_bytes_ = 0;
-  distinct_.reset();
-  counts_.reset();
-  ordered_.reset();
+  extra_.reset();
   if (spec_->retracts && n > 0) {  // (a retracting count(DISTINCT) keeps value counts)
     return Status::Corruption("accumulator of {}: a distinct set where value counts belong",
                               spec_->text);
@@ -524,25 +523,23 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
   if (!Get(in, &n) || in->size() < size_t{n} * 8) {
     return Status::Corruption("accumulator of {}: truncated hashes", spec_->text);
   }
-  hashes_.resize(n);
-  for (uint32_t i = 0; i < n; ++i) Get(in, &hashes_[i]);
+  if (n > 0) {
+    std::vector<uint64_t>& hashes = extra().hashes;
+    hashes.resize(n);
+    for (uint32_t i = 0; i < n; ++i) Get(in, &hashes[i]);
+  }
   if (!Get(in, &n) || (n != 0 && n != kRegisters) || in->size() < n) {
     return Status::Corruption("accumulator of {}: bad registers", spec_->text);
   }
-  registers_.assign(in->data(), in->data() + n);
+  if (n > 0) extra().registers.assign(in->data(), in->data() + n);
   in->remove_prefix(n);
-  wraps_ = 0;
   if (!spec_->retracts) return Status::OK();
-  if (!Get(in, &wraps_) || !Get(in, &n)) {
+  int64_t wraps = 0;
+  if (!Get(in, &wraps) || !Get(in, &n)) {
     return Status::Corruption("accumulator of {}: truncated counts", spec_->text);
   }
+  if (wraps != 0) extra().wraps = wraps;
   int64_t counted = 0;  // (min/max: the values' counts, which add up to count_)
-  if (n > 0 && min_max) {
-    ordered_ =
-        std::make_unique<std::map<std::string, int64_t, BestOrder>>(BestOrder{spec_->output.get()});
-  } else if (n > 0) {
-    counts_ = std::make_unique<std::unordered_map<std::string, int64_t>>();
-  }
   for (uint32_t i = 0; i < n; ++i) {
     std::string v;
     int64_t count = 0;
@@ -555,11 +552,13 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
         return Status::Corruption("accumulator of {}: value counts past its {} values", spec_->text,
                                   count_);
       }
-      auto [it, fresh] = ordered_->try_emplace(std::move(v), count);
-      if (fresh) set_bytes_ += EntryBytes(kTreeEntry, it->first);
+      Extra& x = extra();
+      auto [it, fresh] = x.ordered.try_emplace(std::move(v), count);
+      if (fresh) x.set_bytes += EntryBytes(kTreeEntry, it->first);
     } else {
-      auto [it, fresh] = counts_->try_emplace(std::move(v), count);
-      if (fresh) set_bytes_ += EntryBytes(kCountEntry, it->first);
+      Extra& x = extra();
+      auto [it, fresh] = x.counts.try_emplace(std::move(v), count);
+      if (fresh) x.set_bytes += EntryBytes(kCountEntry, it->first);
     }
   }
   if (min_max && counted != count_) {
@@ -568,11 +567,12 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
   }
   // The stored best stands while it is among the values and as good as
   // their best (a tie kept as it was chosen); else the values decide.
-  if (min_max && ordered_ != nullptr) {
-    auto it = ordered_->find(best_);
+  if (min_max && extra_ && !extra_->ordered.empty()) {
+    const auto& ordered = extra_->ordered;
+    auto it = ordered.find(best_);
     const std::string& extreme =
-        spec_->kind == AggKind::kMin ? ordered_->begin()->first : ordered_->rbegin()->first;
-    if (it == ordered_->end() || CompareBest(*spec_->output, best_, extreme) != 0) {
+        spec_->kind == AggKind::kMin ? ordered.begin()->first : ordered.rbegin()->first;
+    if (it == ordered.end() || CompareBest(*spec_->output, best_, extreme) != 0) {
       BestFromOrdered();
     }
   } else if (min_max) {
@@ -582,9 +582,14 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
 }
 
 int64_t Accumulator::MemoryUsage() const {
-  int64_t bytes = sizeof(*this) + static_cast<int64_t>(best_.capacity()) +
-                  static_cast<int64_t>(hashes_.capacity() * 8 + registers_.capacity());
-  return bytes + set_bytes_;
+  // (A string holds up to 15 bytes in itself.)
+  int64_t bytes =
+      sizeof(*this) + (best_.capacity() > 15 ? static_cast<int64_t>(best_.capacity()) : 0);
+  if (!extra_) return bytes;
+  const Extra& x = *extra_;
+  return bytes +
+         static_cast<int64_t>(sizeof(Extra) + x.hashes.capacity() * 8 + x.registers.capacity()) +
+         x.set_bytes;
 }
 
 }  // namespace sluice::operators

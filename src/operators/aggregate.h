@@ -98,33 +98,43 @@ class Accumulator {
   int128_t exact_ = 0;     // integer and decimal sums
   double real_ = 0;        // double sums
   bool overflow_ = false;  // an exact sum left int128
-  int64_t wraps_ = 0;      // retracting: times the sum wrapped up (+) or down (-)
   // min/max: the best value so far, in the column's physical form (fixed
   // values as raw bytes, strings as themselves).
   std::string best_;
-  std::unique_ptr<std::unordered_set<std::string>> distinct_;  // count(DISTINCT)
-  // A retracting count(DISTINCT): how many times each value (AppendValueKey)
-  // is in the group.
-  std::unique_ptr<std::unordered_map<std::string, int64_t>> counts_;
-  // A retracting min or max: how many times each value (BestBytes) is in the
-  // group, in value order (then bytes, so values that compare equal, like 0
-  // and -0, stay apart): the best is the first or last, and taking it back
-  // finds the next best in O(log n).
   struct BestOrder {
     const DataType* type;
     bool operator()(const std::string& a, const std::string& b) const;
   };
-  std::unique_ptr<std::map<std::string, int64_t, BestOrder>> ordered_;
-  // The heap bytes of the entries of distinct_, counts_ and ordered_, kept
-  // as they change (MemoryUsage runs around every Add and Retract).
-  int64_t set_bytes_ = 0;
-  // best_ from ordered_: its first or last value (empty when it is).
+  // What only some aggregates keep, made when first needed, so that the
+  // accumulators of most groups (counts, sums, min, max) are half the size.
+  struct Extra {
+    explicit Extra(const DataType* type) : ordered(BestOrder{type}) {}
+    int64_t wraps = 0;  // retracting decimal sum: times it wrapped up (+) or down (-)
+    std::unordered_set<std::string> distinct;  // count(DISTINCT)
+    // A retracting count(DISTINCT): how many times each value (AppendValueKey)
+    // is in the group.
+    std::unordered_map<std::string, int64_t> counts;
+    // A retracting min or max: how many times each value (BestBytes) is in the
+    // group, in value order (then bytes, so values that compare equal, like 0
+    // and -0, stay apart): the best is the first or last, and taking it back
+    // finds the next best in O(log n).
+    std::map<std::string, int64_t, BestOrder> ordered;
+    // The heap bytes of the entries of distinct, counts and ordered, kept as
+    // they change (MemoryUsage runs around every Add and Retract).
+    int64_t set_bytes = 0;
+    // approx_count_distinct: hashes while few, then registers.
+    std::vector<uint64_t> hashes;
+    std::vector<uint8_t> registers;
+  };
+  std::unique_ptr<Extra> extra_;
+  Extra& extra() {
+    if (!extra_) extra_ = std::make_unique<Extra>(spec_->output.get());
+    return *extra_;
+  }
+  // best_ from the ordered values: their first or last (empty when none).
   void BestFromOrdered();
   // Whether `v` has the byte width min/max keep values of the output type in.
   bool BestWidthOk(std::string_view v) const;
-  // approx_count_distinct: hashes while few, then registers.
-  std::vector<uint64_t> hashes_;
-  std::vector<uint8_t> registers_;
 };
 
 // A stable 64-bit hash of bytes (state files keep HyperLogLog registers, so
