@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 namespace sluice {
@@ -12,11 +13,12 @@ namespace {
 
 struct Armed {
   std::string name;
-  long hit = 1;  // die on this hit
+  long hit = 1;  // act on this hit
 };
 
-const Armed* ReadArmed() {
-  const char* v = std::getenv("SLUICE_KILL_POINT");
+// NAME[:N] from the environment variable `var`, or null.
+const Armed* ReadArmed(const char* var) {
+  const char* v = std::getenv(var);
   if (v == nullptr || *v == '\0') return nullptr;
   auto* a = new Armed;  // lives for the whole process
   std::string s = v;
@@ -27,14 +29,26 @@ const Armed* ReadArmed() {
   return a;
 }
 
-const Armed* armed = ReadArmed();
+const Armed* armed = ReadArmed("SLUICE_KILL_POINT");
 std::atomic<long> hits{0};
+
+// The armed fail point: hits counted under the lock, fired once.
+std::mutex fail_mu;
+Armed fail_armed;
+long fail_hits = 0;
+bool InitFailPoint() {
+  const Armed* a = ReadArmed("SLUICE_FAIL_POINT");
+  if (a == nullptr) return false;
+  fail_armed = *a;
+  return true;
+}
 
 }  // namespace
 
 namespace internal {
 const bool kill_points_armed = armed != nullptr;
-}
+std::atomic<bool> fail_points_armed{InitFailPoint()};
+}  // namespace internal
 
 void KillPointSlow(std::string_view name) {
   if (armed == nullptr || name != armed->name) return;
@@ -43,6 +57,21 @@ void KillPointSlow(std::string_view name) {
   (void)!::write(2, msg.data(), msg.size());
   ::kill(::getpid(), SIGKILL);
   ::_exit(137);  // not reached
+}
+
+Status FailPointSlow(std::string_view name) {
+  std::lock_guard<std::mutex> lock(fail_mu);
+  if (!internal::fail_points_armed.load() || name != fail_armed.name) return Status::OK();
+  if (++fail_hits != fail_armed.hit) return Status::OK();
+  internal::fail_points_armed = false;  // (once)
+  return Status::IOError("fail point {} (hit {}, SLUICE_FAIL_POINT)", name, fail_hits);
+}
+
+void ArmFailPoint(std::string_view name, long hit) {
+  std::lock_guard<std::mutex> lock(fail_mu);
+  fail_armed = Armed{std::string(name), std::max(1L, hit)};
+  fail_hits = 0;
+  internal::fail_points_armed = !name.empty();
 }
 
 }  // namespace sluice

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/kill_point.h"
 #include "operators/aggregate.h"
 
 namespace sluice::operators {
@@ -122,6 +123,7 @@ Status PrimaryKeyIndex::CommitPending(bool state_saved) {
     if (!state_saved) Unsaved(key);
   };
   auto commit = [&](std::string_view key, RowLocation at, uint64_t hash) {
+    RETURN_IF_ERROR(FailPoint("key_index.commit"));
     RETURN_IF_ERROR(at == kGone ? committed_.Erase(key, hash) : committed_.Assign(key, hash, at));
     committed(key);
     return Status::OK();
@@ -132,6 +134,7 @@ Status PrimaryKeyIndex::CommitPending(bool state_saved) {
     for (size_t i = 0; i < plan_->keys.size(); ++i) {
       std::string_view key = plan_->keys[i];
       const RowLocation at = *pending_.Find(key);
+      RETURN_IF_ERROR(FailPoint("key_index.commit"));
       RETURN_IF_ERROR(committed_.Put(key, committed_.HashOf(key),
                                      at == kGone ? std::nullopt : std::optional<RowLocation>(at),
                                      plan_->live[i]));

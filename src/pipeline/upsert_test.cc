@@ -10,6 +10,7 @@
 
 #include "catalog/row_delete.h"
 #include "columnar/sql_schema.h"
+#include "common/kill_point.h"
 #include "common/testing.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
@@ -186,6 +187,45 @@ TEST_P(UpsertTest, PendingChangesPastTheirMemoryCheckpointEarly) {
   ASSERT_OK(p->Checkpoint());
   EXPECT_EQ(Rows(users_), ModelRows());
   EXPECT_EQ(p->stats().key_index_keys.load(), 9000);
+}
+
+// A commit whose key index fails half-way to take its changes (a spill
+// store's write failing): the commit stands, the index is loaded again from
+// the table before the next checkpoint plans its deletes, every checkpoint
+// leaves each key's last row once, and a restart reads the state files the
+// later commits wrote.
+TEST_P(UpsertTest, AKeyIndexThatFailsToTakeACommitIsLoadedAgainFromTheTable) {
+  std::mt19937_64 rng(11);
+  int64_t n = 0;
+  auto checkpoint = [&](Pipeline& p) {
+    std::vector<std::string> records;
+    for (int i = 0; i < 150; ++i) {  // about 55 of the 60 keys changed
+      int64_t id = static_cast<int64_t>(rng() % 60);
+      records.push_back(Change(id, ++n));
+      model_[id] = n;
+    }
+    ASSERT_OK(log_->Append(records).status());
+    Consume(p);
+    ASSERT_OK(p.Checkpoint());
+    ASSERT_EQ(Rows(users_), ModelRows());
+  };
+  ASSERT_OK_AND_ASSIGN(auto p, Open(UserOptions()));
+  checkpoint(*p);
+  const int64_t loads = p->stats().key_index_loads.load();
+  ArmFailPoint("key_index.commit", 25);  // the 25th key the next commit moves
+  checkpoint(*p);
+  ArmFailPoint("");
+  EXPECT_EQ(p->stats().key_index_loads.load(), loads) << "not loaded until it is needed";
+  checkpoint(*p);
+  EXPECT_EQ(p->stats().key_index_loads.load(), loads + 1) << "the failed commit made it stale";
+  checkpoint(*p);
+  EXPECT_EQ(p->stats().key_index_loads.load(), loads + 1);
+  EXPECT_EQ(p->stats().key_index_keys.load(), static_cast<int64_t>(model_.size()));
+  p.reset();
+  ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
+  EXPECT_EQ(p->stats().key_index_restores.load(), 1);
+  EXPECT_EQ(p->stats().key_index_loads.load(), 0);
+  checkpoint(*p);
 }
 
 // The key index's state files (docs/state.md "The key index"), as the
