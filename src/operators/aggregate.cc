@@ -386,6 +386,8 @@ void Accumulator::Merge(const Accumulator& other) {
       }
       return;
     }
+    case AggKind::kCountStar:
+    case AggKind::kCount: count_ += other.count_; return;
     default:
       count_ += other.count_;
       if (__builtin_add_overflow(exact_, other.exact_, &exact_)) overflow_ = true;
@@ -579,6 +581,21 @@ Status Accumulator::DecodeFrom(std::string_view* in) {
     best_.clear();
   }
   return Status::OK();
+}
+
+bool Accumulator::SizeIsFixed(const AggSpec& spec) {
+  switch (spec.kind) {
+    case AggKind::kCountStar:
+    case AggKind::kCount: return true;
+    case AggKind::kSum:
+    case AggKind::kAvg:  // (a decimal sum that wraps counts the wraps in an Extra)
+      return spec.input->id() != TypeId::kDecimal;
+    case AggKind::kMin:
+    case AggKind::kMax:  // (best_ holds up to 15 bytes in the string itself)
+      return !spec.retracts && !spec.output->is_binary_like() && spec.output->value_width() > 0 &&
+             spec.output->value_width() <= 8;
+    default: return false;
+  }
 }
 
 int64_t Accumulator::MemoryUsage() const {

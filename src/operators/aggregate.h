@@ -82,6 +82,10 @@ class Accumulator {
   Status DecodeFrom(std::string_view* in);
   // Approximate heap bytes held.
   int64_t MemoryUsage() const;
+  // Whether Add and Retract leave MemoryUsage as it is for every accumulator
+  // of `spec` (counts, sums of integers and doubles, min and max of values
+  // held in the accumulator itself): a caller may skip measuring them.
+  static bool SizeIsFixed(const AggSpec& spec);
   // count(*), count(x): the count (after retractions: what is left).
   int64_t count() const { return count_; }
 

@@ -115,6 +115,61 @@ TEST(AccumulatorTest, RetractingLeavesWhatAddingTheRemainingValuesGives) {
   }
 }
 
+// An accumulator said to be of fixed size (a caller then skips measuring it)
+// keeps its MemoryUsage through any values, sums that leave int128 among
+// them; the others are said not to be.
+TEST(AccumulatorTest, AnAccumulatorOfFixedSizeKeepsItsMemoryUsageThroughAnyValues) {
+  struct Case {
+    AggKind kind;
+    TypePtr input;
+    bool retracts;
+    bool fixed;
+  };
+  const Case cases[] = {
+      {AggKind::kCountStar, nullptr, false, true},
+      {AggKind::kCount, DataType::String(), false, true},
+      {AggKind::kSum, DataType::Long(), false, true},
+      {AggKind::kSum, DataType::Long(), true, true},
+      {AggKind::kAvg, DataType::Double(), false, true},
+      {AggKind::kMin, DataType::Long(), false, true},
+      {AggKind::kMax, DataType::Double(), false, true},
+      {AggKind::kMax, DataType::Boolean(), false, true},
+      {AggKind::kMin, DataType::Date(), false, true},
+      {AggKind::kMax, DataType::Long(), true, false},
+      {AggKind::kMax, DataType::String(), false, false},
+      {AggKind::kMin, DataType::Decimal(38, 0), false, false},
+      {AggKind::kSum, DataType::Decimal(38, 0), false, false},
+      {AggKind::kCountDistinct, DataType::Long(), false, false},
+      {AggKind::kApproxCountDistinct, DataType::Long(), false, false},
+  };
+  std::mt19937_64 rng(5);
+  for (const Case& c : cases) {
+    TypePtr input = c.input ? c.input : DataType::Long();
+    ASSERT_OK_AND_ASSIGN(TypePtr output, ResultType(c.kind, c.input));
+    AggSpec spec{c.kind, c.input, output, "agg(v)", c.retracts};
+    SCOPED_TRACE(fmt::format("kind {} over {}", static_cast<int>(c.kind), input->ToString()));
+    EXPECT_EQ(Accumulator::SizeIsFixed(spec), c.fixed);
+    Column values(input);
+    for (int i = 0; i < 2000; ++i) {
+      const auto v = static_cast<int64_t>(rng());
+      switch (input->id()) {
+        case TypeId::kString: values.AppendBytes(std::string(1 + rng() % 40, 'x')); break;
+        case TypeId::kDouble: values.Append<double>(static_cast<double>(v)); break;
+        case TypeId::kBoolean: values.AppendBool(v % 2 == 0); break;
+        case TypeId::kDate: values.Append<int32_t>(static_cast<int32_t>(v % 100000)); break;
+        case TypeId::kDecimal: values.Append<int128_t>(DecimalMaxUnscaled(38) - (v & 0xff)); break;
+        default: values.Append<int64_t>(v); break;
+      }
+    }
+    Accumulator acc(&spec);
+    const int64_t before = acc.MemoryUsage();
+    for (int64_t row = 0; row < values.size(); ++row) acc.Add(&values, row);
+    if (c.fixed) {
+      EXPECT_EQ(acc.MemoryUsage(), before);
+    }
+  }
+}
+
 // Values that compare equal but differ (0 and -0): a retracting min or max
 // keeps the first seen, as one that only adds does, through its state too;
 // when that value leaves, the other stands.

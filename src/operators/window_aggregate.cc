@@ -64,13 +64,14 @@ void WindowAggregate::AddToGroup(Group* g, const Batch& rows, int64_t row, bool 
   for (size_t a = 0; a < options_.aggs.size(); ++a) {
     const Column* values = nullptr;
     if (options_.aggs[a].kind != AggKind::kCountStar) values = &rows.columns[arg++];
-    int64_t before = g->accs[a].MemoryUsage();
+    Accumulator& acc = g->accs[a];
+    const int64_t before = sizes_fixed_ ? 0 : acc.MemoryUsage();
     if (retract) {
-      g->accs[a].Retract(values, row);
+      acc.Retract(values, row);
     } else {
-      g->accs[a].Add(values, row);
+      acc.Add(values, row);
     }
-    memory_ += g->accs[a].MemoryUsage() - before;
+    if (!sizes_fixed_) memory_ += acc.MemoryUsage() - before;
   }
 }
 

@@ -53,6 +53,7 @@
 // Thread-safety: one thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -200,7 +201,10 @@ class WindowAggregate {
 
   class Scan;  // both tiers in order (window_internal.h)
 
-  explicit WindowAggregate(WindowAggregateOptions options) : options_(std::move(options)) {}
+  explicit WindowAggregate(WindowAggregateOptions options)
+      : options_(std::move(options)),
+        sizes_fixed_(std::all_of(options_.aggs.begin(), options_.aggs.end(),
+                                 [](const AggSpec& a) { return Accumulator::SizeIsFixed(a); })) {}
   Group NewGroup() const;
   // Bytes the front holds for a group of this key (beside its window's).
   static int64_t GroupBytes(std::string_view key, const Group& g);
@@ -277,6 +281,8 @@ class WindowAggregate {
   Status RestoreLegacy(std::string_view in, const KeyFilter& keep, bool clear_on_full);
 
   WindowAggregateOptions options_;
+  // No accumulator's size changes as rows come (Accumulator::SizeIsFixed).
+  const bool sizes_fixed_;
   // The front: every group changed since the last spill (all, when none
   // spilled), by window; no window is empty.
   Windows windows_;
