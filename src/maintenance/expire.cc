@@ -88,7 +88,7 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
     ASSIGN_OR_RETURN(int64_t max_age, IntProperty(base, "sluice.maintenance.reader-max-age-ms",
                                                   kDefaultReaderMaxAgeMs, 0));
     ASSIGN_OR_RETURN(auto readers, catalog::FindTableReaders(*options.readers_catalog, table.io(),
-                                                             table.ident()));
+                                                             table.ident(), options.readers_cache));
     for (const catalog::TableReader& r : readers) {
       std::string name = fmt::format("{}@{}", r.pipeline, r.snapshot_id);
       if (r.at_ms < options.now_ms - max_age) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "catalog/table.h"
+#include "catalog/table_readers.h"
 
 namespace sluice::maintenance {
 
@@ -41,6 +42,9 @@ struct ExpireOptions {
   // sluice.maintenance.reader-max-age-ms (default 7 days: a pipeline long gone
   // must not hold the table's history forever).
   catalog::Catalog* readers_catalog = nullptr;
+  // Remembers the readers of tables not committed to since (a service's
+  // expiries of many tables share one); optional.
+  catalog::TableReadersCache* readers_cache = nullptr;
   // The snapshots readers stand at (filled from readers_catalog, or given).
   std::vector<int64_t> held_snapshots;
 };

@@ -168,6 +168,63 @@ TEST_F(ExpireTest, SnapshotsAReaderStillNeedsStay) {
   EXPECT_EQ(table_->metadata().snapshots.size(), 1u);
 }
 
+// Expiries sharing a readers cache read a table's metadata for its readers
+// only when the table was committed to since: its readers are those of the
+// metadata file the catalog names now, never a remembered older one.
+TEST_F(ExpireTest, ACacheReadsTheReadersOfOnlyTheTablesCommittedToSince) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  auto schema = ParseColumnList("n BIGINT");
+  ASSERT_OK(schema);
+  std::vector<std::unique_ptr<catalog::Table>> holders;
+  for (const char* name : {"a", "b", "c"}) {
+    catalog::TableIdent ident{{"db"}, name};
+    ASSERT_OK_AND_ASSIGN(
+        auto md, iceberg::NewTableMetadata(
+                     *schema, {}, {}, catalog::DefaultTableLocation(dir_.string(), ident), {}));
+    ASSERT_OK_AND_ASSIGN(auto t, catalog::Table::Create(*catalog_, *io_, ident, md));
+    holders.push_back(std::move(t));
+  }
+  const int64_t snapshot = *table_->metadata().current_snapshot_id;
+  auto hold = [&](catalog::Table& holder, const std::string& pipeline) {
+    ASSERT_OK(holder.UpdateMetadata([&](const iceberg::TableMetadata& base) {
+      iceberg::TableMetadata m = base;
+      m.properties[catalog::ReaderProperty(pipeline)] =
+          catalog::EncodeReaderProperty("db.events", snapshot, Newest());
+      return Result<iceberg::TableMetadata>(m);
+    }));
+  };
+  hold(*holders[0], "first");
+  catalog::TableReadersCache cache;
+  auto readers = [&] {
+    auto found = catalog::FindTableReaders(*catalog_, *io_, table_->ident(), &cache);
+    EXPECT_TRUE(found.ok()) << found.status().ToString();
+    std::vector<std::string> out;
+    for (const auto& r : found.ValueOr({})) out.push_back(r.pipeline + "@" + r.holder.name);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const int64_t tables = 4;  // db.events and the three holders
+  EXPECT_EQ(readers(), std::vector<std::string>{"first@a"});
+  EXPECT_EQ(cache.metadata_reads(), tables);
+  EXPECT_EQ(readers(), std::vector<std::string>{"first@a"});
+  EXPECT_EQ(cache.metadata_reads(), tables) << "nothing committed since: nothing read";
+  hold(*holders[2], "second");
+  EXPECT_EQ(readers(), (std::vector<std::string>{"first@a", "second@c"}));
+  EXPECT_EQ(cache.metadata_reads(), tables + 1) << "only db.c read again";
+  ASSERT_OK(catalog_->DropTable(holders[0]->ident()));
+  EXPECT_EQ(readers(), std::vector<std::string>{"second@c"});
+  EXPECT_EQ(cache.metadata_reads(), tables + 1);
+  // An expiry through the cache keeps what the reader holds, as without it.
+  ExpireOptions o;
+  o.now_ms = Newest() + 1;
+  o.older_than_ms = o.now_ms;
+  o.readers_catalog = catalog_.get();
+  o.readers_cache = &cache;
+  ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, o));
+  EXPECT_EQ(r.holding_readers, std::vector<std::string>{fmt::format("second@{}", snapshot)});
+}
+
 TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {
   AppendIds(0, 10);
   AppendIds(10, 20);

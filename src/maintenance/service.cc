@@ -211,6 +211,7 @@ Status MaintenanceService::Expire(TableState& t) {
   ExpireOptions o;
   o.now_ms = Now();
   o.readers_catalog = &catalog_;
+  o.readers_cache = &readers_cache_;
   ASSIGN_OR_RETURN(ExpireResult r, ExpireSnapshots(*table, o));
   observer_->OnExpired(t.name, r, SecondsSince(start));
   return Status::OK();

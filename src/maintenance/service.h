@@ -152,6 +152,9 @@ class MaintenanceService {
   bool stop_ = false;
   std::vector<std::unique_ptr<TableState>> tables_;
   std::vector<std::thread> threads_;
+  // The FROM TABLE readers every table records, shared by the expiries (a
+  // table idle since the last one is not read again).
+  catalog::TableReadersCache readers_cache_;
 };
 
 const char* StepName(MaintenanceService::Step step);
