@@ -63,21 +63,26 @@ Result<std::vector<TableReader>> FindTableReaders(Catalog& catalog, FileIO& io,
     ASSIGN_OR_RETURN(auto idents, catalog.ListTables(ns));
     for (const TableIdent& holder : idents) {
       const std::string name = holder.ToString();
+      Result<std::unique_ptr<Table>> loaded = Status::Internal("not loaded");
       if (cache != nullptr) {
         auto location = catalog.LoadTable(holder);
         if (!location.ok()) {
           if (skip(location.status())) continue;
           return location.status();
         }
-        std::lock_guard<std::mutex> lock(cache->mu_);
-        auto it = cache->holders_.find(name);
-        if (it != cache->holders_.end() && it->second.metadata_location == *location) {
-          keep(it->second.readers);
-          seen.emplace(name, it->second);
-          continue;
+        {
+          std::lock_guard<std::mutex> lock(cache->mu_);
+          auto it = cache->holders_.find(name);
+          if (it != cache->holders_.end() && it->second.metadata_location == *location) {
+            keep(it->second.readers);
+            seen.emplace(name, it->second);
+            continue;
+          }
         }
+        loaded = Table::LoadFromMetadataFile(io, *location);
+      } else {
+        loaded = Table::Load(catalog, io, holder);
       }
-      auto loaded = Table::Load(catalog, io, holder);
       if (!loaded.ok()) {
         if (skip(loaded.status())) continue;
         return loaded.status();

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace sluice {
@@ -16,20 +17,24 @@ struct Armed {
   long hit = 1;  // act on this hit
 };
 
-// NAME[:N] from the environment variable `var`, or null.
-const Armed* ReadArmed(const char* var) {
+// NAME[:N] from the environment variable `var`, if set.
+std::optional<Armed> ReadArmed(const char* var) {
   const char* v = std::getenv(var);
-  if (v == nullptr || *v == '\0') return nullptr;
-  auto* a = new Armed;  // lives for the whole process
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  Armed a;
   std::string s = v;
   auto colon = s.rfind(':');
-  a->name = s.substr(0, colon);
+  a.name = s.substr(0, colon);
   if (colon != std::string::npos)
-    a->hit = std::max(1L, std::strtol(s.c_str() + colon + 1, nullptr, 10));
+    a.hit = std::max(1L, std::strtol(s.c_str() + colon + 1, nullptr, 10));
   return a;
 }
 
-const Armed* armed = ReadArmed("SLUICE_KILL_POINT");
+// (Never destroyed: a kill point may be reached while the process exits.)
+const Armed* armed = [] {
+  std::optional<Armed> a = ReadArmed("SLUICE_KILL_POINT");
+  return a ? new Armed(std::move(*a)) : nullptr;
+}();
 std::atomic<long> hits{0};
 
 // The armed fail point: hits counted under the lock, fired once.
@@ -37,9 +42,9 @@ std::mutex fail_mu;
 Armed fail_armed;
 long fail_hits = 0;
 bool InitFailPoint() {
-  const Armed* a = ReadArmed("SLUICE_FAIL_POINT");
-  if (a == nullptr) return false;
-  fail_armed = *a;
+  std::optional<Armed> a = ReadArmed("SLUICE_FAIL_POINT");
+  if (!a) return false;
+  fail_armed = std::move(*a);
   return true;
 }
 

@@ -189,11 +189,15 @@ void Accumulator::AddNumber(const Column& values, int64_t row) {
     case TypeId::kDecimal: {
       int128_t v = values.Value<int128_t>(row);
       if (__builtin_add_overflow(exact_, v, &exact_)) {
+        if (!spec_->retracts) {
+          overflow_ = true;
+          return;
+        }
         // (Retracting: the wrapped sum is exact modulo 2^128; count the wraps,
         // which retractions may undo.)
         int64_t& wraps = extra().wraps;
         wraps += v > 0 ? 1 : -1;
-        overflow_ = !spec_->retracts || wraps != 0;
+        overflow_ = wraps != 0;
       }
       return;
     }

@@ -117,13 +117,14 @@ TEST(AccumulatorTest, RetractingLeavesWhatAddingTheRemainingValuesGives) {
 
 // An accumulator said to be of fixed size (a caller then skips measuring it)
 // keeps its MemoryUsage through any values, sums that leave int128 among
-// them; the others are said not to be.
+// them, added and taken back; the others are said not to be (and most grow).
 TEST(AccumulatorTest, AnAccumulatorOfFixedSizeKeepsItsMemoryUsageThroughAnyValues) {
   struct Case {
     AggKind kind;
     TypePtr input;
     bool retracts;
     bool fixed;
+    bool grows = false;  // (not fixed) MemoryUsage changes with these values
   };
   const Case cases[] = {
       {AggKind::kCountStar, nullptr, false, true},
@@ -136,11 +137,13 @@ TEST(AccumulatorTest, AnAccumulatorOfFixedSizeKeepsItsMemoryUsageThroughAnyValue
       {AggKind::kMax, DataType::Boolean(), false, true},
       {AggKind::kMin, DataType::Date(), false, true},
       {AggKind::kMax, DataType::Long(), true, false},
-      {AggKind::kMax, DataType::String(), false, false},
-      {AggKind::kMin, DataType::Decimal(38, 0), false, false},
+      {AggKind::kMin, DataType::Long(), true, false, true},
+      {AggKind::kMax, DataType::String(), false, false, true},
+      {AggKind::kMin, DataType::Decimal(38, 0), false, false, true},
       {AggKind::kSum, DataType::Decimal(38, 0), false, false},
-      {AggKind::kCountDistinct, DataType::Long(), false, false},
-      {AggKind::kApproxCountDistinct, DataType::Long(), false, false},
+      {AggKind::kSum, DataType::Decimal(38, 0), true, false, true},
+      {AggKind::kCountDistinct, DataType::Long(), false, false, true},
+      {AggKind::kApproxCountDistinct, DataType::Long(), false, false, true},
   };
   std::mt19937_64 rng(5);
   for (const Case& c : cases) {
@@ -164,8 +167,13 @@ TEST(AccumulatorTest, AnAccumulatorOfFixedSizeKeepsItsMemoryUsageThroughAnyValue
     Accumulator acc(&spec);
     const int64_t before = acc.MemoryUsage();
     for (int64_t row = 0; row < values.size(); ++row) acc.Add(&values, row);
+    if (c.retracts) {
+      for (int64_t row = 0; row < values.size(); row += 2) acc.Retract(&values, row);
+    }
     if (c.fixed) {
       EXPECT_EQ(acc.MemoryUsage(), before);
+    } else if (c.grows) {
+      EXPECT_NE(acc.MemoryUsage(), before);
     }
   }
 }

@@ -157,12 +157,14 @@ Status WindowAggregate::TakePrefix(int64_t max_end, const TakeFn& take) {
   while (!windows_.empty() && windows_.begin()->second.groups.empty()) {
     EraseWindow(windows_.begin());
   }
-  RETURN_IF_ERROR(taking);
-  if (n == 0 || !spilled_) return Status::OK();
-  // Every stored key up to `last` is gone (the next key after it is last + "\0").
+  if (n == 0 || !spilled_) return taking;
+  // Every stored key up to `last` is gone (the next key after it is last +
+  // "\0"), once the deletes are flushed: after an error too (the groups
+  // taken must not come back from the store).
   store_floor_ = StoreKey(last.end, last.start, last.key);
   store_floor_.push_back('\0');
-  return store_->Flush();
+  Status flushed = store_->Flush();
+  return taking.ok() ? flushed : taking;
 }
 
 Status WindowAggregate::TakeFromScan(int64_t max_end, const TakeFn& take, int64_t* n,
@@ -175,13 +177,12 @@ Status WindowAggregate::TakeFromScan(int64_t max_end, const TakeFn& take, int64_
       scan.KeepOrder();
       break;
     }
-    if (scan.in_store()) {
-      store_->Delete(scan.stored_key());
-      if (++deletes % 4096 == 0) RETURN_IF_ERROR(store_->Flush());
-    }
+    const bool flush = scan.in_store() && ++deletes % 4096 == 0;
+    if (scan.in_store()) store_->Delete(scan.stored_key());
     *last = scan.key();
     scan.ForgetFront();
-    ++*n;
+    ++*n;  // (taken: counted before anything can fail)
+    if (flush) RETURN_IF_ERROR(store_->Flush());
     RETURN_IF_ERROR(scan.Next());
   }
   return scan.status();
