@@ -35,6 +35,7 @@
 
 #include "columnar/column.h"
 #include "common/status.h"
+#include "operators/value_key.h"
 
 namespace sluice::operators {
 
@@ -140,15 +141,5 @@ class Accumulator {
   // Whether `v` has the byte width min/max keep values of the output type in.
   bool BestWidthOk(std::string_view v) const;
 };
-
-// A stable 64-bit hash of bytes (state files keep HyperLogLog registers, so
-// the hash must not change between versions or machines).
-uint64_t StableHash(std::string_view bytes);
-
-// The bytes identifying row `row` of a primitive column (for DISTINCT sets,
-// group keys and hashes): a NULL flag, then the raw value or the bytes.
-void AppendValueKey(const Column& column, int64_t row, std::string* out);
-// Reads one value written by AppendValueKey from `in` into `column`.
-Status AppendFromValueKey(std::string_view* in, Column* column);
 
 }  // namespace sluice::operators

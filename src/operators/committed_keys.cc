@@ -258,18 +258,15 @@ Status CommittedKeys::Spill() {
   // cheaply, and a random one with a search of its skip list (three
   // quarters of a spill's time, unsorted).
   struct Spilled {
-    uint64_t prefix;  // KeyPrefix(key): most comparisons need no more
     std::string_view key;
     RowLocation e;
   };
   std::vector<Spilled> entries;
   entries.reserve(front_.size());
   front_.ForEach([&](std::string_view key, const RowLocation& e) {
-    if (Live(e) || Stored(e)) entries.push_back({KeyPrefix(key), key, e});
+    if (Live(e) || Stored(e)) entries.push_back({key, e});
   });
-  std::sort(entries.begin(), entries.end(), [](const Spilled& a, const Spilled& b) {
-    return a.prefix != b.prefix ? a.prefix < b.prefix : a.key < b.key;
-  });
+  SortByKeyPrefix(&entries, [](const Spilled& s) { return s.key; });
   for (size_t i = 0; i < entries.size(); ++i) {
     if (Live(entries[i].e)) {
       store_->Put(entries[i].key, Encode(Plain(entries[i].e)));

@@ -141,16 +141,10 @@ class GroupTable {
     return out;
   }
 
-  // Sorts entries (of any tables) in their keys' byte order: by their 8-byte
-  // prefixes, read once into the sort's items, and whole only where those tie.
+  // Sorts entries (of any tables) in their keys' byte order (key_table.h
+  // SortByKeyPrefix).
   static void SortByKey(std::vector<Entry*>* entries) {
-    std::vector<std::pair<uint64_t, Entry*>> items;
-    items.reserve(entries->size());
-    for (Entry* e : *entries) items.emplace_back(KeyPrefix(e->key), e);
-    std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : a.second->key < b.second->key;
-    });
-    for (size_t i = 0; i < items.size(); ++i) (*entries)[i] = items[i].second;
+    SortByKeyPrefix(entries, [](const Entry* e) { return std::string_view(e->key); });
   }
 
   // Bytes a table of `entries` entries holds per entry (its entry and its

@@ -212,16 +212,24 @@ inline uint64_t KeyPrefix(std::string_view key) {
   return prefix;
 }
 
-// Sorts keys in byte order by their prefixes, read once into the sort's
-// entries (24 bytes a key for the moment), and whole only where those tie:
-// a sort of millions of keys then follows no pointer and calls no memcmp for
-// most comparisons.
+// Sorts `items` in the byte order of their keys (`key_of(item)`, a
+// string_view) by the keys' prefixes, read once into the sort's entries, and
+// whole only where those tie: a sort of millions of keys then follows no
+// pointer and calls no memcmp for most comparisons.
+template <typename T, typename KeyOf>
+void SortByKeyPrefix(std::vector<T>* items, KeyOf key_of) {
+  std::vector<std::pair<uint64_t, T>> entries;
+  entries.reserve(items->size());
+  for (T& item : *items) entries.emplace_back(KeyPrefix(key_of(item)), std::move(item));
+  std::sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : key_of(a.second) < key_of(b.second);
+  });
+  for (size_t i = 0; i < entries.size(); ++i) (*items)[i] = std::move(entries[i].second);
+}
+
+// Keys in byte order (24 bytes a key for the sort).
 inline void SortKeys(std::vector<std::string_view>* keys) {
-  std::vector<std::pair<uint64_t, std::string_view>> entries;
-  entries.reserve(keys->size());
-  for (std::string_view key : *keys) entries.emplace_back(KeyPrefix(key), key);
-  std::sort(entries.begin(), entries.end());
-  for (size_t i = 0; i < entries.size(); ++i) (*keys)[i] = entries[i].second;
+  SortByKeyPrefix(keys, [](std::string_view k) { return k; });
 }
 
 }  // namespace sluice::operators
