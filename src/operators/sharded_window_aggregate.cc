@@ -4,6 +4,7 @@
 
 #include "columnar/column_ops.h"
 #include "operators/bytes.h"
+#include "operators/key_table.h"
 
 namespace sluice::operators {
 namespace {
@@ -14,6 +15,7 @@ using internal::kStateDelta;
 using internal::Put;
 
 constexpr uint32_t kShardsMagic = 0x48534C53;  // "SLSH"
+constexpr uint64_t kShardSeed = 0x736c7569636533ull;
 
 // The group key of row `r` as WindowAggregate builds it (columns 1..keys).
 void KeyOf(const Batch& rows, size_t keys, int64_t r, std::string* key) {
@@ -41,7 +43,12 @@ Result<std::unique_ptr<ShardedWindowAggregate>> ShardedWindowAggregate::Make(
 }
 
 int ShardedWindowAggregate::ShardOf(std::string_view key) const {
-  return static_cast<int>(StableHash(key) % shards_.size());
+  // The hash's high half scaled to the shards (no division). Within a run
+  // only: a state file holds every shard's keys, so restoring shards them
+  // again. Its seed is a constant, and each shard's group tables hash with
+  // seeds of their own, so a shard's keys spread over its tables' slots.
+  uint64_t high = SeededHash(kShardSeed, key) >> 32;
+  return static_cast<int>((high * shards_.size()) >> 32);
 }
 
 void ShardedWindowAggregate::AssignShards(const Batch& rows, int64_t begin, int64_t end,
@@ -67,19 +74,16 @@ Status ShardedWindowAggregate::Add(const Batch& rows, const std::vector<int64_t>
   } else if (static_cast<int64_t>(shard->size()) != count) {
     return Status::Internal("window operator: {} shard ids for {} rows", shard->size(), count);
   }
-  // Each shard takes its keys' rows, in order, with their watermarks.
+  // Each shard takes its keys' rows, in order, where they are.
   std::vector<std::vector<LateRow>> lates(n);
   std::vector<Status> st(n);
   pool_->Run(n, [&](int i) {
     std::vector<uint32_t> take;
+    take.reserve(static_cast<size_t>(count / n + count / 8 + 16));
     for (int64_t r = 0; r < count; ++r) {
       if ((*shard)[r] == i) take.push_back(static_cast<uint32_t>(r));
     }
-    Batch part = TakeRows(rows, take);
-    std::vector<int64_t> marks(take.size());
-    for (size_t j = 0; j < take.size(); ++j) marks[j] = watermarks[take[j]];
-    st[i] = shards_[i]->Add(part, marks, &lates[i]);
-    for (LateRow& l : lates[i]) l.row = take[l.row];
+    st[i] = shards_[i]->Add(rows, watermarks, &lates[i], &take);
   });
   for (const Status& s : st) RETURN_IF_ERROR(s);
   size_t first = late->size();

@@ -1,5 +1,5 @@
 // ShardedWindowAggregate: one WindowAggregate per shard, a group key always in
-// the same shard (its StableHash modulo the shards), the shards run at once on
+// the same shard (by a hash of its key), the shards run at once on
 // a TaskPool (docs/pipelines.md "Parallelism"). It behaves as one
 // WindowAggregate over the same rows and watermarks: the same late rows (in
 // row order), the same window rows in the same order of window ends (the keys

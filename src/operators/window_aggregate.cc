@@ -185,10 +185,14 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
 }
 
 Status WindowAggregate::Add(const Batch& rows, const std::vector<int64_t>& watermarks,
-                            std::vector<LateRow>* late) {
+                            std::vector<LateRow>* late, const std::vector<uint32_t>* only) {
   std::string key;
-  for (int64_t r = 0; r < rows.num_rows(); ++r) {
-    RETURN_IF_ERROR(AddRow(rows, r, watermarks[r], &key, late));
+  if (only != nullptr) {
+    for (uint32_t r : *only) RETURN_IF_ERROR(AddRow(rows, r, watermarks[r], &key, late));
+  } else {
+    for (int64_t r = 0; r < rows.num_rows(); ++r) {
+      RETURN_IF_ERROR(AddRow(rows, r, watermarks[r], &key, late));
+    }
   }
   return MaybeSpill();
 }

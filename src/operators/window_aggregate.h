@@ -118,8 +118,10 @@ class WindowAggregate {
   static Result<std::unique_ptr<WindowAggregate>> Make(WindowAggregateOptions options);
 
   // `watermarks[i]`: the watermark before row i (INT64_MIN: none yet).
-  // Fails only when spilling fails.
-  Status Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late);
+  // `only`: the rows to take, in order (nullptr: all). Late rows are named by
+  // their row in `rows`. Fails only when spilling fails.
+  Status Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late,
+             const std::vector<uint32_t>* only = nullptr);
   // Up to `max_rows` rows of the windows closed at `watermark`, in window-end
   // order; `done` once every such window was given. Failed rows (a sum beyond
   // its type) are described in `failed` and left out.

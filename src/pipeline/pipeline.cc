@@ -5,6 +5,7 @@
 
 #include "columnar/json_reader.h"
 #include "columnar/sql_schema.h"
+#include "common/serial_queue.h"
 #include "common/task_pool.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
@@ -90,7 +91,9 @@ Pipeline::Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions option
     : catalog_(catalog), io_(io), options_(std::move(options)), source_(std::move(source)) {}
 
 Pipeline::~Pipeline() {
-  if (pool_) pool_->Wait();  // lanes still running use the members
+  // Lanes and a window stage still running use the members.
+  if (pool_) pool_->Wait();
+  if (window_stage_) window_stage_->Drain();
   // Open writers delete their unfinished files as they are destroyed; files
   // closed for a checkpoint that did not commit stay, recorded in the journal,
   // for the next run's recovery (a destructor cannot know whether a commit
@@ -231,28 +234,25 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
 
 Status Pipeline::FlushRows() {
   RETURN_IF_ERROR(TakeLanes());
-  if (!polling_.records.empty()) {
-    // Lanes of consecutive records: on the pipeline's thread alone, or on the
-    // workers while it polls the next batch.
-    std::swap(flushing_, polling_);
-    polling_.Clear();
-    size_t n = flushing_.records.size();
-    int lanes = static_cast<int>(lanes_.size());
-    lanes_running_ = static_cast<int>(std::clamp<size_t>(n / kMinRecordsPerLane, 1, lanes));
-    int parts = lanes_running_;
-    auto run = [this, n, parts](int i) {
-      lanes_[i].status = RunLane(lanes_[i], n * i / parts, n * (i + 1) / parts);
-    };
-    if (lanes == 1) {
-      run(0);
-      RETURN_IF_ERROR(FinishLanes());
-    } else {
-      pool_->Start(parts, run);
-    }
+  if (polling_.records.empty()) return Status::OK();
+  // Lanes of consecutive records: on the pipeline's thread alone, or on the
+  // workers while it polls the next batch (and the window stage takes the
+  // batches before).
+  std::swap(flushing_, polling_);
+  polling_.Clear();
+  size_t n = flushing_.records.size();
+  int lanes = static_cast<int>(lanes_.size());
+  lanes_running_ = static_cast<int>(std::clamp<size_t>(n / kMinRecordsPerLane, 1, lanes));
+  int parts = lanes_running_;
+  auto run = [this, n, parts](int i) {
+    lanes_[i].status = RunLane(lanes_[i], n * i / parts, n * (i + 1) / parts);
+  };
+  if (lanes > 1) {
+    pool_->Start(parts, run);
+    return Status::OK();
   }
-  // The last batch's rows go into the windows while the lanes decode this one.
-  RETURN_IF_ERROR(FeedWindows());
-  return WriteDeadLetters(dead_rows_);
+  run(0);
+  return FinishLanes();
 }
 
 Status Pipeline::WriteDeadLetters(Batch& dead) {
@@ -267,49 +267,74 @@ Status Pipeline::WriteDeadLetters(Batch& dead) {
 Status Pipeline::TakeLanes() {
   if (lanes_running_ == 0) return Status::OK();
   pool_->Wait();
-  if (!window_inputs_.empty())
-    return Status::Internal("pipeline {}: rows of two batches for the windows", options_.name);
   Status st;
+  WindowBatch windows;  // windowed: the lanes' rows and dead letters, for the window stage
   for (int i = 0; i < lanes_running_ && st.ok(); ++i) {
     Lane& lane = lanes_[i];
     st = lane.status;
-    rows_pending_ += lane.written;
-    if (st.ok()) st = WriteDeadLetters(lane.dead);
-    if (st.ok() && options_.aggregate) {
-      window_inputs_.push_back({std::move(lane.rows), std::move(lane.origins),
+    if (!st.ok()) break;
+    if (options_.aggregate) {
+      windows.inputs.push_back({std::move(lane.rows), std::move(lane.origins),
                                 std::move(lane.input), std::move(lane.row_of),
                                 std::move(lane.shard)});
+      windows.dead.push_back(std::exchange(lane.dead, Batch{}));
+      continue;
     }
+    rows_pending_ += lane.written;
+    st = WriteDeadLetters(lane.dead);
     if (st.ok() && keys_) st = FeedUpserts(lane);
   }
   for (int i = 0; i < lanes_running_; ++i) {
     lanes_[i].rows = Batch{};
     lanes_[i].input = Batch{};
   }
-  if (st.ok() && options_.aggregate) window_partitions_ = flushing_.partitions;
-  if (!st.ok()) window_inputs_.clear();
   lanes_running_ = 0;
+  if (st.ok() && options_.aggregate) {
+    windows.partitions = flushing_.partitions;
+    st = PushWindows(std::move(windows));
+  }
   flushing_.Clear();
   return st;
 }
 
-Status Pipeline::FeedWindows() {
-  if (window_inputs_.empty()) return Status::OK();
+Status Pipeline::PushWindows(WindowBatch batch) {
+  if (!window_stage_) {
+    RunWindowBatch(batch);
+    return SettleWindows();
+  }
+  auto shared = std::make_shared<WindowBatch>(std::move(batch));
+  window_stage_->Push([this, shared] { RunWindowBatch(*shared); });
+  return Status::OK();
+}
+
+void Pipeline::RunWindowBatch(WindowBatch& batch) {
+  if (!window_status_.ok()) return;  // a failed stage takes nothing more
   Status st;
-  for (WindowInput& in : window_inputs_) {
-    st = FeedAggregate(in);
+  for (Batch& dead : batch.dead) {
+    st = WriteDeadLetters(dead);
     if (!st.ok()) break;
   }
-  window_inputs_.clear();
-  RETURN_IF_ERROR(st);
+  for (size_t i = 0; i < batch.inputs.size() && st.ok(); ++i) {
+    st = FeedAggregate(batch.inputs[i], batch.partitions);
+  }
   // Once per batch, after all its lanes: a partition whose records sit in a
   // later lane must not turn idle between the lanes.
-  return IdleCheckAggregate();
+  if (st.ok()) st = IdleCheckAggregate();
+  if (st.ok()) st = WriteDeadLetters(dead_rows_);
+  window_status_ = std::move(st);
+}
+
+Status Pipeline::SettleWindows() {
+  if (window_stage_) window_stage_->Drain();
+  Status st = std::exchange(window_status_, Status::OK());
+  rows_pending_ += std::exchange(window_rows_, 0);
+  RETURN_IF_ERROR(st);
+  return WriteDeadLetters(dead_rows_);
 }
 
 Status Pipeline::FinishLanes() {
   RETURN_IF_ERROR(TakeLanes());
-  return FeedWindows();
+  return SettleWindows();
 }
 
 Result<int64_t> Pipeline::Step(int timeout_ms) {
@@ -320,8 +345,7 @@ Result<int64_t> Pipeline::Step(int timeout_ms) {
   int64_t lag = 0;
   for (const auto& [partition, n] : source_->Lag()) lag += n;
   stats_.source_lag = lag;
-  if (static_cast<int64_t>(polling_.records.size()) + dead_rows_.num_rows() >=
-          options_.batch_rows ||
+  if (static_cast<int64_t>(polling_.records.size()) >= options_.batch_rows ||
       static_cast<int64_t>(polling_.raw.size()) >= options_.batch_bytes) {
     RETURN_IF_ERROR(FlushRows());
   }

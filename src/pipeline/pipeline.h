@@ -52,12 +52,11 @@
 
 namespace sluice {
 class JsonDecoder;
+class SerialQueue;
 class TaskPool;
 namespace operators {
 class WatermarkTracker;
 class ShardedWindowAggregate;
-}  // namespace operators
-namespace operators {
 class PrimaryKeyIndex;
 struct RowLocation;
 }  // namespace operators
@@ -319,15 +318,14 @@ class Pipeline {
   Status RecordStaged(const std::string& path);
   // Hands the polled records to the lanes (after taking the lanes' last
   // batch); with more than one lane they run while the source is polled on,
-  // and (windowed) while the last batch's rows go into the windows.
+  // and (windowed) while the window stage takes the batches before.
   Status FlushRows();
   // Waits for the lanes' batch and takes their results in source order:
-  // rows counted, dead letters written, key changes to the index (upserts),
-  // rows for the windows into window_inputs_ (windowed).
+  // rows counted, dead letters written, key changes to the index (upserts);
+  // windowed, the rows and dead letters go to the window stage.
   Status TakeLanes();
-  // Feeds window_inputs_ to the windows, in source order (windowed path).
-  Status FeedWindows();
-  // Both: nothing is left in the lanes.
+  // Both, and the window stage drained: nothing is left in the lanes or the
+  // stage.
   Status FinishLanes();
   Status WriteDeadLetters(Batch& dead);
   // Decodes records [begin, end) of flushing_ into `lane`, dead-letters what
@@ -335,14 +333,14 @@ class Pipeline {
   Status RunLane(Lane& lane, size_t begin, size_t end);
   void OnRecord(const SourceRecord& r);
   Status CheckEpoch();
-  // pipeline_aggregate.cc: the windowed path. PrepareAggregate runs in a
-  // lane (WHERE and the operator's columns); FeedAggregate takes the lanes
-  // in source order (watermarks, the windows, emitting closed ones).
   // The epoch step of opening through a catalog that does not swap whole
   // metadata files (REST): commits the next epoch with an empty snapshot on
   // main; returns it.
   Result<int64_t> BumpEpochOnMain();
   void RenewReaderHold();
+  // pipeline_aggregate.cc: the windowed path. PrepareAggregate runs in a
+  // lane (WHERE and the operator's columns); FeedAggregate takes the lanes
+  // in source order (watermarks, the windows, emitting closed ones).
   Status StartAggregate(const std::optional<CommittedCheckpoint>& committed);
   Status PrepareAggregate(Lane& lane);
   // A lane's rows for the windows, taken out of it so that it decodes the
@@ -354,7 +352,25 @@ class Pipeline {
     std::vector<int64_t> row_of;
     std::vector<uint16_t> shard;
   };
-  Status FeedAggregate(WindowInput& in);
+  // The window stage (windowed path): the batches the lanes decoded, in
+  // source order, one at a time. RunWindowBatch writes a batch's dead letters,
+  // feeds its rows to the windows, emits the closed ones and writes them.
+  // With more than one lane it runs on window_stage_'s thread, beside the
+  // lanes decoding the next batch and the pipeline's thread polling.
+  // PushWindows hands a batch over (waiting while one already waits);
+  // SettleWindows drains the stage, counts the rows it wrote and returns its
+  // first error. Between a PushWindows and the next SettleWindows, the stage
+  // alone touches window_, watermarks_, dead_rows_, dlq_writer_,
+  // dead_pending_, window_rows_, window_status_ and lanes_[0].writer.
+  struct WindowBatch {
+    std::vector<WindowInput> inputs;      // a lane's each
+    std::vector<Batch> dead;              // the lanes' dead letters
+    std::vector<std::string> partitions;  // names of RowOrigin::partition
+  };
+  Status PushWindows(WindowBatch batch);
+  void RunWindowBatch(WindowBatch& batch);
+  Status SettleWindows();
+  Status FeedAggregate(WindowInput& in, const std::vector<std::string>& partitions);
   Status IdleCheckAggregate();
   Status EmitWindows(int64_t watermark);
   // GROUP BY without a window: the rows of the groups the checkpoint changed
@@ -467,9 +483,10 @@ class Pipeline {
   // Windowed aggregations only. The operator's shards run on a pool of their
   // own, as the lanes' pool may be decoding the next batch meanwhile.
   std::unique_ptr<TaskPool> shard_pool_;
+  std::unique_ptr<SerialQueue> window_stage_;  // more than one lane only
+  Status window_status_;                       // the stage's first error
+  int64_t window_rows_ = 0;                    // rows the stage wrote, not yet counted
   std::unique_ptr<operators::ShardedWindowAggregate> window_;  // a shard per lane
-  std::vector<WindowInput> window_inputs_;                     // taken from the lanes, not yet fed
-  std::vector<std::string> window_partitions_;                 // their batch's partitions
   std::unique_ptr<operators::WatermarkTracker> watermarks_;
   StateFileChain window_state_;
   // Upserts into a primary-key table only.

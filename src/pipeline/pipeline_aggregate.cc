@@ -8,6 +8,7 @@
 #include "columnar/column_ops.h"
 #include "columnar/json_writer.h"
 #include "common/kill_point.h"
+#include "common/serial_queue.h"
 #include "common/task_pool.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
@@ -21,6 +22,8 @@ namespace {
 
 // Rows of closed windows taken from the operator at a time.
 constexpr int64_t kEmitRows = 64 * 1024;
+// Batches the lanes may decode ahead of the window stage.
+constexpr int kWindowBatchesWaiting = 1;
 
 std::string StateProperty(const std::string& pipeline) { return "sluice.state." + pipeline; }
 
@@ -60,6 +63,7 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
   std::filesystem::remove_all(window.spill_dir, ec);
   int shards = static_cast<int>(lanes_.size());
   shard_pool_ = std::make_unique<TaskPool>(shards - 1);
+  window_stage_ = shards > 1 ? std::make_unique<SerialQueue>(kWindowBatchesWaiting) : nullptr;
   ASSIGN_OR_RETURN(window_, operators::ShardedWindowAggregate::Make(std::move(window),
                                                                     shard_pool_.get(), shards));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
@@ -158,7 +162,7 @@ Status Pipeline::PrepareAggregate(Lane& lane) {
   return Status::OK();
 }
 
-Status Pipeline::FeedAggregate(WindowInput& lane) {
+Status Pipeline::FeedAggregate(WindowInput& lane, const std::vector<std::string>& partitions) {
   const sql::AggregatePlan& plan = *options_.aggregate;
   const Batch& rows = lane.rows;
   int64_t n = rows.num_rows();
@@ -172,7 +176,7 @@ Status Pipeline::FeedAggregate(WindowInput& lane) {
     before[i] = watermarks_->current();
     if (time->IsNull(i)) continue;
     const std::string& partition =
-        options_.one_watermark_partition ? kOne : window_partitions_[lane.origins[i].partition];
+        options_.one_watermark_partition ? kOne : partitions[lane.origins[i].partition];
     watermarks_->Observe(partition, time->Value<int64_t>(i), now);
   }
 
@@ -187,7 +191,7 @@ Status Pipeline::FeedAggregate(WindowInput& lane) {
     const RowOrigin& o = lane.origins[r];
     std::string payload;
     AppendJsonRow(rows, r, &payload);
-    DeadLetterRow(payload, l.reason, window_partitions_[o.partition], o.offset, o.timestamp_ms,
+    DeadLetterRow(payload, l.reason, partitions[o.partition], o.offset, o.timestamp_ms,
                   &dead_rows_);
   }
   return EmitWindows(watermarks_->current());
@@ -213,14 +217,14 @@ Status Pipeline::EmitWindows(int64_t watermark) {
     if (closed.num_rows() == 0) continue;
     std::vector<sql::RejectedRow> rejected;
     ASSIGN_OR_RETURN(Batch out,
-                     sql::ApplyPlanKeepingSource(options_.aggregate->post, closed, &rejected));
+                     sql::ApplyPlan(options_.aggregate->post, std::move(closed), &rejected));
     for (const sql::RejectedRow& r : rejected) {
       DeadLetterRow(r.payload, r.error, "", -1, now, &dead_rows_);
     }
     if (out.num_rows() == 0) continue;
     // One writer, so that the table holds the windows in the order they closed.
     RETURN_IF_ERROR_CTX(lanes_[0].writer->Write(out), "writing to {}", options_.target.ToString());
-    rows_pending_ += out.num_rows();
+    window_rows_ += out.num_rows();
   }
   return Status::OK();
 }
@@ -287,6 +291,7 @@ Status Pipeline::FinishInput() {
   RETURN_IF_ERROR(FinishLanes());
   if (!window_) return Status::OK();
   RETURN_IF_ERROR(EmitWindows(INT64_MAX));
+  RETURN_IF_ERROR(SettleWindows());  // its rows counted, its dead letters written
   // What was emitted is closed for good: later events for it are late.
   watermarks_->AdvanceTo(window_->emitted_below());
   dirty_ = true;

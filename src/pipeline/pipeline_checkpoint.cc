@@ -7,6 +7,7 @@
 #include "catalog/table_readers.h"
 #include "common/clock.h"
 #include "common/kill_point.h"
+#include "common/serial_queue.h"
 #include "common/task_pool.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"

@@ -7,6 +7,7 @@
 #include "catalog/table_readers.h"
 #include "columnar/json_reader.h"
 #include "common/kill_point.h"
+#include "common/serial_queue.h"
 #include "common/task_pool.h"
 #include "iceberg/table_builder.h"
 #include "pipeline/pipeline.h"

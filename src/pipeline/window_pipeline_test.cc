@@ -1,10 +1,13 @@
 // Windowed pipelines on any number of lanes: while the lanes decode a batch,
-// the pipeline's thread feeds the batch before into the windows. The same
+// the window stage feeds the batches before into the windows. The same
 // events must give the same window rows, late rows and watermark on one lane
-// and on several, for every window kind, across a restart from the state.
+// and on several, for every window kind, across a restart from the state; a
+// write that fails on the window stage fails the checkpoint, and the restart
+// catches up to the same rows.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
@@ -54,19 +57,18 @@ class WindowLanesTest : public testing::PipelineFixture,
     ASSERT_OK(log_->Append(recs).status());
   }
 
-  // `parallelism` 1 to 3; `restart` false: one run over all the events.
-  Outcome Run(int parallelism, bool restart = true) {
+  // Fresh tables and the pipeline's options (`parallelism` lanes).
+  std::optional<PipelineOptions> Prepare(int parallelism) {
     Reset();
-    Outcome out;
     auto schema =
         ParseColumnList("ws TIMESTAMPTZ, we TIMESTAMPTZ, k STRING, n BIGINT, total BIGINT");
     EXPECT_OK(schema.status());
-    if (!schema.ok()) return out;
+    if (!schema.ok()) return std::nullopt;
     auto md = iceberg::NewTableMetadata(*schema, iceberg::PartitionSpec{}, iceberg::SortOrder{},
                                         catalog::DefaultTableLocation(warehouse_, windows_),
                                         iceberg::NewTableOptions{});
     EXPECT_OK(md.status());
-    if (!md.ok()) return out;
+    if (!md.ok()) return std::nullopt;
     EXPECT_OK(catalog::Table::Create(*catalog_, *io_, windows_, *md).status());
     EXPECT_OK(EnsureDeadLetterTable(*catalog_, *io_, warehouse_, windows_));
     no_time_ = broken_ = 0;
@@ -77,37 +79,24 @@ class WindowLanesTest : public testing::PipelineFixture,
         GetParam().select);
     auto script = sql::ParseScript(sql);
     EXPECT_OK(script.status());
-    if (!script.ok()) return out;
+    if (!script.ok()) return std::nullopt;
     auto sources = SourcesOf(*script);
     auto statement = FindPipeline(*script, "windows");
     EXPECT_OK(statement.status());
-    if (!sources.ok() || !statement.ok()) return out;
+    if (!sources.ok() || !statement.ok()) return std::nullopt;
     auto o = BindPipeline(*catalog_, *io_, **statement, *sources);
     EXPECT_OK(o.status());
-    if (!o.ok()) return out;
+    if (!o.ok()) return std::nullopt;
     o->state_dir = (dir_ / "state" / "windows").string();
     o->batch_rows = 4096;  // several batches, each of several lanes
     o->parallelism = parallelism;
-    // Half the events, a checkpoint, and a restart from its state (on 4 -
-    // `parallelism` lanes) for the rest.
-    ProduceEvents(0, restart ? 14'000 : 30'000);
-    if (restart) {
-      auto first = Open(*o);
-      EXPECT_OK(first.status());
-      if (!first.ok()) return out;
-      Consume(**first);
-      EXPECT_OK((*first)->Checkpoint());
-    }
-    if (restart) {
-      ProduceEvents(14'000, 30'000);
-      o->parallelism = 4 - parallelism;  // the state moves to another shard count
-    }
-    auto p = Open(*o);
-    EXPECT_OK(p.status());
-    if (!p.ok()) return out;
-    Consume(**p);
-    EXPECT_OK((*p)->Checkpoint());
-    out.groups = (*p)->stats().state_groups.load();
+    return *o;
+  }
+
+  // The tables' rows and dead letters, and what `p` holds.
+  Outcome Collect(Pipeline& p) {
+    Outcome out;
+    out.groups = p.stats().state_groups.load();
     out.rows = Rows(windows_);
     for (const std::string& r : Rows(DeadLetterTable(windows_))) {
       auto j = nlohmann::json::parse(r);
@@ -121,6 +110,30 @@ class WindowLanesTest : public testing::PipelineFixture,
     auto state = nlohmann::json::parse((*t)->metadata().properties.at("sluice.state.windows"));
     out.watermark = state["watermark"].get<std::string>();
     return out;
+  }
+
+  // `parallelism` 1 to 3; `restart` false: one run over all the events.
+  Outcome Run(int parallelism, bool restart = true) {
+    std::optional<PipelineOptions> o = Prepare(parallelism);
+    if (!o) return {};
+    // Half the events, a checkpoint, and a restart from its state (on 4 -
+    // `parallelism` lanes) for the rest.
+    ProduceEvents(0, restart ? 14'000 : 30'000);
+    if (restart) {
+      auto first = Open(*o);
+      EXPECT_OK(first.status());
+      if (!first.ok()) return {};
+      Consume(**first);
+      EXPECT_OK((*first)->Checkpoint());
+      ProduceEvents(14'000, 30'000);
+      o->parallelism = 4 - parallelism;  // the state moves to another shard count
+    }
+    auto p = Open(*o);
+    EXPECT_OK(p.status());
+    if (!p.ok()) return {};
+    Consume(**p);
+    EXPECT_OK((*p)->Checkpoint());
+    return Collect(**p);
   }
 
   catalog::TableIdent windows_{{"lake"}, "windows"};
@@ -152,6 +165,45 @@ TEST_P(WindowLanesTest, OneLaneAndSeveralGiveTheSameWindowsLateRowsAndWatermark)
     EXPECT_EQ(many.watermark, one.watermark);
     EXPECT_EQ(many.groups, one.groups) << "the open windows";
   }
+}
+
+// The window stage writes the windows' files and the dead letters beside the
+// lanes: the n-th file it creates, or the n-th append, fails there. The error
+// must come out of the next checkpoint (naming the fault) with nothing of it
+// committed, and a restart must catch up to the rows of a run without faults.
+TEST_P(WindowLanesTest, AWriteThatFailsOnTheWindowStageFailsTheCheckpointAndTheRestartCatchesUp) {
+  Outcome want = Run(1, /*restart=*/false);
+  ASSERT_GT(want.rows.size(), 50u);
+  int failed = 0;
+  for (FileOp op : {FileOp::kOpenOutput, FileOp::kAppend}) {
+    for (int64_t nth : {1, 2, 5}) {
+      SCOPED_TRACE(fmt::format("call {} of {} fails", nth, FileOpName(op)));
+      std::optional<PipelineOptions> o = Prepare(2);
+      ASSERT_TRUE(o);
+      ProduceEvents(0, 30'000);
+      auto p = Open(*o);
+      ASSERT_OK(p.status());
+      faults_.ResetCounts();
+      faults_.FailNth(op, nth);
+      Status st = TryConsume(**p);
+      if (st.ok()) st = (*p)->Checkpoint();
+      faults_.Heal();
+      if (!st.ok()) {
+        ++failed;
+        EXPECT_NE(st.message().find("(injected)"), std::string::npos) << st.ToString();
+      }
+      p->reset();  // the process ends with the fault
+      auto again = Open(*o);
+      ASSERT_OK(again.status());
+      Consume(**again);
+      ASSERT_OK((*again)->Checkpoint());
+      Outcome got = Collect(**again);
+      EXPECT_EQ(got.rows, want.rows);
+      EXPECT_EQ(got.dead, want.dead);
+      EXPECT_EQ(got.watermark, want.watermark);
+    }
+  }
+  EXPECT_GT(failed, 0) << "no fault hit a write the run needed";
 }
 
 INSTANTIATE_TEST_SUITE_P(
