@@ -4,8 +4,12 @@
 #   2. builds and runs the whole suite (unit, fixture, interop) with ctest,
 #   3. builds and runs the suite again under AddressSanitizer + UBSan (but
 #      the interop suites, Kafka crash loops, torture and concurrency tests),
-#   4. builds the libFuzzer targets with clang and runs each briefly.
-# Environment: SLUICE_SKIP_ASAN=1, SLUICE_SKIP_FUZZ=1 skip steps 3/4;
+#   4. builds the threaded tests under ThreadSanitizer and runs them
+#      (scripts/tsan.sh: task pool, serial queue, sharded windows, pipelines
+#      on several lanes),
+#   5. builds the libFuzzer targets with clang and runs each briefly.
+# Environment: SLUICE_SKIP_ASAN=1, SLUICE_SKIP_TSAN=1, SLUICE_SKIP_FUZZ=1 skip
+# steps 3/4/5;
 # SLUICE_UNITY=OFF compiles each source alone (default ON: unity builds);
 # SLUICE_FUZZ_SECONDS (default 15) per fuzz target; JOBS (default nproc).
 set -euo pipefail
@@ -51,6 +55,10 @@ if [ "${SLUICE_SKIP_ASAN:-0}" != 1 ]; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure --timeout 1200 -j "$JOBS" \
     -E '^(interop_.*|.*_kafka|.*_s3|.*_rest|pipeline_torture|table_concurrency_.*)$'
+fi
+
+if [ "${SLUICE_SKIP_TSAN:-0}" != 1 ]; then
+  run_step "threaded tests under TSan" env SLUICE_UNITY=${SLUICE_UNITY:-ON} bash scripts/tsan.sh
 fi
 
 if [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then

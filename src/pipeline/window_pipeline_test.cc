@@ -88,7 +88,10 @@ class WindowLanesTest : public testing::PipelineFixture,
     EXPECT_OK(o.status());
     if (!o.ok()) return std::nullopt;
     o->state_dir = (dir_ / "state" / "windows").string();
-    o->batch_rows = 4096;  // several batches, each of several lanes
+    // Many batches, each of several lanes: a poll takes 64 KiB (about 1,000
+    // events), a batch is 4,096 events.
+    o->batch_rows = 4096;
+    o->poll_bytes = 64 << 10;
     o->parallelism = parallelism;
     return *o;
   }

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The tests of sluice's threads under ThreadSanitizer: the task pool and the
+# serial queue (common_test), the sharded window operator (operators_test),
+# and pipelines on several lanes with their window stage (the lanes, window
+# and upsert tests of pipeline_test). A data race fails the run.
+#   scripts/tsan.sh [BUILD_DIR]   (default build-tsan; JOBS defaults to nproc)
+# scripts/test.sh runs it as one of CI's steps.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build-tsan}
+JOBS=${JOBS:-$(nproc)}
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_TSAN=ON \
+  -DSLUICE_BENCH=OFF -DCMAKE_UNITY_BUILD=${SLUICE_UNITY:-ON} >/dev/null
+ninja -C "$dir" -j "$JOBS" common_test operators_test pipeline_test
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+"$dir/src/common/common_test" --gtest_filter='TaskPool*:SerialQueue*'
+"$dir/src/operators/operators_test" --gtest_filter='Sharded*'
+"$dir/src/pipeline/pipeline_test" \
+  --gtest_filter='*WindowLanes*:PipelineTest.Lanes*:*parallelism2*:*parallelism3*'
