@@ -233,26 +233,31 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
 }
 
 Status Pipeline::FlushRows() {
-  RETURN_IF_ERROR(TakeLanes());
-  if (polling_.records.empty()) return Status::OK();
-  // Lanes of consecutive records: on the pipeline's thread alone, or on the
-  // workers while it polls the next batch (and the window stage takes the
-  // batches before).
-  std::swap(flushing_, polling_);
-  polling_.Clear();
-  size_t n = flushing_.records.size();
-  int lanes = static_cast<int>(lanes_.size());
-  lanes_running_ = static_cast<int>(std::clamp<size_t>(n / kMinRecordsPerLane, 1, lanes));
-  int parts = lanes_running_;
-  auto run = [this, n, parts](int i) {
-    lanes_[i].status = RunLane(lanes_[i], n * i / parts, n * (i + 1) / parts);
-  };
-  if (lanes > 1) {
+  WindowBatch windows;
+  RETURN_IF_ERROR(TakeLanes(&windows));
+  if (!polling_.records.empty()) {
+    // Lanes of consecutive records: on the pipeline's thread alone, or on the
+    // workers while it polls the next batch (and the window stage takes the
+    // batches before).
+    std::swap(flushing_, polling_);
+    polling_.Clear();
+    size_t n = flushing_.records.size();
+    int lanes = static_cast<int>(lanes_.size());
+    lanes_running_ = static_cast<int>(std::clamp<size_t>(n / kMinRecordsPerLane, 1, lanes));
+    int parts = lanes_running_;
+    auto run = [this, n, parts](int i) {
+      lanes_[i].status = RunLane(lanes_[i], n * i / parts, n * (i + 1) / parts);
+    };
+    if (lanes == 1) {
+      RETURN_IF_ERROR(PushWindows(std::move(windows)));  // (none: one lane finishes at once)
+      run(0);
+      return FinishLanes();
+    }
     pool_->Start(parts, run);
-    return Status::OK();
   }
-  run(0);
-  return FinishLanes();
+  // The lanes' last batch to the window stage, once they decode the next: a
+  // stage behind (the push waits) does not hold them up.
+  return PushWindows(std::move(windows));
 }
 
 Status Pipeline::WriteDeadLetters(Batch& dead) {
@@ -264,20 +269,19 @@ Status Pipeline::WriteDeadLetters(Batch& dead) {
   return Status::OK();
 }
 
-Status Pipeline::TakeLanes() {
+Status Pipeline::TakeLanes(WindowBatch* windows) {
   if (lanes_running_ == 0) return Status::OK();
   pool_->Wait();
   Status st;
-  WindowBatch windows;  // windowed: the lanes' rows and dead letters, for the window stage
   for (int i = 0; i < lanes_running_ && st.ok(); ++i) {
     Lane& lane = lanes_[i];
     st = lane.status;
     if (!st.ok()) break;
     if (options_.aggregate) {
-      windows.inputs.push_back({std::move(lane.rows), std::move(lane.origins),
-                                std::move(lane.input), std::move(lane.row_of),
-                                std::move(lane.shard)});
-      windows.dead.push_back(std::exchange(lane.dead, Batch{}));
+      windows->inputs.push_back({std::move(lane.rows), std::move(lane.origins),
+                                 std::move(lane.input), std::move(lane.row_of),
+                                 std::move(lane.shard)});
+      windows->dead.push_back(std::exchange(lane.dead, Batch{}));
       continue;
     }
     rows_pending_ += lane.written;
@@ -289,15 +293,14 @@ Status Pipeline::TakeLanes() {
     lanes_[i].input = Batch{};
   }
   lanes_running_ = 0;
-  if (st.ok() && options_.aggregate) {
-    windows.partitions = flushing_.partitions;
-    st = PushWindows(std::move(windows));
-  }
+  if (st.ok()) windows->partitions = flushing_.partitions;
+  if (!st.ok()) *windows = WindowBatch{};
   flushing_.Clear();
   return st;
 }
 
 Status Pipeline::PushWindows(WindowBatch batch) {
+  if (batch.inputs.empty()) return Status::OK();
   if (!window_stage_) {
     RunWindowBatch(batch);
     return SettleWindows();
@@ -333,7 +336,9 @@ Status Pipeline::SettleWindows() {
 }
 
 Status Pipeline::FinishLanes() {
-  RETURN_IF_ERROR(TakeLanes());
+  WindowBatch windows;
+  RETURN_IF_ERROR(TakeLanes(&windows));
+  RETURN_IF_ERROR(PushWindows(std::move(windows)));
   return SettleWindows();
 }
 

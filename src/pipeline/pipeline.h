@@ -322,8 +322,9 @@ class Pipeline {
   Status FlushRows();
   // Waits for the lanes' batch and takes their results in source order:
   // rows counted, dead letters written, key changes to the index (upserts);
-  // windowed, the rows and dead letters go to the window stage.
-  Status TakeLanes();
+  // windowed, the rows and dead letters into `windows`, for the window stage.
+  struct WindowBatch;
+  Status TakeLanes(WindowBatch* windows);
   // Both, and the window stage drained: nothing is left in the lanes or the
   // stage.
   Status FinishLanes();

@@ -51,7 +51,7 @@ cat > "$W/p.sql" <<SQL
 CREATE TABLE lake.per_key (k BIGINT, n BIGINT, total BIGINT);
 CREATE SOURCE ev (k BIGINT, v BIGINT, ts TIMESTAMPTZ,
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (connector = 'file', path = '$W/in') FORMAT JSON;
-CREATE PIPELINE per_key WITH (commit_interval = '500ms', state.memory = '$BUDGET') AS
+CREATE PIPELINE per_key WITH (commit_interval = '100ms', state.memory = '$BUDGET') AS
   INSERT INTO lake.per_key
   SELECT k, count(*), sum(v) FROM TUMBLE(ev, ts, INTERVAL '1' MINUTE) GROUP BY window_start, window_end, k;
 SQL
