@@ -47,6 +47,7 @@ inline void KillPoint(std::string_view name) {
 // Names in use:
 //   key_index.commit   a primary-key index writing one key of a commit into
 //                      its committed layer (a spill store's write)
+//   window_stage.batch a windowed pipeline's window stage taking a batch
 Status FailPointSlow(std::string_view name);
 inline Status FailPoint(std::string_view name) {
   if (__builtin_expect(!internal::fail_points_armed.load(std::memory_order_relaxed), 1)) {

@@ -5,6 +5,7 @@
 
 #include "columnar/json_reader.h"
 #include "columnar/sql_schema.h"
+#include "common/kill_point.h"
 #include "common/serial_queue.h"
 #include "common/task_pool.h"
 #include "iceberg/data_writer.h"
@@ -233,6 +234,8 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
 }
 
 Status Pipeline::FlushRows() {
+  // A failed window stage fails the pipeline now, not at the next checkpoint.
+  if (window_failed_.load(std::memory_order_relaxed)) return SettleWindows();
   WindowBatch windows;
   RETURN_IF_ERROR(TakeLanes(&windows));
   if (!polling_.records.empty()) {
@@ -305,18 +308,16 @@ Status Pipeline::PushWindows(WindowBatch batch) {
     RunWindowBatch(batch);
     return SettleWindows();
   }
-  auto shared = std::make_shared<WindowBatch>(std::move(batch));
-  window_stage_->Push([this, shared] { RunWindowBatch(*shared); });
+  // (The task holds the batch alone, so the stage frees it too.)
+  window_stage_->Push(
+      [this, held = std::make_shared<WindowBatch>(std::move(batch))] { RunWindowBatch(*held); });
   return Status::OK();
 }
 
 void Pipeline::RunWindowBatch(WindowBatch& batch) {
   if (!window_status_.ok()) return;  // a failed stage takes nothing more
-  Status st;
-  for (Batch& dead : batch.dead) {
-    st = WriteDeadLetters(dead);
-    if (!st.ok()) break;
-  }
+  Status st = FailPoint("window_stage.batch");
+  for (size_t i = 0; i < batch.dead.size() && st.ok(); ++i) st = WriteDeadLetters(batch.dead[i]);
   for (size_t i = 0; i < batch.inputs.size() && st.ok(); ++i) {
     st = FeedAggregate(batch.inputs[i], batch.partitions);
   }
@@ -324,14 +325,16 @@ void Pipeline::RunWindowBatch(WindowBatch& batch) {
   // later lane must not turn idle between the lanes.
   if (st.ok()) st = IdleCheckAggregate();
   if (st.ok()) st = WriteDeadLetters(dead_rows_);
+  if (!st.ok()) window_failed_.store(true, std::memory_order_relaxed);
   window_status_ = std::move(st);
 }
 
 Status Pipeline::SettleWindows() {
   if (window_stage_) window_stage_->Drain();
-  Status st = std::exchange(window_status_, Status::OK());
   rows_pending_ += std::exchange(window_rows_, 0);
-  RETURN_IF_ERROR(st);
+  // A failed stage stays failed: the batches it skipped are lost to this
+  // Pipeline, which must never checkpoint again (a restart recovers them).
+  RETURN_IF_ERROR(window_status_);
   return WriteDeadLetters(dead_rows_);
 }
 

@@ -360,9 +360,13 @@ class Pipeline {
   // lanes decoding the next batch and the pipeline's thread polling.
   // PushWindows hands a batch over (waiting while one already waits);
   // SettleWindows drains the stage, counts the rows it wrote and returns its
-  // first error. Between a PushWindows and the next SettleWindows, the stage
-  // alone touches window_, watermarks_, dead_rows_, dlq_writer_,
-  // dead_pending_, window_rows_, window_status_ and lanes_[0].writer.
+  // first error, for good: a failed stage skips every later batch, so that
+  // Pipeline must not checkpoint again (FlushRows fails at once, too).
+  // Between a PushWindows and the next SettleWindows, the stage alone touches
+  // window_, watermarks_, dead_rows_, dlq_writer_, dead_pending_,
+  // window_rows_, window_status_ and lanes_[0].writer, and reads epoch_ and
+  // next_checkpoint_ (its writers record their files in the journal): the
+  // pipeline's thread changes none of them before settling.
   struct WindowBatch {
     std::vector<WindowInput> inputs;      // a lane's each
     std::vector<Batch> dead;              // the lanes' dead letters
@@ -486,6 +490,7 @@ class Pipeline {
   std::unique_ptr<TaskPool> shard_pool_;
   std::unique_ptr<SerialQueue> window_stage_;  // more than one lane only
   Status window_status_;                       // the stage's first error
+  std::atomic<bool> window_failed_{false};     // window_status_ is an error
   int64_t window_rows_ = 0;                    // rows the stage wrote, not yet counted
   std::unique_ptr<operators::ShardedWindowAggregate> window_;  // a shard per lane
   std::unique_ptr<operators::WatermarkTracker> watermarks_;

@@ -2,14 +2,16 @@
 // the window stage feeds the batches before into the windows. The same
 // events must give the same window rows, late rows and watermark on one lane
 // and on several, for every window kind, across a restart from the state; a
-// write that fails on the window stage fails the checkpoint, and the restart
-// catches up to the same rows.
+// write that fails on the window stage fails the checkpoint, a stage that
+// failed fails every later one of its run, and the restart catches up to the
+// same rows.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "columnar/sql_schema.h"
+#include "common/kill_point.h"
 #include "common/testing.h"
 #include "iceberg/table_builder.h"
 #include "pipeline/bind.h"
@@ -207,6 +209,36 @@ TEST_P(WindowLanesTest, AWriteThatFailsOnTheWindowStageFailsTheCheckpointAndTheR
     }
   }
   EXPECT_GT(failed, 0) << "no fault hit a write the run needed";
+}
+
+// A window stage that fails once stays failed: the batches after it were
+// skipped, so the run must fail its next batch or checkpoint and every later
+// checkpoint, committing nothing of the run; a restart catches up.
+TEST_P(WindowLanesTest, AWindowStageThatFailsFailsEveryLaterCheckpointOfItsRun) {
+  Outcome want = Run(1, /*restart=*/false);
+  std::optional<PipelineOptions> o = Prepare(2);
+  ASSERT_TRUE(o);
+  ProduceEvents(0, 30'000);
+  auto p = Open(*o);
+  ASSERT_OK(p.status());
+  ArmFailPoint("window_stage.batch", 3);  // the third batch the stage takes
+  Status st = TryConsume(**p);
+  if (st.ok()) st = (*p)->Checkpoint();
+  ArmFailPoint("");
+  ASSERT_FALSE(st.ok()) << "the stage's failure was lost";
+  EXPECT_NE(st.message().find("window_stage.batch"), std::string::npos) << st.ToString();
+  Status again = (*p)->Checkpoint();
+  EXPECT_FALSE(again.ok()) << "a run whose window stage failed checkpointed again";
+  EXPECT_TRUE(Rows(windows_).empty()) << "the failed run committed windows";
+  p->reset();
+  auto restarted = Open(*o);
+  ASSERT_OK(restarted.status());
+  Consume(**restarted);
+  ASSERT_OK((*restarted)->Checkpoint());
+  Outcome got = Collect(**restarted);
+  EXPECT_EQ(got.rows, want.rows);
+  EXPECT_EQ(got.dead, want.dead);
+  EXPECT_EQ(got.watermark, want.watermark);
 }
 
 INSTANTIATE_TEST_SUITE_P(
