@@ -141,6 +141,19 @@ class WindowLanesTest : public testing::PipelineFixture,
     return Collect(**p);
   }
 
+  // A new run of `o` over the events in the log ends with `want`'s rows,
+  // dead letters and watermark.
+  void ExpectRestartCatchesUp(const PipelineOptions& o, const Outcome& want) {
+    auto p = Open(o);
+    ASSERT_OK(p.status());
+    Consume(**p);
+    ASSERT_OK((*p)->Checkpoint());
+    Outcome got = Collect(**p);
+    EXPECT_EQ(got.rows, want.rows);
+    EXPECT_EQ(got.dead, want.dead);
+    EXPECT_EQ(got.watermark, want.watermark);
+  }
+
   catalog::TableIdent windows_{{"lake"}, "windows"};
   int no_time_ = 0, broken_ = 0;  // events of each kind produced
 };
@@ -198,14 +211,7 @@ TEST_P(WindowLanesTest, AWriteThatFailsOnTheWindowStageFailsTheCheckpointAndTheR
         EXPECT_NE(st.message().find("(injected)"), std::string::npos) << st.ToString();
       }
       p->reset();  // the process ends with the fault
-      auto again = Open(*o);
-      ASSERT_OK(again.status());
-      Consume(**again);
-      ASSERT_OK((*again)->Checkpoint());
-      Outcome got = Collect(**again);
-      EXPECT_EQ(got.rows, want.rows);
-      EXPECT_EQ(got.dead, want.dead);
-      EXPECT_EQ(got.watermark, want.watermark);
+      ExpectRestartCatchesUp(*o, want);
     }
   }
   EXPECT_GT(failed, 0) << "no fault hit a write the run needed";
@@ -231,14 +237,7 @@ TEST_P(WindowLanesTest, AWindowStageThatFailsFailsEveryLaterCheckpointOfItsRun) 
   EXPECT_FALSE(again.ok()) << "a run whose window stage failed checkpointed again";
   EXPECT_TRUE(Rows(windows_).empty()) << "the failed run committed windows";
   p->reset();
-  auto restarted = Open(*o);
-  ASSERT_OK(restarted.status());
-  Consume(**restarted);
-  ASSERT_OK((*restarted)->Checkpoint());
-  Outcome got = Collect(**restarted);
-  EXPECT_EQ(got.rows, want.rows);
-  EXPECT_EQ(got.dead, want.dead);
-  EXPECT_EQ(got.watermark, want.watermark);
+  ExpectRestartCatchesUp(*o, want);
 }
 
 INSTANTIATE_TEST_SUITE_P(
