@@ -22,7 +22,7 @@ namespace {
 
 // Rows of closed windows taken from the operator at a time.
 constexpr int64_t kEmitRows = 64 * 1024;
-// Batches the lanes may decode ahead of the window stage.
+// Decoded batches that may wait for the window stage (more wait in the push).
 constexpr int kWindowBatchesWaiting = 1;
 
 std::string StateProperty(const std::string& pipeline) { return "sluice.state." + pipeline; }
