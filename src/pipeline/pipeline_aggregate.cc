@@ -22,7 +22,7 @@ namespace {
 
 // Rows of closed windows taken from the operator at a time.
 constexpr int64_t kEmitRows = 64 * 1024;
-// Decoded batches that may wait for the window stage (more wait in the push).
+// Decoded batches that may wait for the window stage (the next waits to be pushed).
 constexpr int kWindowBatchesWaiting = 1;
 
 std::string StateProperty(const std::string& pipeline) { return "sluice.state." + pipeline; }
