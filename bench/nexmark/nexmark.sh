@@ -7,6 +7,9 @@
 # NEXMARK_QUERIES (default "q0 q1 q2 q5 q7"), NEXMARK_PARALLEL (default 2: each query runs again with that `parallelism`, for the
 # wall-clock speedup over one thread; 1 skips it),
 # NEXMARK_KEEP=1 keeps the temp dir (events, SQL scripts, warehouses, DuckDB's files),
+# NEXMARK_BASELINE=BINARY also runs another sluice build (say, of the commit before a
+# change) on the same bids and SQL, NEXMARK_ROUNDS times (default 3), alternating the two
+# binaries, one thread and `parallelism`, and prints each round's wall times and speedups,
 # NEXMARK_TABLE_WITH sets sluice's tables' properties, e.g.
 # "'write.parquet.compression-level' = '1'" (DuckDB keeps its defaults).
 # Each figure is events per CPU-second (user + system of the whole process, from
@@ -88,6 +91,26 @@ run_sluice() {  # QUERY [RUN]: RUN names the warehouse, SQL and time files (defa
   return 1
 }
 sl() { "$sluice" --warehouse "$tmp/wh-$1" "${@:2}"; }
+# NEXMARK_BASELINE: rounds of QUERY's runs (one thread, then `parallelism`), each run by the
+# baseline binary, then by this one; a line of wall times and speedups per round.
+baseline_rounds() {  # QUERY
+  local q=$1 round bin label one par
+  local this=$sluice
+  for round in $(seq "${NEXMARK_ROUNDS:-3}"); do
+    local line="ab $q round $round:"
+    for label in baseline this; do
+      bin=$this
+      [ "$label" = this ] || bin=$(realpath "$NEXMARK_BASELINE")
+      sluice=$bin
+      run_sluice "$q" "$q-ab" < /dev/null && read -r one _ < "$tmp/$q-ab.sluice.time"
+      cp "$tmp/$q-p$parallel.sql" "$tmp/$q-abp.sql"
+      run_sluice "$q" "$q-abp" < /dev/null && read -r par _ < "$tmp/$q-abp.sluice.time"
+      line+=" $label one ${one}s, parallelism $parallel ${par}s ($(awk -v a="$one" -v b="$par" 'BEGIN { printf "%.2fx", a / b }'));"
+    done
+    sluice=$this
+    echo "$line"
+  done
+}
 data_files() {  # RUN QUERY: paths of the live data files of lake.QUERY in RUN's warehouse
   sl "$1" table files "lake.$2" --json |
     node -e 'for (const f of JSON.parse(require("fs").readFileSync(0, "utf8")))
@@ -127,6 +150,10 @@ for q in "${queries[@]}"; do
     else
       p_verdict=failed
     fi
+  fi
+  if [ -n "${NEXMARK_BASELINE:-}" ] && [ "$parallel" -gt 1 ]; then
+    cp "$tmp/$q.sql" "$tmp/$q-ab.sql"
+    baseline_rounds "$q"
   fi
   echo "sluice: $rows rows ($dlq dead letters), wall ${s_wall}s, user ${s_user}s, sys ${s_sys}s, peak RSS $((s_rss / 1024)) MB"
   echo "DuckDB: $d_rows rows, wall ${d_wall}s (statement: wall ${d_stmt}s, CPU ${d_stmt_cpu}s), user ${d_user}s, sys ${d_sys}s, peak RSS $((d_rss / 1024)) MB"
