@@ -57,18 +57,22 @@ class CommittedKeys {
   // call below takes the hash HashOf gave.
   uint64_t HashOf(std::string_view key) const { return front_.HashOf(key); }
   void Prefetch(uint64_t hash) const { front_.Prefetch(hash); }
+  // How many keys ahead a loop over many keys prefetches their front slots
+  // (enough to overlap the misses, few enough to stay in the cache).
+  static constexpr size_t kPrefetchAhead = 16;
 
   // The key's location. Fetch keeps a key read from the store in the front
   // (a change of it follows); Find does not.
   Result<std::optional<RowLocation>> Find(std::string_view key, uint64_t hash) const;
   Result<std::optional<RowLocation>> Fetch(std::string_view key, uint64_t hash);
-  // Find of each of `keys` (distinct, in byte order): fn(i, location of
-  // keys[i]), once for each i, in no order. Keys the front lacks are read
-  // from the store in order: when they are dense among its keys (one in 32
-  // or more), by a cursor stepping from key to key (each block of each of
-  // its runs read once); else by point reads in batches (each run's filters
-  // probed and each block read once for a batch).
-  Status FindSorted(const std::vector<std::string_view>& keys,
+  // Find of each of `keys` (distinct, in byte order; hashes[i] is
+  // HashOf(keys[i])): fn(i, location of keys[i]), once for each i, in no
+  // order. The front's slots are prefetched a few keys ahead. Keys the front
+  // lacks are read from the store in order: when they are dense among its
+  // keys (one in 4 or more), by a cursor stepping from key to key (each
+  // block of each of its runs read once); else by point reads in batches
+  // (each run's filters probed and each block read once for a batch).
+  Status FindSorted(const std::vector<std::string_view>& keys, const std::vector<uint64_t>& hashes,
                     const std::function<void(size_t, std::optional<RowLocation>)>& fn) const;
   // Makes `to` the key's location (none: removes the key), for a key the
   // caller found (`was_live`: it had a location) and has not changed since
@@ -130,8 +134,11 @@ class CommittedKeys {
     return Live(e) ? std::optional<RowLocation>(Plain(e)) : std::nullopt;
   }
   // FindSorted of keys that are few among the store's.
-  Status FindSparse(const std::vector<std::string_view>& keys,
+  Status FindSparse(const std::vector<std::string_view>& keys, const std::vector<uint64_t>& hashes,
                     const std::function<void(size_t, std::optional<RowLocation>)>& fn) const;
+  // The front's entry of keys[i], prefetching the slot kPrefetchAhead keys on.
+  const RowLocation* FrontFind(const std::vector<std::string_view>& keys,
+                               const std::vector<uint64_t>& hashes, size_t i) const;
   // Spills the front when one more key of `key_bytes` would take it past
   // its half of the budget (its slots and arena growing). A failed spill
   // breaks the layer until Clear.

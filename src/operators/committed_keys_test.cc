@@ -92,9 +92,9 @@ TEST(CommittedKeysTest, SortedFindsAndBlindPutsAgreeWithAMapDenseOrSparse) {
   // store, some changed or erased in the front since), and now and then, as
   // a checkpoint does, a sorted find of some keys (present, erased, never
   // there), then a Put of each of them that trusts what the find said. The
-  // find is dense, 1,500 keys (the store read by a cursor), or sparse, 300
-  // (once fewer than one in 32 of the live keys, from about op 21,000:
-  // point reads in two batches). Every answer, the size and the contents
+  // find is dense, 6,000 keys (more than one in 4 of the live keys: the
+  // store read by a cursor), or sparse, 300 (point reads in two batches).
+  // Every answer, the size and the contents
   // agree with the map; a Put that marked a key's store copy wrongly would
   // bring an erased key back or lose one.
   constexpr int64_t kBudget = 64 << 10;
@@ -116,12 +116,14 @@ TEST(CommittedKeysTest, SortedFindsAndBlindPutsAgreeWithAMapDenseOrSparse) {
     if (op % 1000 != 0) continue;
     const bool dense = op % 2000 == 0;
     std::set<std::string> asked;
-    while (asked.size() < (dense ? 1500u : 300u)) asked.insert(fmt::format("k{}", rng() % 22000));
+    while (asked.size() < (dense ? 6000u : 300u)) asked.insert(fmt::format("k{}", rng() % 22000));
     std::vector<std::string_view> sorted(asked.begin(), asked.end());
+    std::vector<uint64_t> hashes;
+    for (std::string_view k : sorted) hashes.push_back(keys.HashOf(k));
     const uint64_t version = keys.version();
     std::vector<int> answered(sorted.size());
     std::vector<bool> live(sorted.size());
-    ASSERT_OK(keys.FindSorted(sorted, [&](size_t i, const std::optional<RowLocation>& at) {
+    ASSERT_OK(keys.FindSorted(sorted, hashes, [&](size_t i, const std::optional<RowLocation>& at) {
       ++answered[i];
       live[i] = at.has_value();
       auto it = model.find(std::string(sorted[i]));

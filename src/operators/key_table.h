@@ -227,9 +227,4 @@ void SortByKeyPrefix(std::vector<T>* items, KeyOf key_of) {
   for (size_t i = 0; i < entries.size(); ++i) (*items)[i] = std::move(entries[i].second);
 }
 
-// Keys in byte order (24 bytes a key for the sort).
-inline void SortKeys(std::vector<std::string_view>* keys) {
-  SortByKeyPrefix(keys, [](std::string_view k) { return k; });
-}
-
 }  // namespace sluice::operators

@@ -122,7 +122,7 @@ TEST(KeyTableTest, KeysOfAnyLengthIncludingEmptyAndHuge) {
   EXPECT_EQ(table.size(), 2u);
 }
 
-TEST(KeyTableTest, SortKeysOrdersAsTheBytesDo) {
+TEST(KeyTableTest, SortByKeyPrefixOrdersAsTheBytesDo) {
   // Keys of 0 to 12 bytes over three byte values (zeros and a byte past
   // 127 among them), so that many share their first 8 bytes, or are a
   // prefix of another, or differ only in zero padding.
@@ -134,7 +134,7 @@ TEST(KeyTableTest, SortKeysOrdersAsTheBytesDo) {
     keys.push_back(key);
   }
   std::vector<std::string_view> sorted(keys.begin(), keys.end());
-  SortKeys(&sorted);
+  SortByKeyPrefix(&sorted, [](std::string_view k) { return k; });
   std::vector<std::string> want = keys;
   std::sort(want.begin(), want.end());
   EXPECT_EQ(std::vector<std::string>(sorted.begin(), sorted.end()), want);

@@ -68,12 +68,14 @@ void PrimaryKeyIndex::Upsert(std::string_view key, RowLocation at) { Change(key,
 
 void PrimaryKeyIndex::Delete(std::string_view key) { Change(key, kGone); }
 
-std::vector<std::string_view> PrimaryKeyIndex::SortedPendingKeys() const {
-  std::vector<std::string_view> keys;
-  keys.reserve(pending_.size());
-  pending_.ForEach([&](std::string_view key, const RowLocation&) { keys.push_back(key); });
-  SortKeys(&keys);
-  return keys;
+std::vector<PrimaryKeyIndex::PendingChange> PrimaryKeyIndex::SortedPending() const {
+  std::vector<PendingChange> changes;
+  changes.reserve(pending_.size());
+  pending_.ForEach([&](std::string_view key, const RowLocation& at) {
+    changes.push_back({key, at});
+  });
+  SortByKeyPrefix(&changes, [](const PendingChange& c) { return c.key; });
+  return changes;
 }
 
 Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
@@ -88,13 +90,22 @@ Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
     // In key order: neighbouring keys share the store's blocks, so that a
     // block is read once for all of its changed keys, not once each. What
     // was found is kept for CommitPending, which then reads no store.
-    plan_ = Plan{SortedPendingKeys(), {}, 0};
-    plan_->live.assign(plan_->keys.size(), false);
-    Status found =
-        committed_.FindSorted(plan_->keys, [&](size_t i, const std::optional<RowLocation>& row) {
-          plan_->live[i] = row.has_value();
-          add(plan_->keys[i], row);
-        });
+    Plan& plan = plan_.emplace();
+    std::vector<PendingChange> pending = SortedPending();
+    plan.keys.reserve(pending.size());
+    plan.changes.reserve(pending.size());
+    plan.hashes.reserve(pending.size());
+    for (const PendingChange& c : pending) {
+      plan.keys.push_back(c.key);
+      plan.changes.push_back(c.at);
+      plan.hashes.push_back(committed_.HashOf(c.key));
+    }
+    plan.live.assign(plan.keys.size(), false);
+    Status found = committed_.FindSorted(plan.keys, plan.hashes,
+                                         [&](size_t i, const std::optional<RowLocation>& row) {
+                                           plan.live[i] = row.has_value();
+                                           add(plan.keys[i], row);
+                                         });
     if (!found.ok()) {
       plan_.reset();
       return found;
@@ -131,19 +142,22 @@ Status PrimaryKeyIndex::CommitPending(bool state_saved) {
   if (plan_ && plan_->version == committed_.version()) {
     // (The layer is as Deletes found it: whether each key had a row says
     // what a change of it does, without reading the store again.)
-    for (size_t i = 0; i < plan_->keys.size(); ++i) {
-      std::string_view key = plan_->keys[i];
-      const RowLocation at = *pending_.Find(key);
+    const Plan& plan = *plan_;
+    constexpr size_t kAhead = CommittedKeys::kPrefetchAhead;
+    for (size_t i = 0; i < kAhead && i < plan.keys.size(); ++i) committed_.Prefetch(plan.hashes[i]);
+    for (size_t i = 0; i < plan.keys.size(); ++i) {
+      if (i + kAhead < plan.keys.size()) committed_.Prefetch(plan.hashes[i + kAhead]);
+      const RowLocation at = plan.changes[i];
       RETURN_IF_ERROR(FailPoint("key_index.commit"));
-      RETURN_IF_ERROR(committed_.Put(key, committed_.HashOf(key),
+      RETURN_IF_ERROR(committed_.Put(plan.keys[i], plan.hashes[i],
                                      at == kGone ? std::nullopt : std::optional<RowLocation>(at),
-                                     plan_->live[i]));
-      committed(key);
+                                     plan.live[i]));
+      committed(plan.keys[i]);
     }
   } else if (committed_.spilled()) {
     // (In key order: a block of the store is read once for its keys.)
-    for (std::string_view key : SortedPendingKeys()) {
-      RETURN_IF_ERROR(commit(key, *pending_.Find(key), committed_.HashOf(key)));
+    for (const PendingChange& c : SortedPending()) {
+      RETURN_IF_ERROR(commit(c.key, c.at, committed_.HashOf(c.key)));
     }
   } else {
     Status st;

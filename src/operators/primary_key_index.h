@@ -149,8 +149,13 @@ class PrimaryKeyIndex {
   // Records a pending change (`at`, or kGone): a key changed twice
   // supersedes the row its first change wrote.
   void Change(std::string_view key, RowLocation at);
-  // The pending keys in byte order (the order of the store's keys).
-  std::vector<std::string_view> SortedPendingKeys() const;
+  // The pending changes (key, row or kGone) in byte order of their keys
+  // (the order of the store's keys).
+  struct PendingChange {
+    std::string_view key;
+    RowLocation at;
+  };
+  std::vector<PendingChange> SortedPending() const;
   // Records that a committed key changed since the last state saved.
   void Unsaved(std::string_view key);
 
@@ -162,10 +167,13 @@ class PrimaryKeyIndex {
   KeyTable pending_;
   std::vector<RowLocation> superseded_;
   // What Deletes found of a spilled index: the pending keys in byte order,
-  // whether each had a committed row, and the committed layer's version
-  // then (CommitPending uses it while the version holds).
+  // their changes and hashes in the committed layer, whether each had a
+  // committed row, and the committed layer's version then (CommitPending
+  // uses it while the version holds).
   struct Plan {
     std::vector<std::string_view> keys;
+    std::vector<RowLocation> changes;
+    std::vector<uint64_t> hashes;
     std::vector<bool> live;
     uint64_t version = 0;
   };
