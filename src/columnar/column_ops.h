@@ -20,6 +20,13 @@ Column* FindColumnById(Batch& batch, int32_t id);
 // Appends row `row` of `src` to `dst` (same type), nested values included.
 void AppendRowFrom(const Column& src, int64_t row, Column* dst);
 
+// Appends rows [begin, begin + n) of `src` to `dst` (same type): flat
+// columns as one copy of their buffers (then the nulls marked), nested ones
+// row by row.
+void AppendRowsFrom(const Column& src, int64_t begin, int64_t n, Column* dst);
+// Appends every row of `src` to `dst` (same schema), column by column.
+void AppendBatch(const Batch& src, Batch* dst);
+
 // The rows of `src` at `rows` (in that order), as a new Column / Batch.
 Column TakeRows(const Column& src, const std::vector<uint32_t>& rows);
 Batch TakeRows(const Batch& src, const std::vector<uint32_t>& rows);

@@ -41,44 +41,57 @@ TEST(ColumnOpsTest, TakeNestedRows) {
   EXPECT_EQ(Row(f, 1), Row(b, 3));
 }
 
+// A schema of a flat fixed-width, byte, boolean, struct and list column.
+std::shared_ptr<const Schema> MixedSchema() {
+  auto schema = ParseColumnList(
+      "id BIGINT, name STRING, flag BOOLEAN, s STRUCT<a: INT, b: STRING>, tags ARRAY<STRING>");
+  EXPECT_TRUE(schema.ok()) << schema.status().ToString();
+  return std::make_shared<Schema>(std::move(*schema));
+}
+
+// n rows of MixedSchema, a null in about one in five values of each column
+// but the list (`nulls`: false, none).
+Batch MixedRows(const std::shared_ptr<const Schema>& shared, std::mt19937& rng, int n,
+                bool nulls = true) {
+  Batch b = Batch::Make(shared);
+  auto maybe_null = [&] { return nulls && rng() % 5 == 0; };
+  for (int i = 0; i < n; ++i) {
+    if (maybe_null())
+      b.columns[0].AppendNull();
+    else
+      b.columns[0].Append<int64_t>(i * 3);
+    if (maybe_null()) {
+      b.columns[1].AppendNull();
+    } else {
+      b.columns[1].AppendBytes(std::string(rng() % 7, static_cast<char>('a' + i % 26)));
+    }
+    if (maybe_null())
+      b.columns[2].AppendNull();
+    else
+      b.columns[2].AppendBool(rng() % 2);
+    if (maybe_null()) {
+      b.columns[3].AppendNull();
+    } else {
+      b.columns[3].mutable_child(0)->Append<int32_t>(i);
+      b.columns[3].mutable_child(1)->AppendBytes(std::to_string(i * 7));
+      b.columns[3].FinishNested();
+    }
+    for (int j = 0; j < i % 3; ++j)
+      b.columns[4].mutable_child(0)->AppendBytes("t" + std::to_string(j));
+    b.columns[4].FinishNested();
+  }
+  return b;
+}
+
 // KeepRows moves the kept rows to the front of the column's own buffers;
 // whatever the selection (none, all, runs from the first row, single rows,
 // nulls anywhere), the rows are those TakeRows copies out.
 TEST(ColumnOpsTest, KeepingRowsInPlaceGivesTheRowsTakeRowsCopies) {
-  ASSERT_OK_AND_ASSIGN(Schema schema,
-                       ParseColumnList("id BIGINT, name STRING, flag BOOLEAN, "
-                                       "s STRUCT<a: INT, b: STRING>, tags ARRAY<STRING>"));
-  auto shared = std::make_shared<Schema>(schema);
+  auto shared = MixedSchema();
   std::mt19937 rng(7);
   for (int round = 0; round < 200; ++round) {
     const int n = static_cast<int>(rng() % 40);
-    Batch b = Batch::Make(shared);
-    auto maybe_null = [&] { return rng() % 5 == 0; };
-    for (int i = 0; i < n; ++i) {
-      if (maybe_null())
-        b.columns[0].AppendNull();
-      else
-        b.columns[0].Append<int64_t>(i * 3);
-      if (maybe_null()) {
-        b.columns[1].AppendNull();
-      } else {
-        b.columns[1].AppendBytes(std::string(rng() % 7, static_cast<char>('a' + i % 26)));
-      }
-      if (maybe_null())
-        b.columns[2].AppendNull();
-      else
-        b.columns[2].AppendBool(rng() % 2);
-      if (maybe_null()) {
-        b.columns[3].AppendNull();
-      } else {
-        b.columns[3].mutable_child(0)->Append<int32_t>(i);
-        b.columns[3].mutable_child(1)->AppendBytes(std::to_string(i * 7));
-        b.columns[3].FinishNested();
-      }
-      for (int j = 0; j < i % 3; ++j)
-        b.columns[4].mutable_child(0)->AppendBytes("t" + std::to_string(j));
-      b.columns[4].FinishNested();
-    }
+    Batch b = MixedRows(shared, rng, n);
     std::vector<uint32_t> rows;
     const unsigned mode = rng() % 4;  // 0: every row, 1: none, 2: a prefix run then some
     for (int i = 0; i < n; ++i) {
@@ -105,6 +118,43 @@ TEST(ColumnOpsTest, KeepingRowsInPlaceGivesTheRowsTakeRowsCopies) {
       want.columns[c].AppendNull();
       EXPECT_EQ(b.columns[c].null_count(), want.columns[c].null_count()) << "column " << c;
       EXPECT_TRUE(b.columns[c].IsNull(b.columns[c].size() - 1));
+    }
+  }
+}
+
+// A batch and ranges appended in one piece give the rows, nulls and null
+// counts that appending their rows one by one gives, onto columns with or
+// without nulls of their own.
+TEST(ColumnOpsTest, AppendingARangeGivesTheRowsAppendedOneByOne) {
+  auto shared = MixedSchema();
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    Batch src = MixedRows(shared, rng, static_cast<int>(rng() % 40), rng() % 3 != 0);
+    Batch prefix = MixedRows(shared, rng, static_cast<int>(rng() % 5), rng() % 2 == 0);
+    Batch got = MixedRows(shared, rng, 0), want = MixedRows(shared, rng, 0);
+    AppendBatch(prefix, &got);
+    for (size_t c = 0; c < prefix.columns.size(); ++c) {
+      for (int64_t r = 0; r < prefix.num_rows(); ++r) {
+        AppendRowFrom(prefix.columns[c], r, &want.columns[c]);
+      }
+    }
+    for (int piece = 0; piece < 3; ++piece) {
+      const int64_t begin = src.num_rows() == 0 ? 0 : rng() % src.num_rows();
+      const int64_t n = src.num_rows() == 0 ? 0 : rng() % (src.num_rows() - begin + 1);
+      for (size_t c = 0; c < src.columns.size(); ++c) {
+        AppendRowsFrom(src.columns[c], begin, n, &got.columns[c]);
+        for (int64_t r = begin; r < begin + n; ++r) {
+          AppendRowFrom(src.columns[c], r, &want.columns[c]);
+        }
+      }
+    }
+    ASSERT_EQ(got.num_rows(), want.num_rows());
+    for (size_t c = 0; c < got.columns.size(); ++c) {
+      EXPECT_EQ(got.columns[c].size(), want.num_rows()) << "column " << c;
+      EXPECT_EQ(got.columns[c].null_count(), want.columns[c].null_count()) << "column " << c;
+    }
+    for (int64_t r = 0; r < got.num_rows(); ++r) {
+      ASSERT_EQ(Row(got, r), Row(want, r)) << "round " << round << ", row " << r;
     }
   }
 }

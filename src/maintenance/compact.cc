@@ -112,11 +112,7 @@ Result<Batch> SortBatch(const Batch& rows, const iceberg::SortOrder& order) {
 // The rows of `batches`, one after the other, as one batch.
 Batch Concat(const std::vector<Batch>& batches) {
   Batch out = Batch::Make(batches.front().schema);
-  for (const Batch& b : batches) {
-    for (size_t c = 0; c < b.columns.size(); ++c) {
-      for (int64_t r = 0; r < b.num_rows(); ++r) AppendRowFrom(b.columns[c], r, &out.columns[c]);
-    }
-  }
+  for (const Batch& b : batches) AppendBatch(b, &out);
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "operators/sharded_window_aggregate.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "columnar/column_ops.h"
 #include "operators/bytes.h"
@@ -123,32 +124,45 @@ Result<Batch> ShardedWindowAggregate::Emit(int64_t watermark, std::vector<Failed
     }
     // In the order one operator emits: by window end, then start, then shard
     // (a table the windows go to is read in that order by a chained
-    // pipeline's watermark). A row is taken only while every shard that may
-    // have more has rows at hand.
+    // pipeline's watermark). Rows are taken only while every shard that may
+    // have more has rows at hand, a run at a time: the first shard's rows
+    // up to the next shard's next row (a window's groups in a shard are one
+    // run).
     bool starved = false;
     while (merged.num_rows() < max_rows) {
-      int best = -1;
-      int64_t best_end = 0, best_start = 0;
+      // The least and the second least next row: (end, start, shard); past
+      // every row when there is none.
+      using Head = std::tuple<int64_t, int64_t, int>;
+      const Head none{INT64_MAX, INT64_MAX, n};
+      Head first = none, second = none;
       for (int i = 0; i < n && !starved; ++i) {
         const Chunk& c = chunks_[i];
         if (c.pos >= c.rows.num_rows()) {
           starved = !c.done;
           continue;
         }
-        int64_t end = c.rows.columns[1].Value<int64_t>(c.pos);
-        int64_t start = c.rows.columns[0].Value<int64_t>(c.pos);
-        if (best < 0 || end < best_end || (end == best_end && start < best_start)) {
-          best = i;
-          best_end = end;
-          best_start = start;
+        Head head{c.rows.columns[1].Value<int64_t>(c.pos), c.rows.columns[0].Value<int64_t>(c.pos),
+                  i};
+        if (head < first) {
+          second = first;
+          first = head;
+        } else if (head < second) {
+          second = head;
         }
       }
-      if (starved || best < 0) break;
+      if (starved || first == none) break;
+      const int best = std::get<2>(first);
       Chunk& c = chunks_[best];
-      for (size_t col = 0; col < merged.columns.size(); ++col) {
-        AppendRowFrom(c.rows.columns[col], c.pos, &merged.columns[col]);
+      const int64_t limit = std::min(c.rows.num_rows(), c.pos + max_rows - merged.num_rows());
+      int64_t stop = c.pos + 1;
+      while (stop < limit && Head{c.rows.columns[1].Value<int64_t>(stop),
+                                  c.rows.columns[0].Value<int64_t>(stop), best} < second) {
+        ++stop;
       }
-      ++c.pos;
+      for (size_t col = 0; col < merged.columns.size(); ++col) {
+        AppendRowsFrom(c.rows.columns[col], c.pos, stop - c.pos, &merged.columns[col]);
+      }
+      c.pos = stop;
     }
     if (!starved) break;  // full, or every shard done and taken
   }
@@ -169,19 +183,12 @@ Result<Batch> ShardedWindowAggregate::EmitChanged(std::vector<FailedGroup>* fail
     gones[i] = Batch::Make(options_.output_schema);
     rows[i] = shards_[i]->EmitChanged(&fails[i], gone ? &gones[i] : nullptr);
   });
-  auto append = [](const Batch& from, Batch* to) {
-    for (size_t col = 0; col < to->columns.size(); ++col) {
-      for (int64_t r = 0; r < from.num_rows(); ++r) {
-        AppendRowFrom(from.columns[col], r, &to->columns[col]);
-      }
-    }
-  };
   Batch out = Batch::Make(options_.output_schema);
   for (int i = 0; i < n; ++i) {
     RETURN_IF_ERROR(rows[i].status());
     for (FailedGroup& f : fails[i]) failed->push_back(std::move(f));
-    append(*rows[i], &out);
-    if (gone) append(gones[i], gone);
+    AppendBatch(*rows[i], &out);
+    if (gone) AppendBatch(gones[i], gone);
   }
   return out;
 }

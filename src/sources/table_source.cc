@@ -73,11 +73,7 @@ Result<iceberg::SnapshotChanges> TableSource::ChangesOf(int64_t snapshot_id, boo
         out.rows = Batch::Make(batch.schema);
         first = false;
       }
-      for (size_t c = 0; c < out.rows.columns.size(); ++c) {
-        for (int64_t r = 0; r < batch.num_rows(); ++r) {
-          AppendRowFrom(batch.columns[c], r, &out.rows.columns[c]);
-        }
-      }
+      AppendBatch(batch, &out.rows);
     }
     out.kinds.assign(static_cast<size_t>(out.rows.num_rows()), iceberg::ChangeKind::kInsert);
     return out;

@@ -15,7 +15,7 @@ namespace {
 Column CopyAs(const Column& src, const TypePtr& type) {
   Column out(type);
   out.Reserve(src.size());
-  for (int64_t i = 0; i < src.size(); ++i) AppendRowFrom(src, i, &out);
+  AppendRowsFrom(src, 0, src.size(), &out);
   return out;
 }
 
