@@ -290,12 +290,12 @@ Result<Batch> WindowAggregate::EmitHop(int64_t watermark, std::vector<FailedGrou
     out = std::move(*pending_);
     pending_.reset();
   } else {
-    std::vector<uint32_t> take;
-    for (int64_t r = pending_pos_; r < rows && r - pending_pos_ < max_rows; ++r) {
-      take.push_back(static_cast<uint32_t>(r));
+    const int64_t n = std::min(rows - pending_pos_, max_rows);
+    out = Batch::Make(pending_->schema);
+    for (size_t c = 0; c < out.columns.size(); ++c) {
+      AppendRowsFrom(pending_->columns[c], pending_pos_, n, &out.columns[c]);
     }
-    out = TakeRows(*pending_, take);
-    pending_pos_ += static_cast<int64_t>(take.size());
+    pending_pos_ += n;
     if (pending_pos_ >= rows) {
       pending_.reset();
       pending_pos_ = 0;

@@ -209,7 +209,7 @@ class WindowAggregate {
                                  [](const AggSpec& a) { return Accumulator::SizeIsFixed(a); })) {}
   Group NewGroup() const;
   // Bytes the front holds for a group of this key (beside its window's).
-  static int64_t GroupBytes(std::string_view key, const Group& g);
+  int64_t GroupBytes(std::string_view key, const Group& g) const;
   // The group of (window, key) in the front, or loaded into it from the
   // store, or null (`window` is then unset); FindOrAdd creates it, and marks
   // it changed.

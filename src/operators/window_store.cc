@@ -25,12 +25,15 @@ constexpr int64_t kWindowBytes = 256;
 
 }  // namespace
 
-int64_t WindowAggregate::GroupBytes(std::string_view key, const Group& g) {
+int64_t WindowAggregate::GroupBytes(std::string_view key, const Group& g) const {
   // Its entry and slots, the key's bytes beyond the string's own (inline up
   // to 15), a pointer in the changed list and one in the window's order.
   int64_t bytes = Groups::kBytesPerEntry +
                   (key.size() > 15 ? static_cast<int64_t>(key.size()) : 0) +
                   2 * static_cast<int64_t>(sizeof(GroupEntry*));
+  if (sizes_fixed_) {  // (what MemoryUsage says of each: its size)
+    return bytes + static_cast<int64_t>(g.accs.size() * sizeof(Accumulator));
+  }
   for (const Accumulator& a : g.accs) bytes += a.MemoryUsage();
   return bytes;
 }
