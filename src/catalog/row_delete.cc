@@ -85,6 +85,20 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
   return planned;
 }
 
+namespace {
+
+// Whether `fresh` more deleted positions may leave no row of the task's file:
+// an upper bound of its earlier deletes is the rows its position delete files
+// hold (each may hold other files' rows too).
+bool MayDeleteEveryRow(const iceberg::FileScanTask& task, size_t fresh) {
+  if (!task.equality_deletes.empty()) return false;  // (never dropped whole then)
+  int64_t bound = static_cast<int64_t>(fresh);
+  for (const iceberg::DataFile& d : task.position_deletes) bound += d.record_count;
+  return bound >= task.file.record_count;
+}
+
+}  // namespace
+
 Status StageRowDeletes(FileIO& io, const iceberg::TableMetadata& md,
                        std::map<std::string, iceberg::PositionSet> positions,
                        const std::map<std::string, const iceberg::FileScanTask*>& tasks,
@@ -95,6 +109,7 @@ Status StageRowDeletes(FileIO& io, const iceberg::TableMetadata& md,
   std::map<std::string, iceberg::DataFile> files = added;
   std::map<std::string, iceberg::PositionSet> partial;
   std::vector<std::pair<iceberg::DataFile, iceberg::PositionSet>> vectors;
+  iceberg::PositionDeleteCache delete_files(/*keep_all=*/true);
   for (auto& [path, pos] : positions) {
     auto t = tasks.find(path);
     if (t == tasks.end()) {  // a file the same commit adds: no earlier deletes
@@ -109,8 +124,14 @@ Status StageRowDeletes(FileIO& io, const iceberg::TableMetadata& md,
     }
     const iceberg::FileScanTask& task = *t->second;
     files[path] = task.file;
+    if (!use_dvs && !MayDeleteEveryRow(task, pos.size())) {
+      u->require_paths.push_back(path);
+      partial[path] = std::move(pos);
+      continue;
+    }
     // Rows deleted before (DV or position deletes): a DV must hold them all.
-    ASSIGN_OR_RETURN(iceberg::PositionSet before, iceberg::ReadDeletedPositions(io, task));
+    ASSIGN_OR_RETURN(iceberg::PositionSet before,
+                     iceberg::ReadDeletedPositions(io, task, {}, &delete_files));
     const size_t fresh = pos.size();
     pos.Add(before);
     if (task.equality_deletes.empty() &&

@@ -49,11 +49,16 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
 // Stages the deletion of `positions` (data file -> row positions) into `u`,
 // as DELETE and upserts commit it: a file whose rows are then all deleted is
 // removed whole (its DV with it); the others become required files with
-// position delete files (format v2: the positions not deleted before) or
-// deletion vectors (v3: merged with the file's earlier deletes, which they
-// replace). The table's files are found in `tasks` (planned with their
-// deletes); the others must be in `added` (files the same commit adds).
-// `before_create` sees each delete file's path before it is created.
+// position delete files (format v2) or deletion vectors (v3: merged with the
+// file's earlier deletes, which they replace). The positions must be live
+// rows of the snapshot `tasks` was planned on (as a scan or a current key
+// index finds them), so that none repeats an earlier delete: a v2 file's
+// earlier position deletes are read only when they and these may delete
+// every row (their record counts say so), not at every delete: a streaming
+// upsert table gains a delete file each checkpoint, and each would be read
+// again by every later one. The table's files are found in `tasks` (planned
+// with their deletes); the others must be in `added` (files the same commit
+// adds). `before_create` sees each delete file's path before it is created.
 Status StageRowDeletes(FileIO& io, const iceberg::TableMetadata& md,
                        std::map<std::string, iceberg::PositionSet> positions,
                        const std::map<std::string, const iceberg::FileScanTask*>& tasks,

@@ -351,6 +351,38 @@ TEST_F(TableDataTest, DeleteWhereRemovesWholeFilesOrWritesDeletes) {
   ASSERT_ERROR(DeleteWhere(*t, ""), StatusCode::kInvalidArgument, "filter");
 }
 
+// Format v2: a file's earlier position deletes are read only when they and
+// the new ones may delete every row (their record counts say so); a file
+// whose rows are then all gone is removed, also when its delete files hold
+// other files' rows too.
+TEST_F(TableDataTest, V2DeletesThatLeaveNoRowRemoveTheFile) {
+  auto t = MakeTable("");
+  ASSERT_NE(t, nullptr);
+  AppendIds(*t, 0, 100);
+  AppendIds(*t, 100, 200);
+  // One delete file for both files (100 rows), then deletes that cannot
+  // empty a file without it.
+  ASSERT_OK_AND_ASSIGN(auto r, DeleteWhere(*t, "kind = 'even'"));
+  EXPECT_EQ(r.delete_files_added, 1);
+  ASSERT_OK_AND_ASSIGN(r, DeleteWhere(*t, "id >= 100 AND id < 120 AND kind = 'odd'"));
+  EXPECT_EQ(r.files_removed, 0);
+  // The first file's odd rows: every row gone, the file removed.
+  ASSERT_OK_AND_ASSIGN(r, DeleteWhere(*t, "id < 100 AND kind = 'odd'"));
+  EXPECT_EQ(r.rows_deleted, 50);
+  EXPECT_EQ(r.files_removed, 1);
+  EXPECT_EQ(r.delete_files_added, 0);
+  // The second's: 40 of its 100 rows are left.
+  ASSERT_OK_AND_ASSIGN(r, DeleteWhere(*t, "id >= 120 AND id < 140"));
+  EXPECT_EQ(r.files_removed, 0);
+  std::set<int64_t> want;
+  for (int64_t id = 141; id < 200; id += 2) want.insert(id);
+  EXPECT_EQ(Ids(*t), want);
+  ASSERT_OK_AND_ASSIGN(r, DeleteWhere(*t, "id > 140"));
+  EXPECT_EQ(r.rows_deleted, 30);
+  EXPECT_EQ(r.files_removed, 1);
+  EXPECT_TRUE(Ids(*t).empty());
+}
+
 // A rewrite planned before a concurrent delete must not commit: otherwise the
 // deleted rows would come back in the rewritten files.
 TEST_F(TableDataTest, RewriteNeverResurrectsConcurrentDeletes) {

@@ -75,11 +75,9 @@ struct TableScan::Impl {
   int next_row_group = 0;
   int64_t row_group_base = 0;
   const FileScanTask* task = nullptr;
-  std::vector<int64_t> deleted_positions;  // of the current file, sorted
-  // Position delete files read, kept while tasks not yet opened use them
-  // (one delete file covers a partition's data files: it is read once).
-  std::unordered_map<std::string, std::shared_ptr<const internal::PositionsByFile>> delete_files;
-  std::unordered_map<std::string, int> delete_file_uses;
+  PositionSet deleted_positions;  // of the current file
+  // Position delete files read, kept while tasks not yet opened use them.
+  PositionDeleteCache delete_files;
   std::vector<std::vector<int32_t>> eq_ids;  // per equality delete set
   std::vector<std::unordered_set<std::string>> eq_keys;
 
@@ -181,9 +179,7 @@ Status TableScan::Impl::Plan() {
       }
     }
     t.file = std::move(e.file);
-    if (!t.deletion_vector) {  // (a DV replaces the position deletes: they are not read)
-      for (const DataFile& d : t.position_deletes) ++delete_file_uses[d.file_path];
-    }
+    delete_files.Use(t);
     tasks.push_back(std::move(t));
   }
   stats.files_scanned = static_cast<int>(tasks.size());
@@ -191,47 +187,13 @@ Status TableScan::Impl::Plan() {
 }
 
 Status TableScan::Impl::ReadTaskDeletes(const FileScanTask& t) {
-  deleted_positions.clear();
-  if (t.deletion_vector) {
-    ASSIGN_OR_RETURN(
-        auto dv, ReadDeletionVector(*io, Path(t.deletion_vector->file_path), *t.deletion_vector));
-    deleted_positions.assign(dv.begin(), dv.end());
-    return Status::OK();
-  }
-  // Each file's positions are sorted (ReadPositionDeleteFile): they are
-  // appended as runs, merged in rounds of neighbours (O(n log runs)).
-  std::vector<size_t> runs{0};
-  for (const DataFile& d : t.position_deletes) {
-    auto cached = delete_files.find(d.file_path);
-    std::shared_ptr<const internal::PositionsByFile> by_file;
-    if (cached != delete_files.end()) {
-      by_file = cached->second;
-    } else {
-      ASSIGN_OR_RETURN(internal::PositionsByFile read,
-                       internal::ReadPositionDeleteFile(*io, Path(d.file_path), d));
-      by_file = std::make_shared<const internal::PositionsByFile>(std::move(read));
-      delete_files[d.file_path] = by_file;
-    }
-    if (--delete_file_uses[d.file_path] <= 0) {
-      delete_files.erase(d.file_path);
-      delete_file_uses.erase(d.file_path);
-    }
-    auto it = by_file->find(t.file.file_path);
-    if (it == by_file->end()) continue;
-    deleted_positions.insert(deleted_positions.end(), it->second.begin(), it->second.end());
-    runs.push_back(deleted_positions.size());
-  }
-  MergeSortedRuns(&deleted_positions, std::move(runs));
-  if (t.position_deletes.size() > 1) {
-    deleted_positions.erase(std::unique(deleted_positions.begin(), deleted_positions.end()),
-                            deleted_positions.end());
-  }
+  ASSIGN_OR_RETURN(deleted_positions, ReadDeletedPositions(*io, t, options.remaps, &delete_files));
   return Status::OK();
 }
 
 Status TableScan::Impl::OpenTask(const FileScanTask& t) {
   task = &t;
-  deleted_positions.clear();
+  deleted_positions = {};
   eq_ids.clear();
   eq_keys.clear();
   std::string data_path = t.file.file_path;

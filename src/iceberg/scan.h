@@ -111,11 +111,36 @@ class TableScan {
   std::unique_ptr<Impl> impl_;
 };
 
+// Position delete files shared by the tasks that read them, each read once:
+// one delete file covers a partition's data files (and, in a streaming upsert
+// table, every file a checkpoint touched). Read reads a file at its first
+// use. A cache that keeps all keeps every file it read while it lives (for a
+// bounded piece of work); else Use counts a task that will read its deletes,
+// and a file is forgotten after its last counted use (a file no counted task
+// names is read and not kept). One thread.
+class PositionDeleteCache {
+ public:
+  using ByFile = std::unordered_map<std::string, std::vector<int64_t>>;
+  explicit PositionDeleteCache(bool keep_all = false) : keep_all_(keep_all) {}
+  void Use(const FileScanTask& task);
+  // The positions delete file `d` (read from `location`) holds, by data
+  // file, each list sorted.
+  Result<std::shared_ptr<const ByFile>> Read(FileIO& io, const std::string& location,
+                                             const DataFile& d);
+
+ private:
+  bool keep_all_;
+  std::unordered_map<std::string, std::shared_ptr<const ByFile>> files_;
+  std::unordered_map<std::string, int> uses_;
+};
+
 // The positions deleted from a task's data file by its deletion vector or
-// position delete files (equality deletes not included).
+// position delete files (equality deletes not included); its delete files
+// from `cache` when given.
 Result<PositionSet> ReadDeletedPositions(
     FileIO& io, const FileScanTask& task,
-    const std::vector<std::pair<std::string, std::string>>& remaps = {});
+    const std::vector<std::pair<std::string, std::string>>& remaps = {},
+    PositionDeleteCache* cache = nullptr);
 
 // The positions one position delete file (at `location`) deletes, by data
 // file path, each list sorted.

@@ -68,9 +68,31 @@ Result<std::unordered_map<std::string, std::vector<int64_t>>> ReadPositionDelete
   return internal::ReadPositionDeleteFile(io, location, d);
 }
 
+void PositionDeleteCache::Use(const FileScanTask& task) {
+  if (task.deletion_vector) return;  // (a DV replaces the position deletes: they are not read)
+  for (const DataFile& d : task.position_deletes) ++uses_[d.file_path];
+}
+
+Result<std::shared_ptr<const PositionDeleteCache::ByFile>> PositionDeleteCache::Read(
+    FileIO& io, const std::string& location, const DataFile& d) {
+  std::shared_ptr<const ByFile> by_file;
+  if (auto cached = files_.find(d.file_path); cached != files_.end()) {
+    by_file = cached->second;
+  } else {
+    ASSIGN_OR_RETURN(ByFile read, internal::ReadPositionDeleteFile(io, location, d));
+    by_file = std::make_shared<const ByFile>(std::move(read));
+    files_[d.file_path] = by_file;
+  }
+  if (!keep_all_ && --uses_[d.file_path] <= 0) {
+    files_.erase(d.file_path);
+    uses_.erase(d.file_path);
+  }
+  return by_file;
+}
+
 Result<PositionSet> ReadDeletedPositions(
     FileIO& io, const FileScanTask& t,
-    const std::vector<std::pair<std::string, std::string>>& remaps) {
+    const std::vector<std::pair<std::string, std::string>>& remaps, PositionDeleteCache* cache) {
   if (t.deletion_vector) {
     // A DV holds every deleted position of the file; position delete files may be ignored.
     return ReadDeletionVector(io, RemapLocation(t.deletion_vector->file_path, remaps),
@@ -79,11 +101,13 @@ Result<PositionSet> ReadDeletedPositions(
   // Each delete file's positions are sorted: one run each, merged at the end.
   std::vector<int64_t> deleted;
   std::vector<size_t> runs{0};
+  PositionDeleteCache uncached;
   for (const DataFile& d : t.position_deletes) {
-    ASSIGN_OR_RETURN(internal::PositionsByFile by_file,
-                     internal::ReadPositionDeleteFile(io, RemapLocation(d.file_path, remaps), d));
-    auto it = by_file.find(t.file.file_path);
-    if (it == by_file.end()) continue;
+    ASSIGN_OR_RETURN(
+        auto by_file,
+        (cache != nullptr ? cache : &uncached)->Read(io, RemapLocation(d.file_path, remaps), d));
+    auto it = by_file->find(t.file.file_path);
+    if (it == by_file->end()) continue;
     deleted.insert(deleted.end(), it->second.begin(), it->second.end());
     runs.push_back(deleted.size());
   }

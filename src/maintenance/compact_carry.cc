@@ -64,6 +64,7 @@ Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& 
   std::map<std::string, std::vector<int64_t>> mapped;  // output path -> positions
   std::vector<std::string> remove;
   std::map<std::string, const iceberg::DataFile*> outputs;
+  iceberg::PositionDeleteCache delete_files(/*keep_all=*/true);
   for (const Staged* s : group) {
     for (const iceberg::DataFile& f : s->added) outputs[f.file_path] = &f;
     for (const std::string& input : s->plan->inputs) {
@@ -82,7 +83,7 @@ Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& 
         continue;
       }
       ASSIGN_OR_RETURN(iceberg::PositionSet now,
-                       iceberg::ReadDeletedPositions(table.io(), *it->second));
+                       iceberg::ReadDeletedPositions(table.io(), *it->second, {}, &delete_files));
       MapPositions(*origin, now, *s, &mapped);
     }
   }
