@@ -214,15 +214,63 @@ Result<size_t> PrimaryKeyIndex::CountIn(const std::vector<bool>& files) const {
   return n;
 }
 
-Result<bool> PrimaryKeyIndex::Relocate(std::string_view key, const std::vector<bool>& files,
-                                       RowLocation to) {
-  uint64_t hash = committed_.HashOf(key);
-  // (Fetched: the Assign that follows finds the key in memory.)
-  ASSIGN_OR_RETURN(auto at, committed_.Fetch(key, hash));
-  if (!at || !In(files, at->file)) return false;
-  RETURN_IF_ERROR(committed_.Assign(key, hash, to));
-  Unsaved(key);
-  return true;
+Result<size_t> PrimaryKeyIndex::Relocate(const std::vector<std::string_view>& keys,
+                                         const std::vector<RowLocation>& to,
+                                         const std::vector<bool>& files, bool* missed) {
+  *missed = false;
+  size_t moved = 0;
+  if (!committed_.spilled()) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const uint64_t hash = committed_.HashOf(keys[i]);
+      ASSIGN_OR_RETURN(auto at, committed_.Find(keys[i], hash));
+      if (!at || !In(files, at->file)) {
+        *missed = true;  // (a key named twice has moved already: elsewhere now)
+        return moved;
+      }
+      RETURN_IF_ERROR(committed_.Assign(keys[i], hash, to[i]));
+      Unsaved(keys[i]);
+      ++moved;
+    }
+    return moved;
+  }
+  struct Move {
+    std::string_view key;
+    RowLocation to;
+  };
+  std::vector<Move> sorted(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) sorted[i] = {keys[i], to[i]};
+  SortByKeyPrefix(&sorted, [](const Move& m) { return m.key; });
+  std::vector<std::string_view> in_order(sorted.size());
+  std::vector<uint64_t> hashes(sorted.size());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (i > 0 && sorted[i].key == sorted[i - 1].key) {
+      *missed = true;
+      return moved;
+    }
+    in_order[i] = sorted[i].key;
+    hashes[i] = committed_.HashOf(sorted[i].key);
+  }
+  std::vector<bool> found(sorted.size());
+  RETURN_IF_ERROR(
+      committed_.FindSorted(in_order, hashes, [&](size_t i, const std::optional<RowLocation>& at) {
+        found[i] = at && In(files, at->file);
+      }));
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (!found[i]) {
+      *missed = true;
+      return moved;
+    }
+  }
+  // (Each key found live and not changed since: Put reads no store.)
+  constexpr size_t kAhead = CommittedKeys::kPrefetchAhead;
+  for (size_t i = 0; i < kAhead && i < sorted.size(); ++i) committed_.Prefetch(hashes[i]);
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (i + kAhead < sorted.size()) committed_.Prefetch(hashes[i + kAhead]);
+    RETURN_IF_ERROR(committed_.Put(in_order[i], hashes[i], sorted[i].to, /*was_live=*/true));
+    Unsaved(in_order[i]);
+    ++moved;
+  }
+  return moved;
 }
 
 void PrimaryKeyIndex::DiscardPending() {

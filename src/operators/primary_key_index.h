@@ -83,9 +83,15 @@ class PrimaryKeyIndex {
   // `files[id]`: whether file id is one of a set (ids past its end are not).
   // Committed keys whose row is in one of `files`.
   Result<size_t> CountIn(const std::vector<bool>& files) const;
-  // Moves `key`'s committed row to `to` when it is in one of `files`; false
-  // (nothing changed) when the key is unknown or its row is elsewhere.
-  Result<bool> Relocate(std::string_view key, const std::vector<bool>& files, RowLocation to);
+  // Moves each committed row of `keys` to `to[i]` when it is in one of
+  // `files`: the number moved. Stops at a key that is unknown, named twice
+  // or whose row is elsewhere, and sets `*missed` (the caller then loads the
+  // index again). A spilled index reads the keys in key order, in batches
+  // (a compaction moves most of a table's rows, and a point read each would
+  // cost a random read of the store each).
+  Result<size_t> Relocate(const std::vector<std::string_view>& keys,
+                          const std::vector<RowLocation>& to, const std::vector<bool>& files,
+                          bool* missed);
   // fn(key, at) for every committed row: each key's row and each extra row
   // of a key loaded twice, in no order.
   Status ForEachRow(const std::function<void(std::string_view key, RowLocation at)>& fn) const;

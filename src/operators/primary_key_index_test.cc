@@ -167,26 +167,37 @@ TEST_P(PrimaryKeyIndexTest, RowsACompactionMovedAreRelocatedOnlyFromItsInputs) {
   ASSERT_OK(index->Load("a", {f1, 0}));
   ASSERT_OK(index->Load("b", {f1, 1}));
   ASSERT_OK(index->Load("c", {f2, 0}));
+  ASSERT_OK(index->Load("d", {f1, 2}));
   ASSERT_OK(LoadRange(index.get(), f2, 100, 150));
   ASSERT_TRUE(index->FileId("f1.parquet").has_value());
   EXPECT_FALSE(index->FileId("other.parquet").has_value());
   std::vector<bool> inputs(f1 + 1);
   inputs[f1] = true;
-  EXPECT_EQ(index->CountIn(inputs).ValueOr(0), 2u);
+  EXPECT_EQ(index->CountIn(inputs).ValueOr(0), 3u);
   uint32_t out = index->InternFile("compact-1.parquet");
-  auto relocate = [&](std::string_view key, int64_t pos) {
-    auto moved = index->Relocate(key, inputs, {out, pos});
+  // (Moves of keys given out of order: a spilled index sorts them.)
+  auto relocate = [&](std::vector<std::string_view> keys, bool* missed) -> size_t {
+    std::vector<RowLocation> to;
+    for (size_t i = 0; i < keys.size(); ++i) to.push_back({out, static_cast<int64_t>(i)});
+    auto moved = index->Relocate(keys, to, inputs, missed);
     EXPECT_OK(moved.status());
-    return moved.ValueOr(false);
+    return moved.ValueOr(0);
   };
-  EXPECT_TRUE(relocate("a", 0));
-  EXPECT_TRUE(relocate("b", 1));
-  EXPECT_FALSE(relocate("c", 2));   // in f2: not an input
-  EXPECT_FALSE(relocate("zz", 3));  // unknown
+  bool missed = true;
+  EXPECT_EQ(relocate({"b", "a"}, &missed), 2u);
+  EXPECT_FALSE(missed);
+  relocate({"c"}, &missed);  // in f2: not an input
+  EXPECT_TRUE(missed);
+  relocate({"zz"}, &missed);  // unknown
+  EXPECT_TRUE(missed);
+  relocate({"d", "d"}, &missed);  // named twice
+  EXPECT_TRUE(missed);
   EXPECT_EQ(index->FilePath(At(*index, "a")->file), "compact-1.parquet");
-  EXPECT_EQ(At(*index, "b")->pos, 1);
+  EXPECT_EQ(At(*index, "a")->pos, 1);
+  EXPECT_EQ(At(*index, "b")->pos, 0);
   EXPECT_EQ(index->FilePath(At(*index, "c")->file), "f2.parquet");
-  EXPECT_EQ(index->CountIn(inputs).ValueOr(1), 0u);
+  EXPECT_EQ(index->CountIn(inputs).ValueOr(0),
+            index->FilePath(At(*index, "d")->file) == "f1.parquet" ? 1u : 0u);
   ExpectSpilledWhenBounded(*index);
 }
 
@@ -259,9 +270,19 @@ TEST_P(PrimaryKeyIndexStateTest, ABaseAndItsDeltasRestoreTheIndexEveryCommitLeft
       std::vector<bool> inputs(file + 1);
       inputs[index->InternFile("data-" + std::to_string(checkpoint - 3) + ".parquet")] = true;
       uint32_t out = index->InternFile("compacted-" + std::to_string(checkpoint) + ".parquet");
+      std::vector<std::string> names;
+      std::vector<RowLocation> to;
       for (int k = 0; k < kKeys; ++k) {
-        ASSERT_OK(index->Relocate(std::to_string(k), inputs, {out, k}).status());
+        ASSERT_OK_AND_ASSIGN(auto at, index->Find(std::to_string(k)));
+        if (!at || !inputs[at->file]) continue;
+        names.push_back(std::to_string(k));
+        to.push_back({out, k});
       }
+      std::vector<std::string_view> keys(names.begin(), names.end());
+      bool missed = true;
+      ASSERT_OK_AND_ASSIGN(size_t moved, index->Relocate(keys, to, inputs, &missed));
+      ASSERT_FALSE(missed);
+      ASSERT_EQ(moved, keys.size());
     }
     if (checkpoint % 13 == 0) {  // rebuilt (from the same rows, as a scan would)
       auto rows = Rows(*index);

@@ -19,6 +19,9 @@ namespace sluice::pipeline {
 namespace {
 // The key of change positions when a source's partitions are one stream.
 constexpr char kOneStream[] = "*";
+// Keys a compaction moved, relocated in the key index at once (a batch
+// costs about 40 bytes a key besides the keys).
+constexpr size_t kRelocateBatch = 1 << 20;
 
 // The table property naming the key index's state files (docs/state.md).
 std::string KeysProperty(const std::string& pipeline) { return "sluice.keys." + pipeline; }
@@ -270,13 +273,32 @@ Status Pipeline::CatchUpCompactions(const std::vector<const iceberg::Snapshot*>&
   size_t relocated = 0;
   bool missed = false;
   if (!added.empty()) {
+    // In batches of the written rows' keys (a spilled index reads them in
+    // key order).
+    std::string arena;
+    std::vector<size_t> ends;
+    std::vector<operators::RowLocation> to;
+    auto relocate = [&]() -> Status {
+      std::vector<std::string_view> keys(ends.size());
+      for (size_t i = 0, begin = 0; i < ends.size(); begin = ends[i++]) {
+        keys[i] = std::string_view(arena).substr(begin, ends[i] - begin);
+      }
+      ASSIGN_OR_RETURN(size_t moved, keys_->Relocate(keys, to, moved_from, &missed));
+      relocated += moved;
+      arena.clear();
+      ends.clear();
+      to.clear();
+      return Status::OK();
+    };
     RETURN_IF_ERROR(ScanKeys(added, /*reserve=*/false,
                              [&](std::string_view key, operators::RowLocation at) -> Result<bool> {
-                               ASSIGN_OR_RETURN(bool moved, keys_->Relocate(key, moved_from, at));
-                               missed = !moved;
-                               relocated += moved ? 1 : 0;
-                               return moved;
+                               arena.append(key);
+                               ends.push_back(arena.size());
+                               to.push_back(at);
+                               if (to.size() >= kRelocateBatch) RETURN_IF_ERROR(relocate());
+                               return !missed;
                              }));
+    if (!missed && !to.empty()) RETURN_IF_ERROR(relocate());
   }
   if (missed) return LoadKeyIndex();
   if (relocated != expected) return LoadKeyIndex();
