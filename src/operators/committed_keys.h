@@ -161,38 +161,24 @@ template <typename Fn>
 Status CommittedKeys::ForEach(Fn&& fn) const {
   RETURN_IF_ERROR(broken_);
   if (store_) {
-    // The store's keys the front lacks (the front's are newer), a batch at a
-    // time: their front slots prefetched first (a probe of a large front is
-    // a cache miss, and a store holds millions of keys).
-    constexpr size_t kBatch = kPrefetchAhead;
-    std::string keys[kBatch];
-    RowLocation ats[kBatch];
-    uint64_t hashes[kBatch];
-    size_t n = 0;
-    auto flush = [&] {
-      for (size_t i = 0; i < n; ++i) {
-        hashes[i] = front_.HashOf(keys[i]);
-        front_.Prefetch(hashes[i]);
-      }
-      for (size_t i = 0; i < n; ++i) {
-        if (front_.Find(keys[i], hashes[i]) == nullptr) fn(std::string_view(keys[i]), ats[i]);
-      }
-      n = 0;
-    };
+    // The store's keys the front lacks (the front's are newer), their front
+    // slots prefetched a batch at a time (a probe of a large front is a
+    // cache miss, and a store holds millions of keys).
+    PrefetchingBatch batch(front_, [&](std::string_view key, RowLocation at, uint64_t hash) {
+      if (front_.Find(key, hash) == nullptr) fn(key, at);
+    });
     auto cursor = store_->Scan(std::string(), std::string());
     for (; cursor->Valid(); cursor->Next()) {
-      if (front_.empty()) {  // (as it stays: fn changes nothing)
-        RowLocation at;
-        RETURN_IF_ERROR(Decode(cursor->value(), &at));
-        fn(cursor->key(), at);
-        continue;
+      RowLocation at;
+      RETURN_IF_ERROR(Decode(cursor->value(), &at));
+      if (front_.empty()) {
+        fn(cursor->key(), at);  // (the front stays empty: fn changes nothing)
+      } else {
+        batch.Add(cursor->key(), at);
       }
-      keys[n].assign(cursor->key());
-      RETURN_IF_ERROR(Decode(cursor->value(), &ats[n]));
-      if (++n == kBatch) flush();
     }
     RETURN_IF_ERROR(cursor->status());
-    flush();
+    batch.Flush();
   }
   front_.ForEach([&](std::string_view key, const RowLocation& e) {
     if (Live(e)) fn(key, Plain(e));

@@ -175,31 +175,46 @@ class KeyTable {
   uint64_t seed_;
 };
 
-// Calls fn(key, at, hash) for every entry of `from`, `hash` being the key's
+// Calls fn(key, at, hash) for each (key, at) added, `hash` being the key's
 // hash in `into` (a KeyTable, or anything with its HashOf and Prefetch):
-// kBatch entries at a time, their slots in `into` prefetched first. fn may
-// change `into`, not `from`.
+// kBatch keys at a time, their slots in `into` prefetched first, so that
+// their memory reads overlap. The keys are copied (a cursor's key lives only
+// until it moves). Flush before the end; fn may change `into`.
+template <typename Into, typename Fn>
+class PrefetchingBatch {
+ public:
+  static constexpr size_t kBatch = 16;
+  PrefetchingBatch(const Into& into, Fn fn) : into_(into), fn_(std::move(fn)) {}
+  void Add(std::string_view key, RowLocation at) {
+    keys_[n_].assign(key);
+    ats_[n_] = at;
+    if (++n_ == kBatch) Flush();
+  }
+  void Flush() {
+    for (size_t i = 0; i < n_; ++i) {
+      hashes_[i] = into_.HashOf(keys_[i]);
+      into_.Prefetch(hashes_[i]);
+    }
+    for (size_t i = 0; i < n_; ++i) fn_(std::string_view(keys_[i]), ats_[i], hashes_[i]);
+    n_ = 0;
+  }
+
+ private:
+  const Into& into_;
+  Fn fn_;
+  std::string keys_[kBatch];
+  RowLocation ats_[kBatch];
+  uint64_t hashes_[kBatch];
+  size_t n_ = 0;
+};
+
+// PrefetchingBatch over every entry of `from`; fn may change `into`, not
+// `from`.
 template <typename Into, typename Fn>
 void ForEachPrefetching(const KeyTable& from, const Into& into, Fn&& fn) {
-  constexpr size_t kBatch = 16;
-  std::string_view keys[kBatch];
-  RowLocation ats[kBatch];
-  uint64_t hashes[kBatch];
-  size_t n = 0;
-  auto flush = [&] {
-    for (size_t i = 0; i < n; ++i) {
-      hashes[i] = into.HashOf(keys[i]);
-      into.Prefetch(hashes[i]);
-    }
-    for (size_t i = 0; i < n; ++i) fn(keys[i], ats[i], hashes[i]);
-    n = 0;
-  };
-  from.ForEach([&](std::string_view key, const RowLocation& at) {
-    keys[n] = key;
-    ats[n] = at;
-    if (++n == kBatch) flush();
-  });
-  flush();
+  PrefetchingBatch batch(into, std::forward<Fn>(fn));
+  from.ForEach([&](std::string_view key, const RowLocation& at) { batch.Add(key, at); });
+  batch.Flush();
 }
 
 // A key's first 8 bytes as a big-endian number, zero-padded: two keys whose
