@@ -19,9 +19,10 @@ namespace sluice::pipeline {
 namespace {
 // The key of change positions when a source's partitions are one stream.
 constexpr char kOneStream[] = "*";
-// Keys a compaction moved, relocated in the key index at once (a batch
-// costs about 40 bytes a key besides the keys).
-constexpr size_t kRelocateBatch = 1 << 20;
+// Keys a compaction moved, relocated in the key index at once: a batch
+// holds about 130 bytes a key at its peak (the keys, their places, the
+// sort), so 256 K keys take about 32 MiB beside state.memory.
+constexpr size_t kRelocateBatch = 256 << 10;
 
 // The table property naming the key index's state files (docs/state.md).
 std::string KeysProperty(const std::string& pipeline) { return "sluice.keys." + pipeline; }
