@@ -11,14 +11,19 @@
 # CPU ratio against the append; then read amplification: the CPU of a full
 # scan of the upserted table (its deletes applied on read) against the same
 # table compacted (sluice table compact folds the deletes). The table's
-# maintenance is off, so that no run also compacts it (and the index follows
-# the compaction): the runs measure upserts. See docs/upserts.md.
+# maintenance is off (unless MAINTENANCE=on), so that no run also compacts
+# it (and the index follows the compaction): the runs measure upserts. See
+# docs/upserts.md.
 #   bench/upsert_bench.sh [path/to/sluice] [KEYS] [UPDATES]
 #   (defaults build/sluice, 1000000, KEYS; STATE_MEMORY=SIZE sets the
 #   pipeline's state.memory, default sluice's own, 256MiB: an index past
 #   half of it spills to disk, docs/state.md "The key index";
 #   UPDATE_COMMIT_INTERVAL=INTERVAL the update runs' commit_interval,
-#   default 10s: 1s makes checkpoints of fewer changed keys)
+#   default 10s: 1s makes checkpoints of fewer changed keys;
+#   UNIFORM_ROUNDS=N runs the uniform updates N times, each over the delete
+#   files the ones before left, default 1; MAINTENANCE=on leaves the table's
+#   maintenance on, so that the update runs also compact the table and the
+#   index follows, their CPU counted)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 sluice=$(realpath "${1:-$repo/build/sluice}")
@@ -32,9 +37,11 @@ awk -v n="$keys" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":%d,\"name\":\"
   > "$tmp/in/a.jsonl"
 memory_option=
 [ -z "${STATE_MEMORY:-}" ] || memory_option=", state.memory = '$STATE_MEMORY'"
+maintenance="'false'"
+[ "${MAINTENANCE:-off}" != on ] || maintenance="'true'"
 script() {  # script NAME KEY_CLAUSE
   cat > "$tmp/$1.sql" <<SQL
-CREATE TABLE lake.t (id BIGINT NOT NULL, name STRING $2) WITH ('sluice.maintenance.enabled' = 'false');
+CREATE TABLE lake.t (id BIGINT NOT NULL, name STRING $2) WITH ('sluice.maintenance.enabled' = $maintenance);
 CREATE SOURCE s (id BIGINT, name STRING) WITH (connector = 'file', path = '$tmp/in') FORMAT JSON;
 CREATE PIPELINE p WITH (commit_interval = '1h', parallelism = '1'$memory_option) AS
   INSERT INTO lake.t SELECT id, name FROM s;
@@ -130,6 +137,9 @@ update_run() {  # update_run LABEL SKEWED SEED
     -v r="$rss" 'BEGIN { printf "%-44s %7d s wall %7.2f s CPU %7d MiB peak RSS\n  updates per CPU-second: %.0f K\n", l, w, b - a, r, u / (b - a) / 1000 }'
 }
 update_run "update $updates keys, uniform" 0 1
+for round in $(seq 2 "${UNIFORM_ROUNDS:-1}"); do
+  update_run "update $updates keys, uniform, round $round" 0 $((10 + round))
+done
 update_run "update $updates keys, skewed (80 % on 1 %)" 1 2
 rows=$("$sluice" --warehouse "$tmp/wh-pk" scan lake.t --columns id | wc -l)
 [ "$rows" = "$keys" ] || { echo "upsert_bench: FAILED: $rows rows after updates, want $keys" >&2; exit 1; }
