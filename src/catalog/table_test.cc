@@ -356,13 +356,33 @@ TEST_F(TableDataTest, DeleteWhereRemovesWholeFilesOrWritesDeletes) {
 // whose rows are then all gone is removed, also when its delete files hold
 // other files' rows too.
 TEST_F(TableDataTest, V2DeletesThatLeaveNoRowRemoveTheFile) {
+  // One file: deletes that cannot empty it even with every earlier one
+  // (10, then 20 of 100 rows) are written without reading those; the last
+  // can, and reads them.
+  auto one = MakeTable("", 2, "one_file");
+  ASSERT_NE(one, nullptr);
+  AppendIds(*one, 0, 100);
+  ASSERT_OK_AND_ASSIGN(auto r, DeleteWhere(*one, "id < 10"));
+  EXPECT_EQ(r.delete_files_added, 1);
+  ASSERT_OK_AND_ASSIGN(r, DeleteWhere(*one, "id >= 10 AND id < 30"));
+  EXPECT_EQ(r.rows_deleted, 20);
+  EXPECT_EQ(r.files_removed, 0);
+  std::set<int64_t> left;
+  for (int64_t id = 30; id < 100; ++id) left.insert(id);
+  EXPECT_EQ(Ids(*one), left);
+  ASSERT_OK_AND_ASSIGN(r, DeleteWhere(*one, "id >= 30"));
+  EXPECT_EQ(r.rows_deleted, 70);
+  EXPECT_EQ(r.files_removed, 1);
+  EXPECT_EQ(r.delete_files_added, 0);
+  EXPECT_TRUE(Ids(*one).empty());
+
   auto t = MakeTable("");
   ASSERT_NE(t, nullptr);
   AppendIds(*t, 0, 100);
   AppendIds(*t, 100, 200);
-  // One delete file for both files (100 rows), then deletes that cannot
-  // empty a file without it.
-  ASSERT_OK_AND_ASSIGN(auto r, DeleteWhere(*t, "kind = 'even'"));
+  // Two files, one delete file for both (100 rows), then deletes that cannot
+  // empty a file without it: its record count bounds each file's deletes.
+  ASSERT_OK_AND_ASSIGN(r, DeleteWhere(*t, "kind = 'even'"));
   EXPECT_EQ(r.delete_files_added, 1);
   ASSERT_OK_AND_ASSIGN(r, DeleteWhere(*t, "id >= 100 AND id < 120 AND kind = 'odd'"));
   EXPECT_EQ(r.files_removed, 0);

@@ -73,20 +73,14 @@ void AppendRowsFrom(const Column& src, int64_t begin, int64_t n, Column* dst) {
   const DataType& t = *src.type();
   const int w = t.value_width();
   if (n <= 0) return;
-  if (w > 0 && t.id() != TypeId::kBoolean) {
+  // (With nulls, row by row: a null slot of `src` may hold a stale value,
+  // which AppendRowFrom does not copy.)
+  if (src.null_count() == 0 && w > 0 && t.id() != TypeId::kBoolean) {
     dst->AppendRaw(src.data<uint8_t>() + begin * w, n);
-  } else if (t.is_binary_like()) {
+  } else if (src.null_count() == 0 && t.is_binary_like()) {
     dst->AppendBytesBulk(src.heap(), src.offsets().data() + begin, n);
   } else {
     for (int64_t r = begin; r < begin + n; ++r) AppendRowFrom(src, r, dst);
-    return;
-  }
-  // (A null slot holds a zero value or empty bytes: copied as they are, then
-  // marked.)
-  if (src.null_count() == 0) return;
-  const int64_t at = dst->size() - n;
-  for (int64_t i = 0; i < n; ++i) {
-    if (src.IsNull(begin + i)) dst->SetNull(at + i);
   }
 }
 

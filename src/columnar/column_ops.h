@@ -20,9 +20,9 @@ Column* FindColumnById(Batch& batch, int32_t id);
 // Appends row `row` of `src` to `dst` (same type), nested values included.
 void AppendRowFrom(const Column& src, int64_t row, Column* dst);
 
-// Appends rows [begin, begin + n) of `src` to `dst` (same type): flat
-// columns as one copy of their buffers (then the nulls marked), nested ones
-// row by row.
+// Appends rows [begin, begin + n) of `src` to `dst` (same type): a
+// fixed-width (not boolean) or byte column without nulls as one copy of its
+// buffers, any other row by row.
 void AppendRowsFrom(const Column& src, int64_t begin, int64_t n, Column* dst);
 // Appends every row of `src` to `dst` (same schema), column by column.
 void AppendBatch(const Batch& src, Batch* dst);

@@ -153,7 +153,9 @@ Result<Batch> ShardedWindowAggregate::Emit(int64_t watermark, std::vector<Failed
       if (starved || first == none) break;
       const int best = std::get<2>(first);
       Chunk& c = chunks_[best];
-      const int64_t limit = std::min(c.rows.num_rows(), c.pos + max_rows - merged.num_rows());
+      // (max_rows may be INT64_MAX: no sum that could overflow.)
+      const int64_t limit =
+          c.pos + std::min(c.rows.num_rows() - c.pos, max_rows - merged.num_rows());
       int64_t stop = c.pos + 1;
       while (stop < limit && Head{c.rows.columns[1].Value<int64_t>(stop),
                                   c.rows.columns[0].Value<int64_t>(stop), best} < second) {
