@@ -90,7 +90,8 @@ Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
     // In key order: neighbouring keys share the store's blocks, so that a
     // block is read once for all of its changed keys, not once each. What
     // was found is kept for CommitPending, which then reads no store.
-    Plan& plan = plan_.emplace();
+    plan_ = Plan{};
+    Plan& plan = *plan_;
     std::vector<PendingChange> pending = SortedPending();
     plan.keys.reserve(pending.size());
     plan.changes.reserve(pending.size());
