@@ -83,12 +83,16 @@ class PrimaryKeyIndex {
   // `files[id]`: whether file id is one of a set (ids past its end are not).
   // Committed keys whose row is in one of `files`.
   Result<size_t> CountIn(const std::vector<bool>& files) const;
-  // Moves each committed row of `keys` to `to[i]` when it is in one of
-  // `files`: the number moved. Stops at a key that is unknown, named twice
-  // or whose row is elsewhere, and sets `*missed` (the caller then loads the
-  // index again). A spilled index reads the keys in key order, in batches
-  // (a compaction moves most of a table's rows, and a point read each would
-  // cost a random read of the store each).
+  // Moves the committed row of each of `keys` (rows a compaction wrote) to
+  // `to[i]`: the number moved. Each key must be a committed key whose row is
+  // in one of `files` (the compaction's inputs). An index in memory checks
+  // that; a spilled one does not read its store to (a compaction moves most
+  // of a table's rows: a random read of the store each), and trusts the
+  // caller, whose check is that the rows moved number CountIn(files) taken
+  // before. Stops at a key
+  // that is unknown, named twice (a spilled index: twice in one call) or
+  // whose row is elsewhere, and sets `*missed`; the caller then loads the
+  // index again, as it does when the count differs.
   Result<size_t> Relocate(const std::vector<std::string_view>& keys,
                           const std::vector<RowLocation>& to, const std::vector<bool>& files,
                           bool* missed);
@@ -164,6 +168,28 @@ class PrimaryKeyIndex {
   std::vector<PendingChange> SortedPending() const;
   // Records that a committed key changed since the last state saved.
   void Unsaved(std::string_view key);
+  // Restore's rows of a state file, a batch at a time.
+  struct RestoredRows {
+    struct Row {
+      uint8_t tag;
+      RowLocation at;
+      size_t key_end;  // in keys, after the previous row's key
+      int64_t record;
+    };
+    std::vector<Row> rows;
+    std::string keys;
+    std::string_view key(size_t i) const;
+  };
+  // Rows of a delta restored into a spilled index at a time (sorted, and
+  // their rows read from the store in one pass).
+  static constexpr size_t kSortedBatch = size_t{256} << 10;
+  // Applies restored rows in their order (`base`: of a base, into an
+  // emptied index).
+  Status ApplyRestored(const RestoredRows& rows, bool base);
+  // Applies a delta's rows in key order (a spilled index).
+  Status ApplyRestoredInKeyOrder(const RestoredRows& rows);
+  // Records one more row of a key the index holds (an extra record).
+  Status AddExtraRow(std::string_view key, uint64_t hash, RowLocation at, int64_t record);
 
   std::vector<std::string> files_;
   std::unordered_map<std::string, uint32_t> file_ids_;

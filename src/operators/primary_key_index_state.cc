@@ -126,7 +126,11 @@ void PrimaryKeyIndex::MarkSaved() {
   unsaved_all_ = false;
 }
 
-Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
+namespace {
+
+// Reads a state file's header: its kind, which must be a base when `base`
+// and a delta otherwise.
+Result<uint8_t> ReadHeader(StateReader* in, bool base) {
   uint32_t magic = 0;
   uint8_t kind = 0;
   RETURN_IF_ERROR(in->Next([&](std::string_view* v) {
@@ -140,59 +144,23 @@ Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
     }
     return Status::OK();
   }));
-  if (kind == kFullState) {
+  return kind;
+}
+
+}  // namespace
+
+Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
+  RETURN_IF_ERROR(ReadHeader(in, base).status());
+  if (base) {
     ClearCommitted();
     // (26 bytes a BIGINT key: no growing while a large index loads.)
     committed_.Reserve(static_cast<size_t>(in->unread() / 26));
   }
   std::vector<uint32_t> files;  // the file's ids -> interned ids
-  // Rows are applied kBatch at a time, their slots prefetched first.
+  // Rows are applied a batch at a time: 64, their slots prefetched first;
+  // a delta's into a spilled index in key order, kSortedBatch at a time.
   constexpr size_t kBatch = 64;
-  struct Change {
-    uint8_t tag;
-    RowLocation at;
-    size_t key_end;  // in keys, after the previous change's key
-    int64_t record;
-  };
-  std::vector<Change> batch;
-  std::string keys;
-  uint64_t hashes[kBatch];
-  auto apply = [&]() -> Status {
-    size_t begin = 0;
-    for (size_t b = 0; b < batch.size(); ++b) {
-      hashes[b] = committed_.HashOf(std::string_view(keys).substr(begin, batch[b].key_end - begin));
-      committed_.Prefetch(hashes[b]);
-      begin = batch[b].key_end;
-    }
-    begin = 0;
-    for (size_t b = 0; b < batch.size(); ++b) {
-      const Change& c = batch[b];
-      std::string_view key = std::string_view(keys).substr(begin, c.key_end - begin);
-      begin = c.key_end;
-      if (c.tag == kExtraTag) {
-        ASSIGN_OR_RETURN(auto row, committed_.Find(key, hashes[b]));
-        if (!row) {
-          return Status::Corruption("{}: record {}: an extra row of an unknown key", kWhat,
-                                    c.record);
-        }
-        duplicates_.emplace(std::string(key), c.at);
-        continue;
-      }
-      if (!duplicates_.empty()) duplicates_.erase(std::string(key));
-      if (c.tag == kGoneTag) {
-        RETURN_IF_ERROR(committed_.Erase(key, hashes[b]));
-      } else if (kind == kFullState) {
-        // (A base names each key once, into an emptied index: no store
-        // reads.)
-        RETURN_IF_ERROR(committed_.AddNew(key, hashes[b], c.at));
-      } else {
-        RETURN_IF_ERROR(committed_.Assign(key, hashes[b], c.at));
-      }
-    }
-    batch.clear();
-    keys.clear();
-    return Status::OK();
-  };
+  RestoredRows rows;
   for (int64_t i = 0;; ++i) {
     uint8_t tag = 0;
     RETURN_IF_ERROR(in->NextRecord(kWhat, i, kGoneTag, &tag, [&](std::string_view body) {
@@ -209,15 +177,104 @@ Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
         if (file >= files.size()) return Status::Corruption("file id {} was not named", file);
         at.file = files[file];
       }
-      keys.append(body);
-      batch.push_back({tag, at, keys.size(), i});
+      rows.keys.append(body);
+      rows.rows.push_back({tag, at, rows.keys.size(), i});
       return Status::OK();
     }));
-    if (tag == state::kEndTag || batch.size() == kBatch) RETURN_IF_ERROR(apply());
+    const bool sorted = !base && committed_.spilled();
+    if (tag == state::kEndTag || rows.rows.size() == (sorted ? kSortedBatch : kBatch)) {
+      RETURN_IF_ERROR(sorted ? ApplyRestoredInKeyOrder(rows) : ApplyRestored(rows, base));
+      rows.rows.clear();
+      rows.keys.clear();
+    }
     if (tag == state::kEndTag) break;
   }
   RETURN_IF_ERROR(in->ExpectEnd(kWhat));
   MarkSaved();
+  return Status::OK();
+}
+
+std::string_view PrimaryKeyIndex::RestoredRows::key(size_t i) const {
+  size_t begin = i == 0 ? 0 : rows[i - 1].key_end;
+  return std::string_view(keys).substr(begin, rows[i].key_end - begin);
+}
+
+Status PrimaryKeyIndex::AddExtraRow(std::string_view key, uint64_t hash, RowLocation at,
+                                    int64_t record) {
+  ASSIGN_OR_RETURN(auto row, committed_.Find(key, hash));
+  if (!row) {
+    return Status::Corruption("{}: record {}: an extra row of an unknown key", kWhat, record);
+  }
+  duplicates_.emplace(std::string(key), at);
+  return Status::OK();
+}
+
+Status PrimaryKeyIndex::ApplyRestored(const RestoredRows& rows, bool base) {
+  std::vector<uint64_t> hashes(rows.rows.size());
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    hashes[i] = committed_.HashOf(rows.key(i));
+    committed_.Prefetch(hashes[i]);
+  }
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    const RestoredRows::Row& r = rows.rows[i];
+    std::string_view key = rows.key(i);
+    if (r.tag == kExtraTag) {
+      RETURN_IF_ERROR(AddExtraRow(key, hashes[i], r.at, r.record));
+      continue;
+    }
+    if (!duplicates_.empty()) duplicates_.erase(std::string(key));
+    if (r.tag == kGoneTag) {
+      RETURN_IF_ERROR(committed_.Erase(key, hashes[i]));
+    } else if (base) {
+      // (A base names each key once, into an emptied index: no store reads.)
+      RETURN_IF_ERROR(committed_.AddNew(key, hashes[i], r.at));
+    } else {
+      RETURN_IF_ERROR(committed_.Assign(key, hashes[i], r.at));
+    }
+  }
+  return Status::OK();
+}
+
+Status PrimaryKeyIndex::ApplyRestoredInKeyOrder(const RestoredRows& rows) {
+  // A delta names each key once (and its extra rows after it): the keys'
+  // rows are read from the store in order, in one pass, then changed.
+  std::vector<size_t> order;
+  order.reserve(rows.rows.size());
+  for (size_t i = 0; i < rows.rows.size(); ++i) {
+    if (rows.rows[i].tag != kExtraTag) order.push_back(i);
+  }
+  SortByKeyPrefix(&order, [&](size_t i) { return rows.key(i); });
+  std::vector<std::string_view> keys(order.size());
+  std::vector<uint64_t> hashes(order.size());
+  for (size_t j = 0; j < order.size(); ++j) {
+    keys[j] = rows.key(order[j]);
+    if (j > 0 && keys[j] == keys[j - 1]) {
+      return Status::Corruption("{}: record {}: a key a delta names twice", kWhat,
+                                rows.rows[std::max(order[j], order[j - 1])].record);
+    }
+    hashes[j] = committed_.HashOf(keys[j]);
+  }
+  std::vector<bool> live(order.size());
+  RETURN_IF_ERROR(committed_.FindSorted(
+      keys, hashes,
+      [&](size_t j, const std::optional<RowLocation>& at) { live[j] = at.has_value(); }));
+  // (Distinct keys, none changed since it was read: Put reads no store.)
+  constexpr size_t kAhead = CommittedKeys::kPrefetchAhead;
+  for (size_t j = 0; j < kAhead && j < order.size(); ++j) committed_.Prefetch(hashes[j]);
+  for (size_t j = 0; j < order.size(); ++j) {
+    if (j + kAhead < order.size()) committed_.Prefetch(hashes[j + kAhead]);
+    const RestoredRows::Row& r = rows.rows[order[j]];
+    if (!duplicates_.empty()) duplicates_.erase(std::string(keys[j]));
+    std::optional<RowLocation> to;
+    if (r.tag != kGoneTag) to = r.at;
+    RETURN_IF_ERROR(committed_.Put(keys[j], hashes[j], to, live[j]));
+  }
+  for (size_t i = 0; i < rows.rows.size(); ++i) {
+    const RestoredRows::Row& r = rows.rows[i];
+    if (r.tag != kExtraTag) continue;
+    std::string_view key = rows.key(i);
+    RETURN_IF_ERROR(AddExtraRow(key, committed_.HashOf(key), r.at, r.record));
+  }
   return Status::OK();
 }
 
