@@ -60,4 +60,21 @@ inline std::string TempPath(const std::string& name) {
       .string();
 }
 
+// Removes a folder a test made (with what it holds) when it goes out of
+// scope, also when an assertion returns early: a folder that only holds the
+// folders of what removes its own (the shards' spill stores).
+class RemovedAtExit {
+ public:
+  explicit RemovedAtExit(std::string path) : path_(std::move(path)) {}
+  ~RemovedAtExit() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  RemovedAtExit(const RemovedAtExit&) = delete;
+  RemovedAtExit& operator=(const RemovedAtExit&) = delete;
+
+ private:
+  std::string path_;
+};
+
 }  // namespace sluice::testing

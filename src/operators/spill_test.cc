@@ -40,6 +40,7 @@ TEST_P(SpillTest, ASpilledStateGivesEmitsAndSnapshotsWhatOneInMemoryDoes) {
   WindowAggregateOptions sharded_opts = small;
   sharded_opts.memory_budget *= 2;
   sharded_opts.spill_dir = testing::TempPath("spill-sharded");
+  testing::RemovedAtExit sharded_dir(sharded_opts.spill_dir);
   ASSERT_OK_AND_ASSIGN(auto memory, WindowAggregate::Make(o));
   ASSERT_OK_AND_ASSIGN(auto spilled, WindowAggregate::Make(small));
   TaskPool pool(1);
@@ -148,6 +149,7 @@ TEST(SpillTest, GlobalGroupsGiveTheirRunningValuesAtEveryCheckpointWhereverTheyL
   WindowAggregateOptions sharded_opts = small;
   sharded_opts.memory_budget *= 2;
   sharded_opts.spill_dir = testing::TempPath("spill-global-sharded");
+  testing::RemovedAtExit sharded_dir(sharded_opts.spill_dir);
   WindowAggregateOptions restored_opts = small;
   restored_opts.spill_dir = testing::TempPath("spill-global-restored");
   ASSERT_OK_AND_ASSIGN(auto memory, WindowAggregate::Make(o));
