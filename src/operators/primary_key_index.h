@@ -188,8 +188,6 @@ class PrimaryKeyIndex {
   Status ApplyRestored(const RestoredRows& rows, bool base);
   // Applies a delta's rows in key order (a spilled index).
   Status ApplyRestoredInKeyOrder(const RestoredRows& rows);
-  // Records one more row of a key the index holds (an extra record).
-  Status AddExtraRow(std::string_view key, uint64_t hash, RowLocation at, int64_t record);
 
   std::vector<std::string> files_;
   std::unordered_map<std::string, uint32_t> file_ids_;

@@ -177,12 +177,13 @@ Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
         if (file >= files.size()) return Status::Corruption("file id {} was not named", file);
         at.file = files[file];
       }
+      if (tag == kExtraTag && !base) return Status::Corruption("an extra row in a delta");
       rows.keys.append(body);
       rows.rows.push_back({tag, at, rows.keys.size(), i});
       return Status::OK();
     }));
     const bool sorted = !base && committed_.spilled();
-    if (tag == state::kEndTag || rows.rows.size() == (sorted ? kSortedBatch : kBatch)) {
+    if (tag == state::kEndTag || rows.rows.size() >= (sorted ? kSortedBatch : kBatch)) {
       RETURN_IF_ERROR(sorted ? ApplyRestoredInKeyOrder(rows) : ApplyRestored(rows, base));
       rows.rows.clear();
       rows.keys.clear();
@@ -199,16 +200,6 @@ std::string_view PrimaryKeyIndex::RestoredRows::key(size_t i) const {
   return std::string_view(keys).substr(begin, rows[i].key_end - begin);
 }
 
-Status PrimaryKeyIndex::AddExtraRow(std::string_view key, uint64_t hash, RowLocation at,
-                                    int64_t record) {
-  ASSIGN_OR_RETURN(auto row, committed_.Find(key, hash));
-  if (!row) {
-    return Status::Corruption("{}: record {}: an extra row of an unknown key", kWhat, record);
-  }
-  duplicates_.emplace(std::string(key), at);
-  return Status::OK();
-}
-
 Status PrimaryKeyIndex::ApplyRestored(const RestoredRows& rows, bool base) {
   std::vector<uint64_t> hashes(rows.rows.size());
   for (size_t i = 0; i < hashes.size(); ++i) {
@@ -219,7 +210,11 @@ Status PrimaryKeyIndex::ApplyRestored(const RestoredRows& rows, bool base) {
     const RestoredRows::Row& r = rows.rows[i];
     std::string_view key = rows.key(i);
     if (r.tag == kExtraTag) {
-      RETURN_IF_ERROR(AddExtraRow(key, hashes[i], r.at, r.record));
+      ASSIGN_OR_RETURN(auto row, committed_.Find(key, hashes[i]));
+      if (!row) {
+        return Status::Corruption("{}: record {}: an extra row of an unknown key", kWhat, r.record);
+      }
+      duplicates_.emplace(std::string(key), r.at);
       continue;
     }
     if (!duplicates_.empty()) duplicates_.erase(std::string(key));
@@ -236,13 +231,10 @@ Status PrimaryKeyIndex::ApplyRestored(const RestoredRows& rows, bool base) {
 }
 
 Status PrimaryKeyIndex::ApplyRestoredInKeyOrder(const RestoredRows& rows) {
-  // A delta names each key once (and its extra rows after it): the keys'
-  // rows are read from the store in order, in one pass, then changed.
-  std::vector<size_t> order;
-  order.reserve(rows.rows.size());
-  for (size_t i = 0; i < rows.rows.size(); ++i) {
-    if (rows.rows[i].tag != kExtraTag) order.push_back(i);
-  }
+  // A delta names each key once (and no extra row): the keys' rows are read
+  // from the store in order, in one pass, then changed.
+  std::vector<size_t> order(rows.rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   SortByKeyPrefix(&order, [&](size_t i) { return rows.key(i); });
   std::vector<std::string_view> keys(order.size());
   std::vector<uint64_t> hashes(order.size());
@@ -268,12 +260,6 @@ Status PrimaryKeyIndex::ApplyRestoredInKeyOrder(const RestoredRows& rows) {
     std::optional<RowLocation> to;
     if (r.tag != kGoneTag) to = r.at;
     RETURN_IF_ERROR(committed_.Put(keys[j], hashes[j], to, live[j]));
-  }
-  for (size_t i = 0; i < rows.rows.size(); ++i) {
-    const RestoredRows::Row& r = rows.rows[i];
-    if (r.tag != kExtraTag) continue;
-    std::string_view key = rows.key(i);
-    RETURN_IF_ERROR(AddExtraRow(key, committed_.HashOf(key), r.at, r.record));
   }
   return Status::OK();
 }

@@ -226,6 +226,10 @@ TEST_P(PrimaryKeyIndexTest, ACompactionTheIndexDoesNotExplainIsMissedOrMiscounte
     if (!index->spilled() || keys.back() == "a") {
       EXPECT_TRUE(missed);
     }
+    if (!index->spilled()) {  // (stopped at the first such key)
+      EXPECT_EQ(index->FilePath(At(*index, "c")->file), "f2.parquet");
+      EXPECT_EQ(index->size(), 54u);
+    }
   }
 }
 

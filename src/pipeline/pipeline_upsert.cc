@@ -271,7 +271,7 @@ Status Pipeline::CatchUpCompactions(const std::vector<const iceberg::Snapshot*>&
     }
   }
   ASSIGN_OR_RETURN(const size_t expected, keys_->CountIn(moved_from));
-  size_t relocated = 0;
+  size_t relocated = 0, scanned = 0;
   bool missed = false;
   if (!added.empty()) {
     // In batches of the written rows' keys (a spilled index reads them in
@@ -293,6 +293,12 @@ Status Pipeline::CatchUpCompactions(const std::vector<const iceberg::Snapshot*>&
     };
     RETURN_IF_ERROR(ScanKeys(added, /*reserve=*/false,
                              [&](std::string_view key, operators::RowLocation at) -> Result<bool> {
+                               // (More rows than the index had there:
+                               // no use moving the rest.)
+                               if (++scanned > expected) {
+                                 missed = true;
+                                 return false;
+                               }
                                arena.append(key);
                                ends.push_back(arena.size());
                                to.push_back(at);
@@ -304,8 +310,17 @@ Status Pipeline::CatchUpCompactions(const std::vector<const iceberg::Snapshot*>&
   // (A spilled index trusts the keys it moves: the count is the check. A
   // compaction keeps every live row, so a key the index lacks or has
   // elsewhere is a moved row that `expected` does not count, and the counts
-  // differ unless the index is also wrong the other way.)
-  if (missed || relocated != expected) return LoadKeyIndex();
+  // differ unless the index is also wrong the other way: a row it has that
+  // the compaction did not write.)
+  if (missed || relocated != expected) {
+    fmt::print(stderr,
+               "sluice: pipeline {}: the key index does not account for the rows a compaction "
+               "of {} moved ({} of them read, {} indexed in the files it compacted); loading it "
+               "from {}\n",
+               options_.name, options_.target.ToString(), scanned, expected,
+               options_.target.ToString());
+    return LoadKeyIndex();
+  }
   indexed_snapshot_ = md.current_snapshot_id;
   stats_.key_index_catchups += 1;
   return Status::OK();
