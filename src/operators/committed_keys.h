@@ -14,8 +14,9 @@
 //   is a bloom filter probe) and keeps the key in the front;
 // - size() is exact: a change knows whether the key was live before;
 // - a spill writes the front's live entries and deletes the store's copies
-//   of its gone ones, in write batches of a bounded size, then empties the
-//   front.
+//   of its gone ones, in key order: as one sorted run (a table file the
+//   store takes in whole), or for a few hundred keys in write batches; then
+//   it empties the front.
 // A budget the keys fit in never opens a store: the table is the whole
 // layer, as fast as it was before the budget.
 //

@@ -1,8 +1,10 @@
 #include "state/spill_store.h"
 
+#include <fmt/format.h>
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -22,6 +24,8 @@ rocksdb::Slice Slice(std::string_view s) { return rocksdb::Slice(s.data(), s.siz
 }  // namespace
 
 struct SpillStore::Impl {
+  rocksdb::Options options;  // (a sorted run's file is written with them)
+  int64_t runs = 0;
   std::unique_ptr<rocksdb::DB> db;
   rocksdb::WriteBatch pending;
   rocksdb::WriteOptions write;
@@ -71,6 +75,7 @@ Result<std::unique_ptr<SpillStore>> SpillStore::Open(const std::string& dir, int
   rocksdb::DB* db = nullptr;
   RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(o, dir, &db), dir));
   auto impl = std::make_unique<Impl>();
+  impl->options = o;
   impl->db.reset(db);
   impl->write.disableWAL = true;
   impl->read.verify_checksums = false;
@@ -92,6 +97,38 @@ Status SpillStore::Flush() {
   rocksdb::Status s = impl_->db->Write(impl_->write, &impl_->pending);
   impl_->pending.Clear();
   return FromRocks(s, dir_);
+}
+
+Status SpillStore::WriteSorted(size_t n,
+                               const std::function<SortedEntry(size_t, std::string*)>& entry) {
+  if (n == 0) return Status::OK();
+  RETURN_IF_ERROR(Flush());
+  const std::string path = fmt::format("{}/run-{}.sst", dir_, ++impl_->runs);
+  auto fail = [&](const rocksdb::Status& s) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    return FromRocks(s, dir_);
+  };
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), impl_->options);
+  rocksdb::Status s = writer.Open(path);
+  if (!s.ok()) return fail(s);
+  std::string buffer;
+  for (size_t i = 0; i < n && s.ok(); ++i) {
+    SortedEntry e = entry(i, &buffer);
+    s = e.value ? writer.Put(Slice(e.key), Slice(*e.value)) : writer.Delete(Slice(e.key));
+  }
+  if (s.ok()) s = writer.Finish();
+  if (!s.ok()) return fail(s);
+  // (Moved in: linked under the store's own name. Its sequence number is
+  // kept in the store's manifest, not written into the file.)
+  rocksdb::IngestExternalFileOptions o;
+  o.move_files = true;
+  o.write_global_seqno = false;
+  s = impl_->db->IngestExternalFile({path}, o);
+  if (!s.ok()) return fail(s);
+  std::error_code ec;
+  std::filesystem::remove(path, ec);  // (the link, if the store kept it)
+  return Status::OK();
 }
 
 Result<bool> SpillStore::Get(std::string_view key, std::string* value) const {

@@ -8,7 +8,8 @@
 //
 // Keys are ordered bytewise. Writes are buffered (Put, Delete, DeleteRange)
 // and applied at once by Flush, without a write-ahead log (nothing in it must
-// survive a crash); reads (Get, Scan) see only flushed writes.
+// survive a crash), or written as a sorted run (WriteSorted); reads (Get,
+// Scan) see only flushed writes.
 //
 // Memory: `memory_bytes` bounds RocksDB's buffers — two write buffers of a
 // quarter each and a block cache of half — plus its index and filter blocks
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +41,21 @@ class SpillStore {
   void Delete(std::string_view key);
   void DeleteRange(std::string_view begin, std::string_view end);  // [begin, end)
   Status Flush();
+
+  // One entry of a sorted run: a key and its value, or no value (a delete).
+  struct SortedEntry {
+    std::string_view key;
+    std::optional<std::string_view> value;
+  };
+  // Writes `n` entries, in strictly increasing key order, as one table file
+  // that the store then takes in whole (RocksDB's ingestion): no memtable
+  // inserts and no flush, for a large run of sorted keys (a spill of many
+  // thousands). entry(i, buffer) gives the i-th; a value it returns may
+  // point into `buffer`, valid until the next call. Buffered writes are
+  // flushed first. Each run costs a file: a few hundred keys are cheaper
+  // written by Put and Delete. Keys out of order are an error, and then
+  // nothing of the run is written.
+  Status WriteSorted(size_t n, const std::function<SortedEntry(size_t, std::string*)>& entry);
 
   // False when the key is not there.
   Result<bool> Get(std::string_view key, std::string* value) const;

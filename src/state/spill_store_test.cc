@@ -50,6 +50,53 @@ TEST(SpillStoreTest, KeepsKeysInByteOrderAndForgetsRanges) {
   EXPECT_FALSE(std::filesystem::exists(dir)) << "a store is a cache: it goes with its operator";
 }
 
+TEST(SpillStoreTest, ASortedRunOverridesWhatTheStoreHeldAndAnOutOfOrderOneWritesNothing) {
+  ASSERT_OK_AND_ASSIGN(auto store, SpillStore::Open(testing::TempPath("store-run"), 4 << 20));
+  for (std::string k : {"a", "b", "c", "d"}) store->Put(k, "old-" + k);
+  ASSERT_OK(store->Flush());
+  store->Put("e", "buffered");  // (flushed before the run)
+  // b replaced, c deleted, bb and z new; a and d left alone.
+  const std::vector<std::pair<std::string, std::optional<std::string>>> run = {
+      {"b", "new-b"}, {"bb", "new-bb"}, {"c", std::nullopt}, {"e", "run-e"}, {"z", "new-z"}};
+  ASSERT_OK(store->WriteSorted(run.size(), [&](size_t i, std::string* buffer) {
+    SpillStore::SortedEntry e{run[i].first, std::nullopt};
+    if (run[i].second) {
+      *buffer = *run[i].second;
+      e.value = *buffer;
+    }
+    return e;
+  }));
+  auto contents = [&] {
+    std::vector<std::string> kv;
+    for (auto c = store->Scan("", ""); c->Valid(); c->Next()) {
+      kv.push_back(fmt::format("{}={}", c->key(), c->value()));
+    }
+    return kv;
+  };
+  const std::vector<std::string> want = {"a=old-a", "b=new-b", "bb=new-bb",
+                                         "d=old-d", "e=run-e", "z=new-z"};
+  EXPECT_EQ(contents(), want);
+  std::string v;
+  ASSERT_OK_AND_ASSIGN(bool found, store->Get("c", &v));
+  EXPECT_FALSE(found) << "the run's delete hides the older value";
+  // Writes after a run override it.
+  store->Put("z", "after");
+  ASSERT_OK(store->Flush());
+  ASSERT_OK_AND_ASSIGN(found, store->Get("z", &v));
+  EXPECT_EQ(v, "after");
+  // Keys out of order: an error, nothing written, no file left behind.
+  const std::vector<std::string> unordered = {"m", "k"};
+  auto st = store->WriteSorted(unordered.size(), [&](size_t i, std::string*) {
+    return SpillStore::SortedEntry{unordered[i], std::string_view("x")};
+  });
+  EXPECT_FALSE(st.ok());
+  ASSERT_OK_AND_ASSIGN(found, store->Get("m", &v));
+  EXPECT_FALSE(found);
+  for (const auto& f : std::filesystem::directory_iterator(store->dir())) {
+    EXPECT_EQ(f.path().filename().string().rfind("run-", 0), std::string::npos) << f.path();
+  }
+}
+
 TEST(SpillStoreTest, OpenWipesWhatAnEarlierRunLeft) {
   std::string dir = testing::TempPath("store-wipe");
   std::filesystem::create_directories(dir);
