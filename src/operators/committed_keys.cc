@@ -8,8 +8,6 @@
 namespace sluice::operators {
 
 namespace {
-// Entries written to the store in one write batch when the front spills.
-constexpr size_t kSpillBatch = 64 * 1024;
 // A spill of at least this many keys is written as a sorted run (a table
 // file the store takes in: no memtable inserts, no flush); a smaller one in
 // write batches.
@@ -293,13 +291,12 @@ Status CommittedKeys::Spill() {
       return out;
     }));
   } else {
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (Live(entries[i].e)) {
-        store_->Put(entries[i].key, Encode(Plain(entries[i].e)));
+    for (const Spilled& s : entries) {
+      if (Live(s.e)) {
+        store_->Put(s.key, Encode(Plain(s.e)));
       } else {
-        store_->Delete(entries[i].key);
+        store_->Delete(s.key);
       }
-      if ((i + 1) % kSpillBatch == 0) RETURN_IF_ERROR(store_->Flush());
     }
     RETURN_IF_ERROR(store_->Flush());
   }

@@ -119,15 +119,18 @@ Status SpillStore::WriteSorted(size_t n,
   }
   if (s.ok()) s = writer.Finish();
   if (!s.ok()) return fail(s);
-  // (Moved in: linked under the store's own name. Its sequence number is
-  // kept in the store's manifest, not written into the file.)
+  // Moved in (linked under the store's own name; RocksDB removes this one).
+  // Its sequence number is kept in the store's manifest, not written into
+  // the file. A file that overlaps the store's keys goes on top, newer than
+  // all; one that overlaps none may go lower. (RocksDB before 9.0 could give
+  // such a file a sequence number older than data of its keys in a lower
+  // level, facebook/rocksdb#12257; that takes lower levels holding newer
+  // data than upper ones, which this store, compacting by itself, has not.)
   rocksdb::IngestExternalFileOptions o;
   o.move_files = true;
   o.write_global_seqno = false;
   s = impl_->db->IngestExternalFile({path}, o);
   if (!s.ok()) return fail(s);
-  std::error_code ec;
-  std::filesystem::remove(path, ec);  // (the link, if the store kept it)
   return Status::OK();
 }
 

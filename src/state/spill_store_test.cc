@@ -79,6 +79,18 @@ TEST(SpillStoreTest, ASortedRunOverridesWhatTheStoreHeldAndAnOutOfOrderOneWrites
   std::string v;
   ASSERT_OK_AND_ASSIGN(bool found, store->Get("c", &v));
   EXPECT_FALSE(found) << "the run's delete hides the older value";
+  // A second run over the first: its delete hides what the first wrote,
+  // its value replaces one (the memtable empty now: the runs alone).
+  const std::vector<std::pair<std::string, std::optional<std::string>>> second = {
+      {"bb", std::nullopt}, {"e", "second-e"}};
+  ASSERT_OK(store->WriteSorted(second.size(), [&](size_t i, std::string*) {
+    SpillStore::SortedEntry e{second[i].first, std::nullopt};
+    if (second[i].second) e.value = *second[i].second;
+    return e;
+  }));
+  const std::vector<std::string> after_second = {"a=old-a", "b=new-b", "d=old-d", "e=second-e",
+                                                 "z=new-z"};
+  EXPECT_EQ(contents(), after_second);
   // Writes after a run override it.
   store->Put("z", "after");
   ASSERT_OK(store->Flush());
