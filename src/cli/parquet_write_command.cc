@@ -23,7 +23,7 @@ struct WriteArgs {
   std::string schema;
   std::string codec = "zstd";
   int level = 0;
-  int64_t row_group_rows = 0;
+  int64_t row_group_rows = parquet::WriterOptions{}.row_group_rows;
   int64_t page_size = 0;
   bool no_dictionary = false;
   bool verbose = false;
@@ -81,7 +81,8 @@ void RegisterParquetWriteCommand(CLI::App& parquet, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--level", args->level, "Compression level (zstd, gzip; 0 = codec default)");
   cmd->add_option("--row-group-size", args->row_group_rows,
-                  "Rows per row group (default: by size, 128 MiB)")
+                  "Rows per row group, at most (a row group also closes at 128 MiB of pages)")
+      ->capture_default_str()
       ->check(AtLeast(1));
   cmd->add_option("--page-size", args->page_size, "Data page size in bytes (default 1 MiB)")
       ->check(AtLeast(1));

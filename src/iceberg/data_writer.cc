@@ -146,6 +146,7 @@ Result<DataWriterOptions> DataWriterOptionsFromProperties(
   }
   o.parquet.compression_level = static_cast<int>(level);
   RETURN_IF_ERROR(get_int("write.parquet.row-group-size-bytes", &o.parquet.row_group_bytes));
+  RETURN_IF_ERROR(get_int("sluice.write.parquet.row-group-rows", &o.parquet.row_group_rows));
   RETURN_IF_ERROR(get_int("write.parquet.page-size-bytes", &o.parquet.page_bytes));
   RETURN_IF_ERROR(get_int("write.target-file-size-bytes", &o.target_file_bytes));
   return o;

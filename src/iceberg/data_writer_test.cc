@@ -197,5 +197,17 @@ TEST(DataWriter, StreamingCommitsCompressFasterUnlessAPropertyNamesTheLevel) {
                StatusCode::kInvalidArgument, "sluice.write.streaming-compression-level");
 }
 
+// A row group holds at most 1 Mi rows unless the table says otherwise.
+TEST(DataWriter, RowsPerRowGroupComeFromATablePropertyAndAreCappedByDefault) {
+  ASSERT_OK_AND_ASSIGN(DataWriterOptions plain, DataWriterOptionsFromProperties({}));
+  EXPECT_EQ(plain.parquet.row_group_rows, int64_t{1} << 20);
+  ASSERT_OK_AND_ASSIGN(DataWriterOptions set, DataWriterOptionsFromProperties(
+                                                  {{"sluice.write.parquet.row-group-rows", "5000"}},
+                                                  WriteRole::kStreaming));
+  EXPECT_EQ(set.parquet.row_group_rows, 5000);
+  ASSERT_ERROR(DataWriterOptionsFromProperties({{"sluice.write.parquet.row-group-rows", "0"}}),
+               StatusCode::kInvalidArgument, "sluice.write.parquet.row-group-rows");
+}
+
 }  // namespace
 }  // namespace sluice::iceberg

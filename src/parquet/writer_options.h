@@ -16,9 +16,14 @@ struct WriterOptions {
   CompressionCodec codec = CompressionCodec::kZstd;
   int compression_level = 0;
   // A row group is closed once its buffered (compressed) pages reach
-  // `row_group_bytes`, or it holds `row_group_rows` rows (0 = no row limit).
+  // `row_group_bytes`, or it holds `row_group_rows` rows (0 = no row limit;
+  // pages copied whole from another file can carry it past by their row
+  // group). The row limit is Arrow's default: it bounds what a reader decodes
+  // at once (128 MiB of compressed pages of a narrow table can be 10 M rows,
+  // 80 MB for one BIGINT column), and an engine that splits a scan by row
+  // group (DuckDB, Spark, Trino) gets more than one unit of work per file.
   int64_t row_group_bytes = int64_t{128} << 20;
-  int64_t row_group_rows = 0;
+  int64_t row_group_rows = int64_t{1} << 20;
   // Target size of a data page before compression (checked at row boundaries,
   // so a page can exceed it by one batch slice).
   int64_t page_bytes = int64_t{1} << 20;

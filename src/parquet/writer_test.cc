@@ -232,6 +232,23 @@ TEST(ParquetWriter, MultipleRowGroupsAndBatches) {
   EXPECT_EQ(w.metrics.record_count, 3500);
 }
 
+// Without options a row group holds at most 1 Mi rows, however few bytes they
+// take: a narrow column compresses far below the 128 MiB byte limit.
+TEST(ParquetWriter, ARowGroupHoldsAtMostAMebiRowByDefault) {
+  auto schema = MakeSchema("id BIGINT NOT NULL");
+  const int64_t rows = (int64_t{1} << 20) + 5;
+  Batch b = Batch::Make(schema);
+  for (int64_t i = 0; i < rows; ++i) b.columns[0].Append<int64_t>(i);
+  auto io = MakeMemoryFileIO();
+  ASSERT_OK_AND_ASSIGN(Written w, WriteFile(io.get(), "m.parquet", *schema, {&b}, {}));
+  FileMetaData md;
+  ASSERT_OK_AND_ASSIGN(auto got, ReadBack(io.get(), "m.parquet", &md));
+  ASSERT_EQ(md.row_groups.size(), 2u);
+  EXPECT_EQ(md.row_groups[0].num_rows, int64_t{1} << 20);
+  EXPECT_EQ(md.row_groups[1].num_rows, 5);
+  EXPECT_EQ(got, Rows(b));
+}
+
 const ColumnMetaData& Chunk(const FileMetaData& md, int rg, int col) {
   return *md.row_groups[rg].columns[col].meta_data;
 }
