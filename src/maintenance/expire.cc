@@ -1,11 +1,15 @@
 #include "maintenance/expire.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <set>
+#include <unordered_set>
 
 #include "catalog/table_readers.h"
 #include "common/kill_point.h"
 #include "maintenance/files.h"
+#include "maintenance/manifest_cache.h"
 
 namespace sluice::maintenance {
 namespace {
@@ -14,14 +18,77 @@ constexpr int64_t kDefaultMaxAgeMs = 5LL * 24 * 3600 * 1000;  // Iceberg's defau
 constexpr int64_t kDefaultReaderMaxAgeMs = 7LL * 24 * 3600 * 1000;
 constexpr int32_t kDefaultMinKeep = 1;
 
-Result<Reach> ReachOf(FileIO& io, const iceberg::TableMetadata& m,
-                      const std::vector<int64_t>& ids) {
-  Reach reach;
+// What snapshots list: their manifest lists and the manifests in those.
+struct Listed {
+  std::set<std::string> lists;
+  std::map<std::string, std::shared_ptr<const iceberg::ManifestFile>> manifests;
+  std::set<std::string> ManifestPaths() const {
+    std::set<std::string> paths;
+    for (const auto& [path, mf] : manifests) paths.insert(path);
+    return paths;
+  }
+};
+
+Result<Listed> ListedBy(ManifestCache& cache, FileIO& io, const iceberg::TableMetadata& m,
+                        const std::vector<int64_t>& ids) {
+  Listed out;
   for (int64_t id : ids) {
     const iceberg::Snapshot* s = m.snapshot_by_id(id);
-    if (s != nullptr) RETURN_IF_ERROR_CTX(AddReach(io, m, *s, &reach), "snapshot {}", id);
+    if (s == nullptr) continue;
+    auto manifests = cache.ManifestsOf(io, m, *s);
+    if (!manifests.ok()) return manifests.status().WithContextF("snapshot {}", id);
+    out.lists.insert(s->manifest_list);
+    for (const auto& mf : **manifests) out.manifests.emplace(mf->manifest_path, mf);
   }
-  return reach;
+  return out;
+}
+
+// The data and delete files a manifest lists as live, by manifest path.
+struct LiveFiles {
+  std::vector<std::string> data_files, delete_files;
+};
+using ManifestFiles = std::map<std::string, LiveFiles>;
+
+// Reads whole the manifests `expired` lists and `live` does not (only expired
+// snapshots reach them), those `read` does not hold yet.
+Status ReadOnlyExpired(FileIO& io, int format_version, const Listed& expired, const Listed& live,
+                       ManifestFiles* read) {
+  std::vector<iceberg::ManifestFile> todo;
+  for (const auto& [path, mf] : expired.manifests) {
+    if (!live.manifests.count(path) && !read->count(path)) todo.push_back(*mf);
+  }
+  if (todo.empty()) return Status::OK();
+  iceberg::ManifestReadOptions options;
+  options.column_stats = false;
+  ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifests(io, todo, format_version, options));
+  for (size_t i = 0; i < todo.size(); ++i) {
+    LiveFiles& files = (*read)[todo[i].manifest_path];
+    for (iceberg::ManifestEntry& e : entries[i]) {
+      if (e.status == iceberg::EntryStatus::kDeleted) continue;  // gone in this one
+      (e.file.content == iceberg::FileContent::kData ? files.data_files : files.delete_files)
+          .push_back(std::move(e.file.file_path));
+    }
+  }
+  return Status::OK();
+}
+
+// Drops from `candidates` each file a manifest of `live` lists as live (by
+// hash: a collision keeps a file).
+Status DropLive(ManifestCache& cache, FileIO& io, int format_version, const Listed& live,
+                std::set<std::string>* candidates) {
+  std::unordered_set<uint64_t> wanted, found;
+  for (const std::string& p : *candidates) wanted.insert(ManifestCache::FileHash(p));
+  for (const auto& [path, mf] : live.manifests) {
+    if (found.size() == wanted.size()) break;
+    ASSIGN_OR_RETURN(const std::vector<uint64_t>* hashes,
+                     cache.LiveHashesOf(io, *mf, format_version));
+    for (uint64_t h : *hashes) {
+      if (wanted.count(h)) found.insert(h);
+    }
+  }
+  std::erase_if(*candidates,
+                [&](const std::string& p) { return found.count(ManifestCache::FileHash(p)); });
+  return Status::OK();
 }
 
 std::vector<int64_t> AllIds(const iceberg::TableMetadata& m) {
@@ -79,90 +146,147 @@ Result<std::vector<int64_t>> RetainedSnapshots(const iceberg::TableMetadata& m,
   return std::vector<int64_t>(retained.begin(), retained.end());
 }
 
-Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions& given) {
-  RETURN_IF_ERROR(table.Refresh());
-  const iceberg::TableMetadata base = table.metadata();  // a copy: the commit replaces it
-  ExpireOptions options = given;
-  ExpireResult result;
-  if (options.readers_catalog != nullptr) {
-    ASSIGN_OR_RETURN(int64_t max_age, IntProperty(base, "sluice.maintenance.reader-max-age-ms",
-                                                  kDefaultReaderMaxAgeMs, 0));
-    ASSIGN_OR_RETURN(auto readers, catalog::FindTableReaders(*options.readers_catalog, table.io(),
-                                                             table.ident(), options.readers_cache));
-    for (const catalog::TableReader& r : readers) {
-      std::string name = fmt::format("{}@{}", r.pipeline, r.snapshot_id);
-      if (r.at_ms < options.now_ms - max_age) {
-        result.stale_readers.push_back(name);
-        continue;
-      }
-      options.held_snapshots.push_back(r.snapshot_id);
-      result.holding_readers.push_back(name);
+namespace {
+
+// Holds the snapshots the table's FROM TABLE readers stand at
+// (options->held_snapshots), but those of readers past the age limit; names
+// both kinds in `result`.
+Status HoldReaders(catalog::Table& table, const iceberg::TableMetadata& base,
+                   ExpireOptions* options, ExpireResult* result) {
+  if (options->readers_catalog == nullptr) return Status::OK();
+  ASSIGN_OR_RETURN(int64_t max_age, IntProperty(base, "sluice.maintenance.reader-max-age-ms",
+                                                kDefaultReaderMaxAgeMs, 0));
+  ASSIGN_OR_RETURN(auto readers, catalog::FindTableReaders(*options->readers_catalog, table.io(),
+                                                           table.ident(), options->readers_cache));
+  for (const catalog::TableReader& r : readers) {
+    std::string name = fmt::format("{}@{}", r.pipeline, r.snapshot_id);
+    if (r.at_ms < options->now_ms - max_age) {
+      result->stale_readers.push_back(name);
+      continue;
     }
+    options->held_snapshots.push_back(r.snapshot_id);
+    result->holding_readers.push_back(name);
   }
-  ASSIGN_OR_RETURN(std::vector<int64_t> keep, RetainedSnapshots(base, options));
+  return Status::OK();
+}
+
+// The snapshots of `m` that `keep` does not name, oldest first.
+std::vector<int64_t> Unkept(const iceberg::TableMetadata& m, const std::vector<int64_t>& keep) {
   std::set<int64_t> kept(keep.begin(), keep.end());
   std::vector<const iceberg::Snapshot*> expired;
-  for (const iceberg::Snapshot& s : base.snapshots) {
+  for (const iceberg::Snapshot& s : m.snapshots) {
     if (!kept.count(s.snapshot_id)) expired.push_back(&s);
   }
   std::sort(expired.begin(), expired.end(), [](const auto* a, const auto* b) {
     return a->timestamp_ms != b->timestamp_ms ? a->timestamp_ms < b->timestamp_ms
                                               : a->sequence_number < b->sequence_number;
   });
-  for (const auto* s : expired) result.expired.push_back(s->snapshot_id);
-  if (result.expired.empty()) return result;
+  std::vector<int64_t> ids;
+  for (const auto* s : expired) ids.push_back(s->snapshot_id);
+  return ids;
+}
 
-  FileIO& io = table.io();
-  ASSIGN_OR_RETURN(Reach candidates, ReachOf(io, base, result.expired));
-  if (!options.dry_run) {
-    std::set<int64_t> planned(result.expired.begin(), result.expired.end());
-    RETURN_IF_ERROR(table.UpdateMetadata(
-        [&](const iceberg::TableMetadata& now) -> Result<iceberg::TableMetadata> {
-          // Re-judged on the refreshed metadata: a snapshot tagged or made
-          // current meanwhile stays.
-          ASSIGN_OR_RETURN(std::vector<int64_t> still, RetainedSnapshots(now, options));
-          std::set<int64_t> stay(still.begin(), still.end());
-          std::set<int64_t> gone;
-          for (int64_t id : planned) {
-            if (!stay.count(id)) gone.insert(id);
-          }
-          iceberg::TableMetadata m = now;
-          m.RemoveSnapshots(gone);
-          return m;
-        }));
+// Removes the `planned` snapshots from the table's metadata, in one commit,
+// but those the refreshed metadata retains (tagged or made current meanwhile).
+Status CommitRemoval(catalog::Table& table, const std::vector<int64_t>& planned,
+                     const ExpireOptions& options) {
+  return table.UpdateMetadata(
+      [&](const iceberg::TableMetadata& now) -> Result<iceberg::TableMetadata> {
+        ASSIGN_OR_RETURN(std::vector<int64_t> still, RetainedSnapshots(now, options));
+        std::set<int64_t> stay(still.begin(), still.end());
+        std::set<int64_t> gone;
+        for (int64_t id : planned) {
+          if (!stay.count(id)) gone.insert(id);
+        }
+        iceberg::TableMetadata m = now;
+        m.RemoveSnapshots(gone);
+        return m;
+      });
+}
+
+// Sets the files of `result` that the `expired` snapshots reached and the
+// `live` ones do not: manifest lists, manifests (read whole in
+// `only_expired`), and the data and delete files those list that no live
+// manifest lists.
+Status SetUnreached(ManifestCache& cache, FileIO& io, int format_version, const Listed& expired,
+                    const Listed& live, const ManifestFiles& only_expired, ExpireResult* result) {
+  for (const std::string& list : expired.lists) {
+    if (!live.lists.count(list)) result->manifest_lists.push_back(list);
   }
-  // What no snapshot of the (committed) metadata reaches any more.
-  const iceberg::TableMetadata& after = table.metadata();
-  std::vector<int64_t> remaining = options.dry_run ? keep : AllIds(after);
-  ASSIGN_OR_RETURN(Reach live, ReachOf(io, options.dry_run ? base : after, remaining));
-  if (!options.dry_run) {
-    std::erase_if(result.expired, [&](int64_t id) { return after.snapshot_by_id(id) != nullptr; });
+  std::set<std::string> data_files, delete_files;
+  for (const auto& [path, mf] : expired.manifests) {
+    if (live.manifests.count(path)) continue;  // (and so is every file it lists as live)
+    result->manifests.push_back(path);
+    const LiveFiles& files = only_expired.at(path);
+    data_files.insert(files.data_files.begin(), files.data_files.end());
+    delete_files.insert(files.delete_files.begin(), files.delete_files.end());
   }
-  auto only_expired = [&](const std::set<std::string>& from, std::vector<std::string>* out) {
-    for (const std::string& p : from) {
-      if (!live.Has(p)) out->push_back(p);
-    }
-  };
-  only_expired(candidates.data_files, &result.data_files);
-  only_expired(candidates.delete_files, &result.delete_files);
-  only_expired(candidates.manifests, &result.manifests);
-  only_expired(candidates.manifest_lists, &result.manifest_lists);
-  // Statistics files of the expired snapshots that no remaining one names.
-  const iceberg::TableMetadata& kept_md = options.dry_run ? base : after;
+  RETURN_IF_ERROR(DropLive(cache, io, format_version, live, &data_files));
+  RETURN_IF_ERROR(DropLive(cache, io, format_version, live, &delete_files));
+  result->data_files.assign(data_files.begin(), data_files.end());
+  result->delete_files.assign(delete_files.begin(), delete_files.end());
+  return Status::OK();
+}
+
+// Statistics files of the `expired` snapshots of `base` that no snapshot of
+// `remaining` (in `kept`) names.
+std::vector<std::string> StatisticsGone(const iceberg::TableMetadata& base,
+                                        const iceberg::TableMetadata& kept,
+                                        const std::vector<int64_t>& remaining,
+                                        const std::vector<int64_t>& expired) {
   std::set<std::string> named, gone;
   std::set<int64_t> left(remaining.begin(), remaining.end());
-  for (const auto* stats : {&kept_md.statistics, &kept_md.partition_statistics}) {
+  for (const auto* stats : {&kept.statistics, &kept.partition_statistics}) {
     for (const iceberg::StatisticsFile& f : *stats) {
       if (left.count(f.snapshot_id)) named.insert(f.path);
     }
   }
-  std::set<int64_t> expired_ids(result.expired.begin(), result.expired.end());
+  std::set<int64_t> expired_ids(expired.begin(), expired.end());
   for (const auto* stats : {&base.statistics, &base.partition_statistics}) {
     for (const iceberg::StatisticsFile& f : *stats) {
       if (expired_ids.count(f.snapshot_id) && !named.count(f.path)) gone.insert(f.path);
     }
   }
-  result.statistics_files.assign(gone.begin(), gone.end());
+  return std::vector<std::string>(gone.begin(), gone.end());
+}
+
+}  // namespace
+
+Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions& given) {
+  RETURN_IF_ERROR(table.Refresh());
+  const iceberg::TableMetadata base = table.metadata();  // a copy: the commit replaces it
+  ExpireOptions options = given;
+  ExpireResult result;
+  RETURN_IF_ERROR(HoldReaders(table, base, &options, &result));
+  ASSIGN_OR_RETURN(std::vector<int64_t> keep, RetainedSnapshots(base, options));
+  result.expired = Unkept(base, keep);
+  if (result.expired.empty()) return result;
+
+  FileIO& io = table.io();
+  ManifestCache own;
+  ManifestCache& cache = options.manifest_cache != nullptr ? *options.manifest_cache : own;
+  // Read before the commit: a list or manifest that cannot be read refuses
+  // the expiry instead of committing one that cannot tell what to delete.
+  ASSIGN_OR_RETURN(Listed expired, ListedBy(cache, io, base, result.expired));
+  ASSIGN_OR_RETURN(Listed live, ListedBy(cache, io, base, keep));
+  ManifestFiles only_expired;
+  RETURN_IF_ERROR(ReadOnlyExpired(io, base.format_version, expired, live, &only_expired));
+  std::vector<int64_t> remaining = keep;
+  if (!options.dry_run) {
+    RETURN_IF_ERROR(CommitRemoval(table, result.expired, options));
+    // What no snapshot of the committed metadata reaches any more.
+    const iceberg::TableMetadata& after = table.metadata();
+    remaining = AllIds(after);
+    ASSIGN_OR_RETURN(live, ListedBy(cache, io, after, remaining));
+    std::erase_if(result.expired, [&](int64_t id) { return after.snapshot_by_id(id) != nullptr; });
+    // (a manifest that a concurrent expiry left to the expired snapshots alone)
+    RETURN_IF_ERROR(ReadOnlyExpired(io, after.format_version, expired, live, &only_expired));
+  }
+  const iceberg::TableMetadata& kept_md = options.dry_run ? base : table.metadata();
+  RETURN_IF_ERROR(
+      SetUnreached(cache, io, kept_md.format_version, expired, live, only_expired, &result));
+  if (!options.dry_run) cache.Retain(live.lists, live.ManifestPaths());  // (dry: all stay)
+  result.statistics_files = StatisticsGone(base, kept_md, remaining, result.expired);
   if (options.dry_run) return result;
   // Contents before the files that list them: a crash midway leaves orphans,
   // never a manifest naming a deleted file.

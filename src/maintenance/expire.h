@@ -13,7 +13,11 @@
 // from the expired snapshots (manifest lists, manifests, data and delete
 // files) and from no snapshot the committed metadata still holds: they are
 // computed again from the table after the commit, so a snapshot a
-// concurrent writer tagged meanwhile keeps its files.
+// concurrent writer tagged meanwhile keeps its files. Only the manifests no
+// remaining snapshot lists are read whole: a file a manifest both sides list
+// is live. Whether a file of theirs is still live elsewhere is told by the
+// hashes of what the remaining manifests list (ManifestCache), so a
+// collision can keep a file, never delete a live one.
 //
 // A pipeline's recovery does not need old snapshots (its checkpoint is also
 // a table property); a downstream table source positioned at an expired
@@ -29,6 +33,8 @@
 #include "catalog/table_readers.h"
 
 namespace sluice::maintenance {
+
+class ManifestCache;
 
 struct ExpireOptions {
   int64_t now_ms = 0;                    // the clock (injected)
@@ -47,6 +53,11 @@ struct ExpireOptions {
   catalog::TableReadersCache* readers_cache = nullptr;
   // The snapshots readers stand at (filled from readers_catalog, or given).
   std::vector<int64_t> held_snapshots;
+  // What the table's manifest lists and manifests list, kept from one expiry
+  // of the table to the next (the service's): each reads only the metadata
+  // committed since. Optional: without, every list and manifest the table
+  // reaches is read once.
+  ManifestCache* manifest_cache = nullptr;
 };
 
 struct ExpireResult {

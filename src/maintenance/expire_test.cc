@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/table_readers.h"
+#include "io/fault_injection_file_io.h"
 #include "maintenance/compact.h"
+#include "maintenance/manifest_cache.h"
+#include "maintenance/manifests.h"
 #include "maintenance/test_util.h"
 
 namespace sluice::maintenance {
@@ -223,6 +226,104 @@ TEST_F(ExpireTest, ACacheReadsTheReadersOfOnlyTheTablesCommittedToSince) {
   o.readers_cache = &cache;
   ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, o));
   EXPECT_EQ(r.holding_readers, std::vector<std::string>{fmt::format("second@{}", snapshot)});
+}
+
+// After a manifest rewrite, the old manifests are reached only by the
+// snapshots before it, but the files they list are live in the merged one:
+// expiring those snapshots deletes the old manifests and keeps every file.
+TEST_F(ExpireTest, FilesAManifestRewriteMovedStayWhenTheirOldManifestsGo) {
+  for (int64_t i = 0; i < 4; ++i) AppendIds(i * 10, i * 10 + 10);
+  ManifestRewriteOptions merge;
+  merge.force = true;
+  ASSERT_OK_AND_ASSIGN(ManifestRewriteResult merged, RewriteManifests(*table_, merge));
+  ASSERT_TRUE(merged.snapshot_id.has_value());
+  ASSERT_EQ(merged.manifests_after, 1);
+  const std::set<int64_t> ids = Ids();
+  for (bool cached : {false, true}) {
+    SCOPED_TRACE(cached ? "through a cache" : "without a cache");
+    ManifestCache cache;
+    ExpireOptions o;
+    o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+    o.manifest_cache = cached ? &cache : nullptr;
+    o.dry_run = !cached;
+    ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, o));
+    EXPECT_EQ(r.expired.size(), 4u);
+    EXPECT_EQ(r.manifests.size(), 4u) << "the four appends' manifests, merged into one";
+    EXPECT_TRUE(r.data_files.empty()) << "every data file is live in the merged manifest";
+  }
+  EXPECT_EQ(Ids(), ids);
+}
+
+// The service keeps a ManifestCache per table: an expiry reads only the
+// manifest lists and manifests committed since the one before, and deletes
+// what an expiry without the cache deletes.
+TEST_F(ExpireTest, AnExpiryThroughTheManifestCacheReadsOnlyWhatWasCommittedSince) {
+  for (int64_t i = 0; i < 4; ++i) AppendIds(i * 10, i * 10 + 10);
+  ASSERT_OK(CompactTable(*table_, RewriteAll()));  // the four files become one
+  AppendIds(40, 50);
+  const std::set<int64_t> ids = Ids();
+  FaultInjectingFileIO counted(io_.get());
+  ASSERT_OK_AND_ASSIGN(auto view, catalog::Table::Load(*catalog_, counted, id_));
+  ManifestCache cache;
+  ExpireOptions o;
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  o.retain_last = 2;
+  o.dry_run = true;
+  auto opens = [&](ManifestCache* with) {
+    counted.ResetCounts();
+    o.manifest_cache = with;
+    auto r = ExpireSnapshots(*view, o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return std::make_pair(counted.calls(FileOp::kOpenInput), r.ValueOr({}));
+  };
+  const auto [uncached, plan] = opens(nullptr);
+  EXPECT_EQ(plan.expired.size(), 4u);
+  EXPECT_EQ(plan.data_files.size(), 4u) << "the files the rewrite replaced";
+  const auto [cold, cold_plan] = opens(&cache);
+  EXPECT_EQ(cold, uncached);
+  const int64_t read = cache.files_read();
+  EXPECT_GT(read, 2);
+  const auto [warm, warm_plan] = opens(&cache);
+  EXPECT_EQ(cache.files_read(), read) << "nothing committed since: no list or manifest read again";
+  EXPECT_LT(warm, cold);
+  EXPECT_EQ(warm_plan.data_files, plan.data_files);
+  EXPECT_EQ(warm_plan.manifests, plan.manifests);
+  EXPECT_EQ(warm_plan.manifest_lists, plan.manifest_lists);
+
+  o.dry_run = false;
+  o.manifest_cache = &cache;
+  ASSERT_OK_AND_ASSIGN(ExpireResult real, ExpireSnapshots(*view, o));
+  EXPECT_EQ(real.expired, plan.expired);
+  EXPECT_EQ(real.data_files, plan.data_files);
+  EXPECT_EQ(real.manifests, plan.manifests);
+  EXPECT_EQ(real.manifest_lists, plan.manifest_lists);
+  EXPECT_TRUE(real.failures.empty());
+  EXPECT_EQ(cache.lists(), 2u) << "the expired snapshots' lists are forgotten";
+  for (const std::string& p : real.data_files) {
+    EXPECT_FALSE(std::filesystem::exists(OnDisk(p))) << p;
+  }
+  AppendIds(50, 60);
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  ASSERT_OK_AND_ASSIGN(ExpireResult next, ExpireSnapshots(*view, o));
+  EXPECT_EQ(next.expired.size(), 1u);
+  EXPECT_EQ(cache.lists(), 2u);
+  // Every file the snapshots left reach is still there, and they read the rows.
+  ASSERT_OK(table_->Refresh());
+  for (const iceberg::Snapshot& s : table_->metadata().snapshots) {
+    EXPECT_TRUE(std::filesystem::exists(OnDisk(s.manifest_list))) << s.manifest_list;
+    ASSERT_OK_AND_ASSIGN(auto manifests, iceberg::ReadManifestList(*io_, s.manifest_list, 2));
+    for (const iceberg::ManifestFile& mf : manifests) {
+      EXPECT_TRUE(std::filesystem::exists(OnDisk(mf.manifest_path))) << mf.manifest_path;
+      ASSERT_OK_AND_ASSIGN(auto entries, iceberg::ReadManifest(*io_, mf, 2));
+      for (const iceberg::ManifestEntry& e : entries) {
+        if (e.status == iceberg::EntryStatus::kDeleted) continue;
+        EXPECT_TRUE(std::filesystem::exists(OnDisk(e.file.file_path))) << e.file.file_path;
+      }
+    }
+  }
+  std::set<int64_t> want = ids;
+  for (int64_t id = 50; id < 60; ++id) want.insert(id);
+  EXPECT_EQ(Ids(), want);
 }
 
 TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {

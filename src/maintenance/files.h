@@ -25,6 +25,10 @@ struct Reach {
   }
 };
 
+// kNotImplemented for a v1 snapshot without a manifest list (what it reaches
+// is not guessed), else OK.
+Status RequireManifestList(const iceberg::Snapshot& s);
+
 // Adds what snapshot `s` of `m` reaches (kNotImplemented for a v1 snapshot
 // without a manifest list: nothing is guessed).
 Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snapshot& s,

@@ -212,6 +212,7 @@ Status MaintenanceService::Expire(TableState& t) {
   o.now_ms = Now();
   o.readers_catalog = &catalog_;
   o.readers_cache = &readers_cache_;
+  o.manifest_cache = &t.manifests;
   ASSIGN_OR_RETURN(ExpireResult r, ExpireSnapshots(*table, o));
   observer_->OnExpired(t.name, r, SecondsSince(start));
   return Status::OK();

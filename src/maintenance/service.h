@@ -50,6 +50,7 @@
 #include "maintenance/compact.h"
 #include "maintenance/expire.h"
 #include "maintenance/health.h"
+#include "maintenance/manifest_cache.h"
 #include "maintenance/manifests.h"
 #include "maintenance/orphans.h"
 #include "maintenance/policy.h"
@@ -120,6 +121,9 @@ class MaintenanceService {
     std::optional<TableHealth> health;  // cleared when stale
     std::optional<Policy> policy;
     int64_t next_assess_ms = 0, next_expire_ms = 0, next_orphans_ms = 0, next_manifests_ms = 0;
+    // What the table's manifest lists and manifests list: each expiry reads
+    // only what was committed since the one before.
+    ManifestCache manifests;
   };
   using PartitionKey = std::pair<int32_t, iceberg::PartitionValues>;  // spec id, values
   struct Unit {
