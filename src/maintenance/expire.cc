@@ -18,13 +18,21 @@ constexpr int64_t kDefaultMaxAgeMs = 5LL * 24 * 3600 * 1000;  // Iceberg's defau
 constexpr int64_t kDefaultReaderMaxAgeMs = 7LL * 24 * 3600 * 1000;
 constexpr int32_t kDefaultMinKeep = 1;
 
-// What snapshots list: their manifest lists and the manifests in those.
+// What snapshots list: their manifest lists and the manifests in those, by
+// their paths in one form (NormalizePath): a file two lists name in two
+// forms is one file.
 struct Listed {
-  std::set<std::string> lists;
+  std::map<std::string, std::string> lists;  // the path as a snapshot names it
   std::map<std::string, std::shared_ptr<const iceberg::ManifestFile>> manifests;
-  std::set<std::string> ManifestPaths() const {
+
+  std::set<std::string> NamedLists() const {
     std::set<std::string> paths;
-    for (const auto& [path, mf] : manifests) paths.insert(path);
+    for (const auto& [key, named] : lists) paths.insert(named);
+    return paths;
+  }
+  std::set<std::string> NamedManifests() const {
+    std::set<std::string> paths;
+    for (const auto& [key, mf] : manifests) paths.insert(mf->manifest_path);
     return paths;
   }
 };
@@ -37,32 +45,37 @@ Result<Listed> ListedBy(ManifestCache& cache, FileIO& io, const iceberg::TableMe
     if (s == nullptr) continue;
     auto manifests = cache.ManifestsOf(io, m, *s);
     if (!manifests.ok()) return manifests.status().WithContextF("snapshot {}", id);
-    out.lists.insert(s->manifest_list);
-    for (const auto& mf : **manifests) out.manifests.emplace(mf->manifest_path, mf);
+    out.lists.emplace(NormalizePath(s->manifest_list), s->manifest_list);
+    for (const auto& mf : **manifests) out.manifests.emplace(NormalizePath(mf->manifest_path), mf);
   }
   return out;
 }
 
-// The data and delete files a manifest lists as live, by manifest path.
+// The data and delete files a manifest lists as live.
 struct LiveFiles {
   std::vector<std::string> data_files, delete_files;
 };
-using ManifestFiles = std::map<std::string, LiveFiles>;
+using ManifestFiles = std::map<std::string, LiveFiles>;  // by Listed's key
 
 // Reads whole the manifests `expired` lists and `live` does not (only expired
-// snapshots reach them), those `read` does not hold yet.
+// snapshots reach them), those `read` does not hold yet. One at a time: the
+// service's CPU budget counts its own thread.
 Status ReadOnlyExpired(FileIO& io, int format_version, const Listed& expired, const Listed& live,
                        ManifestFiles* read) {
+  std::vector<std::string> keys;
   std::vector<iceberg::ManifestFile> todo;
-  for (const auto& [path, mf] : expired.manifests) {
-    if (!live.manifests.count(path) && !read->count(path)) todo.push_back(*mf);
+  for (const auto& [key, mf] : expired.manifests) {
+    if (live.manifests.count(key) || read->count(key)) continue;
+    keys.push_back(key);
+    todo.push_back(*mf);
   }
   if (todo.empty()) return Status::OK();
   iceberg::ManifestReadOptions options;
   options.column_stats = false;
-  ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifests(io, todo, format_version, options));
+  ASSIGN_OR_RETURN(auto entries,
+                   iceberg::ReadManifests(io, todo, format_version, options, /*threads=*/1));
   for (size_t i = 0; i < todo.size(); ++i) {
-    LiveFiles& files = (*read)[todo[i].manifest_path];
+    LiveFiles& files = (*read)[keys[i]];
     for (iceberg::ManifestEntry& e : entries[i]) {
       if (e.status == iceberg::EntryStatus::kDeleted) continue;  // gone in this one
       (e.file.content == iceberg::FileContent::kData ? files.data_files : files.delete_files)
@@ -72,22 +85,26 @@ Status ReadOnlyExpired(FileIO& io, int format_version, const Listed& expired, co
   return Status::OK();
 }
 
-// Drops from `candidates` each file a manifest of `live` lists as live (by
-// hash: a collision keeps a file).
+// Drops from each of `candidates` every file a manifest of `live` lists as
+// live (by hash: a collision keeps a file).
 Status DropLive(ManifestCache& cache, FileIO& io, int format_version, const Listed& live,
-                std::set<std::string>* candidates) {
+                const std::vector<std::set<std::string>*>& candidates) {
   std::unordered_set<uint64_t> wanted, found;
-  for (const std::string& p : *candidates) wanted.insert(ManifestCache::FileHash(p));
-  for (const auto& [path, mf] : live.manifests) {
-    if (found.size() == wanted.size()) break;
+  for (const auto* set : candidates) {
+    for (const std::string& p : *set) wanted.insert(ManifestCache::FileHash(p));
+  }
+  for (const auto& [key, mf] : live.manifests) {
+    if (found.size() == wanted.size()) break;  // (every candidate is live)
     ASSIGN_OR_RETURN(const std::vector<uint64_t>* hashes,
                      cache.LiveHashesOf(io, *mf, format_version));
     for (uint64_t h : *hashes) {
       if (wanted.count(h)) found.insert(h);
     }
   }
-  std::erase_if(*candidates,
-                [&](const std::string& p) { return found.count(ManifestCache::FileHash(p)); });
+  for (auto* set : candidates) {
+    std::erase_if(*set,
+                  [&](const std::string& p) { return found.count(ManifestCache::FileHash(p)); });
+  }
   return Status::OK();
 }
 
@@ -210,19 +227,18 @@ Status CommitRemoval(catalog::Table& table, const std::vector<int64_t>& planned,
 // manifest lists.
 Status SetUnreached(ManifestCache& cache, FileIO& io, int format_version, const Listed& expired,
                     const Listed& live, const ManifestFiles& only_expired, ExpireResult* result) {
-  for (const std::string& list : expired.lists) {
-    if (!live.lists.count(list)) result->manifest_lists.push_back(list);
+  for (const auto& [key, named] : expired.lists) {
+    if (!live.lists.count(key)) result->manifest_lists.push_back(named);
   }
   std::set<std::string> data_files, delete_files;
-  for (const auto& [path, mf] : expired.manifests) {
-    if (live.manifests.count(path)) continue;  // (and so is every file it lists as live)
-    result->manifests.push_back(path);
-    const LiveFiles& files = only_expired.at(path);
+  for (const auto& [key, mf] : expired.manifests) {
+    if (live.manifests.count(key)) continue;  // (and so is every file it lists as live)
+    result->manifests.push_back(mf->manifest_path);
+    const LiveFiles& files = only_expired.at(key);
     data_files.insert(files.data_files.begin(), files.data_files.end());
     delete_files.insert(files.delete_files.begin(), files.delete_files.end());
   }
-  RETURN_IF_ERROR(DropLive(cache, io, format_version, live, &data_files));
-  RETURN_IF_ERROR(DropLive(cache, io, format_version, live, &delete_files));
+  RETURN_IF_ERROR(DropLive(cache, io, format_version, live, {&data_files, &delete_files}));
   result->data_files.assign(data_files.begin(), data_files.end());
   result->delete_files.assign(delete_files.begin(), delete_files.end());
   return Status::OK();
@@ -265,8 +281,12 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
   FileIO& io = table.io();
   ManifestCache own;
   ManifestCache& cache = options.manifest_cache != nullptr ? *options.manifest_cache : own;
-  // Read before the commit: a list or manifest that cannot be read refuses
-  // the expiry instead of committing one that cannot tell what to delete.
+  cache.BindTo(base);
+  // Read before the commit: a manifest list, or a manifest only expired
+  // snapshots reach, that cannot be read refuses the expiry instead of
+  // committing one that cannot tell what to delete. (What is read after it,
+  // the lists and manifests that remain, failing leaves files for orphan
+  // cleanup, never deletes one.)
   ASSIGN_OR_RETURN(Listed expired, ListedBy(cache, io, base, result.expired));
   ASSIGN_OR_RETURN(Listed live, ListedBy(cache, io, base, keep));
   ManifestFiles only_expired;
@@ -285,7 +305,7 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
   const iceberg::TableMetadata& kept_md = options.dry_run ? base : table.metadata();
   RETURN_IF_ERROR(
       SetUnreached(cache, io, kept_md.format_version, expired, live, only_expired, &result));
-  if (!options.dry_run) cache.Retain(live.lists, live.ManifestPaths());  // (dry: all stay)
+  if (!options.dry_run) cache.Retain(live.NamedLists(), live.NamedManifests());  // (dry: all stay)
   result.statistics_files = StatisticsGone(base, kept_md, remaining, result.expired);
   if (options.dry_run) return result;
   // Contents before the files that list them: a crash midway leaves orphans,

@@ -16,6 +16,9 @@
 namespace sluice::maintenance {
 namespace {
 
+// A path as the table names it ("file:///..." or "/...") on disk.
+std::string OnDisk(const std::string& p) { return p.rfind("file://", 0) == 0 ? p.substr(7) : p; }
+
 class ExpireTest : public TableFixture {
  protected:
   void SetUp() override { MakeTable("id BIGINT NOT NULL", ""); }
@@ -27,6 +30,24 @@ class ExpireTest : public TableFixture {
   }
 
   int64_t Newest() { return table_->metadata().snapshots.back().timestamp_ms; }
+
+  // Every manifest list, manifest and live file of every snapshot is on disk.
+  void ExpectEverythingTheSnapshotsReachExists() {
+    ASSERT_OK(table_->Refresh());
+    const int v = table_->metadata().format_version;
+    for (const iceberg::Snapshot& s : table_->metadata().snapshots) {
+      EXPECT_TRUE(std::filesystem::exists(OnDisk(s.manifest_list))) << s.manifest_list;
+      ASSERT_OK_AND_ASSIGN(auto manifests, iceberg::ReadManifestList(*io_, s.manifest_list, v));
+      for (const iceberg::ManifestFile& mf : manifests) {
+        EXPECT_TRUE(std::filesystem::exists(OnDisk(mf.manifest_path))) << mf.manifest_path;
+        ASSERT_OK_AND_ASSIGN(auto entries, iceberg::ReadManifest(*io_, mf, v));
+        for (const iceberg::ManifestEntry& e : entries) {
+          if (e.status == iceberg::EntryStatus::kDeleted) continue;
+          EXPECT_TRUE(std::filesystem::exists(OnDisk(e.file.file_path))) << e.file.file_path;
+        }
+      }
+    }
+  }
 };
 
 // `sluice table rewrite`: every file, whatever its size.
@@ -35,9 +56,6 @@ CompactOptions RewriteAll() {
   o.all_files = true;
   return o;
 }
-
-// A path as the table names it ("file:///..." or "/...") on disk.
-std::string OnDisk(const std::string& p) { return p.rfind("file://", 0) == 0 ? p.substr(7) : p; }
 
 TEST_F(ExpireTest, OldSnapshotsGoWithTheFilesOnlyTheyReach) {
   AppendIds(0, 10);
@@ -230,27 +248,41 @@ TEST_F(ExpireTest, ACacheReadsTheReadersOfOnlyTheTablesCommittedToSince) {
 
 // After a manifest rewrite, the old manifests are reached only by the
 // snapshots before it, but the files they list are live in the merged one:
-// expiring those snapshots deletes the old manifests and keeps every file.
+// expiring those snapshots deletes the old manifests and keeps every file,
+// with a cache an earlier expiry filled (the service's) as without one.
 TEST_F(ExpireTest, FilesAManifestRewriteMovedStayWhenTheirOldManifestsGo) {
   for (int64_t i = 0; i < 4; ++i) AppendIds(i * 10, i * 10 + 10);
+  ASSERT_OK(CompactTable(*table_, RewriteAll()));  // the four files become one
+  AppendIds(40, 50);
+  ManifestCache cache;
+  ExpireOptions o;
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  o.retain_last = 2;
+  o.manifest_cache = &cache;
+  ASSERT_OK_AND_ASSIGN(ExpireResult first, ExpireSnapshots(*table_, o));
+  ASSERT_EQ(first.data_files.size(), 4u) << "the files the rewrite replaced";
+  ASSERT_GT(cache.manifests(), 0u) << "the live manifests' files, read to keep live ones";
+
   ManifestRewriteOptions merge;
   merge.force = true;
   ASSERT_OK_AND_ASSIGN(ManifestRewriteResult merged, RewriteManifests(*table_, merge));
   ASSERT_TRUE(merged.snapshot_id.has_value());
   ASSERT_EQ(merged.manifests_after, 1);
+  AppendIds(50, 60);
   const std::set<int64_t> ids = Ids();
-  for (bool cached : {false, true}) {
-    SCOPED_TRACE(cached ? "through a cache" : "without a cache");
-    ManifestCache cache;
-    ExpireOptions o;
-    o.now_ms = o.older_than_ms.emplace(Newest() + 1);
-    o.manifest_cache = cached ? &cache : nullptr;
-    o.dry_run = !cached;
-    ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, o));
-    EXPECT_EQ(r.expired.size(), 4u);
-    EXPECT_EQ(r.manifests.size(), 4u) << "the four appends' manifests, merged into one";
-    EXPECT_TRUE(r.data_files.empty()) << "every data file is live in the merged manifest";
-  }
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  ExpireOptions dry = o;
+  dry.dry_run = true;
+  dry.manifest_cache = nullptr;
+  ASSERT_OK_AND_ASSIGN(ExpireResult plan, ExpireSnapshots(*table_, dry));
+  ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, o));
+  EXPECT_EQ(r.expired.size(), 2u) << "the compaction and the append before the rewrite";
+  EXPECT_EQ(r.expired, plan.expired);
+  EXPECT_GE(r.manifests.size(), 2u) << "their manifests, merged into one";
+  EXPECT_EQ(r.manifests, plan.manifests);
+  EXPECT_TRUE(r.data_files.empty()) << "every data file is live in the merged manifest";
+  EXPECT_TRUE(plan.data_files.empty());
+  ExpectEverythingTheSnapshotsReachExists();
   EXPECT_EQ(Ids(), ids);
 }
 
@@ -307,23 +339,32 @@ TEST_F(ExpireTest, AnExpiryThroughTheManifestCacheReadsOnlyWhatWasCommittedSince
   ASSERT_OK_AND_ASSIGN(ExpireResult next, ExpireSnapshots(*view, o));
   EXPECT_EQ(next.expired.size(), 1u);
   EXPECT_EQ(cache.lists(), 2u);
-  // Every file the snapshots left reach is still there, and they read the rows.
-  ASSERT_OK(table_->Refresh());
-  for (const iceberg::Snapshot& s : table_->metadata().snapshots) {
-    EXPECT_TRUE(std::filesystem::exists(OnDisk(s.manifest_list))) << s.manifest_list;
-    ASSERT_OK_AND_ASSIGN(auto manifests, iceberg::ReadManifestList(*io_, s.manifest_list, 2));
-    for (const iceberg::ManifestFile& mf : manifests) {
-      EXPECT_TRUE(std::filesystem::exists(OnDisk(mf.manifest_path))) << mf.manifest_path;
-      ASSERT_OK_AND_ASSIGN(auto entries, iceberg::ReadManifest(*io_, mf, 2));
-      for (const iceberg::ManifestEntry& e : entries) {
-        if (e.status == iceberg::EntryStatus::kDeleted) continue;
-        EXPECT_TRUE(std::filesystem::exists(OnDisk(e.file.file_path))) << e.file.file_path;
-      }
-    }
-  }
+  ExpectEverythingTheSnapshotsReachExists();
   std::set<int64_t> want = ids;
   for (int64_t id = 50; id < 60; ++id) want.insert(id);
   EXPECT_EQ(Ids(), want);
+}
+
+// A cache belongs to the table it was filled from: bound to another (a
+// table dropped and created again under the same name has a new uuid), it
+// starts empty.
+TEST_F(ExpireTest, AManifestCacheForgetsWhatItReadOfAnotherTable) {
+  for (int64_t i = 0; i < 3; ++i) AppendIds(i * 10, i * 10 + 10);
+  ManifestCache cache;
+  ExpireOptions o;
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  o.retain_last = 2;
+  o.dry_run = true;
+  o.manifest_cache = &cache;
+  ASSERT_OK(ExpireSnapshots(*table_, o));
+  ASSERT_EQ(cache.lists(), 3u) << "a dry run forgets nothing";
+  cache.BindTo(table_->metadata());
+  EXPECT_EQ(cache.lists(), 3u) << "the same table";
+  iceberg::TableMetadata other = table_->metadata();
+  other.table_uuid = "another-uuid";
+  cache.BindTo(other);
+  EXPECT_EQ(cache.lists(), 0u);
+  EXPECT_EQ(cache.manifests(), 0u);
 }
 
 TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {

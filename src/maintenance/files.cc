@@ -7,6 +7,23 @@
 
 namespace sluice::maintenance {
 
+std::string NormalizePath(std::string_view p) {
+  std::string out;
+  if (p.rfind("file://", 0) == 0) {
+    p.remove_prefix(7);
+  } else if (p.rfind("file:", 0) == 0) {
+    p.remove_prefix(5);
+  } else if (size_t scheme = p.find("://"); scheme != std::string_view::npos) {
+    out.assign(p.substr(0, scheme + 3));
+    p.remove_prefix(scheme + 3);
+  }
+  for (char c : p) {
+    if (c == '/' && !out.empty() && out.back() == '/') continue;
+    out.push_back(c);
+  }
+  return out;
+}
+
 Status RequireManifestList(const iceberg::Snapshot& s) {
   if (!s.manifest_list.empty()) return Status::OK();
   return Status::NotImplemented(

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "iceberg/manifest.h"
@@ -24,6 +25,11 @@ struct Reach {
            delete_files.count(path);
   }
 };
+
+// A path in one form whatever wrote it: local paths without "file://" or
+// "file:", and no doubled slashes ("/wh/t//data/f" is "/wh/t/data/f"). Two
+// forms of one file must not make it look unreferenced.
+std::string NormalizePath(std::string_view p);
 
 // kNotImplemented for a v1 snapshot without a manifest list (what it reaches
 // is not guessed), else OK.

@@ -7,7 +7,16 @@
 namespace sluice::maintenance {
 
 uint64_t ManifestCache::FileHash(std::string_view path) {
-  return std::hash<std::string_view>{}(path);
+  return std::hash<std::string>{}(NormalizePath(path));
+}
+
+void ManifestCache::BindTo(const iceberg::TableMetadata& m) {
+  if (m.table_uuid == table_uuid_ && m.location == location_) return;
+  lists_.clear();
+  interned_.clear();
+  live_.clear();
+  table_uuid_ = m.table_uuid;
+  location_ = m.location;
 }
 
 Result<const ManifestCache::Manifests*> ManifestCache::ManifestsOf(FileIO& io,
@@ -54,8 +63,7 @@ void ManifestCache::Retain(const std::set<std::string>& lists,
                            const std::set<std::string>& manifests) {
   std::erase_if(lists_, [&](const auto& kv) { return !lists.count(kv.first); });
   std::erase_if(live_, [&](const auto& kv) { return !manifests.count(kv.first); });
-  // (a manifest only this map still holds is named by no list kept)
-  std::erase_if(interned_, [](const auto& kv) { return kv.second.use_count() == 1; });
+  std::erase_if(interned_, [&](const auto& kv) { return !manifests.count(kv.first); });
 }
 
 }  // namespace sluice::maintenance

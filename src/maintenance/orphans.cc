@@ -43,25 +43,6 @@ Result<std::set<std::string>> Referenced(catalog::Table& table) {
   return refs;
 }
 
-// A path in one form whatever wrote it: local paths without "file://" or
-// "file:", and no doubled slashes ("/wh/t//data/f" is "/wh/t/data/f").
-std::string Normalize(std::string_view p) {
-  std::string out;
-  if (p.rfind("file://", 0) == 0) {
-    p.remove_prefix(7);
-  } else if (p.rfind("file:", 0) == 0) {
-    p.remove_prefix(5);
-  } else if (size_t scheme = p.find("://"); scheme != std::string_view::npos) {
-    out.assign(p.substr(0, scheme + 3));
-    p.remove_prefix(scheme + 3);
-  }
-  for (char c : p) {
-    if (c == '/' && !out.empty() && out.back() == '/') continue;
-    out.push_back(c);
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& options) {
@@ -71,14 +52,14 @@ Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& o
                                kDefaultOrphanMarginMs, 0));
   const int64_t older_than = std::min(options.older_than_ms.value_or(options.now_ms - margin),
                                       options.now_ms - options.min_margin_ms);
-  std::string location = Normalize(table.metadata().location);
+  std::string location = NormalizePath(table.metadata().location);
   if (location.empty() || location == "/") {
     return Status::Invalid("table {} has no location of its own", table.ident().ToString());
   }
   if (location.back() != '/') location += '/';
   // Another table under this one's location would look like orphans.
   for (const std::string& other : options.other_table_locations) {
-    std::string o = Normalize(other);
+    std::string o = NormalizePath(other);
     if (o.back() != '/') o += '/';
     if (o.rfind(location, 0) == 0) {
       return Status::Invalid(
@@ -89,12 +70,12 @@ Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& o
   }
   // Listed first, referenced second: a file committed in between is both
   // listed and referenced (kept); one listed before its commit is young.
-  const std::string known_metadata = Normalize(table.metadata_location());
+  const std::string known_metadata = NormalizePath(table.metadata_location());
   const iceberg::Snapshot* current = table.metadata().current_snapshot();
-  const std::string known_list = current ? Normalize(current->manifest_list) : "";
+  const std::string known_list = current ? NormalizePath(current->manifest_list) : "";
   ASSIGN_OR_RETURN(std::vector<FileStatus> files, table.io().ListStatus(location));
   std::set<std::string> listed;
-  for (const FileStatus& f : files) listed.insert(Normalize(f.path));
+  for (const FileStatus& f : files) listed.insert(NormalizePath(f.path));
   // Files older than the listing must be in it: if not, the table names its
   // files in a form the listing does not give (or they are missing), and
   // every file would look like an orphan.
@@ -109,11 +90,11 @@ Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& o
   RETURN_IF_ERROR(table.Refresh());
   ASSIGN_OR_RETURN(std::set<std::string> raw_refs, Referenced(table));
   std::set<std::string> refs;
-  for (const std::string& r : raw_refs) refs.insert(Normalize(r));
+  for (const std::string& r : raw_refs) refs.insert(NormalizePath(r));
   OrphanResult result;
   for (const FileStatus& f : files) {
     ++result.listed;
-    std::string path = Normalize(f.path);
+    std::string path = NormalizePath(f.path);
     if (refs.count(path) || path.ends_with("/metadata/version-hint.text")) {
       ++result.referenced;
     } else if (f.modified_ms < 0 || f.modified_ms >= older_than) {
