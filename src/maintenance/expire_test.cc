@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "catalog/row_delete.h"
 #include "catalog/table_readers.h"
 #include "io/fault_injection_file_io.h"
 #include "maintenance/compact.h"
@@ -365,6 +366,49 @@ TEST_F(ExpireTest, AManifestCacheForgetsWhatItReadOfAnotherTable) {
   cache.BindTo(other);
   EXPECT_EQ(cache.lists(), 0u);
   EXPECT_EQ(cache.manifests(), 0u);
+}
+
+// Format v3: row deletes are deletion vectors in Puffin files, a file's
+// vector replaced by a merged one at each delete of its rows. Expiring the
+// snapshots before the last deletes removes the Puffin files only they
+// reach, through a cache filled before those deletes as without one, and the
+// rows stay deleted.
+class ExpireV3Test : public ExpireTest {
+ protected:
+  void SetUp() override { MakeTable("id BIGINT NOT NULL", "", "", 3); }
+};
+
+TEST_F(ExpireV3Test, DeletionVectorsOnlyExpiredSnapshotsReachGoAndTheRowsStayDeleted) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  ManifestCache cache;
+  ExpireOptions o;
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  o.retain_last = 1;
+  o.dry_run = true;
+  o.manifest_cache = &cache;
+  ASSERT_OK(ExpireSnapshots(*table_, o));  // (fills the cache)
+  for (const char* filter : {"id = 3", "id = 13", "id IN (4, 14)", "id = 5"}) {
+    SCOPED_TRACE(filter);
+    ASSERT_OK(catalog::DeleteWhere(*table_, filter).status());
+  }
+  std::set<int64_t> want;
+  for (int64_t id = 0; id < 20; ++id) want.insert(id);
+  for (int64_t id : {3, 13, 4, 14, 5}) want.erase(id);
+  ASSERT_EQ(Ids(), want);
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  ExpireOptions dry = o;
+  dry.manifest_cache = nullptr;
+  ASSERT_OK_AND_ASSIGN(ExpireResult plan, ExpireSnapshots(*table_, dry));
+  o.dry_run = false;
+  ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, o));
+  EXPECT_EQ(r.expired.size(), 5u);
+  EXPECT_FALSE(r.delete_files.empty()) << "the vectors the later deletes replaced";
+  EXPECT_EQ(r.delete_files, plan.delete_files);
+  EXPECT_TRUE(r.data_files.empty());
+  EXPECT_TRUE(r.failures.empty());
+  ExpectEverythingTheSnapshotsReachExists();
+  EXPECT_EQ(Ids(), want);
 }
 
 TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {
