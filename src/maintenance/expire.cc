@@ -293,6 +293,7 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
   RETURN_IF_ERROR(ReadOnlyExpired(io, base.format_version, expired, live, &only_expired));
   std::vector<int64_t> remaining = keep;
   if (!options.dry_run) {
+    if (options.before_commit) options.before_commit();
     RETURN_IF_ERROR(CommitRemoval(table, result.expired, options));
     // What no snapshot of the committed metadata reaches any more.
     const iceberg::TableMetadata& after = table.metadata();

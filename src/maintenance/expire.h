@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,9 @@ struct ExpireOptions {
   // committed since. Optional: without, every list and manifest the table
   // reaches is read once.
   ManifestCache* manifest_cache = nullptr;
+  // Called after the plan's files are read, before the metadata commit
+  // (tests: a concurrent writer's moment).
+  std::function<void()> before_commit;
 };
 
 struct ExpireResult {

@@ -411,6 +411,69 @@ TEST_F(ExpireV3Test, DeletionVectorsOnlyExpiredSnapshotsReachGoAndTheRowsStayDel
   EXPECT_EQ(Ids(), want);
 }
 
+// What another writer commits between an expiry's plan and its commit: a
+// tag on a snapshot the plan expires keeps it and its files; an append
+// keeps its files; another expiry that removed more than this one planned
+// (deleting their files) leaves this one nothing to delete twice and no
+// error.
+TEST_F(ExpireTest, WhatAnotherWriterCommitsBeforeTheExpiryCommitsIsKept) {
+  for (int64_t i = 0; i < 4; ++i) AppendIds(i * 10, i * 10 + 10);
+  ASSERT_OK(CompactTable(*table_, RewriteAll()));  // the four files become one
+  AppendIds(40, 50);
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  const std::vector<iceberg::Snapshot> snapshots = table_->metadata().snapshots;
+  ASSERT_EQ(snapshots.size(), 6u);
+  ManifestCache cache;
+  ExpireOptions o;
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  o.retain_last = 3;  // plans to expire the first three appends
+  o.manifest_cache = &cache;
+  const int64_t tagged = snapshots[1].snapshot_id;
+  o.before_commit = [&] {
+    ASSERT_OK(other->UpdateMetadata([&](const iceberg::TableMetadata& base) {
+      iceberg::TableMetadata m = base;
+      iceberg::SnapshotRef tag;
+      tag.snapshot_id = tagged;
+      tag.is_branch = false;
+      m.refs["audit"] = tag;
+      return Result<iceberg::TableMetadata>(m);
+    }));
+    ASSERT_OK(other->Refresh());
+    AppendRows([](Batch* b) { b->columns[0].Append<int64_t>(50); });
+  };
+  ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*table_, o));
+  EXPECT_EQ(r.expired, (std::vector<int64_t>{snapshots[0].snapshot_id, snapshots[2].snapshot_id}));
+  ASSERT_OK(table_->Refresh());
+  EXPECT_NE(table_->metadata().snapshot_by_id(tagged), nullptr) << "tagged meanwhile: kept";
+  EXPECT_EQ(table_->metadata().snapshots.size(), 5u);  // 7, less the two
+  EXPECT_TRUE(r.data_files.empty()) << "the tagged snapshot still reaches the replaced files";
+  ExpectEverythingTheSnapshotsReachExists();
+
+  // Another expiry, between this one's plan and its commit, removes every
+  // snapshot but the current one and deletes what they reached.
+  AppendIds(60, 70);
+  std::set<int64_t> ids = Ids();
+  ASSERT_OK(other->UpdateMetadata([&](const iceberg::TableMetadata& base) {
+    iceberg::TableMetadata m = base;
+    m.refs.erase("audit");
+    return Result<iceberg::TableMetadata>(m);
+  }));
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  o.retain_last = 4;
+  o.before_commit = [&] {
+    ExpireOptions all;
+    all.now_ms = all.older_than_ms.emplace(o.now_ms);
+    ASSERT_OK_AND_ASSIGN(ExpireResult first, ExpireSnapshots(*other, all));
+    EXPECT_FALSE(first.data_files.empty());
+  };
+  ASSERT_OK_AND_ASSIGN(ExpireResult late, ExpireSnapshots(*table_, o));
+  EXPECT_TRUE(late.failures.empty());
+  ASSERT_OK(table_->Refresh());
+  EXPECT_EQ(table_->metadata().snapshots.size(), 1u);
+  ExpectEverythingTheSnapshotsReachExists();
+  EXPECT_EQ(Ids(), ids);
+}
+
 TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {
   AppendIds(0, 10);
   AppendIds(10, 20);
