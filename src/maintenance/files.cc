@@ -32,26 +32,6 @@ Status RequireManifestList(const iceberg::Snapshot& s) {
       s.snapshot_id);
 }
 
-Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snapshot& s,
-                Reach* reach) {
-  RETURN_IF_ERROR(RequireManifestList(s));
-  if (!reach->manifest_lists.insert(s.manifest_list).second) return Status::OK();
-  ASSIGN_OR_RETURN(auto manifests,
-                   iceberg::ReadManifestList(io, s.manifest_list, m.format_version));
-  iceberg::ManifestReadOptions options;
-  options.column_stats = false;  // paths and statuses are all that is needed
-  for (const iceberg::ManifestFile& mf : manifests) {
-    if (!reach->manifests.insert(mf.manifest_path).second) continue;
-    ASSIGN_OR_RETURN(auto entries, iceberg::ReadManifest(io, mf, m.format_version, options));
-    for (const iceberg::ManifestEntry& e : entries) {
-      if (e.status == iceberg::EntryStatus::kDeleted) continue;  // gone in this one
-      (e.file.content == iceberg::FileContent::kData ? reach->data_files : reach->delete_files)
-          .insert(e.file.file_path);
-    }
-  }
-  return Status::OK();
-}
-
 Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& key,
                             int64_t fallback, int64_t min) {
   auto it = m.properties.find(key);

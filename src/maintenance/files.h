@@ -1,4 +1,5 @@
-// Private to src/maintenance: what snapshots reach, and deleting files.
+// Private to src/maintenance: paths in one form, policy properties, rows deleted
+// from files, size-tiered selection, and deleting files.
 #pragma once
 
 #include <cstdint>
@@ -15,17 +16,6 @@
 
 namespace sluice::maintenance {
 
-// The files snapshots reach, by kind: their manifest lists, the manifests in
-// them, and the data and delete files those list as live (ADDED or EXISTING:
-// a DELETED entry's file was live only in the parent snapshot).
-struct Reach {
-  std::set<std::string> manifest_lists, manifests, data_files, delete_files;
-  bool Has(const std::string& path) const {
-    return manifest_lists.count(path) || manifests.count(path) || data_files.count(path) ||
-           delete_files.count(path);
-  }
-};
-
 // A path in one form whatever wrote it: local paths without "file://" or
 // "file:", and no doubled slashes ("/wh/t//data/f" is "/wh/t/data/f"). Two
 // forms of one file must not make it look unreferenced.
@@ -34,11 +24,6 @@ std::string NormalizePath(std::string_view p);
 // kNotImplemented for a v1 snapshot without a manifest list (what it reaches
 // is not guessed), else OK.
 Status RequireManifestList(const iceberg::Snapshot& s);
-
-// Adds what snapshot `s` of `m` reaches (kNotImplemented for a v1 snapshot
-// without a manifest list: nothing is guessed).
-Status AddReach(FileIO& io, const iceberg::TableMetadata& m, const iceberg::Snapshot& s,
-                Reach* reach);
 
 // The table property `key` as an integer of at least `min`, or `fallback`
 // when unset; kInvalidArgument naming the property otherwise.

@@ -3,27 +3,46 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_set>
 
 #include "maintenance/files.h"
+#include "maintenance/manifest_cache.h"
 
 namespace sluice::maintenance {
 namespace {
 
-// Every file the table's metadata references.
-Result<std::set<std::string>> Referenced(catalog::Table& table) {
+// What the table's metadata references, in one form (NormalizePath): the
+// metadata, manifest lists, manifests, statistics and state files by path,
+// the data and delete files by hash (a collision keeps a file).
+struct References {
+  std::set<std::string> paths;
+  std::unordered_set<uint64_t> files;
+  bool Has(const std::string& normalized) const {
+    return paths.count(normalized) || files.count(ManifestCache::FileHash(normalized));
+  }
+};
+
+Result<References> Referenced(catalog::Table& table, ManifestCache& cache) {
   const iceberg::TableMetadata& m = table.metadata();
   FileIO& io = table.io();
-  std::set<std::string> refs = {table.metadata_location()};
-  for (const auto& e : m.metadata_log) refs.insert(e.metadata_file);
-  Reach reach;
-  for (const iceberg::Snapshot& s : m.snapshots) RETURN_IF_ERROR(AddReach(io, m, s, &reach));
-  for (const auto* kind :
-       {&reach.manifest_lists, &reach.manifests, &reach.data_files, &reach.delete_files}) {
-    refs.insert(kind->begin(), kind->end());
+  References refs;
+  refs.paths.insert(NormalizePath(table.metadata_location()));
+  for (const auto& e : m.metadata_log) refs.paths.insert(NormalizePath(e.metadata_file));
+  cache.BindTo(m);
+  for (const iceberg::Snapshot& s : m.snapshots) {
+    auto manifests = cache.ManifestsOf(io, m, s);
+    if (!manifests.ok()) return manifests.status().WithContextF("snapshot {}", s.snapshot_id);
+    refs.paths.insert(NormalizePath(s.manifest_list));
+    for (const auto& mf : **manifests) {
+      if (!refs.paths.insert(NormalizePath(mf->manifest_path)).second) continue;
+      ASSIGN_OR_RETURN(const std::vector<uint64_t>* hashes,
+                       cache.LiveHashesOf(io, *mf, m.format_version));
+      refs.files.insert(hashes->begin(), hashes->end());
+    }
   }
   // Statistics files (other engines write them).
   for (const auto* stats : {&m.statistics, &m.partition_statistics}) {
-    for (const iceberg::StatisticsFile& f : *stats) refs.insert(f.path);
+    for (const iceberg::StatisticsFile& f : *stats) refs.paths.insert(NormalizePath(f.path));
   }
   // Window state and key indexes of the pipelines writing the table
   // (docs/state.md).
@@ -37,7 +56,7 @@ Result<std::set<std::string>> Referenced(catalog::Table& table) {
           key);
     }
     for (const auto& f : j["files"]) {
-      if (f.is_string()) refs.insert(f.get<std::string>());
+      if (f.is_string()) refs.paths.insert(NormalizePath(f.get<std::string>()));
     }
   }
   return refs;
@@ -88,14 +107,14 @@ Result<OrphanResult> RemoveOrphans(catalog::Table& table, const OrphanOptions& o
     }
   }
   RETURN_IF_ERROR(table.Refresh());
-  ASSIGN_OR_RETURN(std::set<std::string> raw_refs, Referenced(table));
-  std::set<std::string> refs;
-  for (const std::string& r : raw_refs) refs.insert(NormalizePath(r));
+  ManifestCache own;
+  ASSIGN_OR_RETURN(References refs,
+                   Referenced(table, options.manifest_cache ? *options.manifest_cache : own));
   OrphanResult result;
   for (const FileStatus& f : files) {
     ++result.listed;
     std::string path = NormalizePath(f.path);
-    if (refs.count(path) || path.ends_with("/metadata/version-hint.text")) {
+    if (refs.Has(path) || path.ends_with("/metadata/version-hint.text")) {
       ++result.referenced;
     } else if (f.modified_ms < 0 || f.modified_ms >= older_than) {
       ++result.too_young;

@@ -2,17 +2,15 @@
 // references and that are older than a safety margin (docs/maintenance.md).
 //
 // Referenced: every snapshot's manifest list, manifests and live data and
-// delete files; the current metadata file and those in the metadata log;
-// the state files (window state, key indexes) the table's `sluice.state.*`
-// and `sluice.keys.*` properties name;
-// `metadata/version-hint.text`, and the statistics files the current metadata
-// names. Paths are compared in one form (no "file:" scheme, no doubled
-// slashes); if a file the table referenced before the listing is not in it,
-// the table names its files in another form and nothing is deleted. A table
-// with another table under its location is refused. A file younger than the margin (default 1 h)
-// is never deleted, referenced or not: it may belong to a commit in flight
-// (a pipeline's staged files, another engine's), and the margin must exceed
-// the longest such commit. A file whose age the store cannot tell is kept.
+// delete files (those by the hash of their path: a collision keeps a file); the current metadata
+// file and those in the metadata log; the state files (window state, key indexes) the table's
+// `sluice.state.*` and `sluice.keys.*` properties name; `metadata/version-hint.text`, and the
+// statistics files the current metadata names. Paths are compared in one form (no "file:" scheme,
+// no doubled slashes); if a file the table referenced before the listing is not in it, the table
+// names its files in another form and nothing is deleted. A table with another table under its
+// location is refused. A file younger than the margin (default 1 h) is never deleted, referenced or
+// not: it may belong to a commit in flight (a pipeline's staged files, another engine's), and the
+// margin must exceed the longest such commit. A file whose age the store cannot tell is kept.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +23,8 @@
 #include "catalog/table.h"
 
 namespace sluice::maintenance {
+
+class ManifestCache;
 
 struct OrphanOptions {
   int64_t now_ms = 0;  // the clock (injected)
@@ -39,6 +39,10 @@ struct OrphanOptions {
   // Where the catalog's other tables live: cleanup refuses a table with one
   // of them under its location (their files would look like orphans).
   std::vector<std::string> other_table_locations;
+  // What the table's manifest lists and manifests list, shared with its
+  // expiries (the service's): only what was committed since is read.
+  // Optional: without, each list and manifest is read once.
+  ManifestCache* manifest_cache = nullptr;
 };
 
 struct OrphanResult {

@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "maintenance/expire.h"
+#include "maintenance/manifest_cache.h"
 #include "maintenance/test_util.h"
 
 namespace sluice::maintenance {
@@ -48,6 +49,40 @@ class OrphanTest : public TableFixture {
     }
   }
 };
+
+// The service's cleanup reads through the table's manifest cache, which its
+// expiries filled: it finds the orphans a cleanup without it finds, and
+// keeps every referenced file however old (the cache holds data files as
+// hashes of their paths).
+TEST_F(OrphanTest, ThroughAWarmManifestCacheTheSameOrphansGoAndReferencedFilesStay) {
+  for (int64_t i = 0; i < 3; ++i) AppendIds(i * 10, i * 10 + 10);
+  ManifestCache cache;
+  ExpireOptions e;
+  e.now_ms = e.older_than_ms.emplace(table_->metadata().snapshots.back().timestamp_ms + 1);
+  e.retain_last = 2;
+  e.manifest_cache = &cache;
+  ASSERT_OK(ExpireSnapshots(*table_, e));
+  AppendIds(30, 40);
+  const std::set<int64_t> ids = Ids();
+  std::string old_data = Stray("data/00000-stray.parquet", 2 * 3600 * 1000);
+  std::string old_meta = Stray("metadata/99999-stray.metadata.json", 2 * 3600 * 1000);
+  OrphanOptions o;
+  o.now_ms = WallMillis() + 60 * 1000;  // every file old enough, referenced or not
+  o.older_than_ms = o.now_ms;
+  o.dry_run = true;
+  ASSERT_OK_AND_ASSIGN(OrphanResult plan, RemoveOrphans(*table_, o));
+  o.dry_run = false;
+  o.manifest_cache = &cache;
+  ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphans(*table_, o));
+  EXPECT_EQ(r.orphans, plan.orphans);
+  EXPECT_EQ(r.orphans.size(), 2u) << "the strays; the expiry deleted what it made unreachable";
+  EXPECT_EQ(r.deleted, 2);
+  EXPECT_EQ(r.too_young, 0);
+  EXPECT_FALSE(std::filesystem::exists(old_data));
+  EXPECT_FALSE(std::filesystem::exists(old_meta));
+  ExpectReferencedFilesExist();
+  EXPECT_EQ(Ids(), ids);
+}
 
 TEST_F(OrphanTest, OldUnreferencedFilesGoReferencedAndYoungOnesStay) {
   AppendIds(0, 10);

@@ -226,6 +226,7 @@ Status MaintenanceService::RemoveOrphansOf(TableState& t) {
   o.now_ms = Now();
   o.other_table_locations = OtherTableLocations(locations, t.ident);
   o.min_margin_ms = options_.min_orphan_margin_ms;
+  o.manifest_cache = &t.manifests;
   ASSIGN_OR_RETURN(OrphanResult r, RemoveOrphans(*table, o));
   observer_->OnOrphansRemoved(t.name, r, SecondsSince(start));
   return Status::OK();
