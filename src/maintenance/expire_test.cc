@@ -20,6 +20,13 @@ namespace {
 // A path as the table names it ("file:///..." or "/...") on disk.
 std::string OnDisk(const std::string& p) { return p.rfind("file://", 0) == 0 ? p.substr(7) : p; }
 
+// `sluice table rewrite`: every file, whatever its size.
+CompactOptions RewriteAll() {
+  CompactOptions o;
+  o.all_files = true;
+  return o;
+}
+
 class ExpireTest : public TableFixture {
  protected:
   void SetUp() override { MakeTable("id BIGINT NOT NULL", ""); }
@@ -31,6 +38,14 @@ class ExpireTest : public TableFixture {
   }
 
   int64_t Newest() { return table_->metadata().snapshots.back().timestamp_ms; }
+
+  // Six snapshots: four appends of ten ids, their rewrite into one file, and
+  // an append of ids 40 to 49.
+  void AppendsRewrittenThenOneMore() {
+    for (int64_t i = 0; i < 4; ++i) AppendIds(i * 10, i * 10 + 10);
+    ASSERT_OK(CompactTable(*table_, RewriteAll()));  // the four files become one
+    AppendIds(40, 50);
+  }
 
   // Every manifest list, manifest and live file of every snapshot is on disk.
   void ExpectEverythingTheSnapshotsReachExists() {
@@ -50,13 +65,6 @@ class ExpireTest : public TableFixture {
     }
   }
 };
-
-// `sluice table rewrite`: every file, whatever its size.
-CompactOptions RewriteAll() {
-  CompactOptions o;
-  o.all_files = true;
-  return o;
-}
 
 TEST_F(ExpireTest, OldSnapshotsGoWithTheFilesOnlyTheyReach) {
   AppendIds(0, 10);
@@ -252,9 +260,7 @@ TEST_F(ExpireTest, ACacheReadsTheReadersOfOnlyTheTablesCommittedToSince) {
 // expiring those snapshots deletes the old manifests and keeps every file,
 // with a cache an earlier expiry filled (the service's) as without one.
 TEST_F(ExpireTest, FilesAManifestRewriteMovedStayWhenTheirOldManifestsGo) {
-  for (int64_t i = 0; i < 4; ++i) AppendIds(i * 10, i * 10 + 10);
-  ASSERT_OK(CompactTable(*table_, RewriteAll()));  // the four files become one
-  AppendIds(40, 50);
+  ASSERT_NO_FATAL_FAILURE(AppendsRewrittenThenOneMore());
   ManifestCache cache;
   ExpireOptions o;
   o.now_ms = o.older_than_ms.emplace(Newest() + 1);
@@ -291,9 +297,7 @@ TEST_F(ExpireTest, FilesAManifestRewriteMovedStayWhenTheirOldManifestsGo) {
 // manifest lists and manifests committed since the one before, and deletes
 // what an expiry without the cache deletes.
 TEST_F(ExpireTest, AnExpiryThroughTheManifestCacheReadsOnlyWhatWasCommittedSince) {
-  for (int64_t i = 0; i < 4; ++i) AppendIds(i * 10, i * 10 + 10);
-  ASSERT_OK(CompactTable(*table_, RewriteAll()));  // the four files become one
-  AppendIds(40, 50);
+  ASSERT_NO_FATAL_FAILURE(AppendsRewrittenThenOneMore());
   const std::set<int64_t> ids = Ids();
   FaultInjectingFileIO counted(io_.get());
   ASSERT_OK_AND_ASSIGN(auto view, catalog::Table::Load(*catalog_, counted, id_));
@@ -417,9 +421,7 @@ TEST_F(ExpireV3Test, DeletionVectorsOnlyExpiredSnapshotsReachGoAndTheRowsStayDel
 // (deleting their files) leaves this one nothing to delete twice and no
 // error.
 TEST_F(ExpireTest, WhatAnotherWriterCommitsBeforeTheExpiryCommitsIsKept) {
-  for (int64_t i = 0; i < 4; ++i) AppendIds(i * 10, i * 10 + 10);
-  ASSERT_OK(CompactTable(*table_, RewriteAll()));  // the four files become one
-  AppendIds(40, 50);
+  ASSERT_NO_FATAL_FAILURE(AppendsRewrittenThenOneMore());
   ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
   const std::vector<iceberg::Snapshot> snapshots = table_->metadata().snapshots;
   ASSERT_EQ(snapshots.size(), 6u);
