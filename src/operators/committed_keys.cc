@@ -206,9 +206,11 @@ Result<std::optional<RowLocation>> CommittedKeys::Fetch(std::string_view key, ui
   return Live(*e) ? std::optional<RowLocation>(Plain(*e)) : std::nullopt;
 }
 
-Status CommittedKeys::Assign(std::string_view key, uint64_t hash, RowLocation at) {
+Status CommittedKeys::Assign(std::string_view key, uint64_t hash, RowLocation at,
+                             std::optional<RowLocation>* was) {
   ++version_;
   ASSIGN_OR_RETURN(RowLocation * e, Entry(key, hash));
+  if (was != nullptr) *was = Location(*e);
   if (!Live(*e)) ++size_;
   *e = {at.file | (e->file & kStored), at.pos};
   return Status::OK();
@@ -227,8 +229,10 @@ Result<bool> CommittedKeys::Add(std::string_view key, uint64_t hash, RowLocation
   return true;
 }
 
-Status CommittedKeys::AddNew(std::string_view key, uint64_t hash, RowLocation at) {
+Status CommittedKeys::AddNew(std::string_view key, uint64_t hash, RowLocation at,
+                             std::optional<RowLocation>* was) {
   ++version_;
+  if (was != nullptr) was->reset();
   RETURN_IF_ERROR(MakeRoom(key.size()));
   auto [e, added] = front_.Insert(key, {at.file, at.pos}, hash);
   if (added) {
@@ -236,13 +240,15 @@ Status CommittedKeys::AddNew(std::string_view key, uint64_t hash, RowLocation at
     return Status::OK();
   }
   // (Known after all: the caller's promise did not hold.)
+  if (was != nullptr) *was = Location(*e);
   if (!Live(*e)) ++size_;
   *e = {at.file | (e->file & kStored), at.pos};
   return Status::OK();
 }
 
-Status CommittedKeys::Erase(std::string_view key, uint64_t hash) {
+Status CommittedKeys::Erase(std::string_view key, uint64_t hash, std::optional<RowLocation>* was) {
   ++version_;
+  if (was != nullptr) was->reset();
   RETURN_IF_ERROR(broken_);
   RowLocation* e = front_.Find(key, hash);
   if (e == nullptr && !store_) return Status::OK();
@@ -252,9 +258,11 @@ Status CommittedKeys::Erase(std::string_view key, uint64_t hash) {
     RETURN_IF_ERROR(MakeRoom(key.size()));
     front_.Insert(key, {kGone | kStored, -1}, hash);
     --size_;
+    if (was != nullptr) *was = stored;
     return Status::OK();
   }
   if (!Live(*e)) return Status::OK();
+  if (was != nullptr) *was = Plain(*e);
   --size_;
   if (Stored(*e)) {
     *e = {kGone | kStored, -1};

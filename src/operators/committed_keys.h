@@ -82,8 +82,12 @@ class CommittedKeys {
   // Changes with every call that may change a key's location (not with
   // reads, nor with spills, which move keys but change none).
   uint64_t version() const { return version_; }
+  // Assign, AddNew and Erase set `*was` (when given) to the location they
+  // replaced (none: the key had none), which they read anyway.
+  //
   // Makes `at` the key's location.
-  Status Assign(std::string_view key, uint64_t hash, RowLocation at);
+  Status Assign(std::string_view key, uint64_t hash, RowLocation at,
+                std::optional<RowLocation>* was = nullptr);
   // Adds the key at `at` unless it has a location: true when added, else
   // false and `*existing` (when given) its location.
   Result<bool> Add(std::string_view key, uint64_t hash, RowLocation at,
@@ -92,9 +96,10 @@ class CommittedKeys {
   // keys are distinct, into an empty layer): reads no store. A key the front
   // holds is assigned instead; one only the store holds would be counted
   // twice and its stored row outlive an erase, so the promise must hold.
-  Status AddNew(std::string_view key, uint64_t hash, RowLocation at);
+  Status AddNew(std::string_view key, uint64_t hash, RowLocation at,
+                std::optional<RowLocation>* was = nullptr);
   // Removes the key (nothing when it has no location).
-  Status Erase(std::string_view key, uint64_t hash);
+  Status Erase(std::string_view key, uint64_t hash, std::optional<RowLocation>* was = nullptr);
 
   // fn(std::string_view key, RowLocation at) for every key, in no order; fn
   // must not change the layer.

@@ -29,7 +29,11 @@ uint32_t PrimaryKeyIndex::InternFile(const std::string& path) {
 
 Status PrimaryKeyIndex::Load(std::string_view key, RowLocation at) {
   ASSIGN_OR_RETURN(bool added, committed_.Add(key, committed_.HashOf(key), at));
-  if (!added) duplicates_.emplace(std::string(key), at);
+  if (added) {
+    Recount(kNoFile, at.file);
+  } else {
+    duplicates_.emplace(std::string(key), at);
+  }
   return Status::OK();
 }
 
@@ -52,6 +56,7 @@ void PrimaryKeyIndex::ClearCommitted() {
   });
   for (RowLocation& at : superseded_) keep(at);
   files_ = std::move(kept);
+  rows_in_file_.clear();
   file_ids_.clear();
   for (uint32_t i = 0; i < files_.size(); ++i) file_ids_.emplace(files_[i], i);
 }
@@ -101,10 +106,10 @@ Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
       plan.changes.push_back(c.at);
       plan.hashes.push_back(committed_.HashOf(c.key));
     }
-    plan.live.assign(plan.keys.size(), false);
+    plan.was_file.assign(plan.keys.size(), kNoFile);
     Status found = committed_.FindSorted(plan.keys, plan.hashes,
                                          [&](size_t i, const std::optional<RowLocation>& row) {
-                                           plan.live[i] = row.has_value();
+                                           plan.was_file[i] = FileOf(row);
                                            add(plan.keys[i], row);
                                          });
     if (!found.ok()) {
@@ -136,7 +141,10 @@ Status PrimaryKeyIndex::CommitPending(bool state_saved) {
   };
   auto commit = [&](std::string_view key, RowLocation at, uint64_t hash) {
     RETURN_IF_ERROR(FailPoint("key_index.commit"));
-    RETURN_IF_ERROR(at == kGone ? committed_.Erase(key, hash) : committed_.Assign(key, hash, at));
+    std::optional<RowLocation> was;
+    RETURN_IF_ERROR(at == kGone ? committed_.Erase(key, hash, &was)
+                                : committed_.Assign(key, hash, at, &was));
+    Recount(FileOf(was), at == kGone ? kNoFile : at.file);
     committed(key);
     return Status::OK();
   };
@@ -152,7 +160,8 @@ Status PrimaryKeyIndex::CommitPending(bool state_saved) {
       RETURN_IF_ERROR(FailPoint("key_index.commit"));
       RETURN_IF_ERROR(committed_.Put(plan.keys[i], plan.hashes[i],
                                      at == kGone ? std::nullopt : std::optional<RowLocation>(at),
-                                     plan.live[i]));
+                                     /*was_live=*/plan.was_file[i] != kNoFile));
+      Recount(plan.was_file[i], at == kGone ? kNoFile : at.file);
       committed(plan.keys[i]);
     }
   } else if (committed_.spilled()) {
@@ -208,11 +217,25 @@ Status PrimaryKeyIndex::ForEachRow(
   return Status::OK();
 }
 
-Result<size_t> PrimaryKeyIndex::CountIn(const std::vector<bool>& files) const {
-  size_t n = 0;
-  RETURN_IF_ERROR(
-      committed_.ForEach([&](std::string_view, RowLocation at) { n += In(files, at.file); }));
-  return n;
+void PrimaryKeyIndex::Recount(uint32_t was, uint32_t now) {
+  if (was == now) return;
+  if (rows_in_file_.size() < files_.size()) rows_in_file_.resize(files_.size());
+  if (was != kNoFile) --rows_in_file_[was];
+  if (now != kNoFile) ++rows_in_file_[now];
+}
+
+size_t PrimaryKeyIndex::CountIn(const std::vector<bool>& files) const {
+  int64_t n = 0;
+  for (size_t f = 0; f < files.size() && f < rows_in_file_.size(); ++f) {
+    if (files[f]) n += rows_in_file_[f];
+  }
+  return static_cast<size_t>(n);
+}
+
+void PrimaryKeyIndex::Vacated(const std::vector<bool>& files) {
+  for (size_t f = 0; f < files.size() && f < rows_in_file_.size(); ++f) {
+    if (files[f]) rows_in_file_[f] = 0;
+  }
 }
 
 Result<size_t> PrimaryKeyIndex::Relocate(const std::vector<std::string_view>& keys,
@@ -229,6 +252,7 @@ Result<size_t> PrimaryKeyIndex::Relocate(const std::vector<std::string_view>& ke
         return moved;
       }
       RETURN_IF_ERROR(committed_.Assign(keys[i], hash, to[i]));
+      Recount(kNoFile, to[i].file);  // (out of `files`: Vacated)
       Unsaved(keys[i]);
       ++moved;
     }
@@ -257,6 +281,7 @@ Result<size_t> PrimaryKeyIndex::Relocate(const std::vector<std::string_view>& ke
   for (size_t i = 0; i < sorted.size(); ++i) {
     if (i + kAhead < sorted.size()) committed_.Prefetch(hashes[i + kAhead]);
     RETURN_IF_ERROR(committed_.Put(in_order[i], hashes[i], sorted[i].to, /*was_live=*/true));
+    Recount(kNoFile, sorted[i].to.file);
     Unsaved(in_order[i]);
     ++moved;
   }

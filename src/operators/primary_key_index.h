@@ -81,8 +81,10 @@ class PrimaryKeyIndex {
   // The id of an interned file, if it is.
   std::optional<uint32_t> FileId(const std::string& path) const;
   // `files[id]`: whether file id is one of a set (ids past its end are not).
-  // Committed keys whose row is in one of `files`.
-  Result<size_t> CountIn(const std::vector<bool>& files) const;
+  // Committed keys whose row is in one of `files`: from counts of rows by
+  // file that every change of the committed layer keeps (no scan; a
+  // duplicate row is not counted).
+  size_t CountIn(const std::vector<bool>& files) const;
   // Moves the committed row of each of `keys` (rows a compaction wrote) to
   // `to[i]`: the number moved. Each key must be a committed key whose row is
   // in one of `files` (the compaction's inputs). An index in memory checks
@@ -93,9 +95,15 @@ class PrimaryKeyIndex {
   // that is unknown, named twice (a spilled index: twice in one call) or
   // whose row is elsewhere, and sets `*missed`; the caller then loads the
   // index again, as it does when the count differs.
+  // The rows moved are counted in their new files at once, and still in
+  // `files` (a spilled index does not know which of them each row left)
+  // until Vacated(files): the caller's check passed, every committed row of
+  // `files` moved, their counts are 0. Any other end (a miss, a count that
+  // differs, an error) rebuilds the index.
   Result<size_t> Relocate(const std::vector<std::string_view>& keys,
                           const std::vector<RowLocation>& to, const std::vector<bool>& files,
                           bool* missed);
+  void Vacated(const std::vector<bool>& files);
   // fn(key, at) for every committed row: each key's row and each extra row
   // of a key loaded twice, in no order.
   Status ForEachRow(const std::function<void(std::string_view key, RowLocation at)>& fn) const;
@@ -168,6 +176,11 @@ class PrimaryKeyIndex {
   std::vector<PendingChange> SortedPending() const;
   // Records that a committed key changed since the last state saved.
   void Unsaved(std::string_view key);
+  // Counts a committed key's row moving from file `was` to file `now`
+  // (kNoFile: no row).
+  static constexpr uint32_t kNoFile = UINT32_MAX;
+  static uint32_t FileOf(const std::optional<RowLocation>& at) { return at ? at->file : kNoFile; }
+  void Recount(uint32_t was, uint32_t now);
   // Restore's rows of a state file, a batch at a time.
   struct RestoredRows {
     struct Row {
@@ -192,19 +205,21 @@ class PrimaryKeyIndex {
   std::vector<std::string> files_;
   std::unordered_map<std::string, uint32_t> file_ids_;
   CommittedKeys committed_;
+  // Committed keys' rows by file id (ids past its end: none).
+  std::vector<int64_t> rows_in_file_;
   std::unordered_multimap<std::string, RowLocation> duplicates_;
   // A pending key's row, or kGone when its last change deleted it.
   KeyTable pending_;
   std::vector<RowLocation> superseded_;
   // What Deletes found of a spilled index: the pending keys in byte order,
-  // their changes and hashes in the committed layer, whether each had a
-  // committed row, and the committed layer's version then (CommitPending
-  // uses it while the version holds).
+  // their changes and hashes in the committed layer, the file of each one's
+  // committed row (kNoFile: none), and the committed layer's version
+  // then (CommitPending uses it while the version holds).
   struct Plan {
     std::vector<std::string_view> keys;
     std::vector<RowLocation> changes;
     std::vector<uint64_t> hashes;
-    std::vector<bool> live;
+    std::vector<uint32_t> was_file;
     uint64_t version = 0;
   };
   std::optional<Plan> plan_;

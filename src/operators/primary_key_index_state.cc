@@ -218,14 +218,16 @@ Status PrimaryKeyIndex::ApplyRestored(const RestoredRows& rows, bool base) {
       continue;
     }
     if (!duplicates_.empty()) duplicates_.erase(std::string(key));
+    std::optional<RowLocation> was;
     if (r.tag == kGoneTag) {
-      RETURN_IF_ERROR(committed_.Erase(key, hashes[i]));
+      RETURN_IF_ERROR(committed_.Erase(key, hashes[i], &was));
     } else if (base) {
       // (A base names each key once, into an emptied index: no store reads.)
-      RETURN_IF_ERROR(committed_.AddNew(key, hashes[i], r.at));
+      RETURN_IF_ERROR(committed_.AddNew(key, hashes[i], r.at, &was));
     } else {
-      RETURN_IF_ERROR(committed_.Assign(key, hashes[i], r.at));
+      RETURN_IF_ERROR(committed_.Assign(key, hashes[i], r.at, &was));
     }
+    Recount(FileOf(was), r.tag == kGoneTag ? kNoFile : r.at.file);
   }
   return Status::OK();
 }
@@ -246,10 +248,10 @@ Status PrimaryKeyIndex::ApplyRestoredInKeyOrder(const RestoredRows& rows) {
     }
     hashes[j] = committed_.HashOf(keys[j]);
   }
-  std::vector<bool> live(order.size());
+  std::vector<uint32_t> was_file(order.size());
   RETURN_IF_ERROR(committed_.FindSorted(
       keys, hashes,
-      [&](size_t j, const std::optional<RowLocation>& at) { live[j] = at.has_value(); }));
+      [&](size_t j, const std::optional<RowLocation>& at) { was_file[j] = FileOf(at); }));
   // (Distinct keys, none changed since it was read: Put reads no store.)
   constexpr size_t kAhead = CommittedKeys::kPrefetchAhead;
   for (size_t j = 0; j < kAhead && j < order.size(); ++j) committed_.Prefetch(hashes[j]);
@@ -259,7 +261,8 @@ Status PrimaryKeyIndex::ApplyRestoredInKeyOrder(const RestoredRows& rows) {
     if (!duplicates_.empty()) duplicates_.erase(std::string(keys[j]));
     std::optional<RowLocation> to;
     if (r.tag != kGoneTag) to = r.at;
-    RETURN_IF_ERROR(committed_.Put(keys[j], hashes[j], to, live[j]));
+    RETURN_IF_ERROR(committed_.Put(keys[j], hashes[j], to, /*was_live=*/was_file[j] != kNoFile));
+    Recount(was_file[j], FileOf(to));
   }
   return Status::OK();
 }

@@ -438,6 +438,11 @@ class Pipeline {
   // rows' new places (reading only the files they wrote); loads the index
   // again when anything does not add up.
   Status CatchUpCompactions(const std::vector<const iceberg::Snapshot*>& compactions);
+  // Moves the keys whose rows were in `moved_from` (file ids) to the rows of
+  // the files the compactions wrote (`added`): false when the rows do not
+  // add up to the index's count of them (the index is then loaded again).
+  Result<bool> RelocateCompacted(const std::vector<bool>& moved_from,
+                                 const std::set<std::string>& added);
   Status PrepareUpserts(Lane& lane, const Batch& rows);
   Status FeedUpserts(Lane& lane);
   // pipeline_changes.cc: a change source's lane (decode the changes, project

@@ -261,8 +261,6 @@ Status Pipeline::CatchUpCompactions(const std::vector<const iceberg::Snapshot*>&
     added.insert(files.added_data.begin(), files.added_data.end());
   }
   if (keys_->duplicates() > 0) return LoadKeyIndex();  // (their rows may have moved too)
-  // Keys whose row was in a removed file move to where the compaction wrote
-  // it; any other row in the written files means the index missed something.
   std::vector<bool> moved_from;
   for (const std::string& f : removed) {
     if (auto id = keys_->FileId(f)) {
@@ -270,7 +268,22 @@ Status Pipeline::CatchUpCompactions(const std::vector<const iceberg::Snapshot*>&
       moved_from[*id] = true;
     }
   }
-  ASSIGN_OR_RETURN(const size_t expected, keys_->CountIn(moved_from));
+  // (A failure halfway leaves some keys moved: the index is loaded again.)
+  Result<bool> followed = RelocateCompacted(moved_from, added);
+  if (!followed.ok()) key_index_stale_ = true;
+  RETURN_IF_ERROR(followed.status());
+  if (!*followed) return LoadKeyIndex();
+  keys_->Vacated(moved_from);
+  indexed_snapshot_ = md.current_snapshot_id;
+  stats_.key_index_catchups += 1;
+  return Status::OK();
+}
+
+Result<bool> Pipeline::RelocateCompacted(const std::vector<bool>& moved_from,
+                                         const std::set<std::string>& added) {
+  // Keys whose row was in a removed file move to where the compaction wrote
+  // it; any other row in the written files means the index missed something.
+  const size_t expected = keys_->CountIn(moved_from);
   size_t relocated = 0, scanned = 0;
   bool missed = false;
   if (!added.empty()) {
@@ -319,11 +332,9 @@ Status Pipeline::CatchUpCompactions(const std::vector<const iceberg::Snapshot*>&
                "from {}\n",
                options_.name, options_.target.ToString(), scanned, expected,
                options_.target.ToString());
-    return LoadKeyIndex();
+    return false;
   }
-  indexed_snapshot_ = md.current_snapshot_id;
-  stats_.key_index_catchups += 1;
-  return Status::OK();
+  return true;
 }
 
 Status Pipeline::FeedUpserts(Lane& lane) {
