@@ -138,7 +138,7 @@ void Measure(FileIO& io, catalog::Table& t, const fs::path& location, Row* r) {
   r->plan_ms = MedianMs(
       [&] {
         auto scan = iceberg::TableScan::Make(io, md, {});
-        if (scan.ok()) (void)(*scan)->PlanFiles();
+        if (scan.ok()) (void)(*scan)->Plan();
       },
       plan_runs != nullptr ? std::max(1, std::atoi(plan_runs)) : 5);
   r->selective_ms = MedianMs([&] { (void)ScanRows(io, t, "p = 7"); });

@@ -159,9 +159,9 @@ int Run(int snapshots, int files, int rest_commits) {
       o.filter = filter;
       auto start = Clock::now();
       auto scan = iceberg::TableScan::Make(*io, md, o);
-      auto tasks = (*scan)->PlanFiles();
+      (void)(*scan)->Plan();
       best = std::min(best, Ms(Clock::now() - start));
-      *planned = static_cast<int>(tasks->size());
+      *planned = static_cast<int>((*scan)->tasks().size());
     }
     return best;
   };

@@ -14,9 +14,13 @@ namespace {
 // many one Decode() call may produce so a tiny input cannot demand huge output.
 constexpr int64_t kMaxZeroSizeItems = int64_t{1} << 20;
 
-Result<DecodeNode> Compile(const AvroNode& n, const std::string& name, int depth);
+// `skip`: the field ids whose fields are read past (RecordDecoder::Make).
+using SkipIds = std::vector<int32_t>;
 
-Status CompileValue(const AvroNode& n, DecodeNode* d, int depth) {
+Result<DecodeNode> Compile(const AvroNode& n, const std::string& name, const SkipIds& skip,
+                           int depth);
+
+Status CompileValue(const AvroNode& n, DecodeNode* d, const SkipIds& skip, int depth) {
   const std::string& lt = n.logical_type;
   switch (n.type) {
     case AvroType::kBoolean:
@@ -62,7 +66,8 @@ Status CompileValue(const AvroNode& n, DecodeNode* d, int depth) {
     case AvroType::kRecord:
       d->op = DecodeOp::kRecord;
       for (const AvroField& f : n.fields) {
-        ASSIGN_OR_RETURN(DecodeNode c, Compile(*f.type, f.name, depth + 1));
+        ASSIGN_OR_RETURN(DecodeNode c, Compile(*f.type, f.name, skip, depth + 1));
+        c.skip = f.field_id && std::find(skip.begin(), skip.end(), *f.field_id) != skip.end();
         d->min_bytes = std::min<int64_t>(d->min_bytes + c.min_bytes, INT32_MAX);
         d->children.push_back(std::move(c));
       }
@@ -72,19 +77,19 @@ Status CompileValue(const AvroNode& n, DecodeNode* d, int depth) {
       if (IsKeyValueArray(n)) {
         d->op = DecodeOp::kKeyValueArray;
         for (const AvroField& f : n.items->fields) {
-          ASSIGN_OR_RETURN(DecodeNode c, Compile(*f.type, f.name, depth + 1));
+          ASSIGN_OR_RETURN(DecodeNode c, Compile(*f.type, f.name, skip, depth + 1));
           d->children.push_back(std::move(c));
         }
       } else {
         d->op = DecodeOp::kArray;
-        ASSIGN_OR_RETURN(DecodeNode c, Compile(*n.items, "element", depth + 1));
+        ASSIGN_OR_RETURN(DecodeNode c, Compile(*n.items, "element", skip, depth + 1));
         d->children.push_back(std::move(c));
       }
       return Status::OK();
     case AvroType::kMap: {
       d->op = DecodeOp::kMap;
       d->min_bytes = 1;
-      ASSIGN_OR_RETURN(DecodeNode c, Compile(*n.values, "value", depth + 1));
+      ASSIGN_OR_RETURN(DecodeNode c, Compile(*n.values, "value", skip, depth + 1));
       d->children.push_back(std::move(c));
       return Status::OK();
     }
@@ -93,7 +98,8 @@ Status CompileValue(const AvroNode& n, DecodeNode* d, int depth) {
   }
 }
 
-Result<DecodeNode> Compile(const AvroNode& n, const std::string& name, int depth) {
+Result<DecodeNode> Compile(const AvroNode& n, const std::string& name, const SkipIds& skip,
+                           int depth) {
   DecodeNode d;
   d.name = name;
   if (depth > 200) return Status::NotImplemented("avro: schema nested too deeply");
@@ -119,7 +125,7 @@ Result<DecodeNode> Compile(const AvroNode& n, const std::string& name, int depth
       return Status::NotImplemented("avro: field '{}': union of only null", name);
     }
   }
-  Status st = CompileValue(*value, &d, depth);
+  Status st = CompileValue(*value, &d, skip, depth);
   if (!st.ok()) return st;
   if (d.union_branches) d.min_bytes = 1;
   return d;
@@ -196,14 +202,17 @@ class Cursor {
     col->Append<int128_t>(static_cast<int128_t>(u));
     return true;
   }
-  // Reads an array/map block header; *n items follow (0 ends the sequence).
-  bool BlockCount(int64_t item_min_bytes, int64_t* n) {
+  // Reads an array/map block header; *n items follow (0 ends the sequence)
+  // in *bytes bytes when the header says (a negative count), else -1.
+  bool BlockCount(int64_t item_min_bytes, int64_t* n, int64_t* bytes = nullptr) {
+    if (bytes != nullptr) *bytes = -1;
     if (!Long(n)) return false;
     if (*n < 0) {
       if (*n == INT64_MIN) return Fail("bad block count");
       *n = -*n;
-      int64_t bytes;
-      if (!Length(&bytes)) return false;
+      int64_t size;
+      if (!Length(&size)) return false;
+      if (bytes != nullptr) *bytes = size;
     }
     if (item_min_bytes > 0) {
       if (static_cast<uint64_t>(*n) > Left() / static_cast<uint64_t>(item_min_bytes)) {
@@ -219,6 +228,11 @@ class Cursor {
   }
 
   bool Value(const DecodeNode& d, Column* col) {
+    if (d.skip) {
+      if (!Skip(d)) return Named(d);
+      col->AppendNull();
+      return true;
+    }
     if (d.union_branches) {
       int64_t branch;
       if (!Long(&branch)) return Named(d);
@@ -233,6 +247,70 @@ class Cursor {
     }
     if (!Plain(d, col)) return Named(d);
     return true;
+  }
+  // Reads past a value (its union branch first), checking only that its
+  // lengths and counts fit the bytes left.
+  bool Skip(const DecodeNode& d) {
+    if (d.union_branches) {
+      int64_t branch;
+      if (!Long(&branch)) return false;
+      if (branch < 0 || branch >= d.union_branches) {
+        return Fail(fmt::format("union branch {} out of range", branch));
+      }
+      if (branch == d.null_branch) return true;
+    }
+    const uint8_t* b;
+    int64_t v;
+    switch (d.op) {
+      case DecodeOp::kBool: return Raw(1, &b);
+      case DecodeOp::kInt32:
+      case DecodeOp::kInt64:
+      case DecodeOp::kIntMillisToMicros:
+      case DecodeOp::kLongMillisToMicros:
+      case DecodeOp::kEnum: return Long(&v);
+      case DecodeOp::kFloat: return Raw(4, &b);
+      case DecodeOp::kDouble: return Raw(8, &b);
+      case DecodeOp::kBytes:
+      case DecodeOp::kUuidString:
+      case DecodeOp::kDecimalBytes: return Length(&v) && Raw(static_cast<size_t>(v), &b);
+      case DecodeOp::kFixed:
+      case DecodeOp::kDecimalFixed: return Raw(static_cast<size_t>(d.size), &b);
+      case DecodeOp::kRecord:
+        for (const DecodeNode& c : d.children) {
+          if (!Skip(c)) return false;
+        }
+        return true;
+      case DecodeOp::kArray:
+      case DecodeOp::kMap:
+      case DecodeOp::kKeyValueArray: return SkipBlocks(d);
+    }
+    return Fail("unknown decode step");
+  }
+  // The blocks of an array or map: a block whose header gives its size in
+  // bytes is skipped whole.
+  bool SkipBlocks(const DecodeNode& d) {
+    int64_t item_min_bytes = 0;
+    for (const DecodeNode& c : d.children) item_min_bytes += c.min_bytes;
+    if (d.op == DecodeOp::kMap) item_min_bytes += 1;  // a key costs at least one byte
+    for (;;) {
+      int64_t n, bytes;
+      if (!BlockCount(item_min_bytes, &n, &bytes)) return false;
+      if (n == 0) return true;
+      if (bytes >= 0) {
+        p_ += bytes;  // (Length checked it against the bytes left)
+        continue;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        if (d.op == DecodeOp::kMap) {
+          int64_t len;
+          const uint8_t* b;
+          if (!Length(&len) || !Raw(static_cast<size_t>(len), &b)) return false;
+        }
+        for (const DecodeNode& c : d.children) {
+          if (!Skip(c)) return false;
+        }
+      }
+    }
   }
   bool Named(const DecodeNode& d) {
     error_ = fmt::format("{}: {}", d.name, error_);
@@ -394,13 +472,14 @@ class Cursor {
 
 }  // namespace
 
-Result<std::unique_ptr<RecordDecoder>> RecordDecoder::Make(const AvroNode& record) {
+Result<std::unique_ptr<RecordDecoder>> RecordDecoder::Make(
+    const AvroNode& record, const std::vector<int32_t>& skip_field_ids) {
   if (record.type != AvroType::kRecord) {
     return Status::NotImplemented("avro: top-level type is {}, sluice reads only records",
                                   AvroTypeName(record.type));
   }
   auto decoder = std::unique_ptr<RecordDecoder>(new RecordDecoder());
-  ASSIGN_OR_RETURN(decoder->root_, Compile(record, record.name, 0));
+  ASSIGN_OR_RETURN(decoder->root_, Compile(record, record.name, skip_field_ids, 0));
   return decoder;
 }
 

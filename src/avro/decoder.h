@@ -48,6 +48,7 @@ struct DecodeNode {
   int8_t null_branch = -1;           // union index meaning null, or -1
   int32_t size = 0;                  // fixed size
   int64_t min_bytes = 0;             // smallest encoding of one value (saturating)
+  bool skip = false;                 // read past, its column left null
   std::string name;                  // field name, for error messages
   std::vector<std::string> symbols;  // enum
   std::vector<DecodeNode> children;  // record fields; array item; map value; kv key+value
@@ -56,8 +57,11 @@ struct DecodeNode {
 class RecordDecoder {
  public:
   // `record` must be a record schema; AvroToIcebergSchema(record) gives the
-  // schema of the batches Decode() fills.
-  static Result<std::unique_ptr<RecordDecoder>> Make(const AvroNode& record);
+  // schema of the batches Decode() fills. Fields (at any depth) whose Iceberg
+  // field id is in `skip_field_ids` are read past, not decoded: their column
+  // gets a null for each record (their bytes are still bounds-checked).
+  static Result<std::unique_ptr<RecordDecoder>> Make(
+      const AvroNode& record, const std::vector<int32_t>& skip_field_ids = {});
 
   // Decodes `count` records from `block` starting at byte *pos, appending one
   // row per record to `batch` (whose columns match the record's Iceberg

@@ -167,7 +167,7 @@ Status AvroReader::ReadHeader() {
   auto codec = ParseCodec(Metadata("avro.codec"));
   if (!codec.ok()) return codec.status().WithContextF("avro file {}", file_->path());
   codec_ = *codec;
-  auto decoder = RecordDecoder::Make(*avro_schema_);
+  auto decoder = RecordDecoder::Make(*avro_schema_, options_.skip_field_ids);
   if (!decoder.ok()) return decoder.status().WithContextF("avro file {}", file_->path());
   decoder_ = std::move(decoder).value();
   return Status::OK();

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "avro/codec.h"
 #include "avro/decoder.h"
@@ -33,6 +34,9 @@ struct ReaderOptions {
   int64_t batch_rows = 0;
   // Largest accepted block, compressed or not (guards against forged sizes).
   int64_t max_block_bytes = int64_t{256} << 20;
+  // Fields (by Iceberg field id, at any depth) read past instead of decoded:
+  // their columns are null (RecordDecoder::Make).
+  std::vector<int32_t> skip_field_ids;
 };
 
 class AvroReader {

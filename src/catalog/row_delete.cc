@@ -53,9 +53,9 @@ Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
       columns.empty() ? std::vector<std::string>{md.current_schema()->fields[0].name} : columns;
   auto shared = std::make_shared<const iceberg::TableMetadata>(md);
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), shared, o));
-  ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
+  RETURN_IF_ERROR(scan->Plan());
   std::map<std::string, const iceberg::FileScanTask*> task_of;
-  for (const auto& t : tasks) task_of[t.file.file_path] = &t;
+  for (const auto& t : scan->tasks()) task_of[t.file.file_path] = &t;
   std::map<std::string, std::vector<int64_t>> matched;  // (a file's rows come in order)
   Batch b;
   while (true) {

@@ -173,9 +173,9 @@ class Reader {
       ScanOptions o;
       o.snapshot_id = s.snapshot_id;
       ASSIGN_OR_RETURN(auto scan, TableScan::Make(io_, md_, o));
-      ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
+      RETURN_IF_ERROR(scan->Plan());
       std::map<std::string, std::unordered_map<std::string, std::vector<int64_t>>> read;
-      for (const FileScanTask& t : tasks) {
+      for (const FileScanTask& t : scan->tasks()) {
         const std::string& path = t.file.file_path;
         if (files.added_data.count(path)) continue;
         if (t.deletion_vector) {

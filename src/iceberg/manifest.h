@@ -104,6 +104,9 @@ struct ManifestReadOptions {
   // skips building them, most of an entry's cost. Manifests rewritten from the
   // entries read need them on.
   bool column_stats = true;
+  // Only live entries (ADDED and EXISTING): DELETED ones, which a snapshot's
+  // manifests keep until they are rewritten, are not built.
+  bool live_only = false;
 };
 
 // Reads a manifest's entries, applying inheritance from `manifest`: snapshot

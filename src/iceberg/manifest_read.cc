@@ -50,10 +50,15 @@ void ReadList(const Column* c, int64_t row, std::vector<V>* out) {
   }
 }
 
-Result<std::unique_ptr<avro::AvroReader>> OpenAvro(FileIO& io, const std::string& path) {
+Result<std::unique_ptr<avro::AvroReader>> OpenAvro(FileIO& io, const std::string& path,
+                                                   avro::ReaderOptions options = {}) {
   ASSIGN_OR_RETURN(auto file, io.OpenInput(path));
-  return avro::AvroReader::Open(std::move(file));
+  return avro::AvroReader::Open(std::move(file), std::move(options));
 }
+
+// A data_file's column statistics (sizes, value, null and NaN counts, lower
+// and upper bounds): most of an entry's bytes, read past when not wanted.
+const std::vector<int32_t> kColumnStatsFieldIds = {108, 109, 110, 137, 125, 128};
 
 Status Missing(const std::string& path, const char* field) {
   return Status::Corruption("{}: required field {} is missing", path, field);
@@ -120,7 +125,9 @@ Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& 
                                                 int format_version,
                                                 const ManifestReadOptions& options) {
   const std::string& path = manifest.manifest_path;
-  ASSIGN_OR_RETURN(auto reader, OpenAvro(io, path));
+  avro::ReaderOptions read;
+  if (!options.column_stats) read.skip_field_ids = kColumnStatsFieldIds;
+  ASSIGN_OR_RETURN(auto reader, OpenAvro(io, path, std::move(read)));
   std::vector<ManifestEntry> out;
   // Row lineage (v3): a data file without a first_row_id inherits the
   // manifest's plus the rows of the files before it that had none.
@@ -166,9 +173,18 @@ Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& 
     const Column* referenced_c = ChildById(*file_c, 143);
     const Column* content_offset_c = ChildById(*file_c, 144);
     const Column* content_size_c = ChildById(*file_c, 145);
+    out.reserve(out.size() + static_cast<size_t>(batch.num_rows()));
     for (int64_t r = 0; r < batch.num_rows(); ++r) {
       ManifestEntry e;
       e.status = static_cast<EntryStatus>(*OptLong(status_c, r));
+      if (options.live_only && e.status == EntryStatus::kDeleted) {
+        // (Its rows still count toward the first_row_id the files after it
+        // without one inherit, as when it is read.)
+        if (next_row_id && !OptLong(first_row_id_c, r)) {
+          *next_row_id += OptLong(count_c, r).value_or(0);
+        }
+        continue;
+      }
       e.snapshot_id = OptLong(snapshot_c, r);
       if (!v1_file) {
         e.sequence_number = OptLong(seq_c, r);
@@ -209,7 +225,7 @@ Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& 
           }
         }
       }
-      if (options.column_stats) {
+      if (options.column_stats) {  // (else read past: null)
         ReadIntMap(sizes_c, r, &f.column_sizes);
         ReadIntMap(values_c, r, &f.value_counts);
         ReadIntMap(nulls_c, r, &f.null_value_counts);

@@ -180,6 +180,48 @@ TEST_P(ManifestRoundTrip, WriteReadWithInheritance) {
 
 INSTANTIATE_TEST_SUITE_P(FormatVersions, ManifestRoundTrip, ::testing::Values(2, 3));
 
+TEST(ManifestTest, LiveOnlyLeavesDeletedEntriesOutAndTheRowIdsOfTheRestAsTheyWere) {
+  // v3: a file without a first_row_id inherits the manifest's plus the rows
+  // of the files before it (a DELETED one included, as when it is read).
+  auto io = MakeMemoryFileIO();
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
+  ManifestWriterOptions wo;
+  wo.format_version = 3;
+  wo.snapshot_id = 42;
+  ASSERT_OK_AND_ASSIGN(
+      auto w, ManifestWriter::Open(*io, "/t/metadata/m.avro", schema, PartitionSpec{}, wo));
+  const EntryStatus statuses[] = {EntryStatus::kAdded, EntryStatus::kDeleted, EntryStatus::kAdded,
+                                  EntryStatus::kDeleted};
+  for (int i = 0; i < 4; ++i) {
+    ManifestEntry e;
+    e.status = statuses[i];
+    if (e.status == EntryStatus::kDeleted) {
+      e.snapshot_id = 42;
+      e.sequence_number = 1;
+      e.file_sequence_number = 1;
+    }
+    e.file.file_path = "/t/data/f" + std::to_string(i) + ".parquet";
+    e.file.record_count = 10 * (i + 1);
+    e.file.file_size_in_bytes = 100;
+    ASSERT_OK(w->Add(e));
+  }
+  ASSERT_OK_AND_ASSIGN(ManifestFile m, w->Close());
+  m.sequence_number = 2;
+  m.first_row_id = 1000;
+  ASSERT_OK_AND_ASSIGN(auto all, ReadManifest(*io, m, 3));
+  ManifestReadOptions live;
+  live.live_only = true;
+  live.column_stats = false;
+  ASSERT_OK_AND_ASSIGN(auto kept, ReadManifest(*io, m, 3, live));
+  ASSERT_EQ(all.size(), 4u);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].file.file_path, "/t/data/f0.parquet");
+  EXPECT_EQ(kept[1].file.file_path, "/t/data/f2.parquet");
+  EXPECT_EQ(kept[0].file.first_row_id, all[0].file.first_row_id);
+  EXPECT_EQ(kept[1].file.first_row_id, all[2].file.first_row_id);
+  EXPECT_EQ(kept[1].file.first_row_id, 1000 + 10 + 20);
+}
+
 TEST(ManifestTest, CorruptManifestIsAClearError) {
   auto io = MakeMemoryFileIO();
   ASSERT_OK(io->WriteFile("/t/bad.avro", "Obj\x01garbage"));

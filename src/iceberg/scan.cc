@@ -83,7 +83,15 @@ struct TableScan::Impl {
 
   std::string Path(const std::string& p) const { return RemapLocation(p, options.remaps); }
 
+  // Plans the snapshot's tasks in steps: the manifests the scan reads (and
+  // each one's spec), whether a live entry of them is wanted, and the delete
+  // files that apply to a data file.
   Status Plan();
+  Result<std::vector<ManifestFile>> WantedManifests(std::vector<ManifestFile> manifests,
+                                                    std::vector<const PartitionSpec*>* specs);
+  bool Wanted(const ManifestEntry& e, const PartitionSpec& spec);
+  Status MatchDeletes(const DataFile& file, const std::vector<const ManifestEntry*>& deletes,
+                      FileScanTask* t) const;
   Status OpenTask(const FileScanTask& t);
   // deleted_positions of `t`'s file: its DV, or its position delete files
   // (from delete_files when another task read them).
@@ -99,11 +107,46 @@ struct TableScan::Impl {
 Status TableScan::Impl::Plan() {
   planned = true;
   if (snapshot == nullptr) return Status::OK();
-  const int fv = table->format_version;
-  ASSIGN_OR_RETURN(auto manifests, ReadManifestList(*io, Path(snapshot->manifest_list), fv));
-  std::vector<ManifestFile> wanted;
+  ASSIGN_OR_RETURN(auto manifests,
+                   ReadManifestList(*io, Path(snapshot->manifest_list), table->format_version));
   std::vector<const PartitionSpec*> specs;
-  for (ManifestFile m : manifests) {
+  ASSIGN_OR_RETURN(std::vector<ManifestFile> wanted, WantedManifests(std::move(manifests), &specs));
+  ManifestReadOptions read;
+  read.column_stats = options.with_column_stats || filter != nullptr;
+  read.live_only = true;
+  ASSIGN_OR_RETURN(
+      std::vector<std::vector<ManifestEntry>> entries,
+      ReadManifests(*io, wanted, table->format_version, read, options.planning_threads));
+  // (The entries stay where they were read; a task takes its data file.)
+  std::vector<ManifestEntry*> data;
+  std::vector<const ManifestEntry*> deletes;
+  for (size_t mi = 0; mi < wanted.size(); ++mi) {
+    for (ManifestEntry& e : entries[mi]) {
+      if (!Wanted(e, *specs[mi])) continue;
+      if (e.file.content == FileContent::kData) {
+        data.push_back(&e);
+      } else {
+        deletes.push_back(&e);
+      }
+    }
+  }
+  tasks.reserve(data.size());
+  for (ManifestEntry* e : data) {
+    FileScanTask t;
+    t.data_sequence_number = *e->sequence_number;
+    RETURN_IF_ERROR(MatchDeletes(e->file, deletes, &t));
+    t.file = std::move(e->file);
+    delete_files.Use(t);
+    tasks.push_back(std::move(t));
+  }
+  stats.files_scanned = static_cast<int>(tasks.size());
+  return Status::OK();
+}
+
+Result<std::vector<ManifestFile>> TableScan::Impl::WantedManifests(
+    std::vector<ManifestFile> manifests, std::vector<const PartitionSpec*>* specs) {
+  std::vector<ManifestFile> wanted;
+  for (ManifestFile& m : manifests) {
     ++stats.manifests_total;
     const PartitionSpec* spec = table->spec_by_id(m.partition_spec_id);
     if (spec == nullptr) {
@@ -121,68 +164,53 @@ Status TableScan::Impl::Plan() {
     ++stats.manifests_scanned;
     m.manifest_path = Path(m.manifest_path);
     wanted.push_back(std::move(m));
-    specs.push_back(spec);
+    specs->push_back(spec);
   }
-  ManifestReadOptions read;
-  read.column_stats = options.with_column_stats || filter != nullptr;
-  ASSIGN_OR_RETURN(std::vector<std::vector<ManifestEntry>> read_entries,
-                   ReadManifests(*io, wanted, fv, read, options.planning_threads));
-  std::vector<ManifestEntry> data, deletes;
-  for (size_t mi = 0; mi < wanted.size(); ++mi) {
-    const PartitionSpec* spec = specs[mi];
-    for (auto& e : read_entries[mi]) {
-      if (e.status == EntryStatus::kDeleted) continue;
-      if (options.only_added &&
-          (e.status != EntryStatus::kAdded || e.snapshot_id != snapshot->snapshot_id)) {
+  return wanted;
+}
+
+bool TableScan::Impl::Wanted(const ManifestEntry& e, const PartitionSpec& spec) {
+  if (e.status == EntryStatus::kDeleted) return false;
+  if (options.only_added &&
+      (e.status != EntryStatus::kAdded || e.snapshot_id != snapshot->snapshot_id)) {
+    return false;
+  }
+  if (e.file.content != FileContent::kData) return true;
+  ++stats.files_total;
+  if (!options.only_files.empty() && !options.only_files.count(e.file.file_path)) return false;
+  return !filter || (PartitionMightMatch(*filter, spec, table_schema, e.file.partition) &&
+                     FileMightMatch(*filter, e.file));
+}
+
+Status TableScan::Impl::MatchDeletes(const DataFile& file,
+                                     const std::vector<const ManifestEntry*>& deletes,
+                                     FileScanTask* t) const {
+  for (const ManifestEntry* d : deletes) {
+    const DataFile& df = d->file;
+    if (df.content == FileContent::kPositionDeletes) {
+      if (*d->sequence_number < t->data_sequence_number) continue;
+      if (df.content_offset) {  // a deletion vector
+        if (df.referenced_data_file != file.file_path) continue;
+        if (t->deletion_vector) {
+          return Status::Corruption("data file {} has two deletion vectors", file.file_path);
+        }
+        t->deletion_vector = df;
         continue;
       }
-      if (e.file.content == FileContent::kData) {
-        ++stats.files_total;
-        if (!options.only_files.empty() && !options.only_files.count(e.file.file_path)) continue;
-        if (filter && (!PartitionMightMatch(*filter, *spec, table_schema, e.file.partition) ||
-                       !FileMightMatch(*filter, e.file))) {
-          continue;
-        }
-        data.push_back(std::move(e));
-      } else {
-        deletes.push_back(std::move(e));
+      if (df.referenced_data_file) {
+        if (*df.referenced_data_file != file.file_path) continue;
+      } else if (!SamePartition(df, file)) {
+        continue;
       }
+      t->position_deletes.push_back(df);
+    } else {
+      if (*d->sequence_number <= t->data_sequence_number) continue;
+      const PartitionSpec* ds = table->spec_by_id(df.spec_id);
+      bool global = ds != nullptr && ds->unpartitioned();
+      if (!global && !SamePartition(df, file)) continue;
+      t->equality_deletes.push_back(df);
     }
   }
-  for (auto& e : data) {
-    FileScanTask t;
-    t.data_sequence_number = *e.sequence_number;
-    for (const auto& d : deletes) {
-      const DataFile& df = d.file;
-      if (df.content == FileContent::kPositionDeletes) {
-        if (*d.sequence_number < t.data_sequence_number) continue;
-        if (df.content_offset) {  // a deletion vector
-          if (df.referenced_data_file != e.file.file_path) continue;
-          if (t.deletion_vector) {
-            return Status::Corruption("data file {} has two deletion vectors", e.file.file_path);
-          }
-          t.deletion_vector = df;
-          continue;
-        }
-        if (df.referenced_data_file) {
-          if (*df.referenced_data_file != e.file.file_path) continue;
-        } else if (!SamePartition(df, e.file)) {
-          continue;
-        }
-        t.position_deletes.push_back(df);
-      } else {
-        if (*d.sequence_number <= t.data_sequence_number) continue;
-        const PartitionSpec* ds = table->spec_by_id(df.spec_id);
-        bool global = ds != nullptr && ds->unpartitioned();
-        if (!global && !SamePartition(df, e.file)) continue;
-        t.equality_deletes.push_back(df);
-      }
-    }
-    t.file = std::move(e.file);
-    delete_files.Use(t);
-    tasks.push_back(std::move(t));
-  }
-  stats.files_scanned = static_cast<int>(tasks.size());
   return Status::OK();
 }
 
@@ -485,10 +513,12 @@ std::optional<int64_t> TableScan::snapshot_id() const {
   return impl_->snapshot->snapshot_id;
 }
 
-Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
+Status TableScan::Plan() {
   if (!impl_->planned) RETURN_IF_ERROR(impl_->Plan());
-  return impl_->tasks;
+  return Status::OK();
 }
+
+const std::vector<FileScanTask>& TableScan::tasks() const { return impl_->tasks; }
 
 Result<bool> TableScan::Next(Batch* out) {
   if (!impl_->planned) RETURN_IF_ERROR(impl_->Plan());

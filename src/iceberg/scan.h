@@ -97,7 +97,11 @@ class TableScan {
   // The snapshot being read (nullopt for a table without snapshots).
   std::optional<int64_t> snapshot_id() const;
 
-  Result<std::vector<FileScanTask>> PlanFiles();
+  // Plans the files the scan reads, with the delete files of each (once:
+  // later calls, and Next, use the same plan); then tasks() holds them, for
+  // as long as the scan lives.
+  Status Plan();
+  const std::vector<FileScanTask>& tasks() const;
   // Next batch of matching rows (possibly empty batches are skipped); false at
   // the end. A batch holds rows of one data file.
   Result<bool> Next(Batch* out);

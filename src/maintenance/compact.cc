@@ -419,7 +419,8 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
 
   // Plan: the current snapshot's data files by partition.
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, {}));
-  ASSIGN_OR_RETURN(std::vector<iceberg::FileScanTask> tasks, scan->PlanFiles());
+  RETURN_IF_ERROR(scan->Plan());
+  const std::vector<iceberg::FileScanTask>& tasks = scan->tasks();
   Groups groups;
   InputFacts inputs;  // sizes for sort runs, NaN-free columns for page copies
   for (const iceberg::FileScanTask& t : tasks) {

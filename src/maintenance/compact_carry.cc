@@ -58,9 +58,9 @@ Result<bool> CarryNewDeletes(catalog::Table& table, const std::vector<Staged*>& 
   for (const Staged* s : group)
     so.only_files.insert(s->plan->inputs.begin(), s->plan->inputs.end());
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), md, so));
-  ASSIGN_OR_RETURN(std::vector<iceberg::FileScanTask> tasks, scan->PlanFiles());
+  RETURN_IF_ERROR(scan->Plan());
   std::map<std::string, const iceberg::FileScanTask*> live;
-  for (const iceberg::FileScanTask& t : tasks) live[t.file.file_path] = &t;
+  for (const iceberg::FileScanTask& t : scan->tasks()) live[t.file.file_path] = &t;
   std::map<std::string, std::vector<int64_t>> mapped;  // output path -> positions
   std::vector<std::string> remove;
   std::map<std::string, const iceberg::DataFile*> outputs;

@@ -122,9 +122,8 @@ class PipelineFaultTest : public testing::PipelineFixture {
       o.snapshot_id = snap.snapshot_id;
       auto scan = iceberg::TableScan::Make(*io_, md, o);
       ASSERT_TRUE(scan.ok()) << scan.status().ToString();
-      auto tasks = (*scan)->PlanFiles();
-      ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
-      for (const auto& task : *tasks) live.insert(strip(task.file.file_path));
+      ASSERT_OK((*scan)->Plan());
+      for (const auto& task : (*scan)->tasks()) live.insert(strip(task.file.file_path));
     }
     auto listed = local_->List(strip(md->location + "/data"));
     ASSERT_TRUE(listed.ok()) << listed.status().ToString();

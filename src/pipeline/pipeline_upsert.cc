@@ -169,9 +169,9 @@ Status Pipeline::ScanKeys(
   auto shared = std::make_shared<const iceberg::TableMetadata>(table_->metadata());
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, shared, o));
   if (reserve) {
-    ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
+    RETURN_IF_ERROR(scan->Plan());
     int64_t rows = 0;
-    for (const auto& t : tasks) rows += t.file.record_count;
+    for (const auto& t : scan->tasks()) rows += t.file.record_count;
     keys_->Reserve(static_cast<size_t>(rows));
   }
   std::vector<int> key_columns(key_columns_.size());
@@ -430,13 +430,13 @@ Status Pipeline::PlanUpsertDeletes(const std::vector<iceberg::DataFile>& added,
   for (const auto& [path, pos] : positions) {
     if (!files.count(path)) o.only_files.insert(path);
   }
-  std::vector<iceberg::FileScanTask> planned;
+  std::unique_ptr<iceberg::TableScan> scan;  // (its tasks are used below)
   std::map<std::string, const iceberg::FileScanTask*> tasks;
   if (!o.only_files.empty()) {
     auto shared = std::make_shared<const iceberg::TableMetadata>(md);
-    ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, shared, o));
-    ASSIGN_OR_RETURN(planned, scan->PlanFiles());
-    for (const auto& t : planned) tasks[t.file.file_path] = &t;
+    ASSIGN_OR_RETURN(scan, iceberg::TableScan::Make(io_, shared, o));
+    RETURN_IF_ERROR(scan->Plan());
+    for (const auto& t : scan->tasks()) tasks[t.file.file_path] = &t;
     for (const std::string& path : o.only_files) {
       if (!tasks.count(path)) {
         // Gone although the index looked current: load it again.

@@ -249,7 +249,8 @@ TEST_P(UpsertTest, ACompactionThatWroteARowTheIndexDoesNotHaveMakesItLoadAgain) 
   ASSERT_OK_AND_ASSIGN(auto t, catalog::Table::Load(*catalog_, *io_, users_));
   auto md = std::make_shared<const iceberg::TableMetadata>(t->metadata());
   ASSERT_OK_AND_ASSIGN(auto scan, iceberg::TableScan::Make(*io_, md, {}));
-  ASSERT_OK_AND_ASSIGN(auto tasks, scan->PlanFiles());
+  ASSERT_OK(scan->Plan());
+  const std::vector<iceberg::FileScanTask>& tasks = scan->tasks();
   ASSERT_OK_AND_ASSIGN(auto w, iceberg::DataWriter::Make(*io_, t->metadata()));
   Batch b;
   while (true) {

@@ -109,9 +109,9 @@ Result<int64_t> TableSource::AddedRows(int64_t snapshot_id) {
   o.snapshot_id = snapshot_id;
   o.only_added = true;
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(io_, metadata_, o));
-  ASSIGN_OR_RETURN(auto tasks, scan->PlanFiles());
+  RETURN_IF_ERROR(scan->Plan());
   int64_t n = 0;
-  for (const auto& t : tasks) n += t.file.record_count;
+  for (const auto& t : scan->tasks()) n += t.file.record_count;
   return n;
 }
 
