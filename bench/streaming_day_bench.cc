@@ -98,6 +98,7 @@ struct Row {
   int64_t rows = 0, metadata_files = 0, manifests = 0, metadata_bytes = 0, compactions = 0,
           conflicts = 0, manifest_rewrites = 0;
   std::vector<int64_t> max_files_over_time;
+  std::vector<double> plan_ms_over_time;  // sampled with max_files_over_time
 };
 
 // Runs of each timing (PLAN_RUNS, default 5, for planning: raise it to
@@ -130,17 +131,22 @@ int64_t ScanRows(FileIO& io, const catalog::Table& t, const std::string& filter)
   return n;
 }
 
-// Planning and scan times, files per partition and metadata size of `t` now.
-void Measure(FileIO& io, catalog::Table& t, const fs::path& location, Row* r) {
-  (void)t.Refresh();
+// The median time of planning a full scan of `t` as it is now.
+double PlanMs(FileIO& io, const catalog::Table& t, int runs) {
   auto md = std::make_shared<const iceberg::TableMetadata>(t.metadata());
-  const char* plan_runs = std::getenv("PLAN_RUNS");
-  r->plan_ms = MedianMs(
+  return MedianMs(
       [&] {
         auto scan = iceberg::TableScan::Make(io, md, {});
         if (scan.ok()) (void)(*scan)->Plan();
       },
-      plan_runs != nullptr ? std::max(1, std::atoi(plan_runs)) : 5);
+      runs);
+}
+
+// Planning and scan times, files per partition and metadata size of `t` now.
+void Measure(FileIO& io, catalog::Table& t, const fs::path& location, Row* r) {
+  (void)t.Refresh();
+  const char* plan_runs = std::getenv("PLAN_RUNS");
+  r->plan_ms = PlanMs(io, t, plan_runs != nullptr ? std::max(1, std::atoi(plan_runs)) : 5);
   r->selective_ms = MedianMs([&] { (void)ScanRows(io, t, "p = 7"); });
   r->full_ms = MedianMs([&] { r->rows = ScanRows(io, t, ""); });
   auto policy = maintenance::PolicyOf(t.metadata());
@@ -223,9 +229,11 @@ Row Ingest(const std::string& name, bool maintain, int commits, int partitions, 
     }
     writing += Clock::now() - t0;
     if ((c + 1) % sample_every == 0) {
+      (void)t->Refresh();  // (the service's commits)
       auto policy = maintenance::PolicyOf(t->metadata());
       auto h = maintenance::AssessTable(*t, *policy);
       r.max_files_over_time.push_back(h.ok() ? h->max_partition_files : -1);
+      r.plan_ms_over_time.push_back(PlanMs(io, *t, 3));
     }
   }
   // The writer's own time per commit (pacing excluded): what maintenance slows.
@@ -304,6 +312,19 @@ int main(int argc, char** argv) {
   std::printf("rows: off %lld, on %lld, compacted %lld; planning on/compacted %.2fx\n",
               static_cast<long long>(off.rows), static_cast<long long>(on.rows),
               static_cast<long long>(compacted.rows), on.plan_ms / compacted.plan_ms);
+  // Planning of the "on" table sampled over the run (as max files/partition),
+  // against the compacted table's at the end: the end alone is one sample.
+  std::vector<double> ratios;
+  std::printf("planning of on over time, / compacted:");
+  for (double ms : on.plan_ms_over_time) {
+    ratios.push_back(ms / compacted.plan_ms);
+    std::printf(" %.2f", ratios.back());
+  }
+  std::sort(ratios.begin(), ratios.end());
+  if (!ratios.empty()) {
+    std::printf("  (median %.2fx, max %.2fx)", ratios[ratios.size() / 2], ratios.back());
+  }
+  std::printf("\n");
   fs::remove_all(dir);
   return off.rows == on.rows && on.rows == compacted.rows ? 0 : 1;
 }

@@ -90,7 +90,9 @@ struct TableScan::Impl {
   Result<std::vector<ManifestFile>> WantedManifests(std::vector<ManifestFile> manifests,
                                                     std::vector<const PartitionSpec*>* specs);
   bool Wanted(const ManifestEntry& e, const PartitionSpec& spec);
-  Status MatchDeletes(const DataFile& file, const std::vector<const ManifestEntry*>& deletes,
+  // The delete files of `candidates` (internal::DeleteFileIndex's for the
+  // file) that apply to `file`.
+  Status MatchDeletes(const DataFile& file, const std::vector<const ManifestEntry*>& candidates,
                       FileScanTask* t) const;
   Status OpenTask(const FileScanTask& t);
   // deleted_positions of `t`'s file: its DV, or its position delete files
@@ -130,11 +132,15 @@ Status TableScan::Impl::Plan() {
       }
     }
   }
+  const internal::DeleteFileIndex index(std::move(deletes), [&](const ManifestEntry& d) {
+    const PartitionSpec* spec = table->spec_by_id(d.file.spec_id);
+    return spec != nullptr && spec->unpartitioned();
+  });
   tasks.reserve(data.size());
   for (ManifestEntry* e : data) {
     FileScanTask t;
     t.data_sequence_number = *e->sequence_number;
-    RETURN_IF_ERROR(MatchDeletes(e->file, deletes, &t));
+    RETURN_IF_ERROR(MatchDeletes(e->file, index.CandidatesFor(e->file), &t));
     t.file = std::move(e->file);
     delete_files.Use(t);
     tasks.push_back(std::move(t));
@@ -183,9 +189,11 @@ bool TableScan::Impl::Wanted(const ManifestEntry& e, const PartitionSpec& spec) 
 }
 
 Status TableScan::Impl::MatchDeletes(const DataFile& file,
-                                     const std::vector<const ManifestEntry*>& deletes,
+                                     const std::vector<const ManifestEntry*>& candidates,
                                      FileScanTask* t) const {
-  for (const ManifestEntry* d : deletes) {
+  // (Candidates by path, partition or a global spec: each is checked whole
+  // here still, so that what applies does not rest on the index.)
+  for (const ManifestEntry* d : candidates) {
     const DataFile& df = d->file;
     if (df.content == FileContent::kPositionDeletes) {
       if (*d->sequence_number < t->data_sequence_number) continue;

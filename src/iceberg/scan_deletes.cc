@@ -13,6 +13,35 @@ namespace sluice::iceberg {
 
 namespace internal {
 
+DeleteFileIndex::DeleteFileIndex(std::vector<const ManifestEntry*> deletes,
+                                 const std::function<bool(const ManifestEntry&)>& global)
+    : deletes_(std::move(deletes)) {
+  for (size_t i = 0; i < deletes_.size(); ++i) {
+    const DataFile& d = deletes_[i]->file;
+    if (d.content == FileContent::kPositionDeletes && d.referenced_data_file) {
+      by_file_[*d.referenced_data_file].push_back(i);
+    } else if (d.content == FileContent::kEqualityDeletes && global(*deletes_[i])) {
+      global_.push_back(i);
+    } else {
+      by_partition_[{d.spec_id, d.partition}].push_back(i);
+    }
+  }
+}
+
+std::vector<const ManifestEntry*> DeleteFileIndex::CandidatesFor(const DataFile& file) const {
+  std::vector<size_t> at = global_;
+  if (auto it = by_file_.find(file.file_path); it != by_file_.end()) {
+    at.insert(at.end(), it->second.begin(), it->second.end());
+  }
+  if (auto it = by_partition_.find({file.spec_id, file.partition}); it != by_partition_.end()) {
+    at.insert(at.end(), it->second.begin(), it->second.end());
+  }
+  std::sort(at.begin(), at.end());
+  std::vector<const ManifestEntry*> out(at.size());
+  for (size_t i = 0; i < at.size(); ++i) out[i] = deletes_[at[i]];
+  return out;
+}
+
 // (Each list comes sorted when the file follows the spec's order: by path,
 // then position.)
 Result<PositionsByFile> ReadPositionDeleteFile(FileIO& io, const std::string& location,

@@ -1,5 +1,7 @@
 #include "iceberg/scan.h"
 
+#include <fmt/ranges.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -9,6 +11,7 @@
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
 #include "iceberg/data_writer.h"
+#include "iceberg/scan_internal.h"
 #include "iceberg/table_builder.h"
 
 namespace sluice::iceberg {
@@ -75,6 +78,51 @@ TEST(ScanTest, FixtureTables) {
     ++tables;
   }
   EXPECT_GT(tables, 20);
+}
+
+TEST(DeleteFileIndexTest, AFileGetsTheDeletesNamingItItsPartitionsAndGlobalOnesInManifestOrder) {
+  // Spec 1 is partitioned, spec 0 is not (its equality deletes are global).
+  auto entry = [](FileContent content, int32_t spec, std::string part,
+                  std::optional<std::string> ref) {
+    ManifestEntry e;
+    e.file.content = content;
+    e.file.spec_id = spec;
+    if (spec == 1) e.file.partition = {std::move(part)};
+    e.file.referenced_data_file = std::move(ref);
+    e.file.file_path = fmt::format("d-{}-{}-{}", static_cast<int>(content), spec,
+                                   e.file.referenced_data_file.value_or("none"));
+    return e;
+  };
+  const FileContent pos = FileContent::kPositionDeletes, eq = FileContent::kEqualityDeletes;
+  std::vector<ManifestEntry> entries = {
+      entry(eq, 0, "", std::nullopt),    // 0: global
+      entry(pos, 1, "a", "f1"),          // 1: f1 only
+      entry(pos, 1, "a", std::nullopt),  // 2: partition a
+      entry(eq, 1, "b", std::nullopt),   // 3: partition b
+      entry(pos, 1, "b", "f2"),          // 4: f2 only
+      entry(eq, 1, "a", std::nullopt),   // 5: partition a
+      entry(pos, 1, "a", "f3"),          // 6: f3 only
+  };
+  entries[6].file.content_offset = 4;  // (a deletion vector)
+  std::vector<const ManifestEntry*> deletes;
+  for (const auto& e : entries) deletes.push_back(&e);
+  internal::DeleteFileIndex index(deletes,
+                                  [](const ManifestEntry& d) { return d.file.spec_id == 0; });
+  auto names = [&](const std::string& path, const std::string& part) {
+    DataFile f;
+    f.file_path = path;
+    f.spec_id = 1;
+    f.partition = {part};
+    std::vector<std::string> out;
+    for (const ManifestEntry* e : index.CandidatesFor(f)) {
+      out.push_back(std::to_string(e - entries.data()));
+    }
+    return fmt::format("{}", fmt::join(out, ","));
+  };
+  EXPECT_EQ(names("f1", "a"), "0,1,2,5");
+  EXPECT_EQ(names("f2", "b"), "0,3,4");
+  EXPECT_EQ(names("f3", "a"), "0,2,5,6");
+  EXPECT_EQ(names("f4", "c"), "0");
 }
 
 // Commits `files` by hand as snapshot 1 of `md`: one manifest, its list, the snapshot.
