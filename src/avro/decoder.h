@@ -57,9 +57,11 @@ struct DecodeNode {
 class RecordDecoder {
  public:
   // `record` must be a record schema; AvroToIcebergSchema(record) gives the
-  // schema of the batches Decode() fills. Fields (at any depth) whose Iceberg
-  // field id is in `skip_field_ids` are read past, not decoded: their column
-  // gets a null for each record (their bytes are still bounds-checked).
+  // schema of the batches Decode() fills. Record fields (of the top record
+  // or any nested one; not map keys or values, nor list elements) whose
+  // Iceberg field id is in `skip_field_ids` are read past, not decoded: their
+  // column gets a null for each record (their bytes are still
+  // bounds-checked).
   static Result<std::unique_ptr<RecordDecoder>> Make(
       const AvroNode& record, const std::vector<int32_t>& skip_field_ids = {});
 

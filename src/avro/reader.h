@@ -34,8 +34,8 @@ struct ReaderOptions {
   int64_t batch_rows = 0;
   // Largest accepted block, compressed or not (guards against forged sizes).
   int64_t max_block_bytes = int64_t{256} << 20;
-  // Fields (by Iceberg field id, at any depth) read past instead of decoded:
-  // their columns are null (RecordDecoder::Make).
+  // Record fields (by Iceberg field id, in any nested record) read past
+  // instead of decoded: their columns are null (RecordDecoder::Make).
   std::vector<int32_t> skip_field_ids;
 };
 

@@ -208,7 +208,14 @@ Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& 
       }
       DataFile& f = e.file;
       f.spec_id = manifest.partition_spec_id;
-      f.content = static_cast<FileContent>(OptLong(content_c, r).value_or(0));
+      const int64_t content = OptLong(content_c, r).value_or(0);
+      if (content < 0 || content > 2) {
+        return Status::Corruption(
+            "{}: entry {}: content {} is not data (0), position (1) or "
+            "equality deletes (2)",
+            path, r, content);
+      }
+      f.content = static_cast<FileContent>(content);
       f.file_path = std::string(path_c->GetBytes(r));
       f.file_format = std::string(format_c->GetBytes(r));
       f.record_count = OptLong(count_c, r).value_or(0);

@@ -232,6 +232,21 @@ TEST(ManifestTest, CorruptManifestIsAClearError) {
   EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << r.status().ToString();
   EXPECT_NE(r.status().message().find("/t/bad.avro"), std::string::npos) << r.status().ToString();
   ASSERT_ERROR(ReadManifestList(*io, "/t/missing.avro", 2), StatusCode::kNotFound, "missing");
+
+  // An entry whose content is no kind of file the spec has (a scan would
+  // otherwise match it to data files as some kind of delete).
+  ASSERT_OK_AND_ASSIGN(Schema schema, ParseColumnList("id BIGINT NOT NULL"));
+  ManifestWriterOptions wo;
+  wo.snapshot_id = 1;
+  wo.content = ManifestContent::kDeletes;
+  ASSERT_OK_AND_ASSIGN(auto w,
+                       ManifestWriter::Open(*io, "/t/odd.avro", schema, PartitionSpec{}, wo));
+  ManifestEntry e;
+  e.file.content = static_cast<FileContent>(3);
+  e.file.file_path = "/t/data/d.parquet";
+  ASSERT_OK(w->Add(e));
+  ASSERT_OK_AND_ASSIGN(ManifestFile odd, w->Close());
+  ASSERT_ERROR(ReadManifest(*io, odd, 2), StatusCode::kCorruption, "entry 0: content 3");
 }
 
 TEST(ManifestTest, ManifestsReadOnSeveralThreadsComeBackInOrderAndTheFirstFailureWins) {

@@ -68,6 +68,7 @@ struct TableScan::Impl {
   ScanStats stats;
 
   bool planned = false;
+  Status plan_status;  // of the one planning (a failed plan fails every later call)
   std::vector<FileScanTask> tasks;
   size_t next_task = 0;
   // The file being read.
@@ -522,14 +523,17 @@ std::optional<int64_t> TableScan::snapshot_id() const {
 }
 
 Status TableScan::Plan() {
-  if (!impl_->planned) RETURN_IF_ERROR(impl_->Plan());
-  return Status::OK();
+  if (!impl_->planned) {
+    impl_->plan_status = impl_->Plan();
+    if (!impl_->plan_status.ok()) impl_->tasks.clear();
+  }
+  return impl_->plan_status;
 }
 
 const std::vector<FileScanTask>& TableScan::tasks() const { return impl_->tasks; }
 
 Result<bool> TableScan::Next(Batch* out) {
-  if (!impl_->planned) RETURN_IF_ERROR(impl_->Plan());
+  RETURN_IF_ERROR(Plan());
   return impl_->ReadNext(out);
 }
 

@@ -199,16 +199,20 @@ Status Pipeline::ScanKeys(
 Status Pipeline::LoadKeyIndex() {
   keys_->ClearCommitted();
   const iceberg::TableMetadata& md = table_->metadata();
-  indexed_snapshot_ = md.current_snapshot_id;
-  key_index_stale_ = false;
   stats_.key_index_loads += 1;
   stats_.key_index_keys = 0;
-  if (!md.current_snapshot_id) return Status::OK();
-  RETURN_IF_ERROR(ScanKeys({}, /*reserve=*/true,
-                           [this](std::string_view key, operators::RowLocation at) -> Result<bool> {
-                             RETURN_IF_ERROR(keys_->Load(key, at));
-                             return true;
-                           }));
+  // (Stale until the scan completes: a load that fails halfway is done again.)
+  key_index_stale_ = true;
+  if (md.current_snapshot_id) {
+    RETURN_IF_ERROR(
+        ScanKeys({}, /*reserve=*/true,
+                 [this](std::string_view key, operators::RowLocation at) -> Result<bool> {
+                   RETURN_IF_ERROR(keys_->Load(key, at));
+                   return true;
+                 }));
+  }
+  indexed_snapshot_ = md.current_snapshot_id;
+  key_index_stale_ = false;
   CountKeyIndex();
   return Status::OK();
 }
