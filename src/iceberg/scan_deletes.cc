@@ -30,13 +30,18 @@ DeleteFileIndex::DeleteFileIndex(std::vector<const ManifestEntry*> deletes,
 
 std::vector<const ManifestEntry*> DeleteFileIndex::CandidatesFor(const DataFile& file) const {
   std::vector<size_t> at = global_;
-  if (auto it = by_file_.find(file.file_path); it != by_file_.end()) {
-    at.insert(at.end(), it->second.begin(), it->second.end());
-  }
+  int lists = at.empty() ? 0 : 1;
+  auto add = [&](const std::vector<size_t>& list) {
+    at.insert(at.end(), list.begin(), list.end());
+    ++lists;
+  };
+  if (auto it = by_file_.find(file.file_path); it != by_file_.end()) add(it->second);
   if (auto it = by_partition_.find({file.spec_id, file.partition}); it != by_partition_.end()) {
-    at.insert(at.end(), it->second.begin(), it->second.end());
+    add(it->second);
   }
-  std::sort(at.begin(), at.end());
+  // (Each list is in order already: one alone needs no sort. An upsert
+  // table's files all share their partition's long list.)
+  if (lists > 1) std::sort(at.begin(), at.end());
   std::vector<const ManifestEntry*> out(at.size());
   for (size_t i = 0; i < at.size(); ++i) out[i] = deletes_[at[i]];
   return out;

@@ -38,6 +38,13 @@ class ExpireTest : public TableFixture {
   }
 
   int64_t Newest() { return table_->metadata().snapshots.back().timestamp_ms; }
+  // Options under which every snapshot so far is past its age (now and the
+  // cutoff just after the newest): only what must stay stays.
+  ExpireOptions EverythingOld() {
+    ExpireOptions o;
+    o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+    return o;
+  }
 
   // Six snapshots: four appends of ten ids, their rewrite into one file, and
   // an append of ids 40 to 49.
@@ -262,8 +269,7 @@ TEST_F(ExpireTest, ACacheReadsTheReadersOfOnlyTheTablesCommittedToSince) {
 TEST_F(ExpireTest, FilesAManifestRewriteMovedStayWhenTheirOldManifestsGo) {
   ASSERT_NO_FATAL_FAILURE(AppendsRewrittenThenOneMore());
   ManifestCache cache;
-  ExpireOptions o;
-  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  ExpireOptions o = EverythingOld();
   o.retain_last = 2;
   o.manifest_cache = &cache;
   ASSERT_OK_AND_ASSIGN(ExpireResult first, ExpireSnapshots(*table_, o));
@@ -302,8 +308,7 @@ TEST_F(ExpireTest, AnExpiryThroughTheManifestCacheReadsOnlyWhatWasCommittedSince
   FaultInjectingFileIO counted(io_.get());
   ASSERT_OK_AND_ASSIGN(auto view, catalog::Table::Load(*catalog_, counted, id_));
   ManifestCache cache;
-  ExpireOptions o;
-  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  ExpireOptions o = EverythingOld();
   o.retain_last = 2;
   o.dry_run = true;
   auto opens = [&](ManifestCache* with) {
@@ -356,8 +361,7 @@ TEST_F(ExpireTest, AnExpiryThroughTheManifestCacheReadsOnlyWhatWasCommittedSince
 TEST_F(ExpireTest, AManifestCacheForgetsWhatItReadOfAnotherTable) {
   for (int64_t i = 0; i < 3; ++i) AppendIds(i * 10, i * 10 + 10);
   ManifestCache cache;
-  ExpireOptions o;
-  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  ExpireOptions o = EverythingOld();
   o.retain_last = 2;
   o.dry_run = true;
   o.manifest_cache = &cache;
@@ -386,8 +390,7 @@ TEST_F(ExpireV3Test, DeletionVectorsOnlyExpiredSnapshotsReachGoAndTheRowsStayDel
   AppendIds(0, 10);
   AppendIds(10, 20);
   ManifestCache cache;
-  ExpireOptions o;
-  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  ExpireOptions o = EverythingOld();
   o.retain_last = 1;
   o.dry_run = true;
   o.manifest_cache = &cache;
@@ -426,8 +429,7 @@ TEST_F(ExpireTest, WhatAnotherWriterCommitsBeforeTheExpiryCommitsIsKept) {
   const std::vector<iceberg::Snapshot> snapshots = table_->metadata().snapshots;
   ASSERT_EQ(snapshots.size(), 6u);
   ManifestCache cache;
-  ExpireOptions o;
-  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  ExpireOptions o = EverythingOld();
   o.retain_last = 3;  // plans to expire the first three appends
   o.manifest_cache = &cache;
   const int64_t tagged = snapshots[1].snapshot_id;
@@ -482,8 +484,7 @@ TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {
   ASSERT_OK(CompactTable(*table_, RewriteAll()));
   std::set<std::string> before = Files();
   std::string metadata = table_->metadata_location();
-  ExpireOptions o;
-  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  ExpireOptions o = EverythingOld();
   o.dry_run = true;
   ASSERT_OK_AND_ASSIGN(ExpireResult dry, ExpireSnapshots(*table_, o));
   EXPECT_EQ(dry.expired.size(), 2u);
