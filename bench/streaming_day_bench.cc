@@ -15,7 +15,8 @@
 //
 //   build/bench/streaming_day_bench [COMMITS=2000] [PARTITIONS=50] [ROWS=20] [SECOND_MS=100]
 //                                   [PROPS=key=value,...]  (more properties of the "on" table)
-//   (PLAN_RUNS=N: plan each table N times, not 5: to profile planning)
+//   (PLAN_RUNS=N: plan each table N times, not 5: to profile planning;
+//    PLAN_ONLY=on|off|compacted: only that table N times)
 //
 // Time is compressed: a commit every SECOND_MS (as fast as the writer goes
 // if it cannot keep that pace) stands for a commit every second. The
@@ -146,7 +147,10 @@ double PlanMs(FileIO& io, const catalog::Table& t, int runs) {
 void Measure(FileIO& io, catalog::Table& t, const fs::path& location, Row* r) {
   (void)t.Refresh();
   const char* plan_runs = std::getenv("PLAN_RUNS");
-  r->plan_ms = PlanMs(io, t, plan_runs != nullptr ? std::max(1, std::atoi(plan_runs)) : 5);
+  const char* only = std::getenv("PLAN_ONLY");
+  bool profiled = only == nullptr || r->name == only;
+  r->plan_ms =
+      PlanMs(io, t, plan_runs != nullptr && profiled ? std::max(1, std::atoi(plan_runs)) : 5);
   r->selective_ms = MedianMs([&] { (void)ScanRows(io, t, "p = 7"); });
   r->full_ms = MedianMs([&] { r->rows = ScanRows(io, t, ""); });
   auto policy = maintenance::PolicyOf(t.metadata());

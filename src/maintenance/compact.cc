@@ -319,7 +319,8 @@ using Groups = std::map<std::pair<int32_t, iceberg::PartitionValues>, Group>;
 // selects and the files past the delete ratio. A partition is due with
 // `min_files` small files to merge (tiered: a TieredRun window), or one file
 // past the delete ratio.
-std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool tiered) {
+std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool tiered,
+                                        int64_t tier_factor) {
   std::vector<const Group*> due;
   for (auto& [key, g] : groups) {
     bool merge = static_cast<int64_t>(g.small.size()) >= std::max<int64_t>(1, min_files);
@@ -329,7 +330,7 @@ std::vector<const Group*> DuePartitions(Groups& groups, int64_t min_files, bool 
       });
       std::vector<int64_t> sizes;
       for (const auto* t : g.small) sizes.push_back(t->file.file_size_in_bytes);
-      TieredWindow w = TieredRun(std::move(sizes), min_files);
+      TieredWindow w = TieredRun(std::move(sizes), min_files, tier_factor);
       g.small = std::vector<const iceberg::FileScanTask*>(
           g.small.begin() + static_cast<std::ptrdiff_t>(w.start),
           g.small.begin() + static_cast<std::ptrdiff_t>(w.start + w.length));
@@ -444,7 +445,8 @@ Result<CompactResult> CompactTable(catalog::Table& table, const CompactOptions& 
     }
   }
   result.partitions_seen = static_cast<int64_t>(groups.size());
-  const std::vector<const Group*> due = DuePartitions(groups, min_files, options.tiered);
+  const std::vector<const Group*> due =
+      DuePartitions(groups, min_files, options.tiered, policy.tier_factor);
   const Schema* schema = md->current_schema();
   for (const Group* g : due) {
     PartitionCompaction plan;

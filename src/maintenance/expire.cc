@@ -300,8 +300,13 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
     remaining = AllIds(after);
     ASSIGN_OR_RETURN(live, ListedBy(cache, io, after, remaining));
     std::erase_if(result.expired, [&](int64_t id) { return after.snapshot_by_id(id) != nullptr; });
-    // (a manifest that a concurrent expiry left to the expired snapshots alone)
-    RETURN_IF_ERROR(ReadOnlyExpired(io, after.format_version, expired, live, &only_expired));
+    // (a manifest that a concurrent expiry left to the expired snapshots
+    // alone; gone if that expiry deleted it: then nothing is deleted here)
+    RETURN_IF_ERROR_CTX(
+        ReadOnlyExpired(io, after.format_version, expired, live, &only_expired),
+        "expired {} snapshot(s), but deleted no file: a manifest only they reach now could not "
+        "be read (another expiry may have deleted it; orphan cleanup takes what is left)",
+        result.expired.size());
   }
   const iceberg::TableMetadata& kept_md = options.dry_run ? base : table.metadata();
   RETURN_IF_ERROR(

@@ -478,6 +478,67 @@ TEST_F(ExpireTest, WhatAnotherWriterCommitsBeforeTheExpiryCommitsIsKept) {
   EXPECT_EQ(Ids(), ids);
 }
 
+// An expiry whose commit finds that a concurrent expiry removed more
+// snapshots than it planned must read, after its commit, the manifests that
+// only its expired snapshots now reach, and the other expiry already deleted
+// them. It fails there, after the commit and before deleting anything: the
+// table stays whole, and the next expiry (same cache) goes through.
+TEST_F(ExpireTest, AManifestAConcurrentExpiryDeletedFailsTheLaterOneAfterItsCommitDeletingNothing) {
+  ASSERT_NO_FATAL_FAILURE(AppendsRewrittenThenOneMore());
+  const std::set<int64_t> ids = Ids();
+  const std::vector<iceberg::Snapshot> snapshots = table_->metadata().snapshots;
+  ASSERT_EQ(snapshots.size(), 6u);
+  ASSERT_OK_AND_ASSIGN(auto first_list,
+                       iceberg::ReadManifestList(*io_, snapshots[0].manifest_list, 2));
+  ASSERT_EQ(first_list.size(), 1u);
+  const std::string first_manifest = OnDisk(first_list[0].manifest_path);
+  ASSERT_OK_AND_ASSIGN(auto other, catalog::Table::Load(*catalog_, *io_, id_));
+  ManifestCache cache;
+  ExpireOptions o = EverythingOld();
+  o.retain_last = 5;  // plans to expire the first append, whose manifest the next three list
+  o.manifest_cache = &cache;
+  o.before_commit = [&] {
+    ExpireOptions two = EverythingOld();
+    two.retain_last = 2;  // the four appends the compaction replaced
+    ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*other, two));
+    ASSERT_EQ(r.expired.size(), 4u);
+    ASSERT_EQ(r.data_files.size(), 4u);
+    ASSERT_FALSE(std::filesystem::exists(first_manifest)) << "the other expiry deleted it";
+  };
+  std::set<std::string> before;
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(OnDisk(table_->metadata().location))) {
+    before.insert(e.path().string());
+  }
+  Result<ExpireResult> late = ExpireSnapshots(*table_, o);
+  ASSERT_FALSE(late.ok()) << "a manifest it must read is gone";
+  EXPECT_NE(late.status().message().find(first_manifest), std::string::npos)
+      << late.status().ToString();
+  EXPECT_NE(late.status().message().find("deleted no file"), std::string::npos)
+      << late.status().ToString();
+  ASSERT_OK(table_->Refresh());
+  EXPECT_EQ(table_->metadata().snapshots.size(), 2u);
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(OnDisk(table_->metadata().location))) {
+    before.erase(e.path().string());
+  }
+  // What is gone since the later expiry started is what the other one
+  // deleted: the four appends' lists, manifests and replaced data files.
+  EXPECT_EQ(before.size(), 4u + 4u + 4u) << "nothing more";
+  ExpectEverythingTheSnapshotsReachExists();
+  EXPECT_EQ(Ids(), ids);
+
+  AppendIds(50, 60);
+  o.before_commit = nullptr;
+  o.now_ms = o.older_than_ms.emplace(Newest() + 1);
+  o.retain_last = 1;
+  ASSERT_OK_AND_ASSIGN(ExpireResult next, ExpireSnapshots(*table_, o));
+  EXPECT_EQ(next.expired.size(), 2u);
+  EXPECT_TRUE(next.failures.empty());
+  ExpectEverythingTheSnapshotsReachExists();
+  EXPECT_EQ(Ids().size(), ids.size() + 10);
+}
+
 TEST_F(ExpireTest, ADryRunListsThePlanAndChangesNothing) {
   AppendIds(0, 10);
   AppendIds(10, 20);

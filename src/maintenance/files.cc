@@ -106,12 +106,14 @@ double DeletedFraction(int64_t deleted, const iceberg::DataFile& data_file) {
   return static_cast<double>(deleted) / static_cast<double>(data_file.record_count);
 }
 
-TieredWindow TieredRun(std::vector<int64_t> sizes, int64_t min_files) {
+TieredWindow TieredRun(std::vector<int64_t> sizes, int64_t min_files, int64_t factor) {
+  factor = std::max<int64_t>(1, factor);
   std::sort(sizes.begin(), sizes.end());
   for (size_t start = 0; start < sizes.size(); ++start) {
     size_t end = start + 1;
     int64_t sum = sizes[start];
-    while (end < sizes.size() && sizes[end] <= 2 * sum) sum += sizes[end++];
+    // (sizes[end] <= factor * sum, without the product's overflow)
+    while (end < sizes.size() && (sizes[end] + factor - 1) / factor <= sum) sum += sizes[end++];
     if (static_cast<int64_t>(end - start) >= std::max<int64_t>(2, min_files)) {
       return {start, end - start};
     }

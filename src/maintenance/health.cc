@@ -88,7 +88,8 @@ Result<TableHealth> AssessTable(const catalog::Table& table, const Policy& polic
   }
   const int64_t target = std::max<int64_t>(1, policy.target_file_bytes);
   for (auto& [key, p] : parts) {
-    p.due_files = static_cast<int64_t>(TieredRun(small_sizes[key], policy.min_input_files).length);
+    p.due_files = static_cast<int64_t>(
+        TieredRun(small_sizes[key], policy.min_input_files, policy.tier_factor).length);
     p.debt_files = std::max<int64_t>(0, p.small_files - (p.small_bytes + target - 1) / target);
     h.data_files += p.data_files;
     h.small_files += p.small_files;

@@ -1,5 +1,9 @@
 #include "maintenance/policy.h"
 
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
 #include "iceberg/data_writer.h"
 #include "maintenance/files.h"
 
@@ -21,6 +25,8 @@ Result<Policy> PolicyOf(const iceberg::TableMetadata& m) {
                                                    p.target_file_bytes / 4, 1));
   ASSIGN_OR_RETURN(p.min_input_files,
                    IntProperty(m, "sluice.maintenance.min-input-files", p.min_input_files, 2));
+  ASSIGN_OR_RETURN(p.tier_factor,
+                   IntProperty(m, "sluice.maintenance.tier-factor", p.tier_factor, 2));
   ASSIGN_OR_RETURN(
       p.max_files_per_partition,
       IntProperty(m, "sluice.maintenance.max-files-per-partition", p.max_files_per_partition, 1));
@@ -44,6 +50,41 @@ Result<Policy> PolicyOf(const iceberg::TableMetadata& m) {
   ASSIGN_OR_RETURN(p.delete_ratio,
                    FractionProperty(m, "sluice.maintenance.delete-ratio", p.delete_ratio));
   return p;
+}
+
+TieringOutlook ModelTiering(int64_t commits, int64_t commit_bytes, int64_t small_file_bytes,
+                            int64_t min_files, int64_t factor) {
+  TieringOutlook o;
+  std::vector<int64_t> small;  // the partition's small files
+  int64_t large = 0, files_summed = 0, rewritten = 0;
+  for (int64_t c = 0; c < commits; ++c) {
+    small.push_back(commit_bytes);
+    while (true) {
+      std::sort(small.begin(), small.end());
+      TieredWindow w = TieredRun(small, min_files, factor);
+      if (w.length == 0) break;
+      const auto first = small.begin() + static_cast<ptrdiff_t>(w.start);
+      const auto last = first + static_cast<ptrdiff_t>(w.length);
+      const int64_t merged = std::accumulate(first, last, int64_t{0});
+      small.erase(first, last);
+      rewritten += merged;
+      ++o.merges;
+      if (merged >= small_file_bytes) {
+        ++large;
+      } else {
+        small.push_back(merged);
+      }
+    }
+    const int64_t files = large + static_cast<int64_t>(small.size());
+    files_summed += files;
+    o.max_files = std::max(o.max_files, files);
+  }
+  if (commits > 0) {
+    o.mean_files = static_cast<double>(files_summed) / static_cast<double>(commits);
+    o.rewrites_per_byte =
+        static_cast<double>(rewritten) / static_cast<double>(commits * commit_bytes);
+  }
+  return o;
 }
 
 }  // namespace sluice::maintenance

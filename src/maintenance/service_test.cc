@@ -6,11 +6,14 @@
 #include "maintenance/service.h"
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "catalog/row_delete.h"
 #include "iceberg/table_builder.h"
+#include "maintenance/compact.h"
 #include "maintenance/files.h"
+#include "maintenance/policy.h"
 #include "maintenance/test_util.h"
 
 namespace sluice::maintenance {
@@ -102,6 +105,45 @@ TEST(TieredRunTest, MergesTheSmallestWhileEachFileIsAtMostTwiceTheSumBeforeIt) {
   EXPECT_EQ(run({1, 100}, 2).second, 0u);
   EXPECT_EQ(run({}, 2).second, 0u);
   EXPECT_EQ(run({4, 4}, 0), P(0, 2)) << "never a single file rewritten alone";
+  // A larger factor lets a file join sooner.
+  auto factored = [](std::vector<int64_t> sizes, int64_t min, int64_t factor) {
+    return TieredRun(std::move(sizes), min, factor).length;
+  };
+  EXPECT_EQ(factored({1, 3}, 2, 2), 0u) << "3 is more than twice 1";
+  EXPECT_EQ(factored({1, 3}, 2, 3), 2u);
+  EXPECT_EQ(factored({1, 1, 10}, 2, 4), 2u) << "10 is more than 4 times 2";
+  EXPECT_EQ(factored({1, 1, 10}, 2, 5), 3u);
+  EXPECT_EQ(factored({1, 1, 3}, 2, 1), 2u) << "factor 1: a file no larger than the sum before it";
+  EXPECT_EQ(factored({1, 1, 2}, 2, 1), 3u);
+  EXPECT_EQ(factored({2, 2}, 2, 0), 2u) << "a factor under 1 counts as 1";
+  EXPECT_EQ(factored({1, int64_t{1} << 62}, 2, 3), 0u) << "no overflow";
+}
+
+TEST(TieringModelTest, EachByteIsRewrittenALogarithmicNumberOfTimesAndAPartitionKeepsFewFiles) {
+  for (int64_t min : {2, 5}) {
+    for (int64_t commits : {100, 3600, 20000}) {
+      SCOPED_TRACE(fmt::format("min_files {}, {} commits", min, commits));
+      const TieringOutlook o = ModelTiering(commits, 1000, int64_t{1} << 50, min);
+      const double n = static_cast<double>(commits);
+      EXPECT_LE(o.rewrites_per_byte, std::log(n) / std::log(1.5)) << "log1.5 of the growth";
+      EXPECT_GE(o.rewrites_per_byte, 1.0) << "every byte was merged at least once";
+      EXPECT_LE(o.max_files, static_cast<int64_t>(std::ceil(std::log2(n))) + min);
+      EXPECT_LT(o.mean_files, static_cast<double>(o.max_files) + 1e-9);
+      EXPECT_GE(o.mean_files, 1.0);
+    }
+  }
+  // A larger factor keeps fewer files and rewrites more.
+  const TieringOutlook two = ModelTiering(20000, 1000, int64_t{1} << 50, 2, 2);
+  const TieringOutlook sixteen = ModelTiering(20000, 1000, int64_t{1} << 50, 2, 16);
+  EXPECT_LT(sixteen.mean_files, two.mean_files - 1);
+  EXPECT_GT(sixteen.rewrites_per_byte, 2 * two.rewrites_per_byte);
+  // Files that reach the small-file size leave the tiers: rewriting stops
+  // growing with the partition, and the partition is its large files (about
+  // one per 64 commits) and a few tiers.
+  const TieringOutlook capped = ModelTiering(20000, 1000, 64 * 1000, 5);
+  EXPECT_LE(capped.rewrites_per_byte, std::log(64.0) / std::log(1.5) + 1);
+  EXPECT_GE(capped.max_files, 20000 / 128) << "the large files stay";
+  EXPECT_LE(capped.max_files, 20000 / 32);
 }
 
 TEST_F(ServiceTest, AssessmentCountsFilesPerPartitionWorstFirst) {
@@ -200,6 +242,38 @@ TEST_F(ServiceTest, APolicyThatDoesNotParseIsReportedAndTheTableRests) {
   SetProperty("sluice.maintenance.slo-action", "log");
   now_ms_ += 5000;
   EXPECT_EQ(Drain(*s), (std::vector<std::string>{"assess", "expire", "compact kind=a", "assess"}));
+}
+
+// sluice.maintenance.tier-factor reaches both the assessment (what is due)
+// and the compaction (what merges): a large file waits for the small ones
+// after it to sum to half its size, or to 1/1000 of it with factor 1000.
+TEST_F(ServiceTest, TheTierFactorLetsALargerFileJoinTheSmallOnesSooner) {
+  Append(0, 20000, "a");
+  Append(20000, 20010, "a");
+  Append(20010, 20020, "a");
+  ASSERT_OK_AND_ASSIGN(Policy p, PolicyOf(table_->metadata()));
+  EXPECT_EQ(p.tier_factor, 2);
+  p.min_input_files = 2;
+  ASSERT_OK_AND_ASSIGN(TableHealth h, AssessTable(*table_, p));
+  ASSERT_EQ(h.partitions.size(), 1u);
+  EXPECT_EQ(h.partitions[0].due_files, 2) << "the two small files, not the large one";
+
+  SetProperty("sluice.maintenance.tier-factor", "1000");
+  SetProperty("sluice.maintenance.min-input-files", "2");
+  ASSERT_OK_AND_ASSIGN(p, PolicyOf(table_->metadata()));
+  EXPECT_EQ(p.tier_factor, 1000);
+  ASSERT_OK_AND_ASSIGN(h, AssessTable(*table_, p));
+  EXPECT_EQ(h.partitions[0].due_files, 3);
+  CompactOptions o;
+  o.tiered = true;
+  ASSERT_OK_AND_ASSIGN(CompactResult r, CompactTable(*table_, o));
+  ASSERT_EQ(r.partitions.size(), 1u);
+  EXPECT_EQ(r.partitions[0].inputs.size(), 3u);
+  EXPECT_EQ(r.partitions[0].rows, 20020);
+
+  SetProperty("sluice.maintenance.tier-factor", "1");
+  ASSERT_ERROR(PolicyOf(table_->metadata()).status(), StatusCode::kInvalidArgument,
+               "sluice.maintenance.tier-factor");
 }
 
 TEST_F(ServiceTest, ADisabledTableIsAssessedButNotTouched) {
