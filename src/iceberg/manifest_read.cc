@@ -173,7 +173,10 @@ Result<std::vector<ManifestEntry>> ReadManifest(FileIO& io, const ManifestFile& 
     const Column* referenced_c = ChildById(*file_c, 143);
     const Column* content_offset_c = ChildById(*file_c, 144);
     const Column* content_size_c = ChildById(*file_c, 145);
-    out.reserve(out.size() + static_cast<size_t>(batch.num_rows()));
+    // (Geometric: reserving each block's rows exactly moved every entry read
+    // so far at each block, quadratic in a manifest's blocks.)
+    const size_t need = out.size() + static_cast<size_t>(batch.num_rows());
+    if (need > out.capacity()) out.reserve(std::max(need, 2 * out.capacity()));
     for (int64_t r = 0; r < batch.num_rows(); ++r) {
       ManifestEntry e;
       e.status = static_cast<EntryStatus>(*OptLong(status_c, r));
