@@ -203,7 +203,7 @@ Status TableScan::Impl::MatchDeletes(const DataFile& file,
         if (t->deletion_vector) {
           return Status::Corruption("data file {} has two deletion vectors", file.file_path);
         }
-        t->deletion_vector = df;
+        t->deletion_vector = std::make_shared<const DataFile>(df);
         continue;
       }
       if (df.referenced_data_file) {

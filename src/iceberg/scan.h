@@ -75,7 +75,9 @@ struct FileScanTask {
   DataFile file;
   int64_t data_sequence_number = 0;
   std::vector<DataFile> position_deletes;
-  std::optional<DataFile> deletion_vector;  // v3: replaces position deletes
+  // v3: replaces position deletes. (Shared, not inline: most tasks have none,
+  // and a plan holds a task per data file.)
+  std::shared_ptr<const DataFile> deletion_vector;
   std::vector<DataFile> equality_deletes;
 };
 
