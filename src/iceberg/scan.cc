@@ -139,12 +139,11 @@ Status TableScan::Impl::Plan() {
   });
   tasks.reserve(data.size());
   for (ManifestEntry* e : data) {
-    FileScanTask t;
+    FileScanTask& t = tasks.emplace_back();  // (built in place)
     t.data_sequence_number = *e->sequence_number;
     RETURN_IF_ERROR(MatchDeletes(e->file, index.CandidatesFor(e->file), &t));
     t.file = std::move(e->file);
     delete_files.Use(t);
-    tasks.push_back(std::move(t));
   }
   stats.files_scanned = static_cast<int>(tasks.size());
   return Status::OK();

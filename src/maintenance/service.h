@@ -18,8 +18,9 @@
 //      against the table's SLO, then most files due): its due partitions,
 //      the worst first, up to 16 on one plan of the table, each one
 //      `replace` commit. A partition is due once a size tier of its small
-//      files has min-input-files (TieredRun, files.h: each byte is rewritten
-//      a logarithmic number of times, not at every compaction). A unit that
+//      files has min-input-files (TieredRun by the table's tier-factor,
+//      files.h: each byte is rewritten a logarithmic number of times, not at
+//      every compaction). A unit that
 //      commits nothing (conflicts) waits for the next assessment interval.
 // A table whose assessment fails has no policy until one succeeds: nothing
 // but assessment runs on it meanwhile.
