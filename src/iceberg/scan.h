@@ -75,8 +75,8 @@ struct FileScanTask {
   DataFile file;
   int64_t data_sequence_number = 0;
   std::vector<DataFile> position_deletes;
-  // v3: replaces position deletes. (Shared, not inline: most tasks have none,
-  // and a plan holds a task per data file.)
+  // v3: replaces position deletes. (Held out of line, a copy per task: most
+  // tasks have none, and a plan holds a task per data file.)
   std::shared_ptr<const DataFile> deletion_vector;
   std::vector<DataFile> equality_deletes;
 };

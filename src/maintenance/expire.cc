@@ -304,9 +304,9 @@ Result<ExpireResult> ExpireSnapshots(catalog::Table& table, const ExpireOptions&
     // alone; gone if that expiry deleted it: then nothing is deleted here)
     RETURN_IF_ERROR_CTX(
         ReadOnlyExpired(io, after.format_version, expired, live, &only_expired),
-        "expired {} snapshot(s), but deleted no file: a manifest only they reach now could not "
-        "be read (another expiry may have deleted it; orphan cleanup takes what is left)",
-        result.expired.size());
+        "the expiry committed but deleted no file: a manifest only expired snapshots reach "
+        "could not be read (another expiry may have deleted it; orphan cleanup takes what is "
+        "left)");
   }
   const iceberg::TableMetadata& kept_md = options.dry_run ? base : table.metadata();
   RETURN_IF_ERROR(

@@ -1,6 +1,7 @@
 #include "maintenance/files.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "iceberg/manifest.h"
@@ -37,8 +38,9 @@ Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& 
   auto it = m.properties.find(key);
   if (it == m.properties.end()) return fallback;
   char* end = nullptr;
+  errno = 0;
   long long v = std::strtoll(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0' || v < min) {
+  if (it->second.empty() || *end != '\0' || errno == ERANGE || v < min) {
     return Status::Invalid("table property {} = '{}' is not an integer of at least {}", key,
                            it->second, min);
   }
@@ -112,8 +114,10 @@ TieredWindow TieredRun(std::vector<int64_t> sizes, int64_t min_files, int64_t fa
   for (size_t start = 0; start < sizes.size(); ++start) {
     size_t end = start + 1;
     int64_t sum = sizes[start];
-    // (sizes[end] <= factor * sum, without the product's overflow)
-    while (end < sizes.size() && (sizes[end] + factor - 1) / factor <= sum) sum += sizes[end++];
+    // sizes[end] <= factor * sum, without the product's overflow: the
+    // ceiling of sizes[end] / factor is at most sum
+    auto joins = [&](int64_t s) { return s / factor + (s % factor != 0 ? 1 : 0) <= sum; };
+    while (end < sizes.size() && joins(sizes[end])) sum += sizes[end++];
     if (static_cast<int64_t>(end - start) >= std::max<int64_t>(2, min_files)) {
       return {start, end - start};
     }

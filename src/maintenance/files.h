@@ -46,11 +46,11 @@ double DeletedFraction(int64_t deleted, const iceberg::DataFile& data_file);
 // Size-tiered selection, for a compaction that runs over and over on a
 // growing partition. Of a partition's small file sizes sorted ascending, the
 // files it merges: the first window (smallest files first) in which each file
-// is at most `factor` (at least 1) times the sum of those before it in the
+// is at most `factor` (below 1: 1) times the sum of those before it in the
 // window, and which has at least `min_files` (and 2) files; none (length 0)
 // otherwise. Fresh files of similar sizes merge; with the default factor 2, a
 // merged file joins the next merge only once half as many bytes came after
-// it, so each byte is rewritten a logarithmic number of times (about
+// it, so each byte is rewritten a logarithmic number of times (at most about
 // log1.5(small-file size / commit size)), not once per compaction. A larger
 // factor merges sooner: fewer files, more rewriting (policy.h, ModelTiering).
 // A window need not start at the smallest file: one tiny file (the first of a

@@ -27,6 +27,10 @@ Result<Policy> PolicyOf(const iceberg::TableMetadata& m) {
                    IntProperty(m, "sluice.maintenance.min-input-files", p.min_input_files, 2));
   ASSIGN_OR_RETURN(p.tier_factor,
                    IntProperty(m, "sluice.maintenance.tier-factor", p.tier_factor, 2));
+  if (p.tier_factor > 1024) {
+    return Status::Invalid("table property sluice.maintenance.tier-factor = {} is over 1024",
+                           p.tier_factor);
+  }
   ASSIGN_OR_RETURN(
       p.max_files_per_partition,
       IntProperty(m, "sluice.maintenance.max-files-per-partition", p.max_files_per_partition, 1));
@@ -58,7 +62,11 @@ TieringOutlook ModelTiering(int64_t commits, int64_t commit_bytes, int64_t small
   std::vector<int64_t> small;  // the partition's small files
   int64_t large = 0, files_summed = 0, rewritten = 0;
   for (int64_t c = 0; c < commits; ++c) {
-    small.push_back(commit_bytes);
+    if (commit_bytes >= small_file_bytes) {
+      ++large;  // (not small to begin with)
+    } else {
+      small.push_back(commit_bytes);
+    }
     while (true) {
       std::sort(small.begin(), small.end());
       TieredWindow w = TieredRun(small, min_files, factor);

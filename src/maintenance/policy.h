@@ -22,8 +22,9 @@ struct Policy {
   int64_t target_file_bytes = 0;  // write.target-file-size-bytes (the writer's default)
   int64_t small_file_bytes = 0;   // sluice.maintenance.small-file-bytes: target / 4
   int64_t min_input_files = 5;    // sluice.maintenance.min-input-files
-  // sluice.maintenance.tier-factor: a small file joins a merge once the files
-  // smaller than it sum to 1/factor of its size (files.h, TieredRun)
+  // sluice.maintenance.tier-factor (2 to 1024): a small file joins a merge
+  // once the files smaller than it sum to 1/factor of its size (files.h,
+  // TieredRun)
   int64_t tier_factor = 2;
   int64_t max_files_per_partition = 100;  // sluice.maintenance.max-files-per-partition (the SLO)
   SloAction slo_action =

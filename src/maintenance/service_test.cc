@@ -116,7 +116,9 @@ TEST(TieredRunTest, MergesTheSmallestWhileEachFileIsAtMostTwiceTheSumBeforeIt) {
   EXPECT_EQ(factored({1, 1, 3}, 2, 1), 2u) << "factor 1: a file no larger than the sum before it";
   EXPECT_EQ(factored({1, 1, 2}, 2, 1), 3u);
   EXPECT_EQ(factored({2, 2}, 2, 0), 2u) << "a factor under 1 counts as 1";
-  EXPECT_EQ(factored({1, int64_t{1} << 62}, 2, 3), 0u) << "no overflow";
+  EXPECT_EQ(factored({int64_t{1} << 61, int64_t{1} << 61}, 2, 8), 2u) << "no overflow";
+  EXPECT_EQ(factored({0, 5}, 2, INT64_MAX), 0u) << "5 is more than any factor times 0";
+  EXPECT_EQ(factored({1, INT64_MAX}, 2, INT64_MAX), 2u);
 }
 
 TEST(TieringModelTest, EachByteIsRewrittenALogarithmicNumberOfTimesAndAPartitionKeepsFewFiles) {
@@ -144,6 +146,10 @@ TEST(TieringModelTest, EachByteIsRewrittenALogarithmicNumberOfTimesAndAPartition
   EXPECT_LE(capped.rewrites_per_byte, std::log(64.0) / std::log(1.5) + 1);
   EXPECT_GE(capped.max_files, 20000 / 128) << "the large files stay";
   EXPECT_LE(capped.max_files, 20000 / 32);
+  // A commit's file that is not small never joins the tiers.
+  const TieringOutlook big = ModelTiering(100, 1000, 1000, 5);
+  EXPECT_EQ(big.merges, 0);
+  EXPECT_EQ(big.max_files, 100);
 }
 
 TEST_F(ServiceTest, AssessmentCountsFilesPerPartitionWorstFirst) {
@@ -271,9 +277,11 @@ TEST_F(ServiceTest, TheTierFactorLetsALargerFileJoinTheSmallOnesSooner) {
   EXPECT_EQ(r.partitions[0].inputs.size(), 3u);
   EXPECT_EQ(r.partitions[0].rows, 20020);
 
-  SetProperty("sluice.maintenance.tier-factor", "1");
-  ASSERT_ERROR(PolicyOf(table_->metadata()).status(), StatusCode::kInvalidArgument,
-               "sluice.maintenance.tier-factor");
+  for (const char* bad : {"1", "1025", "99999999999999999999"}) {
+    SetProperty("sluice.maintenance.tier-factor", bad);
+    ASSERT_ERROR(PolicyOf(table_->metadata()).status(), StatusCode::kInvalidArgument,
+                 "sluice.maintenance.tier-factor");
+  }
 }
 
 TEST_F(ServiceTest, ADisabledTableIsAssessedButNotTouched) {
