@@ -117,7 +117,10 @@ TieredWindow TieredRun(std::vector<int64_t> sizes, int64_t min_files, int64_t fa
     // sizes[end] <= factor * sum, without the product's overflow: the
     // ceiling of sizes[end] / factor is at most sum
     auto joins = [&](int64_t s) { return s / factor + (s % factor != 0 ? 1 : 0) <= sum; };
-    while (end < sizes.size() && joins(sizes[end])) sum += sizes[end++];
+    while (end < sizes.size() && joins(sizes[end])) {  // (the sum saturates)
+      const int64_t s = sizes[end++];
+      sum = s > INT64_MAX - sum ? INT64_MAX : sum + s;
+    }
     if (static_cast<int64_t>(end - start) >= std::max<int64_t>(2, min_files)) {
       return {start, end - start};
     }

@@ -119,6 +119,7 @@ TEST(TieredRunTest, MergesTheSmallestWhileEachFileIsAtMostTwiceTheSumBeforeIt) {
   EXPECT_EQ(factored({int64_t{1} << 61, int64_t{1} << 61}, 2, 8), 2u) << "no overflow";
   EXPECT_EQ(factored({0, 5}, 2, INT64_MAX), 0u) << "5 is more than any factor times 0";
   EXPECT_EQ(factored({1, INT64_MAX}, 2, INT64_MAX), 2u);
+  EXPECT_EQ(factored({INT64_MAX, INT64_MAX, INT64_MAX}, 2, 2), 3u) << "the sum saturates";
 }
 
 TEST(TieringModelTest, EachByteIsRewrittenALogarithmicNumberOfTimesAndAPartitionKeepsFewFiles) {
