@@ -7,8 +7,8 @@
 // against a table compacted to one file a partition (bench/README.md,
 // "A day of streaming"). No I/O: a model, in a second.
 //
-//   build/bench/tiering_bench [COMMIT_BYTES=2000] [TARGET_FILE_BYTES=536870912 (the writer's default)]
-//   (small files: under a quarter of the target, the policy's default)
+//   build/bench/tiering_bench [COMMIT_BYTES=2000] [TARGET_FILE_BYTES=536870912 (the writer's
+//   default)] (small files: under a quarter of the target, the policy's default)
 #include <cstdio>
 #include <cstdlib>
 
