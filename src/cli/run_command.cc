@@ -5,7 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -71,8 +70,8 @@ Status Run(const RunArgs& a) {
   }
   std::fprintf(stderr, "sluice: running %s (SIGTERM or Ctrl-C stops after a final checkpoint)\n",
                a.file.c_str());
-  while (StopSignal() == 0 && !(*rt)->stopping() && !(*rt)->finished()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // (Signals are checked every 50 ms; the end of a bounded run wakes the wait.)
+  while (StopSignal() == 0 && !(*rt)->WaitEnded(std::chrono::milliseconds(50))) {
   }
   (*rt)->RequestStop();
   Status st = (*rt)->Wait();

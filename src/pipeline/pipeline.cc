@@ -146,8 +146,10 @@ Status Pipeline::RecordStaged(const std::string& path) {
 }
 
 void Pipeline::OnRecord(const SourceRecord& r) {
-  stats_.records_in.fetch_add(1, std::memory_order_relaxed);
-  stats_.bytes_in.fetch_add(static_cast<int64_t>(r.value.size()), std::memory_order_relaxed);
+  // (Counted into stats_ once a Poll: an atomic add a record waited for the
+  // copy's stores before it, a tenth of a fast pipeline's CPU.)
+  ++polled_records_;
+  polled_bytes_ += static_cast<int64_t>(r.value.size());
   dirty_ = true;
   newest_ingest_ms_ = std::max(newest_ingest_ms_, r.timestamp_ms);
   RawBatch& b = polling_;
@@ -348,8 +350,12 @@ Status Pipeline::FinishLanes() {
 Result<int64_t> Pipeline::Step(int timeout_ms) {
   int64_t until_checkpoint = last_checkpoint_ms_ + options_.commit_interval_ms - NowMs();
   int wait = static_cast<int>(std::clamp<int64_t>(until_checkpoint, 0, timeout_ms));
-  ASSIGN_OR_RETURN(int64_t n, source_->Poll(options_.poll_bytes, wait,
-                                            [this](const SourceRecord& r) { OnRecord(r); }));
+  polled_records_ = polled_bytes_ = 0;
+  Result<int64_t> polled =
+      source_->Poll(options_.poll_bytes, wait, [this](const SourceRecord& r) { OnRecord(r); });
+  stats_.records_in.fetch_add(polled_records_, std::memory_order_relaxed);
+  stats_.bytes_in.fetch_add(polled_bytes_, std::memory_order_relaxed);
+  ASSIGN_OR_RETURN(int64_t n, std::move(polled));
   int64_t lag = 0;
   for (const auto& [partition, n] : source_->Lag()) lag += n;
   stats_.source_lag = lag;

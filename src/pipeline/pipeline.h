@@ -485,6 +485,8 @@ class Pipeline {
   Positions committed_;
   bool dirty_ = false;  // records read since the last checkpoint
   int64_t newest_ingest_ms_ = 0;
+  int64_t polled_records_ = 0;  // records and their bytes of the Poll under way
+  int64_t polled_bytes_ = 0;
   int64_t rows_pending_ = 0;  // rows written to the open files
   int64_t dead_pending_ = 0;
   int64_t last_checkpoint_ms_ = 0;

@@ -340,7 +340,7 @@ void Runtime::RunPipeline(Running* r) {
       if (first_error_.ok()) first_error_ = st;
       stopping_.store(true);
     }
-    r->done.store(true);
+    MarkDone(r);
     return;
   }
   for (;;) {
@@ -376,7 +376,15 @@ void Runtime::RunPipeline(Running* r) {
     if (first_error_.ok()) first_error_ = st;
     stopping_.store(true);
   }
-  r->done.store(true);
+  MarkDone(r);
+}
+
+void Runtime::MarkDone(Running* r) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    r->done.store(true);
+  }
+  ended_.notify_all();
 }
 
 Status Runtime::RunUntilStopOrFailure(Running& r) {
@@ -439,8 +447,17 @@ void Runtime::ApplyRetention() {
 }
 
 void Runtime::RequestStop() {
-  stopping_.store(true);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_.store(true);
+  }
+  ended_.notify_all();
   RequestStopMaintenance();  // no new maintenance work; Wait joins it
+}
+
+bool Runtime::WaitEnded(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return ended_.wait_for(lock, timeout, [this] { return stopping_.load() || finished(); });
 }
 
 bool Runtime::finished() const {

@@ -30,6 +30,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -108,6 +110,9 @@ class Runtime : public server::IngestTarget {
   bool stopping() const { return stopping_.load(); }
   // True once every pipeline has ended (a bounded run is complete).
   bool finished() const;
+  // Waits up to `timeout` for stopping() or finished(); whether either holds.
+  // (A caller also watching signals waits in short steps.)
+  bool WaitEnded(std::chrono::milliseconds timeout);
 
   // server::IngestTarget
   log::StreamLog* FindStream(const std::string& name) override;
@@ -152,6 +157,8 @@ class Runtime : public server::IngestTarget {
   // keep what they hold; after a pipeline's failure nothing is drained.
   Status DrainStream(Running& r);
   void ApplyRetention();
+  // Sets r->done and wakes WaitEnded.
+  void MarkDone(Running* r);
   // runtime_maintenance.cc
   class Maintenance;
   Status SetUpMaintenance();
@@ -169,7 +176,8 @@ class Runtime : public server::IngestTarget {
   server::Registry registry_;
   std::unique_ptr<server::HttpServer> server_;
   std::atomic<bool> stopping_{false};
-  std::mutex mu_;  // guards first_error_
+  std::mutex mu_;                  // guards first_error_; held to change stopping_ or a done
+  std::condition_variable ended_;  // notified when stopping_ or a done turns true
   Status first_error_;
   std::mutex metrics_mu_;  // one refresh at a time
   int64_t started_ms_ = 0;

@@ -1,6 +1,9 @@
 // The runtime (`sluice run`) over a scratch warehouse: what a stop commits.
 #include "runtime/runtime.h"
 
+#include <chrono>
+#include <thread>
+
 #include "common/testing.h"
 #include "pipeline/test_util.h"
 #include "sql/parser.h"
@@ -67,6 +70,20 @@ TEST_F(RuntimeTest, WhatAStopLeftInTheLogTheNextRunCommitsOnce) {
   rt->RequestStop();
   ASSERT_OK(rt->Wait());
   EXPECT_EQ(Ids(), Range(0, 300'000));
+}
+
+TEST_F(RuntimeTest, WaitEndedWakesAtAStopFromAnotherThread) {
+  ASSERT_OK_AND_ASSIGN(auto rt, Start(/*stop_drain_ms=*/0));
+  EXPECT_FALSE(rt->WaitEnded(std::chrono::milliseconds(20)));  // running: the wait times out
+  std::thread stopper([&] { rt->RequestStop(); });
+  // Woken by the stop, long before its timeout (which would also return true).
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(rt->WaitEnded(std::chrono::seconds(60)));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  stopper.join();
+  ASSERT_OK(rt->Wait());
+  EXPECT_TRUE(rt->finished());
+  EXPECT_TRUE(rt->WaitEnded(std::chrono::milliseconds(0)));
 }
 
 }  // namespace

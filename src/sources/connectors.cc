@@ -61,6 +61,7 @@ Result<SourceOpener> MakeOpener(const std::string& name, const Connector& connec
     f.dir = get("path");
     f.pattern = get("pattern", f.pattern);
     f.name = name;
+    f.bounded = context.bounded;
     return SourceOpener([f]() -> Result<std::unique_ptr<Source>> {
       ASSIGN_OR_RETURN(auto source, FileSource::Open(f));
       return std::unique_ptr<Source>(std::move(source));

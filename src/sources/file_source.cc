@@ -209,9 +209,12 @@ Result<int64_t> FileSource::Poll(int64_t max_bytes, int timeout_ms,
   while (true) {
     delivered = ReadAvailable(max_bytes, sink);
     if (!delivered.ok() || *delivered > 0) break;
-    if (just_scanned) drained_ = true;
+    if (just_scanned) {
+      drained_ = true;
+      if (options_.bounded) break;  // the end: nothing to wait for
+    }
     Clock::time_point now = Clock::now();
-    if (!just_scanned && now - last_scan_ >= scan_interval) {
+    if (!just_scanned && (options_.bounded || now - last_scan_ >= scan_interval)) {
       RETURN_IF_ERROR(Rescan());
       just_scanned = true;
       continue;  // read what the rescan found before waiting

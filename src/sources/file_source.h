@@ -33,6 +33,11 @@ struct FileSourceOptions {
   std::string name;                 // the SQL source's name (for messages)
   // How often a Poll that finds nothing new may list the folder again.
   int scan_interval_ms = 200;
+  // A bounded run (`sluice run --bounded`) reads to the end of the files
+  // there are: a Poll that finds nothing left lists the folder at once, and
+  // returns once that finds nothing new (Exhausted), rather than waiting
+  // for the scan interval and its timeout.
+  bool bounded = false;
   // Lines are delivered whole however long (the pipeline decodes or
   // dead-letters them); one longer than this is kOutOfRange instead of an
   // unbounded allocation.

@@ -233,6 +233,30 @@ TEST_F(FileSourceTest, NewFileAppearingLaterIsRead) {
   EXPECT_EQ(s->CurrentPositions().at("2024-01-02.jsonl"), 6);
 }
 
+// A bounded run's end: the poll that finds nothing left lists the folder at
+// once (a file that came meanwhile is read), and the one after reports the
+// end without waiting out the scan interval or its own timeout.
+TEST_F(FileSourceTest, ABoundedSourceLooksAgainAtOnceAndEndsWithoutWaiting) {
+  auto a = WriteLines("2024-01-01.jsonl", {"a0"});
+  FileSourceOptions o = Options();
+  o.scan_interval_ms = 600'000;  // never, within this test, for a source that waits for it
+  o.bounded = true;
+  ASSERT_OK_AND_ASSIGN(auto bounded, FileSource::Open(o));
+  o.bounded = false;
+  ASSERT_OK_AND_ASSIGN(auto streaming, FileSource::Open(o));
+  EXPECT_EQ(PollOnce(*bounded), a);
+  EXPECT_EQ(PollOnce(*streaming), a);
+  auto b = WriteLines("2024-01-02.jsonl", {"b0"});
+  EXPECT_EQ(PollOnce(*bounded), b);
+  EXPECT_TRUE(PollOnce(*streaming).empty());  // the interval has not passed
+  EXPECT_FALSE(bounded->Exhausted());
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(PollOnce(*bounded, 1 << 20, 60'000).empty());
+  EXPECT_TRUE(bounded->Exhausted());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_FALSE(streaming->Exhausted());
+}
+
 TEST_F(FileSourceTest, SeekErrorsNameTheFile) {
   WriteLines("a.jsonl", {"a0", "a1"});  // 6 bytes
   ASSERT_OK_AND_ASSIGN(auto s, Open());
