@@ -61,9 +61,12 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
   window_.reset();
   std::error_code ec;
   std::filesystem::remove_all(window.spill_dir, ec);
-  int shards = static_cast<int>(lanes_.size());
+  const int lanes = static_cast<int>(lanes_.size());
+  // A shard per lane, by key; without a group key every row is the one
+  // key's, so one shard's: more would only wake workers with nothing to do.
+  const int shards = window.key_types.empty() ? 1 : lanes;
   shard_pool_ = std::make_unique<TaskPool>(shards - 1);
-  window_stage_ = shards > 1 ? std::make_unique<SerialQueue>(kWindowBatchesWaiting) : nullptr;
+  window_stage_ = lanes > 1 ? std::make_unique<SerialQueue>(kWindowBatchesWaiting) : nullptr;
   ASSIGN_OR_RETURN(window_, operators::ShardedWindowAggregate::Make(std::move(window),
                                                                     shard_pool_.get(), shards));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
