@@ -146,8 +146,9 @@ Status Pipeline::RecordStaged(const std::string& path) {
 }
 
 void Pipeline::OnRecord(const SourceRecord& r) {
-  // (Counted into stats_ once a Poll: an atomic add a record waited for the
-  // copy's stores before it, a tenth of a fast pipeline's CPU.)
+  // (Added to stats_ once per poll, in Step: an atomic add per record
+  // stalled on the stores of the record's copy, about a tenth of a fast
+  // pipeline's CPU.)
   ++polled_records_;
   polled_bytes_ += static_cast<int64_t>(r.value.size());
   dirty_ = true;

@@ -7,7 +7,7 @@
 // consecutive records, decoded, projected and written at once on that many
 // threads, each lane with its own writer (its own data files); the windowed
 // path decodes and filters in lanes and feeds the window operator in source
-// order, whose shards (by key hash, one per thread) take their rows at once. Records that cannot be
+// order, whose shards (by key hash, one per thread; one without a group key) take their rows at once. Records that cannot be
 // decoded become rows of the dead-letter table `<table>__dlq`, and so do rows the projection
 // rejects (an expression failed on them; their payload is the decoded row re-encoded as JSON).
 // Every commit interval (and on Stop; into a primary-key table also when the
@@ -130,6 +130,7 @@ struct PipelineOptions {
 
 // Counters for /metrics and /v1/status (all monotonic except the gauges).
 struct PipelineStats {
+  // Records polled and their bytes: added once per poll of the source.
   std::atomic<int64_t> records_in{0};
   std::atomic<int64_t> bytes_in{0};
   std::atomic<int64_t> records_committed{0};
@@ -499,7 +500,7 @@ class Pipeline {
   Status window_status_;                       // the stage's first error
   std::atomic<bool> window_failed_{false};     // window_status_ is an error
   int64_t window_rows_ = 0;                    // rows the stage wrote, not yet counted
-  std::unique_ptr<operators::ShardedWindowAggregate> window_;  // a shard per lane
+  std::unique_ptr<operators::ShardedWindowAggregate> window_;  // a shard per lane (keyed)
   std::unique_ptr<operators::WatermarkTracker> watermarks_;
   StateFileChain window_state_;
   // Upserts into a primary-key table only.

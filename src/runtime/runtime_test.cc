@@ -2,6 +2,8 @@
 #include "runtime/runtime.h"
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "common/testing.h"
@@ -72,11 +74,15 @@ TEST_F(RuntimeTest, WhatAStopLeftInTheLogTheNextRunCommitsOnce) {
   EXPECT_EQ(Ids(), Range(0, 300'000));
 }
 
+// WaitEnded returns when it is woken, long before its timeout (after which
+// it would return true as well): the test fails on the time it took.
 TEST_F(RuntimeTest, WaitEndedWakesAtAStopFromAnotherThread) {
   ASSERT_OK_AND_ASSIGN(auto rt, Start(/*stop_drain_ms=*/0));
   EXPECT_FALSE(rt->WaitEnded(std::chrono::milliseconds(20)));  // running: the wait times out
-  std::thread stopper([&] { rt->RequestStop(); });
-  // Woken by the stop, long before its timeout (which would also return true).
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // (the wait has begun)
+    rt->RequestStop();
+  });
   auto started = std::chrono::steady_clock::now();
   EXPECT_TRUE(rt->WaitEnded(std::chrono::seconds(60)));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
@@ -84,6 +90,36 @@ TEST_F(RuntimeTest, WaitEndedWakesAtAStopFromAnotherThread) {
   ASSERT_OK(rt->Wait());
   EXPECT_TRUE(rt->finished());
   EXPECT_TRUE(rt->WaitEnded(std::chrono::milliseconds(0)));
+}
+
+TEST_F(RuntimeTest, WaitEndedWakesWhenABoundedRunReadsItsFilesToTheEnd) {
+  std::filesystem::create_directories(dir_ / "in");
+  {
+    std::ofstream in(dir_ / "in" / "a.jsonl");
+    for (int64_t id = 0; id < 1000; ++id) in << Event(id) << "\n";
+  }
+  auto script = sql::ParseScript(
+      "CREATE TABLE lake.events (id BIGINT NOT NULL, user_id BIGINT, kind STRING, ts "
+      "TIMESTAMPTZ) PARTITIONED BY (day(ts));"
+      "CREATE SOURCE events_in (id BIGINT, user_id BIGINT, kind STRING, ts TIMESTAMPTZ)"
+      "  WITH (connector = 'file', path = '" +
+      (dir_ / "in").string() +
+      "') FORMAT JSON;"
+      "CREATE PIPELINE load_events AS INSERT INTO lake.events SELECT * FROM events_in;");
+  ASSERT_OK(script.status());
+  RuntimeOptions o;
+  o.warehouse = warehouse_;
+  o.state_dir = (dir_ / "state").string();
+  o.bounded = true;
+  ASSERT_OK_AND_ASSIGN(auto rt, Runtime::Make(*catalog_, *io_, o, *script));
+  ASSERT_OK(rt->Start());
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(rt->WaitEnded(std::chrono::seconds(60)));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_TRUE(rt->finished());
+  EXPECT_FALSE(rt->stopping()) << "the run ended by itself";
+  ASSERT_OK(rt->Wait());
+  EXPECT_EQ(Ids(), Range(0, 1000));
 }
 
 }  // namespace
