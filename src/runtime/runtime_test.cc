@@ -15,14 +15,19 @@ namespace {
 
 class RuntimeTest : public pipeline::testing::PipelineFixture {
  protected:
-  // lake.events fed by the HTTP source events_in, committing every hour: only
-  // a stop commits.
-  Result<std::unique_ptr<Runtime>> Start(int64_t stop_drain_ms) {
+  // lake.events fed by the source events_in (`source`: its WITH options; by
+  // default the HTTP source), committing every hour: only a stop or the end of
+  // a bounded run commits.
+  Result<std::unique_ptr<Runtime>> Start(int64_t stop_drain_ms,
+                                         const std::string& source = "connector = 'http'",
+                                         bool bounded = false) {
     auto script = sql::ParseScript(
         "CREATE TABLE lake.events (id BIGINT NOT NULL, user_id BIGINT, kind STRING, ts "
         "TIMESTAMPTZ) PARTITIONED BY (day(ts));"
         "CREATE SOURCE events_in (id BIGINT, user_id BIGINT, kind STRING, ts TIMESTAMPTZ)"
-        "  WITH (connector = 'http') FORMAT JSON;"
+        "  WITH (" +
+        source +
+        ") FORMAT JSON;"
         "CREATE PIPELINE load_events WITH (commit_interval = '1h') AS"
         "  INSERT INTO lake.events SELECT * FROM events_in;");
     RETURN_IF_ERROR(script.status());
@@ -30,6 +35,7 @@ class RuntimeTest : public pipeline::testing::PipelineFixture {
     o.warehouse = warehouse_;
     o.state_dir = (dir_ / "state").string();
     o.stop_drain_ms = stop_drain_ms;
+    o.bounded = bounded;
     ASSIGN_OR_RETURN(auto rt, Runtime::Make(*catalog_, *io_, o, *script));
     RETURN_IF_ERROR(rt->Start());
     return rt;
@@ -98,21 +104,9 @@ TEST_F(RuntimeTest, WaitEndedWakesWhenABoundedRunReadsItsFilesToTheEnd) {
     std::ofstream in(dir_ / "in" / "a.jsonl");
     for (int64_t id = 0; id < 1000; ++id) in << Event(id) << "\n";
   }
-  auto script = sql::ParseScript(
-      "CREATE TABLE lake.events (id BIGINT NOT NULL, user_id BIGINT, kind STRING, ts "
-      "TIMESTAMPTZ) PARTITIONED BY (day(ts));"
-      "CREATE SOURCE events_in (id BIGINT, user_id BIGINT, kind STRING, ts TIMESTAMPTZ)"
-      "  WITH (connector = 'file', path = '" +
-      (dir_ / "in").string() +
-      "') FORMAT JSON;"
-      "CREATE PIPELINE load_events AS INSERT INTO lake.events SELECT * FROM events_in;");
-  ASSERT_OK(script.status());
-  RuntimeOptions o;
-  o.warehouse = warehouse_;
-  o.state_dir = (dir_ / "state").string();
-  o.bounded = true;
-  ASSERT_OK_AND_ASSIGN(auto rt, Runtime::Make(*catalog_, *io_, o, *script));
-  ASSERT_OK(rt->Start());
+  ASSERT_OK_AND_ASSIGN(auto rt, Start(/*stop_drain_ms=*/0,
+                                      "connector = 'file', path = '" + (dir_ / "in").string() + "'",
+                                      /*bounded=*/true));
   auto started = std::chrono::steady_clock::now();
   EXPECT_TRUE(rt->WaitEnded(std::chrono::seconds(60)));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
