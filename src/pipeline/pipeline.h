@@ -7,9 +7,11 @@
 // consecutive records, decoded, projected and written at once on that many
 // threads, each lane with its own writer (its own data files); the windowed
 // path decodes and filters in lanes and feeds the window operator in source
-// order, whose shards (by key hash, one per thread; one without a group key) take their rows at once. Records that cannot be
-// decoded become rows of the dead-letter table `<table>__dlq`, and so do rows the projection
-// rejects (an expression failed on them; their payload is the decoded row re-encoded as JSON).
+// order, whose shards (by key hash, one per thread; one without a group key)
+// take their rows at once. Records that cannot be decoded become rows of the
+// dead-letter table `<table>__dlq`, and so do rows the projection rejects (an
+// expression failed on them; their payload is the decoded row re-encoded as
+// JSON).
 // Every commit interval (and on Stop; into a primary-key table also when the
 // key index's pending changes fill their memory, KeyChangesFull) a checkpoint:
 //   1. closes the open data files (staged: each was recorded in the journal
