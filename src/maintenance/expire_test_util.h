@@ -28,12 +28,6 @@ class ExpireTest : public TableFixture {
  protected:
   void SetUp() override { MakeTable("id BIGINT NOT NULL", ""); }
 
-  void AppendIds(int64_t from, int64_t to) {
-    AppendRows([&](Batch* b) {
-      for (int64_t id = from; id < to; ++id) b->columns[0].Append<int64_t>(id);
-    });
-  }
-
   int64_t Newest() { return table_->metadata().snapshots.back().timestamp_ms; }
   // Options under which every snapshot so far is past its age (now and the
   // cutoff just after the newest): only what must stay stays.

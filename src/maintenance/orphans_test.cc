@@ -21,12 +21,6 @@ class OrphanTest : public TableFixture {
  protected:
   void SetUp() override { MakeTable("id BIGINT NOT NULL", ""); }
 
-  void AppendIds(int64_t from, int64_t to) {
-    AppendRows([&](Batch* b) {
-      for (int64_t id = from; id < to; ++id) b->columns[0].Append<int64_t>(id);
-    });
-  }
-
   // A stray file under the table, last modified `age_ms` ago.
   std::string Stray(const std::string& sub, int64_t age_ms) {
     std::filesystem::path p = dir_ / "db" / "events" / sub;

@@ -62,6 +62,13 @@ class TableFixture : public ::testing::Test {
     ASSERT_OK(table_->Append(files));
   }
 
+  // Tables of (id BIGINT): one commit of ids [from, to).
+  void AppendIds(int64_t from, int64_t to) {
+    AppendRows([&](Batch* b) {
+      for (int64_t id = from; id < to; ++id) b->columns[0].Append<int64_t>(id);
+    });
+  }
+
   // Tables of (id BIGINT, kind STRING): one commit of ids [from, to), all of
   // `kind` (one small file).
   void Append(int64_t from, int64_t to, const std::string& kind) {
