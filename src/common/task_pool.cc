@@ -9,16 +9,16 @@
 namespace sluice {
 namespace {
 
-void Check(bool ok, const char* what, int parts, int workers) {
+void Check(bool ok, const char* what, int parts) {
   if (ok) return;
-  std::fprintf(stderr, "TaskPool: %s of %d parts on %d workers\n", what, parts, workers);
+  std::fprintf(stderr, "TaskPool: %s of %d parts\n", what, parts);
   std::abort();
 }
 
 }  // namespace
 
 TaskPool::TaskPool(int workers) {
-  for (int i = 1; i <= std::max(workers, 0); ++i) threads_.emplace_back([this, i] { Work(i); });
+  for (int i = 0; i < std::max(workers, 0); ++i) threads_.emplace_back([this] { Work(); });
 }
 
 TaskPool::~TaskPool() {
@@ -31,53 +31,59 @@ TaskPool::~TaskPool() {
   for (std::thread& t : threads_) t.join();
 }
 
-void TaskPool::Dispatch(std::function<void(int)> fn, int parts, int offset, int running) {
+void TaskPool::Dispatch(std::function<void(int)> fn, int parts) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Check(running_ == 0, "a job started while another runs", parts, workers());
+    Check(finished_ == parts_, "a job started while another runs", parts);
     job_ = std::move(fn);
     parts_ = parts;
-    offset_ = offset;
-    running_ = running;
+    next_ = 0;
+    finished_ = 0;
     ++generation_;
   }
-  start_.notify_all();
+  if (!threads_.empty()) start_.notify_all();
+}
+
+void TaskPool::RunParts(std::unique_lock<std::mutex>& lock) {
+  while (next_ < parts_) {
+    int part = next_++;
+    lock.unlock();
+    job_(part);  // job_ is not replaced before every part has returned
+    lock.lock();
+    if (++finished_ == parts_) done_.notify_all();
+  }
 }
 
 void TaskPool::Run(int parts, const std::function<void(int)>& fn) {
-  Check(parts <= threads(), "Run", parts, workers());
   if (parts <= 0) return;
-  if (parts > 1) Dispatch(fn, parts, 0, parts - 1);
-  fn(0);
-  if (parts > 1) Wait();
+  if (parts == 1 || threads_.empty()) {
+    for (int i = 0; i < parts; ++i) fn(i);
+    return;
+  }
+  Dispatch(fn, parts);
+  Wait();
 }
 
 void TaskPool::Start(int parts, std::function<void(int)> fn) {
-  Check(parts <= workers(), "Start", parts, workers());
-  if (parts <= 0) return;
-  Dispatch(std::move(fn), parts, 1, parts);
+  Check(parts >= 0, "Start", parts);
+  if (parts == 0) return;
+  Dispatch(std::move(fn), parts);
 }
 
 void TaskPool::Wait() {
   std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [this] { return running_ == 0; });
+  RunParts(lock);
+  done_.wait(lock, [this] { return finished_ == parts_; });
 }
 
-void TaskPool::Work(int index) {
+void TaskPool::Work() {
   int64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    int part;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      part = index - offset_;
-      if (part < 1 - offset_ || part >= parts_) continue;
-    }
-    job_(part);  // job_ is not replaced before every part has returned
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--running_ == 0) done_.notify_all();
+    start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
+    seen = generation_;
+    RunParts(lock);
   }
 }
 

@@ -1,15 +1,21 @@
 // TaskPool: worker threads that run the parts of one job at once, for a
 // pipeline that uses every core (docs/pipelines.md "Parallelism").
 //
-// Run(parts, fn) calls fn(0) .. fn(parts - 1), part 0 on the calling thread
-// and the others on the workers, and returns once every call has returned: a
-// fork-join, so the caller sees every part's effects after Run.
-// Start(parts, fn) runs every part on the workers and returns at once, so the
+// Run(parts, fn) calls fn(0) .. fn(parts - 1) and returns once every call has
+// returned: a fork-join, so the caller sees every part's effects after Run.
+// Start(parts, fn) hands the parts to the workers and returns at once, so the
 // caller can do other work meanwhile; Wait() returns once they have all
 // returned (and the caller sees their effects). One job at a time: no Run or
 // Start between a Start and its Wait.
-// A pool of `workers` runs Run jobs of up to workers + 1 parts and Start jobs
-// of up to `workers` parts; more is a bug (checked). Parts must not throw.
+//
+// Parts are claimed, not assigned: a thread free to work takes the next part
+// no thread has begun. The caller of Run takes parts until none is left, and
+// so does the caller of Wait; only then do they wait, for parts other
+// threads are running. A worker that the scheduler has not run yet (its core
+// busy with another thread) therefore holds nobody up: its part is done by
+// the caller, and the worker finds nothing left when it runs. Which thread
+// runs a part, and how many parts run at once, is not promised; a part must
+// not wait for another part. Parts must not throw.
 //
 // Thread-safety: Run, Start and Wait from one thread at a time.
 #pragma once
@@ -31,7 +37,7 @@ class TaskPool {
   TaskPool& operator=(const TaskPool&) = delete;
 
   int workers() const { return static_cast<int>(threads_.size()); }
-  // The most parts of a Run: the workers and the caller.
+  // The threads that may run a Run's parts: the workers and the caller.
   int threads() const { return workers() + 1; }
 
   void Run(int parts, const std::function<void(int)>& fn);
@@ -39,17 +45,20 @@ class TaskPool {
   void Wait();
 
  private:
-  // Hands parts to the workers: worker w (1-based) runs part w - offset.
-  void Dispatch(std::function<void(int)> fn, int parts, int offset, int running);
-  void Work(int index);
+  // Makes fn's parts the job to claim and wakes the workers.
+  void Dispatch(std::function<void(int)> fn, int parts);
+  // Runs parts of the current job until none is left to claim.
+  void RunParts(std::unique_lock<std::mutex>& lock);
+  void Work();
 
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable start_, done_;
   std::function<void(int)> job_;
-  int parts_ = 0, offset_ = 0;
+  int parts_ = 0;           // of the current job (0: none)
+  int next_ = 0;            // the next part to claim
+  int finished_ = 0;        // parts that returned
   int64_t generation_ = 0;  // one per job
-  int running_ = 0;         // worker parts of the current job not yet returned
   bool stop_ = false;
 };
 

@@ -87,20 +87,6 @@ uint64_t NewTableSeed() {
   return Mix(ProcessSeed() ^ (tables.fetch_add(1) * 0x9e3779b97f4a7c15ull));
 }
 
-uint64_t SeededHash(uint64_t seed, std::string_view key) {
-  uint64_t h = seed ^ key.size();
-  size_t i = 0;
-  for (; i + 8 <= key.size(); i += 8) {
-    uint64_t v;
-    std::memcpy(&v, key.data() + i, 8);
-    h = Mix(h ^ v);
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, key.data() + i, key.size() - i);
-  h = Mix(h ^ tail ^ (uint64_t{0xff} << 56));
-  return h == 0 ? 1 : h;
-}
-
 KeyTable::KeyTable() : seed_(NewTableSeed()) {}
 
 KeyTable::KeyTable(KeyTable&& other) noexcept

@@ -29,13 +29,48 @@
 #include <utility>
 #include <vector>
 
+#include "common/hash.h"
+
 namespace sluice::operators {
 
 // A hash seed no other table of this process has: the process's random seed
 // and a counter (see above; GroupTable hashes with one too).
 uint64_t NewTableSeed();
-// The hash of `key` under `seed`; never 0.
-uint64_t SeededHash(uint64_t seed, std::string_view key);
+// The hash of `key` under `seed`; never 0. Inline: every probe of a group
+// or key table hashes, and a key is a few bytes.
+inline uint64_t SeededHash(uint64_t seed, std::string_view key) {
+  const char* p = key.data();
+  const size_t n = key.size();
+  uint64_t h = seed ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    h = SplitMix64(h ^ v);
+  }
+  // The last n % 8 bytes, little-endian, by loads of 4, 2 and 1 bytes (a
+  // memcpy of a variable length is a call into the C library).
+  uint64_t tail = 0;
+  const size_t rest = n - i;
+  int shift = 0;
+  if (rest & 4) {
+    uint32_t v;
+    std::memcpy(&v, p + i, 4);
+    tail = v;
+    i += 4;
+    shift = 32;
+  }
+  if (rest & 2) {
+    uint16_t v;
+    std::memcpy(&v, p + i, 2);
+    tail |= uint64_t{v} << shift;
+    i += 2;
+    shift += 16;
+  }
+  if (rest & 1) tail |= uint64_t{static_cast<uint8_t>(p[i])} << shift;
+  h = SplitMix64(h ^ tail ^ (uint64_t{0xff} << 56));
+  return h == 0 ? 1 : h;
+}
 
 struct RowLocation {
   uint32_t file = 0;  // PrimaryKeyIndex::FilePath(file)

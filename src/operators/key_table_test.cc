@@ -30,6 +30,29 @@ void ExpectSame(const KeyTable& table, const std::unordered_map<std::string, Row
   EXPECT_EQ(seen, model.size());
 }
 
+TEST(KeyTableTest, SeededHashDependsOnEveryByteOfKeysOfEveryLength) {
+  // Lengths past two words cover each tail (n % 8 of 0..7) after whole words.
+  std::mt19937_64 random(7);
+  for (size_t n = 0; n <= 24; ++n) {
+    std::string key(n, '\0');
+    for (char& c : key) c = static_cast<char>(random());
+    const uint64_t h = SeededHash(42, key);
+    EXPECT_NE(h, 0u);
+    EXPECT_EQ(SeededHash(42, key), h) << n;
+    EXPECT_NE(SeededHash(43, key), h) << n;
+    for (size_t i = 0; i < n; ++i) {
+      for (int bit : {0, 7}) {
+        std::string changed = key;
+        changed[i] = static_cast<char>(changed[i] ^ (1 << bit));
+        EXPECT_NE(SeededHash(42, changed), h)
+            << "length " << n << ", byte " << i << ", bit " << bit;
+      }
+    }
+    // A key and the same key with a zero byte more differ (the length counts).
+    EXPECT_NE(SeededHash(42, key + std::string(1, '\0')), h) << n;
+  }
+}
+
 TEST(KeyTableTest, AgreesWithAMapThroughInsertsUpdatesAndErases) {
   std::mt19937_64 rng(42);
   KeyTable table;
