@@ -21,7 +21,8 @@
 // next best value is known when the best one is retracted); such an
 // accumulator does not Merge, and approx_count_distinct cannot retract. They
 // serialize to bytes for state files (EncodeTo / DecodeFrom, little-endian,
-// versioned by the state file).
+// versioned by the state file): compact (a byte of which fields are set, then
+// only those; a count as a varint), or the fixed layout of earlier files.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +63,12 @@ struct AggSpec {
 // unsupported input type.
 Result<TypePtr> ResultType(AggKind kind, const TypePtr& input);
 
+// How an accumulator's bytes are laid out (docs/state.md "File format").
+enum class AccEncoding {
+  kCompact,  // state files "SLS3", spill stores
+  kFixed,    // every field, always: state files "SLS2" and "SLST"
+};
+
 // One group's state of one aggregate.
 class Accumulator {
  public:
@@ -78,9 +85,10 @@ class Accumulator {
   // not fit the type (`error` says why); the caller rejects the row.
   bool Finish(Column* out, std::string* error) const;
 
+  // Writes the compact encoding.
   void EncodeTo(std::string* out) const;
-  // Reads what EncodeTo wrote from `in`, advancing it.
-  Status DecodeFrom(std::string_view* in);
+  // Reads an accumulator from `in`, advancing it.
+  Status DecodeFrom(std::string_view* in, AccEncoding encoding = AccEncoding::kCompact);
   // Approximate heap bytes held.
   int64_t MemoryUsage() const;
   // Whether Add and Retract leave MemoryUsage as it is for every accumulator
@@ -95,6 +103,11 @@ class Accumulator {
   void AddMinMax(const Column& values, int64_t row);
   void AddDistinct(std::string_view bytes);
   void AddHash(uint64_t hash);
+  // The fields in Extra (distinct values, hashes, registers; a retracting
+  // spec's wraps and value counts), in the fixed layout both encodings use.
+  void EncodeExtra(std::string* out) const;
+  // `counted`: a retracting min/max's value counts, added up.
+  Status DecodeExtra(std::string_view* in, int64_t* counted);
   // The value's bytes as min/max keep them.
   static std::string BestBytes(const Column& values, int64_t row);
 

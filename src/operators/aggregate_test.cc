@@ -11,6 +11,7 @@
 
 #include "columnar/json_writer.h"
 #include "columnar/value_format.h"
+#include "common/endian.h"
 #include "common/testing.h"
 
 namespace sluice::operators {
@@ -232,14 +233,22 @@ TEST(AccumulatorTest, AMinWhoseStateHoldsAValueOfTheWrongWidthIsRefused) {
   broken += bytes.substr(bytes.size() - 8);
   view = broken;
   EXPECT_EQ(decoded.DecodeFrom(&view).code(), StatusCode::kCorruption);
-  // The encoding starts with the count of values: one the value counts do
-  // not add up to, or a negative one, is refused too.
-  for (int64_t count : {int64_t{2}, int64_t{0}, int64_t{-1}}) {
+  // The encoding starts with a byte of the fields present (bit 0: the count),
+  // then the count of values as a zigzag varint (1: the byte 2). A count the
+  // value counts do not add up to, or a negative one, is refused too.
+  ASSERT_EQ(bytes[0] & 1, 1);
+  ASSERT_EQ(bytes[1], 2);
+  for (int64_t count : {int64_t{2}, int64_t{-1}}) {
     std::string miscounted = bytes;
-    std::memcpy(miscounted.data(), &count, sizeof(count));
+    miscounted[1] = static_cast<char>(ZigZagEncode(count));
     view = miscounted;
     EXPECT_EQ(decoded.DecodeFrom(&view).code(), StatusCode::kCorruption) << count;
   }
+  std::string uncounted = bytes;  // no count: 0 values
+  uncounted[0] = static_cast<char>(uncounted[0] & ~1);
+  uncounted.erase(1, 1);
+  view = uncounted;
+  EXPECT_EQ(decoded.DecodeFrom(&view).code(), StatusCode::kCorruption);
 }
 
 TEST(AccumulatorTest, ARetractingDecimalSumOverflowsOnlyWhileItsValueDoes) {

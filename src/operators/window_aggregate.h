@@ -266,7 +266,9 @@ class WindowAggregate {
   Status AppendWindowRow(int64_t start, int64_t end, const std::string& key, const Group& g,
                          Batch* out, std::vector<FailedGroup>* failed);
   void EncodeAccs(const Group& g, std::string* out) const;
-  Status DecodeAccs(std::string_view* in, Group* g) const;
+  // (A spill store's values and "SLS3" files are compact.)
+  Status DecodeAccs(std::string_view* in, Group* g,
+                    AccEncoding encoding = AccEncoding::kCompact) const;
   // This part's records of a state file.
   Status WriteRecords(bool full, StateWriter* out);
   Status WriteChanged(StateWriter* out);

@@ -21,10 +21,12 @@ using internal::Put;
 using internal::PutBytes;
 using internal::StoreKey;
 
-// "SLS2" streams records; "SLST" is the earlier format of one snapshot with
-// counts up front, still read.
-constexpr uint32_t kStateMagic = 0x32534C53;   // "SLS2"
-constexpr uint32_t kLegacyMagic = 0x54534C53;  // "SLST"
+// "SLS3" streams records, accumulators in their compact encoding. Earlier
+// formats are still read: "SLS2", the same records with accumulators in the
+// fixed layout, and "SLST", one snapshot with counts up front.
+constexpr uint32_t kStateMagic = 0x33534C53;      // "SLS3"
+constexpr uint32_t kFixedAccsMagic = 0x32534C53;  // "SLS2"
+constexpr uint32_t kLegacyMagic = 0x54534C53;     // "SLST"
 constexpr uint8_t kTombstoneTag = 1, kGroupTag = 2;
 
 // Records are framed as state/state_stream.h frames them; a window's record
@@ -240,7 +242,10 @@ Status WindowAggregate::Restore(StateReader* in, const KeyFilter& keep, bool cle
     RETURN_IF_ERROR(in->ReadAll(&all));
     return RestoreLegacy(all, keep, clear_on_full);
   }
-  if (magic != kStateMagic) return Status::Corruption("window state: bad header");
+  if (magic != kStateMagic && magic != kFixedAccsMagic) {
+    return Status::Corruption("window state: bad header");
+  }
+  const AccEncoding encoding = magic == kStateMagic ? AccEncoding::kCompact : AccEncoding::kFixed;
   RETURN_IF_ERROR(in->Next([&](std::string_view* v) {
     if (!Get(v, &kind) || !Get(v, &emitted)) return StateReader::Short("window state: header");
     return kind > kStateDelta ? Status::Corruption("window state: bad header") : Status::OK();
@@ -257,7 +262,7 @@ Status WindowAggregate::Restore(StateReader* in, const KeyFilter& keep, bool cle
           }
           if (tag == kGroupTag) {
             g = NewGroup();
-            RETURN_IF_ERROR(DecodeAccs(&body, &g));
+            RETURN_IF_ERROR(DecodeAccs(&body, &g, encoding));
           }
           if (!body.empty()) {
             return Status::Corruption("{} bytes after its body", body.size());
@@ -302,7 +307,7 @@ Status WindowAggregate::RestoreLegacy(std::string_view in, const KeyFilter& keep
       return Status::Corruption("window state: truncated group {}", i);
     }
     Group g = NewGroup();
-    RETURN_IF_ERROR(DecodeAccs(&in, &g));
+    RETURN_IF_ERROR(DecodeAccs(&in, &g, AccEncoding::kFixed));
     if (keep && !keep(k.key)) continue;  // another shard's
     RETURN_IF_ERROR(RestoreGroup(std::move(k), std::move(g), /*known_new=*/false));
   }

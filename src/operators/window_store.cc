@@ -42,8 +42,8 @@ void WindowAggregate::EncodeAccs(const Group& g, std::string* out) const {
   for (const Accumulator& acc : g.accs) acc.EncodeTo(out);
 }
 
-Status WindowAggregate::DecodeAccs(std::string_view* in, Group* g) const {
-  for (Accumulator& acc : g->accs) RETURN_IF_ERROR(acc.DecodeFrom(in));
+Status WindowAggregate::DecodeAccs(std::string_view* in, Group* g, AccEncoding encoding) const {
+  for (Accumulator& acc : g->accs) RETURN_IF_ERROR(acc.DecodeFrom(in, encoding));
   return Status::OK();
 }
 
