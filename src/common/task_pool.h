@@ -6,7 +6,8 @@
 // Start(parts, fn) hands the parts to the workers and returns at once, so the
 // caller can do other work meanwhile; Wait() returns once they have all
 // returned (and the caller sees their effects). One job at a time: no Run or
-// Start between a Start and its Wait.
+// Start between a Start and its Wait. Parts beyond the workers (all of them,
+// for a pool without workers) may run only once the caller waits.
 //
 // Parts are claimed, not assigned: a thread free to work takes the next part
 // no thread has begun. The caller of Run takes parts until none is left, and

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <set>
 
 namespace sluice {
@@ -104,6 +105,22 @@ TEST(TaskPoolTest, StartRunsEveryPartWhileTheCallerGoesOn) {
       ++ran;
     });
     EXPECT_EQ(ran, 3);
+  }
+}
+
+// Started parts run while the caller goes on, before it waits (the pipeline
+// polls its next batch while its lanes decode).
+TEST(TaskPoolTest, StartedPartsRunOnTheWorkersBeforeTheCallerWaits) {
+  TaskPool pool(2);
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> ran{0};
+    pool.Start(2, [&](int) { ran.fetch_add(1); });
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (ran.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    EXPECT_EQ(ran.load(), 2) << "the workers left started parts to Wait";
+    pool.Wait();
   }
 }
 

@@ -426,11 +426,13 @@ namespace {
 constexpr uint8_t kHasCount = 1, kHasExact = 2, kHasReal = 4, kOverflowFlag = 8, kHasBest = 16,
                   kHasExtra = 32, kAllFlags = 63;
 
+// A varint of at most 64 bits (a tenth byte holds bit 63 alone).
 bool GetVarint(std::string_view* in, uint64_t* v) {
-  const auto* p = reinterpret_cast<const uint8_t*>(in->data());
-  const auto* end = p + in->size();
-  if (!ReadVarint(&p, end, v)) return false;
-  in->remove_prefix(static_cast<size_t>(p - reinterpret_cast<const uint8_t*>(in->data())));
+  const auto* begin = reinterpret_cast<const uint8_t*>(in->data());
+  const auto* p = begin;
+  if (!ReadVarint(&p, begin + in->size(), v)) return false;
+  if (p - begin == 10 && p[-1] > 1) return false;
+  in->remove_prefix(static_cast<size_t>(p - begin));
   return true;
 }
 

@@ -244,6 +244,12 @@ TEST(AccumulatorTest, AMinWhoseStateHoldsAValueOfTheWrongWidthIsRefused) {
     view = miscounted;
     EXPECT_EQ(decoded.DecodeFrom(&view).code(), StatusCode::kCorruption) << count;
   }
+  // A count of more than 64 bits (its tenth byte above 1) is refused, not cut
+  // to its low bits (which say 1 here).
+  std::string too_long = bytes.substr(0, 1) + "\x82" + std::string(8, '\x80') + "\x02";
+  too_long += bytes.substr(2);
+  view = too_long;
+  EXPECT_EQ(decoded.DecodeFrom(&view).code(), StatusCode::kCorruption);
   std::string uncounted = bytes;  // no count: 0 values
   uncounted[0] = static_cast<char>(uncounted[0] & ~1);
   uncounted.erase(1, 1);
