@@ -2,10 +2,16 @@
 
 #include <algorithm>
 
+#include "common/thread_name.h"
+
 namespace sluice {
 
-SerialQueue::SerialQueue(int max_waiting)
-    : max_waiting_(static_cast<size_t>(std::max(max_waiting, 1))), worker_([this] { Work(); }) {}
+SerialQueue::SerialQueue(int max_waiting, std::string name)
+    : max_waiting_(static_cast<size_t>(std::max(max_waiting, 1))),
+      worker_([this, name = std::move(name)] {
+        if (!name.empty()) NameThisThread(name);
+        Work();
+      }) {}
 
 SerialQueue::~SerialQueue() {
   Drain();

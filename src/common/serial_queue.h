@@ -8,6 +8,8 @@
 // Drain returns once every task pushed has returned; the caller then sees
 // their effects. Tasks must not throw.
 //
+// The worker is named `name` (common/thread_name.h), when one is given.
+//
 // Thread-safety: Push and Drain from one thread (the feeder) at a time; the
 // tasks run on the worker.
 #pragma once
@@ -16,13 +18,14 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace sluice {
 
 class SerialQueue {
  public:
-  explicit SerialQueue(int max_waiting);
+  explicit SerialQueue(int max_waiting, std::string name = {});
   ~SerialQueue();  // drains, then stops the worker
   SerialQueue(const SerialQueue&) = delete;
   SerialQueue& operator=(const SerialQueue&) = delete;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/thread_name.h"
+
 namespace sluice {
 namespace {
 
@@ -17,8 +19,13 @@ void Check(bool ok, const char* what, int parts) {
 
 }  // namespace
 
-TaskPool::TaskPool(int workers) {
-  for (int i = 0; i < std::max(workers, 0); ++i) threads_.emplace_back([this] { Work(); });
+TaskPool::TaskPool(int workers, std::string_view role, std::string_view owner) {
+  for (int i = 0; i < std::max(workers, 0); ++i) {
+    threads_.emplace_back([this, name = ThreadName(role, i + 1, owner)] {
+      NameThisThread(name);
+      Work();
+    });
+  }
 }
 
 TaskPool::~TaskPool() {

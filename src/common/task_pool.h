@@ -18,6 +18,8 @@
 // runs a part, and how many parts run at once, is not promised; a part must
 // not wait for another part. Parts must not throw.
 //
+// Workers are named "<role><n>:<owner>" (common/thread_name.h).
+//
 // Thread-safety: Run, Start and Wait from one thread at a time.
 #pragma once
 
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -32,7 +35,7 @@ namespace sluice {
 
 class TaskPool {
  public:
-  explicit TaskPool(int workers);
+  explicit TaskPool(int workers, std::string_view role = "pool", std::string_view owner = {});
   ~TaskPool();  // waits for a started job
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;

@@ -4,7 +4,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <set>
+#include <string>
+
+#include "common/thread_name.h"
 
 namespace sluice {
 namespace {
@@ -121,6 +125,29 @@ TEST(TaskPoolTest, StartedPartsRunOnTheWorkersBeforeTheCallerWaits) {
     }
     EXPECT_EQ(ran.load(), 2) << "the workers left started parts to Wait";
     pool.Wait();
+  }
+}
+
+TEST(TaskPoolTest, WorkersAreNamedByRoleNumberAndOwner) {
+  TaskPool pool(2, "lane", "orders");
+  std::mutex mu;
+  std::set<std::string> names;
+  std::atomic<int> ran{0};
+  // Started parts run on the workers (the test above), not on this thread.
+  pool.Start(2, [&](int) {
+    std::lock_guard<std::mutex> lock(mu);
+    names.insert(ThisThreadName());
+    ran.fetch_add(1);
+  });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (ran.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  pool.Wait();
+  // One worker may have run both parts.
+  ASSERT_FALSE(names.empty());
+  for (const std::string& name : names) {
+    EXPECT_TRUE(name == "lane1:orders" || name == "lane2:orders") << name;
   }
 }
 

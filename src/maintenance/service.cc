@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/thread_name.h"
 #include "iceberg/table_builder.h"
 
 namespace sluice::maintenance {
@@ -60,7 +61,12 @@ void MaintenanceService::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!threads_.empty() || tables_.empty()) return;
   stop_ = false;
-  for (int i = 0; i < options_.threads; ++i) threads_.emplace_back([this] { Loop(); });
+  for (int i = 0; i < options_.threads; ++i) {
+    threads_.emplace_back([this, i] {
+      NameThisThread(ThreadName("maint", i + 1, ""));
+      Loop();
+    });
+  }
 }
 
 void MaintenanceService::RequestStop() {

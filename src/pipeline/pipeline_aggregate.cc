@@ -10,6 +10,7 @@
 #include "common/kill_point.h"
 #include "common/serial_queue.h"
 #include "common/task_pool.h"
+#include "common/thread_name.h"
 #include "iceberg/data_writer.h"
 #include "iceberg/table_builder.h"
 #include "operators/primary_key_index.h"
@@ -65,8 +66,10 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
   // A shard per lane, by key; without a group key every row is the one
   // key's, so one shard's: more would only wake workers with nothing to do.
   const int shards = window.key_types.empty() ? 1 : lanes;
-  shard_pool_ = std::make_unique<TaskPool>(shards - 1);
-  window_stage_ = lanes > 1 ? std::make_unique<SerialQueue>(kWindowBatchesWaiting) : nullptr;
+  shard_pool_ = std::make_unique<TaskPool>(shards - 1, "shard", options_.name);
+  window_stage_ = lanes > 1 ? std::make_unique<SerialQueue>(kWindowBatchesWaiting,
+                                                            ThreadName("window", 0, options_.name))
+                            : nullptr;
   ASSIGN_OR_RETURN(window_, operators::ShardedWindowAggregate::Make(std::move(window),
                                                                     shard_pool_.get(), shards));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,

@@ -147,7 +147,7 @@ Status Pipeline::StartFrom(const ResumePoint& resume) {
   threads = std::clamp(threads, 1, kMaxParallelism);
   // One lane runs on the pipeline's thread; more run on workers, while the
   // pipeline's thread polls on.
-  pool_ = std::make_unique<TaskPool>(threads > 1 ? threads : 0);
+  pool_ = std::make_unique<TaskPool>(threads > 1 ? threads : 0, "lane", options_.name);
   lanes_.resize(threads);
   RETURN_IF_ERROR(StartUpserts(resume.committed));
   if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(resume.committed));

@@ -7,6 +7,7 @@
 
 #include "catalog/table.h"
 #include "common/clock.h"
+#include "common/thread_name.h"
 #include "iceberg/table_builder.h"
 #include "pipeline/bind.h"
 #include "runtime/runtime_internal.h"
@@ -332,6 +333,7 @@ Status Runtime::Reopen(Running* r, int64_t* backoff_ms, bool wait_first) {
 }
 
 void Runtime::RunPipeline(Running* r) {
+  NameThisThread(ThreadName("pipe", 0, r->options.name));
   int64_t backoff_ms = options_.retry_initial_ms;
   Status st = AwaitUpstream(r, &backoff_ms);
   if (!st.ok() || r->pipeline == nullptr) {  // failed, or stopped while waiting

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/thread_name.h"
 #include "server/http_loop.h"
 
 namespace sluice::server {
@@ -43,8 +44,16 @@ Result<int> HttpServer::Impl::Start() {
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
   ev.data.u64 = UINT64_MAX;  // the wake-up eventfd
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
-  for (int i = 0; i < options_.worker_threads; ++i) workers_.emplace_back([this] { Worker(); });
-  loop_ = std::thread([this] { Loop(); });
+  for (int i = 0; i < options_.worker_threads; ++i) {
+    workers_.emplace_back([this, i] {
+      NameThisThread(ThreadName("http", i + 1, ""));
+      Worker();
+    });
+  }
+  loop_ = std::thread([this] {
+    NameThisThread("http-loop");
+    Loop();
+  });
   return port;
 }
 
