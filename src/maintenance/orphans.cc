@@ -1,12 +1,12 @@
 #include "maintenance/orphans.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_set>
 
 #include "maintenance/files.h"
 #include "maintenance/manifest_cache.h"
+#include "state/state_property.h"
 
 namespace sluice::maintenance {
 namespace {
@@ -47,17 +47,10 @@ Result<References> Referenced(catalog::Table& table, ManifestCache& cache) {
   // Window state and key indexes of the pipelines writing the table
   // (docs/state.md).
   for (const auto& [key, value] : m.properties) {
-    if (key.rfind("sluice.state.", 0) != 0 && key.rfind("sluice.keys.", 0) != 0) continue;
-    auto j = nlohmann::json::parse(value, nullptr, false);
-    if (j.is_discarded() || !j.contains("files") || !j["files"].is_array()) {
-      return Status::Corruption(
-          "table property {} is not the state sluice writes: orphan "
-          "cleanup cannot tell which state files are live",
-          key);
-    }
-    for (const auto& f : j["files"]) {
-      if (f.is_string()) refs.paths.insert(NormalizePath(f.get<std::string>()));
-    }
+    if (!state::IsStateProperty(key)) continue;
+    auto state = state::StateProperty::Decode(key, value);
+    RETURN_IF_ERROR_CTX(state.status(), "orphan cleanup cannot tell which state files are live");
+    for (const std::string& f : state->files) refs.paths.insert(NormalizePath(f));
   }
   return refs;
 }

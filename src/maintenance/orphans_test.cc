@@ -158,6 +158,25 @@ TEST_F(OrphanTest, StateFilesThePipelinesPropertiesNameStayAndRetiredOnesGo) {
   EXPECT_TRUE(std::filesystem::exists(keys_delta));
 }
 
+TEST_F(OrphanTest, AStatePropertyThatDoesNotParseRefusesTheCleanupAndDeletesNothing) {
+  AppendIds(0, 10);
+  std::string state = Stray("state/p/000001-00000002-base.state", 2 * 3600 * 1000);
+  ASSERT_OK(table_->UpdateMetadata(
+      [&](const iceberg::TableMetadata& m) -> Result<iceberg::TableMetadata> {
+        iceberg::TableMetadata out = m;
+        // A file name that is not a string: which files are live is unknown.
+        out.properties["sluice.state.p"] =
+            nlohmann::json{{"checkpoint", 3}, {"files", {state, 7}}}.dump();
+        return out;
+      }));
+  OrphanOptions o;
+  o.now_ms = WallMillis();
+  ASSERT_ERROR(RemoveOrphans(*table_, o), StatusCode::kCorruption, "sluice.state.p");
+  ASSERT_ERROR(RemoveOrphans(*table_, o), StatusCode::kCorruption,
+               "cannot tell which state files are live");
+  EXPECT_TRUE(std::filesystem::exists(state));
+}
+
 TEST_F(OrphanTest, ATableWithAnotherUnderItsLocationIsRefused) {
   AppendIds(0, 10);
   std::string old = Stray("data/00000-stray.parquet", 2 * 3600 * 1000);

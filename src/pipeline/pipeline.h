@@ -346,6 +346,9 @@ class Pipeline {
   // lane (WHERE and the operator's columns); FeedAggregate takes the lanes
   // in source order (watermarks, the windows, emitting closed ones).
   Status StartAggregate(const std::optional<CommittedCheckpoint>& committed);
+  // The window state and watermarks of the committed checkpoint, from the
+  // files its property names (none: a first start).
+  Status RestoreWindows(const std::optional<CommittedCheckpoint>& committed);
   Status PrepareAggregate(Lane& lane);
   // A lane's rows for the windows, taken out of it so that it decodes the
   // next batch while they are fed.
@@ -391,6 +394,9 @@ class Pipeline {
   // into it (`write`); its bytes.
   Result<int64_t> WriteStateFile(const std::string& path,
                                  const std::function<Status(state::StateWriter*)>& write);
+  // A committed state file to read; its size into `*bytes`.
+  Result<std::unique_ptr<state::StateReader>> OpenStateFile(const std::string& path,
+                                                            int64_t* bytes);
   // Writes the window state file of the checkpoint being taken and sets its
   // property in `update`.
   Status SaveState(catalog::TableUpdate* update);

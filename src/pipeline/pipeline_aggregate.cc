@@ -2,7 +2,6 @@
 // closed windows, and the operator's state in each checkpoint
 // (docs/state.md).
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "columnar/column_ops.h"
@@ -17,6 +16,7 @@
 #include "operators/sharded_window_aggregate.h"
 #include "operators/watermark.h"
 #include "pipeline/pipeline.h"
+#include "state/state_property.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -25,8 +25,6 @@ namespace {
 constexpr int64_t kEmitRows = 64 * 1024;
 // Decoded batches that may wait for the window stage (the next waits to be pushed).
 constexpr int kWindowBatchesWaiting = 1;
-
-std::string StateProperty(const std::string& pipeline) { return "sluice.state." + pipeline; }
 
 // What the state's meaning depends on: a state written under another window,
 // lateness, keys or aggregates must not be restored.
@@ -75,58 +73,51 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
                                                               options_.idle_timeout_ms);
   window_state_.Clear();
+  return RestoreWindows(committed);
+}
+
+Status Pipeline::RestoreWindows(const std::optional<CommittedCheckpoint>& committed) {
+  const std::string name = state::WindowStateProperty(options_.name);
   const auto& props = table_->metadata().properties;
-  auto it = props.find(StateProperty(options_.name));
+  auto it = props.find(name);
   if (it == props.end()) {
     if (committed) {
       return Status::Corruption(
           "table {} has checkpoint {} of pipeline {} but no window state ({}): it was not "
           "written by a windowed pipeline of this name",
-          options_.target.ToString(), committed->checkpoint, options_.name,
-          StateProperty(options_.name));
+          options_.target.ToString(), committed->checkpoint, options_.name, name);
     }
     return Status::OK();
   }
-  auto j = nlohmann::json::parse(it->second, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("checkpoint") ||
-      !j["checkpoint"].is_number_integer() || !j.contains("files") || !j["files"].is_array() ||
-      !j.contains("watermark") || !j["watermark"].is_string()) {
-    return Status::Corruption("table {}: property {} is not the state sluice writes",
-                              options_.target.ToString(), StateProperty(options_.name));
+  auto decoded = state::StateProperty::Decode(name, it->second);
+  RETURN_IF_ERROR_CTX(decoded.status(), "table {}", options_.target.ToString());
+  state::StateProperty saved = std::move(*decoded);
+  if (!saved.watermark) {
+    return Status::Corruption("table {}: property {} has no watermark", options_.target.ToString(),
+                              name);
   }
-  int64_t checkpoint = j["checkpoint"].get<int64_t>();
   std::string plan = PlanFingerprint(options_.aggregate->window);
-  if (j.contains("plan") && j["plan"].is_string() && j["plan"].get<std::string>() != plan) {
+  if (saved.plan && *saved.plan != plan) {
     return Status::Invalid(
         "table {}: the window state of pipeline {} was written by another definition ({}; now "
         "{}); give the pipeline a new name to start over",
-        options_.target.ToString(), options_.name, j["plan"].get<std::string>(), plan);
+        options_.target.ToString(), options_.name, *saved.plan, plan);
   }
-  if (!committed || committed->checkpoint != checkpoint) {
+  if (!committed || committed->checkpoint != saved.checkpoint) {
     return Status::Corruption(
         "table {}: the window state is of checkpoint {} but the table's newest checkpoint of "
         "pipeline {} is {} (was the table rolled back?); give the pipeline a new name to "
         "start over",
-        options_.target.ToString(), checkpoint, options_.name,
+        options_.target.ToString(), saved.checkpoint, options_.name,
         committed ? committed->checkpoint : 0);
   }
-  for (const auto& f : j["files"]) {
-    if (!f.is_string()) return Status::Corruption("window state: a file name is not a string");
-    std::string path = f.get<std::string>();
+  for (std::string& path : saved.files) {
     int64_t size = 0;
-    auto open = [&]() -> Result<std::unique_ptr<state::StateReader>> {
-      ASSIGN_OR_RETURN(std::shared_ptr<InputFile> in, io_.OpenInput(path));
-      size = in->size();
-      return std::make_unique<state::StateReader>(
-          [in](int64_t offset, int64_t length, std::string* out) {
-            return in->ReadAt(offset, length, out);
-          },
-          size);
-    };
+    auto open = [&] { return OpenStateFile(path, &size); };
     RETURN_IF_ERROR_CTX(window_->Restore(open), "window state file {}", path);
     window_state_.Add(std::move(path), size);
   }
-  return watermarks_->Decode(j["watermark"].get<std::string>());
+  return watermarks_->Decode(*saved.watermark);
 }
 
 Status Pipeline::PrepareAggregate(Lane& lane) {
@@ -318,6 +309,17 @@ Result<int64_t> Pipeline::WriteStateFile(const std::string& path,
   return writer.written();
 }
 
+Result<std::unique_ptr<state::StateReader>> Pipeline::OpenStateFile(const std::string& path,
+                                                                    int64_t* bytes) {
+  ASSIGN_OR_RETURN(std::shared_ptr<InputFile> in, io_.OpenInput(path));
+  *bytes = in->size();
+  return std::make_unique<state::StateReader>(
+      [in](int64_t offset, int64_t length, std::string* out) {
+        return in->ReadAt(offset, length, out);
+      },
+      *bytes);
+}
+
 Status Pipeline::SaveState(catalog::TableUpdate* update) {
   bool full = window_state_.NextIsBase();
   std::string path =
@@ -326,13 +328,13 @@ Status Pipeline::SaveState(catalog::TableUpdate* update) {
       WriteStateFile(path, [&](state::StateWriter* w) { return window_->WriteState(full, w); });
   RETURN_IF_ERROR_CTX(bytes.status(), "window state file {}", path);
   KillPoint("pipeline.after_state_file");
-  nlohmann::json j;
-  j["checkpoint"] = next_checkpoint_;
-  j["epoch"] = epoch_;
-  j["files"] = window_state_.Stage(path, *bytes, full);
-  j["watermark"] = watermarks_->Encode();
-  j["plan"] = PlanFingerprint(options_.aggregate->window);
-  update->update.set_properties[StateProperty(options_.name)] = j.dump();
+  state::StateProperty saved;
+  saved.checkpoint = next_checkpoint_;
+  saved.epoch = epoch_;
+  saved.files = window_state_.Stage(path, *bytes, full);
+  saved.watermark = watermarks_->Encode();
+  saved.plan = PlanFingerprint(options_.aggregate->window);
+  update->update.set_properties[state::WindowStateProperty(options_.name)] = saved.Encode();
   return Status::OK();
 }
 

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "catalog/row_delete.h"
 #include "columnar/column_ops.h"
@@ -13,6 +12,7 @@
 #include "iceberg/scan.h"
 #include "operators/primary_key_index.h"
 #include "pipeline/pipeline.h"
+#include "state/state_property.h"
 
 namespace sluice::pipeline {
 
@@ -25,7 +25,6 @@ constexpr char kOneStream[] = "*";
 constexpr size_t kRelocateBatch = 256 << 10;
 
 // The table property naming the key index's state files (docs/state.md).
-std::string KeysProperty(const std::string& pipeline) { return "sluice.keys." + pipeline; }
 }  // namespace
 
 Status Pipeline::StartUpserts(const std::optional<CommittedCheckpoint>& committed) {
@@ -69,47 +68,33 @@ bool Pipeline::KeyChangesFull() const {
 
 Result<bool> Pipeline::RestoreKeyIndex(const CommittedCheckpoint& committed) {
   const iceberg::TableMetadata& md = table_->metadata();
-  auto it = md.properties.find(KeysProperty(options_.name));
+  auto it = md.properties.find(state::KeyIndexProperty(options_.name));
   // The files describe the index as of the checkpoint's snapshot: without
   // that snapshot in the table's history there is nothing to follow from.
   if (it == md.properties.end() || committed.snapshot_id == 0) return false;
-  auto j = nlohmann::json::parse(it->second, nullptr, false);
   auto unreadable = [&](const Status& why) {
     fmt::print(stderr, "sluice: pipeline {}: key index state unreadable ({}); loading it from {}\n",
                options_.name, why.ToString(), options_.target.ToString());
     key_state_.Clear();
     return false;
   };
-  if (j.is_discarded() || !j.is_object() || !j.contains("checkpoint") ||
-      !j["checkpoint"].is_number_integer() || !j.contains("files") || !j["files"].is_array()) {
-    return unreadable(Status::Corruption("property {} is not the state sluice writes",
-                                         KeysProperty(options_.name)));
-  }
+  auto decoded = state::StateProperty::Decode(it->first, it->second);
+  if (!decoded.ok()) return unreadable(decoded.status());
+  const state::StateProperty& saved = *decoded;
   // Another checkpoint's index (the table was rolled back, maybe to a
   // checkpoint of the same number that another epoch committed), or keys
   // encoded for other key columns or types (the schema changed): loaded
   // afresh.
-  if (j["checkpoint"].get<int64_t>() != committed.checkpoint || !j.contains("epoch") ||
-      j["epoch"] != committed.epoch || !j.contains("key") || j["key"] != key_fingerprint_) {
+  if (saved.checkpoint != committed.checkpoint || saved.epoch != committed.epoch ||
+      saved.key != key_fingerprint_) {
     return false;
   }
-  if (j["files"].empty()) return unreadable(Status::Corruption("no files"));
-  for (const auto& f : j["files"]) {
-    if (!f.is_string()) return unreadable(Status::Corruption("a file name is not a string"));
-    std::string path = f.get<std::string>();
-    auto in = io_.OpenInput(path);
-    Status st = in.status();
+  if (saved.files.empty()) return unreadable(Status::Corruption("no files"));
+  for (const std::string& path : saved.files) {
     int64_t size = 0;
-    if (st.ok()) {
-      std::shared_ptr<InputFile> file = std::move(*in);
-      size = file->size();
-      state::StateReader reader(
-          [file](int64_t offset, int64_t length, std::string* out) {
-            return file->ReadAt(offset, length, out);
-          },
-          size);
-      st = keys_->Restore(&reader, /*base=*/key_state_.files().empty());
-    }
+    auto reader = OpenStateFile(path, &size);
+    Status st = reader.status();
+    if (st.ok()) st = keys_->Restore(reader->get(), /*base=*/key_state_.files().empty());
     if (st.code() == StatusCode::kCorruption || st.code() == StatusCode::kNotFound) {
       keys_->ClearCommitted();
       return unreadable(st.WithContextF("key index state file {}", path));
@@ -133,12 +118,12 @@ void Pipeline::CountKeyIndex() {
 Status Pipeline::SaveKeyIndex(catalog::TableUpdate* update) {
   DropStagedKeyIndex();
   bool full = keys_->needs_full_state() || key_state_.NextIsBase();
-  nlohmann::json j;
-  j["checkpoint"] = next_checkpoint_;
-  j["epoch"] = epoch_;
-  j["key"] = key_fingerprint_;
+  state::StateProperty saved;
+  saved.checkpoint = next_checkpoint_;
+  saved.epoch = epoch_;
+  saved.key = key_fingerprint_;
   if (!full && keys_->unsaved() == 0) {
-    j["files"] = key_state_.Stage();  // nothing changed: the same files
+    saved.files = key_state_.Stage();  // nothing changed: the same files
   } else {
     std::string path = StateFilePath(table_->metadata().location, options_.name, epoch_,
                                      next_checkpoint_, "keys-", full);
@@ -147,9 +132,9 @@ Status Pipeline::SaveKeyIndex(catalog::TableUpdate* update) {
     RETURN_IF_ERROR_CTX(bytes.status(), "key index state file {}", path);
     KillPoint("pipeline.after_key_state_file");
     key_state_staged_ = path;
-    j["files"] = key_state_.Stage(path, *bytes, full);
+    saved.files = key_state_.Stage(path, *bytes, full);
   }
-  update->update.set_properties[KeysProperty(options_.name)] = j.dump();
+  update->update.set_properties[state::KeyIndexProperty(options_.name)] = saved.Encode();
   return Status::OK();
 }
 
