@@ -409,6 +409,11 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
   ASSIGN_OR_RETURN(sql::ProjectionPlan plan, sql::BindInsert(p.insert, def.schema, *target_schema));
   auto shared_plan = std::make_shared<const sql::ProjectionPlan>(std::move(plan));
   o.source_schema = std::make_shared<Schema>(DecodeSchema(*shared_plan));
+  // Projection pushdown: the columns the plan does not read are not decoded.
+  // (A rejected row's dead letter holds the raw record, so nothing of those
+  // columns is lost; a windowed pipeline's late rows are re-encoded from the
+  // decoded row, so it decodes every column.)
+  o.read_columns = sql::ColumnsRead(*shared_plan);
   o.projection = [shared_plan](Batch&& rows, std::vector<sql::RejectedRow>* rejected) {
     return sql::ApplyPlan(*shared_plan, std::move(rows), rejected);
   };

@@ -41,7 +41,8 @@ Result<ReplayResult> ReplayOnce(catalog::Catalog& catalog, FileIO& io, const Pip
   std::string where = "pipeline = " + Quote(bound.name);
   if (!filter.empty()) where += " AND (" + filter + ")";
 
-  ASSIGN_OR_RETURN(auto decoder, JsonDecoder::Make(bound.source_schema));
+  // Decoded as the pipeline decodes (only the columns it reads).
+  ASSIGN_OR_RETURN(auto decoder, JsonDecoder::Make(bound.source_schema, bound.read_columns));
   Batch rows = Batch::Make(bound.source_schema);
   Batch failed = Batch::Make(dlq_schema);
   ReplayResult result;

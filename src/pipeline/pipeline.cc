@@ -178,6 +178,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
   const int64_t lane_bytes = flushing_.Bytes(begin, end);
   lane.sizer.Reserve(&lane.rows, static_cast<int64_t>(end - begin), lane_bytes);
   lane.origins.clear();
+  lane.records.clear();
   lane.retracts.clear();
   lane.dead = Batch::Make(dead_schema_);
   const std::vector<std::string>& partitions = flushing_.partitions;
@@ -200,6 +201,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
     if (st.ok()) {
       if (lane.rows.num_rows() > before) {
         lane.origins.push_back(r.origin);
+        lane.records.push_back(static_cast<uint32_t>(i));
         if (changelog) lane.retracts.push_back(change.kind == sources::Change::Kind::kDelete);
       }
       continue;
@@ -219,7 +221,10 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
     for (const sql::RejectedRow& r : rejected) {
       Status error = Status::Invalid("{}", r.error);
       const RowOrigin& o = lane.origins[r.row];
-      AppendDeadLetter({r.payload, &error, source_description_, partitions[o.partition], o.offset,
+      // The record as it came (the decoded row lacks the columns not read).
+      const RawRecord& raw = flushing_.records[lane.records[r.row]];
+      AppendDeadLetter({std::string_view(flushing_.raw.data() + raw.begin, raw.size), &error,
+                        source_description_, partitions[o.partition], o.offset,
                         o.timestamp_ms * 1000, now_us, options_.name},
                        &lane.dead);
     }

@@ -91,6 +91,10 @@ struct PipelineOptions {
   catalog::TableIdent target;
   std::string source_name;  // the SQL source, the key in sluice.offsets
   std::shared_ptr<const Schema> source_schema;
+  // The columns of source_schema the pipeline reads (empty: all): the others
+  // are not decoded (JsonDecoder::Make's `read`; docs/pipelines.md "Decoding
+  // and dead letters").
+  std::vector<bool> read_columns;
   Projection projection;
   // A windowed aggregation instead (sql::AggregatePlan; `projection` is null):
   // its state is checkpointed with each commit (docs/state.md).
@@ -267,6 +271,7 @@ class Pipeline {
     Batch rows;                      // decoded (source schema)
     BatchSizer sizer;                // sizes rows' buffers from the last batch's
     std::vector<RowOrigin> origins;  // of rows
+    std::vector<uint32_t> records;   // of rows: each one's record in the batch
     Batch input;                     // windowed path: the operator's columns of rows...
     std::vector<int64_t> row_of;     // ...the row each came from...
     std::vector<uint16_t> shard;     // ...and each one's shard of the operator

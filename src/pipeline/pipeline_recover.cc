@@ -152,7 +152,8 @@ Status Pipeline::StartFrom(const ResumePoint& resume) {
   RETURN_IF_ERROR(StartUpserts(resume.committed));
   if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(resume.committed));
   for (Lane& lane : lanes_) {
-    ASSIGN_OR_RETURN(lane.decoder, JsonDecoder::Make(options_.source_schema));
+    ASSIGN_OR_RETURN(lane.decoder,
+                     JsonDecoder::Make(options_.source_schema, options_.read_columns));
   }
   RETURN_IF_ERROR(StartChanges(resume.committed));
   last_checkpoint_ms_ = iceberg::NowMillis();

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -10,8 +11,10 @@
 #include "common/testing.h"
 #include "iceberg/table_builder.h"
 #include "log/stream_log.h"
+#include "pipeline/bind.h"
 #include "pipeline/test_util.h"
 #include "sources/log_source.h"
+#include "sql/parser.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -248,6 +251,45 @@ TEST_F(PipelineTest, BadConfigurationIsRefused) {
   o = Options();
   o.target = TableIdent{{"lake"}, "missing"};
   ASSERT_ERROR(Open(o), StatusCode::kNotFound, "missing");
+}
+
+// Projection pushdown: a column the pipeline does not read is not decoded, so
+// a value of the wrong type there makes no dead letter; a row an expression
+// rejects is dead-lettered as the record came, that column's text included.
+TEST_F(PipelineTest, AColumnThePipelineDoesNotReadIsNeitherDecodedNorLostFromADeadLetter) {
+  ASSERT_OK_AND_ASSIGN(sql::Script script, sql::ParseScript(R"(
+    CREATE SOURCE events_in (id BIGINT, user_id BIGINT, kind STRING, ts TIMESTAMPTZ)
+      WITH (connector = 'http') FORMAT JSON;
+    CREATE PIPELINE load_events AS
+      INSERT INTO lake.events SELECT id, 100 / (id - 5), 'fixed', ts FROM events_in;)"));
+  ASSERT_OK_AND_ASSIGN(auto sources, SourcesOf(script));
+  ASSERT_OK_AND_ASSIGN(const sql::CreatePipeline* def, FindPipeline(script, "load_events"));
+  ASSERT_OK_AND_ASSIGN(PipelineOptions o, BindPipeline(*catalog_, *io_, *def, sources));
+  EXPECT_EQ(o.read_columns, (std::vector<bool>{true, false, false, true}));
+  o.state_dir = Options().state_dir;
+  const std::string rejected = R"({"id":5,"user_id":1,"kind":{"not":"a string"},"ts":0})";
+  ASSERT_OK(log_->Append({R"({"id":1,"user_id":"one","kind":7,"ts":"2024-01-01T10:00:00Z"})",
+                          rejected, R"({"id":"x","ts":0})"})
+                .status());
+  {
+    ASSERT_OK_AND_ASSIGN(auto p, Open(o));
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());
+  }
+  // Row 1 despite user_id and kind; id 5 divides by zero; "x" is no BIGINT id.
+  EXPECT_EQ(Ids(), (std::multiset<int64_t>{1}));
+  auto dead = Rows(DeadLetterTable(target_));
+  ASSERT_EQ(dead.size(), 2u);
+  std::map<int64_t, nlohmann::json> by_offset;
+  for (const std::string& d : dead) {
+    auto j = nlohmann::json::parse(d);
+    by_offset[j["offset"].get<int64_t>()] = j;
+  }
+  EXPECT_EQ(by_offset[1]["payload"], rejected);
+  EXPECT_NE(by_offset[1]["error"].get<std::string>().find("division by zero"), std::string::npos)
+      << by_offset[1]["error"];
+  EXPECT_NE(by_offset[2]["error"].get<std::string>().find("field id"), std::string::npos)
+      << by_offset[2]["error"];
 }
 
 // Lanes (parallelism): the same events give the same rows, dead letters and

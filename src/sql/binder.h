@@ -93,6 +93,11 @@ Result<Batch> ApplyPlanKeepingSource(const ProjectionPlan& plan, const Batch& so
                                      std::vector<RejectedRow>* rejected,
                                      std::vector<int64_t>* kept = nullptr);
 
+// The top-level source columns the plan reads (read[i] for column i of its
+// source schema): those its select list and WHERE name. A pipeline decodes
+// only these (JsonDecoder::Make's `read`).
+std::vector<bool> ColumnsRead(const ProjectionPlan& plan);
+
 // A windowed aggregation: INSERT INTO t SELECT window_start, k, count(*), ...
 // FROM TUMBLE(src, ts, INTERVAL '1' MINUTE) [WHERE ...] GROUP BY window_start,
 // window_end, k [HAVING ...] (docs/sql.md "Windows and aggregates"). Three

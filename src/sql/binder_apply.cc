@@ -57,6 +57,31 @@ Result<Batch> ApplyPlanOrFail(const ProjectionPlan& plan, Batch& source, bool ma
 
 }  // namespace
 
+namespace {
+
+void MarkColumns(const expr::Node* n, std::vector<bool>* read) {
+  if (n == nullptr) return;
+  if (n->kind == expr::Node::Kind::kColumn && n->column >= 0 &&
+      static_cast<size_t>(n->column) < read->size()) {
+    (*read)[n->column] = true;
+  }
+  for (const expr::NodePtr& a : n->args) MarkColumns(a.get(), read);
+}
+
+}  // namespace
+
+std::vector<bool> ColumnsRead(const ProjectionPlan& plan) {
+  std::vector<bool> read(plan.source_schema->fields.size(), false);
+  for (const ProjectionColumn& c : plan.columns) {
+    if (c.kind == ProjectionColumn::Kind::kSource && c.source_index >= 0) {
+      read[c.source_index] = true;
+    }
+    MarkColumns(c.expr.get(), &read);
+  }
+  MarkColumns(plan.filter.get(), &read);
+  return read;
+}
+
 Result<Batch> ApplyPlan(const ProjectionPlan& plan, Batch source,
                         std::vector<RejectedRow>* rejected, std::vector<int64_t>* kept) {
   return ApplyPlanOrFail(plan, source, true, rejected, kept);
