@@ -284,6 +284,11 @@ Status BindAggregation(const sql::CreatePipeline& p, const sql::CreateSource& so
                                             lateness_ms * 1000, over_changelog));
   o->aggregate = std::make_shared<const sql::AggregatePlan>(std::move(plan));
   o->source_schema = std::make_shared<Schema>(source.schema);
+  // Projection pushdown: the columns `pre` reads (its input is the source's
+  // columns and then $row) and the event time.
+  o->read_columns = sql::ColumnsRead(o->aggregate->pre);
+  o->read_columns.resize(source.schema.fields.size());
+  if (o->aggregate->time_column >= 0) o->read_columns[o->aggregate->time_column] = true;
   return Status::OK();
 }
 
@@ -409,10 +414,9 @@ Result<PipelineOptions> BindPipeline(catalog::Catalog& catalog, FileIO& io,
   ASSIGN_OR_RETURN(sql::ProjectionPlan plan, sql::BindInsert(p.insert, def.schema, *target_schema));
   auto shared_plan = std::make_shared<const sql::ProjectionPlan>(std::move(plan));
   o.source_schema = std::make_shared<Schema>(DecodeSchema(*shared_plan));
-  // Projection pushdown: the columns the plan does not read are not decoded.
-  // (A rejected row's dead letter holds the raw record, so nothing of those
-  // columns is lost; a windowed pipeline's late rows are re-encoded from the
-  // decoded row, so it decodes every column.)
+  // Projection pushdown: the columns the plan does not read are not decoded
+  // (a rejected row's dead letter holds the record as it came, so nothing of
+  // them is lost).
   o.read_columns = sql::ColumnsRead(*shared_plan);
   o.projection = [shared_plan](Batch&& rows, std::vector<sql::RejectedRow>* rejected) {
     return sql::ApplyPlan(*shared_plan, std::move(rows), rejected);

@@ -290,8 +290,8 @@ Status Pipeline::TakeLanes(WindowBatch* windows) {
     if (!st.ok()) break;
     if (options_.aggregate) {
       windows->inputs.push_back({std::move(lane.rows), std::move(lane.origins),
-                                 std::move(lane.input), std::move(lane.row_of),
-                                 std::move(lane.shard)});
+                                 std::move(lane.records), std::move(lane.input),
+                                 std::move(lane.row_of), std::move(lane.shard)});
       windows->dead.push_back(std::exchange(lane.dead, Batch{}));
       continue;
     }
@@ -304,10 +304,31 @@ Status Pipeline::TakeLanes(WindowBatch* windows) {
     lanes_[i].input = Batch{};
   }
   lanes_running_ = 0;
-  if (st.ok()) windows->partitions = flushing_.partitions;
   if (!st.ok()) *windows = WindowBatch{};
+  if (st.ok() && !windows->inputs.empty()) {
+    // The records go with the batch (its late rows' dead letters); the
+    // lanes decode the next ones into a buffer the stage is done with.
+    windows->raw = TakeSpareRaw();
+    std::swap(*windows->raw, flushing_);
+  }
   flushing_.Clear();
   return st;
+}
+
+std::unique_ptr<Pipeline::RawBatch> Pipeline::TakeSpareRaw() {
+  std::lock_guard<std::mutex> lock(spare_raw_mu_);
+  if (spare_raw_.empty()) return std::make_unique<RawBatch>();
+  std::unique_ptr<RawBatch> raw = std::move(spare_raw_.back());
+  spare_raw_.pop_back();
+  return raw;
+}
+
+void Pipeline::KeepSpareRaw(std::unique_ptr<RawBatch> raw) {
+  if (raw == nullptr) return;
+  raw->Clear();
+  std::lock_guard<std::mutex> lock(spare_raw_mu_);
+  // (As many as may be in flight: one decoding, one waiting, one on the stage.)
+  if (spare_raw_.size() < 3) spare_raw_.push_back(std::move(raw));
 }
 
 Status Pipeline::PushWindows(WindowBatch batch) {
@@ -323,11 +344,16 @@ Status Pipeline::PushWindows(WindowBatch batch) {
 }
 
 void Pipeline::RunWindowBatch(WindowBatch& batch) {
+  FeedWindowBatch(batch);
+  KeepSpareRaw(std::move(batch.raw));
+}
+
+void Pipeline::FeedWindowBatch(WindowBatch& batch) {
   if (!window_status_.ok()) return;  // a failed stage takes nothing more
   Status st = FailPoint("window_stage.batch");
   for (size_t i = 0; i < batch.dead.size() && st.ok(); ++i) st = WriteDeadLetters(batch.dead[i]);
   for (size_t i = 0; i < batch.inputs.size() && st.ok(); ++i) {
-    st = FeedAggregate(batch.inputs[i], batch.partitions);
+    st = FeedAggregate(batch.inputs[i], *batch.raw);
   }
   // Once per batch, after all its lanes: a partition whose records sit in a
   // later lane must not turn idle between the lanes.

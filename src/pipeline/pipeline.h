@@ -10,8 +10,9 @@
 // order, whose shards (by key hash, one per thread; one without a group key)
 // take their rows at once. Records that cannot be decoded become rows of the
 // dead-letter table `<table>__dlq`, and so do rows the projection rejects (an
-// expression failed on them; their payload is the decoded row re-encoded as
-// JSON).
+// expression failed on them) and late events; every dead letter's payload is
+// the record as it came. Only the source columns the pipeline reads are
+// decoded (PipelineOptions::read_columns).
 // Every commit interval (and on Stop; into a primary-key table also when the
 // key index's pending changes fill their memory, KeyChangesFull) a checkpoint:
 //   1. closes the open data files (staged: each was recorded in the journal
@@ -360,6 +361,7 @@ class Pipeline {
   struct WindowInput {
     Batch rows;
     std::vector<RowOrigin> origins;
+    std::vector<uint32_t> records;  // of rows: each one's record in WindowBatch::raw
     Batch input;
     std::vector<int64_t> row_of;
     std::vector<uint16_t> shard;
@@ -379,14 +381,26 @@ class Pipeline {
   // next_checkpoint_ (its writers record their files in the journal): the
   // pipeline's thread changes none of them before settling.
   struct WindowBatch {
-    std::vector<WindowInput> inputs;      // a lane's each
-    std::vector<Batch> dead;              // the lanes' dead letters
-    std::vector<std::string> partitions;  // names of RowOrigin::partition
+    std::vector<WindowInput> inputs;  // a lane's each
+    std::vector<Batch> dead;          // the lanes' dead letters
+    // The records the lanes decoded (a late row's dead letter is its record
+    // as it came) and the partitions RowOrigin::partition names.
+    std::unique_ptr<RawBatch> raw;
   };
   Status PushWindows(WindowBatch batch);
   void RunWindowBatch(WindowBatch& batch);
+  void FeedWindowBatch(WindowBatch& batch);
   Status SettleWindows();
-  Status FeedAggregate(WindowInput& in, const std::vector<std::string>& partitions);
+  Status FeedAggregate(WindowInput& in, const RawBatch& raw);
+  // A record's value (its bytes in raw.raw).
+  static std::string_view RecordValue(const RawBatch& raw, uint32_t record) {
+    const RawRecord& r = raw.records[record];
+    return std::string_view(raw.raw.data() + r.begin, r.size);
+  }
+  // RawBatches the window stage is done with, kept for the lanes' next
+  // batches (their buffers already grown): TakeSpareRaw, or a new one.
+  std::unique_ptr<RawBatch> TakeSpareRaw();
+  void KeepSpareRaw(std::unique_ptr<RawBatch> raw);
   Status IdleCheckAggregate();
   Status EmitWindows(int64_t watermark);
   // GROUP BY without a window: the rows of the groups the checkpoint changed
@@ -489,8 +503,10 @@ class Pipeline {
   std::unique_ptr<TaskPool> pool_;
   std::vector<Lane> lanes_;  // lanes_[0]'s writer also takes the windows' rows
   std::unique_ptr<iceberg::DataWriter> dlq_writer_;
-  RawBatch polling_;       // filled by the source
-  RawBatch flushing_;      // in the lanes
+  RawBatch polling_;         // filled by the source
+  RawBatch flushing_;        // in the lanes
+  std::mutex spare_raw_mu_;  // the window stage returns, the pipeline's thread takes
+  std::vector<std::unique_ptr<RawBatch>> spare_raw_;
   int lanes_running_ = 0;  // lanes of flushing_ not yet finished (0: none)
   std::shared_ptr<const Schema> dead_schema_;
   Batch dead_rows_;  // dead letters not yet written (of the windowed path)

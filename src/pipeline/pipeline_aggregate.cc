@@ -5,7 +5,6 @@
 #include <numeric>
 
 #include "columnar/column_ops.h"
-#include "columnar/json_writer.h"
 #include "common/kill_point.h"
 #include "common/serial_queue.h"
 #include "common/task_pool.h"
@@ -138,10 +137,9 @@ Status Pipeline::PrepareAggregate(Lane& lane) {
   lane.input = std::move(*input);
   for (const sql::RejectedRow& r : rejected) {
     const RowOrigin& o = lane.origins[r.row];
-    std::string payload;
-    AppendJsonRow(rows, r.row, &payload);
-    DeadLetterRow(payload, r.error, flushing_.partitions[o.partition], o.offset, o.timestamp_ms,
-                  &lane.dead);
+    // The record as it came (the decoded row lacks the columns not read).
+    DeadLetterRow(RecordValue(flushing_, lane.records[r.row]), r.error,
+                  flushing_.partitions[o.partition], o.offset, o.timestamp_ms, &lane.dead);
   }
   const Column& row_of = lane.input.columns[0];
   lane.row_of.assign(row_of.data<int64_t>(), row_of.data<int64_t>() + row_of.size());
@@ -159,7 +157,8 @@ Status Pipeline::PrepareAggregate(Lane& lane) {
   return Status::OK();
 }
 
-Status Pipeline::FeedAggregate(WindowInput& lane, const std::vector<std::string>& partitions) {
+Status Pipeline::FeedAggregate(WindowInput& lane, const RawBatch& raw) {
+  const std::vector<std::string>& partitions = raw.partitions;
   const sql::AggregatePlan& plan = *options_.aggregate;
   const Batch& rows = lane.rows;
   int64_t n = rows.num_rows();
@@ -186,10 +185,8 @@ Status Pipeline::FeedAggregate(WindowInput& lane, const std::vector<std::string>
   for (const operators::LateRow& l : late) {
     int64_t r = lane.row_of[l.row];
     const RowOrigin& o = lane.origins[r];
-    std::string payload;
-    AppendJsonRow(rows, r, &payload);
-    DeadLetterRow(payload, l.reason, partitions[o.partition], o.offset, o.timestamp_ms,
-                  &dead_rows_);
+    DeadLetterRow(RecordValue(raw, lane.records[r]), l.reason, partitions[o.partition], o.offset,
+                  o.timestamp_ms, &dead_rows_);
   }
   return EmitWindows(watermarks_->current());
 }
