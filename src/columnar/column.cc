@@ -1,6 +1,7 @@
 #include "columnar/column.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstring>
 #include <functional>
@@ -66,6 +67,32 @@ void Column::AppendNull() {
   }
   SetNull(size_);
   ++size_;
+}
+
+void Column::AppendNulls(int64_t n) {
+  if (n <= 0) return;
+  const TypeId id = type_->id();
+  if (id == TypeId::kStruct || id == TypeId::kList || id == TypeId::kMap) {
+    for (int64_t i = 0; i < n; ++i) AppendNull();
+    return;
+  }
+  const int w = type_->value_width();
+  if (w > 0) values_.resize(values_.size() + static_cast<size_t>(n) * w, 0);
+  if (type_->is_binary_like()) {
+    offsets_.insert(offsets_.end(), static_cast<size_t>(n), static_cast<uint32_t>(heap_.size()));
+  }
+  EnsureValidity();
+  const int64_t end = size_ + n;
+  const size_t bytes = static_cast<size_t>((end + 7) >> 3);
+  if (bytes > validity_.size()) validity_.resize(bytes * 2 + 8, 0xff);
+  int64_t i = size_;
+  for (; i < end && (i & 7) != 0; ++i) SetNull(i);  // up to a whole byte
+  for (; i + 8 <= end; i += 8) {
+    null_count_ += std::popcount(validity_[static_cast<size_t>(i >> 3)]);
+    validity_[static_cast<size_t>(i >> 3)] = 0;
+  }
+  for (; i < end; ++i) SetNull(i);
+  size_ = end;
 }
 
 void Column::AppendRaw(const void* src, int64_t n) {

@@ -81,6 +81,9 @@ class Column {
   }
   // Appends a null: zero value, empty bytes/list; for a struct also a null in each child.
   void AppendNull();
+  // Appends `n` nulls, as n AppendNull calls would, at once for a column of
+  // primitive or byte values (a column no row of a batch has a value in).
+  void AppendNulls(int64_t n);
   template <typename T>
   void Append(T v) {
     size_t pos = values_.size();

@@ -1,6 +1,7 @@
 #include "columnar/column.h"
 
 #include <cstring>
+#include <string>
 
 #include "columnar/json_writer.h"
 #include "columnar/sql_schema.h"
@@ -66,6 +67,59 @@ TEST(ColumnTest, BulkAppendsTakeTheBuffersOfAnEmptyColumnAndCopyIntoAFilledOne) 
   ASSERT_EQ(partial.size(), 1);
   EXPECT_EQ(partial.GetBytes(0), "ab");
   EXPECT_EQ(partial.heap(), "ab");
+}
+
+// AppendNulls(n) leaves a column as n AppendNull calls do, whatever the
+// rows before it (valid, null, none) and however n falls on the bitmap's bytes.
+TEST(ColumnTest, AppendNullsIsNAppendNullsAtOnce) {
+  for (const TypePtr& type : {DataType::Long(), DataType::String(), DataType::Boolean(),
+                              DataType::Int(), DataType::Binary()}) {
+    for (int before : {0, 1, 5, 8, 13}) {
+      for (int n : {0, 1, 3, 7, 8, 9, 16, 61}) {
+        Column bulk(type), one_by_one(type);
+        for (int i = 0; i < before; ++i) {
+          for (Column* c : {&bulk, &one_by_one}) {
+            if (i % 3 == 1) {
+              c->AppendNull();
+            } else if (type->id() == TypeId::kLong) {
+              c->Append<int64_t>(i);
+            } else if (type->id() == TypeId::kInt) {
+              c->Append<int32_t>(i);
+            } else if (type->id() == TypeId::kBoolean) {
+              c->AppendBool(i % 2 == 0);
+            } else {
+              c->AppendBytes("v" + std::to_string(i));
+            }
+          }
+        }
+        bulk.AppendNulls(n);
+        for (int i = 0; i < n; ++i) one_by_one.AppendNull();
+        // A value after them lands in the right place.
+        for (Column* c : {&bulk, &one_by_one}) {
+          if (type->is_binary_like()) {
+            c->AppendBytes("last");
+          } else {
+            c->AppendNull();
+          }
+        }
+        const std::string what =
+            type->ToString() + " before " + std::to_string(before) + " n " + std::to_string(n);
+        ASSERT_EQ(bulk.size(), one_by_one.size()) << what;
+        EXPECT_EQ(bulk.null_count(), one_by_one.null_count()) << what;
+        for (int64_t r = 0; r < bulk.size(); ++r) {
+          ASSERT_EQ(bulk.IsValid(r), one_by_one.IsValid(r)) << what << " row " << r;
+          if (bulk.IsValid(r) && type->is_binary_like()) {
+            EXPECT_EQ(bulk.GetBytes(r), one_by_one.GetBytes(r)) << what << " row " << r;
+          }
+        }
+        if (type->id() == TypeId::kLong) {
+          for (int64_t r = 0; r < bulk.size(); ++r) {
+            EXPECT_EQ(bulk.Value<int64_t>(r), one_by_one.Value<int64_t>(r)) << what;
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(ColumnTest, NestedToJson) {

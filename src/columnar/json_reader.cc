@@ -100,10 +100,9 @@ struct PathSeg {
 
 class JsonDecoder::Impl {
  public:
-  Impl(std::shared_ptr<const Schema> schema, const std::vector<bool>& read)
+  explicit Impl(std::shared_ptr<const Schema> schema)
       : schema_(std::move(schema)), root_(CompileSchemaTree(schema_->fields)) {
     path_.reserve(16);
-    for (size_t i = 0; i < read.size() && i < root_->skip.size(); ++i) root_->skip[i] = !read[i];
   }
 
   const std::shared_ptr<const Schema>& schema() const { return schema_; }
@@ -210,7 +209,6 @@ class JsonDecoder::Impl {
         if (i < 0) continue;
       }
       hint = i + 1;
-      if (node.skip[i]) continue;  // not read: NULL below
       current_ = {node.names[i], -1};
       if (node.seen[i]) return Fail(StatusCode::kInvalidArgument, "duplicate key");
       node.seen[i] = 1;
@@ -218,7 +216,7 @@ class JsonDecoder::Impl {
     }
     for (size_t i = 0; i < node.seen.size(); ++i) {
       if (node.seen[i]) continue;
-      if (node.children[i]->required && !node.skip[i]) {
+      if (node.children[i]->required) {
         current_ = {node.names[i], -1};
         return Fail(StatusCode::kInvalidArgument, "required field is missing");
       }
@@ -605,15 +603,9 @@ class JsonDecoder::Impl {
   int64_t line_no_ = 0;
 };
 
-Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(std::shared_ptr<const Schema> schema,
-                                                       std::vector<bool> read) {
+Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(std::shared_ptr<const Schema> schema) {
   if (schema == nullptr) return Status::Invalid("JSON decoder: no schema");
-  if (!read.empty() && read.size() != schema->fields.size()) {
-    return Status::Invalid("JSON decoder: {} columns to read of a schema of {}", read.size(),
-                           schema->fields.size());
-  }
-  return std::unique_ptr<JsonDecoder>(
-      new JsonDecoder(std::make_unique<Impl>(std::move(schema), read)));
+  return std::unique_ptr<JsonDecoder>(new JsonDecoder(std::make_unique<Impl>(std::move(schema))));
 }
 
 JsonDecoder::JsonDecoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

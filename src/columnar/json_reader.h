@@ -30,13 +30,6 @@
 // This is the inverse of AppendJsonRow (json_writer.h): every row it writes
 // decodes back to identical values.
 //
-// Columns not read: Make's `read` may name the top-level columns the caller
-// uses (read[i] for column i; empty: all). A column not read is not decoded:
-// every row holds NULL there, and its value is neither checked (a type error,
-// a required field missing or null, a repeated key) nor copied. This is the
-// projection a pipeline pushes into its source's decoding (docs/pipelines.md
-// "Decoding and dead letters").
-//
 // Errors are kInvalidArgument (or kOutOfRange for values that do not fit) with
 // the message "line N: field a.b[2]: reason". A failed line leaves the batch
 // exactly as it was, so a caller may dead-letter it and continue.
@@ -49,7 +42,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "columnar/column.h"
 #include "common/status.h"
@@ -63,8 +55,7 @@ class JsonDecoder {
   using ErrorHandler =
       std::function<Status(int64_t line_no, std::string_view line, const Status& error)>;
 
-  static Result<std::unique_ptr<JsonDecoder>> Make(std::shared_ptr<const Schema> schema,
-                                                   std::vector<bool> read = {});
+  static Result<std::unique_ptr<JsonDecoder>> Make(std::shared_ptr<const Schema> schema);
   ~JsonDecoder();
 
   const std::shared_ptr<const Schema>& schema() const;

@@ -131,37 +131,6 @@ TEST(JsonDecoder, MissingAndNullOptionalFieldsAreNull) {
   EXPECT_EQ(batch.columns[0].Value<int64_t>(2), 3);
 }
 
-TEST(JsonDecoder, ColumnsNotReadAreNullAndNeitherDecodedNorChecked) {
-  auto schema = MakeSchema(
-      "id BIGINT NOT NULL, price BIGINT NOT NULL, note STRING, tags ARRAY<STRING>, ts TIMESTAMPTZ");
-  ASSERT_OK_AND_ASSIGN(auto dec, JsonDecoder::Make(schema, {true, false, false, false, true}));
-  Batch batch = Batch::Make(schema);
-  // Values of the wrong type, a repeated key and a missing required field, all
-  // in columns not read; then an ordinary row.
-  ASSERT_OK(dec->DecodeLine(
-      R"({"id":1,"price":"abc","note":7,"note":[1],"tags":{"a":1},"ts":"1970-01-01T00:00:01Z"})", 1,
-      &batch));
-  ASSERT_OK(dec->DecodeLine(R"({"ts":2000000,"id":2,"note":"x","price":5})", 2, &batch));
-  ASSERT_EQ(batch.num_rows(), 2);
-  for (int c : {1, 2, 3}) {
-    EXPECT_TRUE(batch.columns[c].IsNull(0)) << c;
-    EXPECT_TRUE(batch.columns[c].IsNull(1)) << c;
-  }
-  EXPECT_EQ(batch.columns[0].Value<int64_t>(0), 1);
-  EXPECT_EQ(batch.columns[0].Value<int64_t>(1), 2);
-  EXPECT_EQ(batch.columns[4].Value<int64_t>(0), 1000000);
-  EXPECT_EQ(batch.columns[4].Value<int64_t>(1), 2000000);
-  // The columns read are checked as always, and the JSON must still parse.
-  ASSERT_ERROR(dec->DecodeLine(R"({"price":5,"ts":1})", 3, &batch), StatusCode::kInvalidArgument,
-               "required field is missing");
-  ASSERT_ERROR(dec->DecodeLine(R"({"id":"3"})", 4, &batch), StatusCode::kInvalidArgument, "id");
-  EXPECT_FALSE(dec->DecodeLine(R"({"id":3,"note":)", 5, &batch).ok());
-  EXPECT_EQ(batch.num_rows(), 2);
-  // A mask of the wrong length is refused.
-  ASSERT_ERROR(JsonDecoder::Make(schema, {true, false}), StatusCode::kInvalidArgument,
-               "2 columns to read of a schema of 5");
-}
-
 TEST(JsonDecoder, ErrorsNameLineFieldAndReason) {
   auto schema = MakeSchema(
       "id BIGINT NOT NULL, amount DECIMAL(10,2), n INT, f FIXED(2), "

@@ -40,7 +40,6 @@ std::unique_ptr<Node> Compile(const std::vector<Field>& members, const Field* se
     n->prefix_mask.push_back(mask);
   }
   n->seen.resize(members.size());
-  n->skip.resize(members.size());
   return n;
 }
 

@@ -30,9 +30,6 @@ struct Node {
   std::vector<std::string_view> names;
   std::unordered_map<std::string_view, int> index;
   std::vector<uint8_t> seen;
-  // Members not decoded (each row NULL there): the root's columns a caller
-  // does not read (JsonDecoder::Make); 0 elsewhere.
-  std::vector<uint8_t> skip;
   // Names free of quotes, backslashes and control characters compare equal to
   // a key's raw (still escaped) JSON text.
   std::vector<uint8_t> simple;

@@ -42,8 +42,9 @@ Result<ReplayResult> ReplayOnce(catalog::Catalog& catalog, FileIO& io, const Pip
   if (!filter.empty()) where += " AND (" + filter + ")";
 
   // Decoded as the pipeline decodes (only the columns it reads).
-  ASSIGN_OR_RETURN(auto decoder, JsonDecoder::Make(bound.source_schema, bound.read_columns));
-  Batch rows = Batch::Make(bound.source_schema);
+  const DecodedColumns decoded(bound.source_schema, bound.read_columns);
+  ASSIGN_OR_RETURN(auto decoder, JsonDecoder::Make(decoded.decoded()));
+  Batch rows = Batch::Make(decoded.decoded());
   Batch failed = Batch::Make(dlq_schema);
   ReplayResult result;
   const int64_t now_us = iceberg::NowMillis() * 1000;
@@ -95,7 +96,7 @@ Result<ReplayResult> ReplayOnce(catalog::Catalog& catalog, FileIO& io, const Pip
   std::vector<catalog::TableUpdate> updates;
   std::map<std::string, std::string> summary = {{"sluice.replay-of", bound.name}};
   if (rows.num_rows() > 0) {
-    Batch projected = std::move(rows);
+    Batch projected = decoded.Widen(std::move(rows));
     if (bound.projection) {
       std::vector<sql::RejectedRow> rejected;
       auto p = bound.projection(std::move(projected), &rejected);

@@ -174,7 +174,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
   if (options_.format != sources::ChangeFormat::kJson && !options_.aggregate) {
     return RunChangeLane(lane, begin, end);
   }
-  lane.rows = Batch::Make(options_.source_schema);
+  lane.rows = Batch::Make(decoded_.decoded());
   const int64_t lane_bytes = flushing_.Bytes(begin, end);
   lane.sizer.Reserve(&lane.rows, static_cast<int64_t>(end - begin), lane_bytes);
   lane.origins.clear();
@@ -212,6 +212,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
                      &lane.dead);
   }
   lane.sizer.Learn(lane.rows, lane_bytes);
+  lane.rows = decoded_.Widen(std::move(lane.rows));       // NULL in the columns not read
   if (options_.aggregate) return PrepareAggregate(lane);  // the windows write their own rows
   Batch b = std::move(lane.rows);
   if (options_.projection) {

@@ -46,6 +46,7 @@
 #include "columnar/column.h"
 #include "iceberg/data_writer.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/decoded_columns.h"
 #include "pipeline/journal.h"
 #include "pipeline/state_files.h"
 #include "sources/change_format.h"
@@ -93,7 +94,7 @@ struct PipelineOptions {
   std::string source_name;  // the SQL source, the key in sluice.offsets
   std::shared_ptr<const Schema> source_schema;
   // The columns of source_schema the pipeline reads (empty: all): the others
-  // are not decoded (JsonDecoder::Make's `read`; docs/pipelines.md "Decoding
+  // are not decoded (pipeline/decoded_columns.h; docs/pipelines.md "Decoding
   // and dead letters").
   std::vector<bool> read_columns;
   Projection projection;
@@ -503,6 +504,7 @@ class Pipeline {
   std::unique_ptr<TaskPool> pool_;
   std::vector<Lane> lanes_;  // lanes_[0]'s writer also takes the windows' rows
   std::unique_ptr<iceberg::DataWriter> dlq_writer_;
+  DecodedColumns decoded_;   // the source columns the lanes decode
   RawBatch polling_;         // filled by the source
   RawBatch flushing_;        // in the lanes
   std::mutex spare_raw_mu_;  // the window stage returns, the pipeline's thread takes

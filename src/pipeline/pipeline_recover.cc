@@ -149,11 +149,11 @@ Status Pipeline::StartFrom(const ResumePoint& resume) {
   // pipeline's thread polls on.
   pool_ = std::make_unique<TaskPool>(threads > 1 ? threads : 0, "lane", options_.name);
   lanes_.resize(threads);
+  decoded_ = DecodedColumns(options_.source_schema, options_.read_columns);
   RETURN_IF_ERROR(StartUpserts(resume.committed));
   if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(resume.committed));
   for (Lane& lane : lanes_) {
-    ASSIGN_OR_RETURN(lane.decoder,
-                     JsonDecoder::Make(options_.source_schema, options_.read_columns));
+    ASSIGN_OR_RETURN(lane.decoder, JsonDecoder::Make(decoded_.decoded()));
   }
   RETURN_IF_ERROR(StartChanges(resume.committed));
   last_checkpoint_ms_ = iceberg::NowMillis();

@@ -95,7 +95,7 @@ Result<Batch> ApplyPlanKeepingSource(const ProjectionPlan& plan, const Batch& so
 
 // The top-level source columns the plan reads (read[i] for column i of its
 // source schema): those its select list and WHERE name. A pipeline decodes
-// only these (JsonDecoder::Make's `read`).
+// only these (pipeline/decoded_columns.h).
 std::vector<bool> ColumnsRead(const ProjectionPlan& plan);
 
 // A windowed aggregation: INSERT INTO t SELECT window_start, k, count(*), ...
