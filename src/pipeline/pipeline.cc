@@ -223,11 +223,10 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
       Status error = Status::Invalid("{}", r.error);
       const RowOrigin& o = lane.origins[r.row];
       // The record as it came (the decoded row lacks the columns not read).
-      const RawRecord& raw = flushing_.records[lane.records[r.row]];
-      AppendDeadLetter({std::string_view(flushing_.raw.data() + raw.begin, raw.size), &error,
-                        source_description_, partitions[o.partition], o.offset,
-                        o.timestamp_ms * 1000, now_us, options_.name},
-                       &lane.dead);
+      AppendDeadLetter(
+          {RecordValue(flushing_, lane.records[r.row]), &error, source_description_,
+           partitions[o.partition], o.offset, o.timestamp_ms * 1000, now_us, options_.name},
+          &lane.dead);
     }
   }
   if (keys_) {

@@ -270,7 +270,7 @@ class Pipeline {
   struct Lane {
     std::unique_ptr<JsonDecoder> decoder;
     std::unique_ptr<iceberg::DataWriter> writer;
-    Batch rows;                      // decoded (source schema)
+    Batch rows;                      // decoded (the columns read), then widened (source schema)
     BatchSizer sizer;                // sizes rows' buffers from the last batch's
     std::vector<RowOrigin> origins;  // of rows
     std::vector<uint32_t> records;   // of rows: each one's record in the batch
