@@ -327,8 +327,12 @@ void Pipeline::KeepSpareRaw(std::unique_ptr<RawBatch> raw) {
   if (raw == nullptr) return;
   raw->Clear();
   std::lock_guard<std::mutex> lock(spare_raw_mu_);
-  // (As many as may be in flight: one decoding, one waiting, one on the stage.)
-  if (spare_raw_.size() < 3) spare_raw_.push_back(std::move(raw));
+  // (At most two: a batch waiting for the stage and one on it. A buffer that
+  // one outsized record grew past twice a batch's bytes is let go.)
+  if (spare_raw_.size() < 2 &&
+      raw->raw.capacity() <= 2 * static_cast<size_t>(options_.batch_bytes)) {
+    spare_raw_.push_back(std::move(raw));
+  }
 }
 
 Status Pipeline::PushWindows(WindowBatch batch) {

@@ -10,9 +10,9 @@
 // order, whose shards (by key hash, one per thread; one without a group key)
 // take their rows at once. Records that cannot be decoded become rows of the
 // dead-letter table `<table>__dlq`, and so do rows the projection rejects (an
-// expression failed on them) and late events; every dead letter's payload is
-// the record as it came. Only the source columns the pipeline reads are
-// decoded (PipelineOptions::read_columns).
+// expression failed on them) and late events; the payload of each is the
+// record as it came. Only the source columns the pipeline reads are decoded
+// (PipelineOptions::read_columns).
 // Every commit interval (and on Stop; into a primary-key table also when the
 // key index's pending changes fill their memory, KeyChangesFull) a checkpoint:
 //   1. closes the open data files (staged: each was recorded in the journal

@@ -24,7 +24,6 @@ constexpr char kOneStream[] = "*";
 // sort), so 256 K keys take about 32 MiB beside state.memory.
 constexpr size_t kRelocateBatch = 256 << 10;
 
-// The table property naming the key index's state files (docs/state.md).
 }  // namespace
 
 Status Pipeline::StartUpserts(const std::optional<CommittedCheckpoint>& committed) {

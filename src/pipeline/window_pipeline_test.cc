@@ -42,21 +42,23 @@ class WindowLanesTest : public testing::PipelineFixture,
   void ProduceEvents(int64_t from, int64_t to) {
     std::vector<std::string> recs;
     for (int64_t i = from; i < to; ++i) {
-      int64_t ms = 1'700'000'000'000 + i * 10 - (i * 7919 % 3000);
-      if (i % 211 == 7) ms -= 60'000;
-      std::string k = i % 3 == 0 ? "hot" : fmt::format("k{}", i % 13);
       if (i % 1009 == 11) {
         ++broken_;
-        recs.push_back(fmt::format(R"({{"id":{},"k":broken)", i));
       } else if (i % 503 == 5) {
         ++no_time_;
-        recs.push_back(fmt::format(R"({{"id":{},"k":"{}","v":{}}})", i, k, i % 100));
-      } else {
-        recs.push_back(
-            fmt::format(R"({{"id":{},"k":"{}","v":{},"ts":{}}})", i, k, i % 100, ms * 1000));
       }
+      recs.push_back(EventText(i));
     }
     ASSERT_OK(log_->Append(recs).status());
+  }
+  // Event i as ProduceEvents writes it (at log offset i).
+  static std::string EventText(int64_t i) {
+    int64_t ms = 1'700'000'000'000 + i * 10 - (i * 7919 % 3000);
+    if (i % 211 == 7) ms -= 60'000;
+    std::string k = i % 3 == 0 ? "hot" : fmt::format("k{}", i % 13);
+    if (i % 1009 == 11) return fmt::format(R"({{"id":{},"k":broken)", i);
+    if (i % 503 == 5) return fmt::format(R"({{"id":{},"k":"{}","v":{}}})", i, k, i % 100);
+    return fmt::format(R"({{"id":{},"k":"{}","v":{},"ts":{}}})", i, k, i % 100, ms * 1000);
   }
 
   // Fresh tables and the pipeline's options (`parallelism` lanes).
@@ -105,8 +107,10 @@ class WindowLanesTest : public testing::PipelineFixture,
     out.rows = Rows(windows_);
     for (const std::string& r : Rows(DeadLetterTable(windows_))) {
       auto j = nlohmann::json::parse(r);
-      out.dead.push_back(
-          fmt::format("{} {}", j["offset"].get<int64_t>(), j["error"].get<std::string>()));
+      const int64_t offset = j["offset"].get<int64_t>();
+      out.dead.push_back(fmt::format("{} {}", offset, j["error"].get<std::string>()));
+      // Late, untimed or malformed: the record as it came, columns not read included.
+      EXPECT_EQ(j["payload"].get<std::string>(), EventText(offset)) << j["error"];
     }
     std::sort(out.dead.begin(), out.dead.end());
     auto t = catalog::Table::Load(*catalog_, *io_, windows_);

@@ -28,6 +28,20 @@ Result<AggregatePlan> BindAgg(std::string_view pipeline, std::string_view target
   return BindAggregateInsert(p.insert, source.schema, t, column, 0);
 }
 
+// The source columns `pre` reads: WHERE, keys, aggregate arguments, the
+// event time (the source's columns: k g v s ts other).
+TEST(AggregateBindTest, TheColumnsReadAreTheWhereKeysArgumentsAndEventTime) {
+  ASSERT_OK_AND_ASSIGN(AggregatePlan plan,
+                       BindAgg("INSERT INTO t SELECT window_start, k, count(*), sum(v) + 1 "
+                               "FROM TUMBLE(ev, ts, INTERVAL '1' MINUTE) WHERE g > 0 "
+                               "GROUP BY window_start, window_end, k",
+                               "ws TIMESTAMPTZ, k STRING, n BIGINT, total BIGINT"));
+  std::vector<bool> read = ColumnsRead(plan.pre);
+  read.resize(6);  // (then $row)
+  EXPECT_EQ(read, (std::vector<bool>{true, true, true, false, true, false}));
+  EXPECT_EQ(plan.time_column, 4);
+}
+
 TEST(AggregateBindTest, ATumblingCountHasItsThreeStages) {
   ASSERT_OK_AND_ASSIGN(
       AggregatePlan plan,

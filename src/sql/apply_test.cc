@@ -45,6 +45,18 @@ Batch SourceBatch(const Schema& schema) {
 
 constexpr std::string_view kEventColumns = "id BIGINT, user_id INT, kind STRING, ts TIMESTAMP";
 
+TEST(ApplyPlanTest, ColumnsReadAreThoseTheSelectListAndWhereName) {
+  ASSERT_OK_AND_ASSIGN(
+      Bound b, BindAndPlan("INSERT INTO t SELECT id, CASE WHEN abs(user_id) > 3 THEN 'x' END "
+                           "FROM s WHERE ts IS NOT NULL",
+                           "id BIGINT, user_id INT, kind STRING, ts TIMESTAMP, extra STRING",
+                           "id BIGINT, note STRING"));
+  EXPECT_EQ(ColumnsRead(b.plan), (std::vector<bool>{true, true, false, true, false}));
+  ASSERT_OK_AND_ASSIGN(b, BindAndPlan("INSERT INTO t SELECT 7, 'x' FROM s",
+                                      "id BIGINT, user_id INT", "id BIGINT, note STRING"));
+  EXPECT_EQ(ColumnsRead(b.plan), (std::vector<bool>{false, false}));
+}
+
 TEST(ApplyPlanTest, MovesWidensAndRezones) {
   ASSERT_OK_AND_ASSIGN(Bound b, BindAndPlan("INSERT INTO t SELECT id, user_id, kind, CAST(ts AS "
                                             "TIMESTAMPTZ) FROM s",

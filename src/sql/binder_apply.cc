@@ -55,10 +55,6 @@ Result<Batch> ApplyPlanRows(const ProjectionPlan& plan, Batch& source, bool may_
 Result<Batch> ApplyPlanOrFail(const ProjectionPlan& plan, Batch& source, bool may_move,
                               std::vector<RejectedRow>* rejected, std::vector<int64_t>* kept);
 
-}  // namespace
-
-namespace {
-
 void MarkColumns(const expr::Node* n, std::vector<bool>* read) {
   if (n == nullptr) return;
   if (n->kind == expr::Node::Kind::kColumn && n->column >= 0 &&
