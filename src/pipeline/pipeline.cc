@@ -187,7 +187,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
   const bool changelog = options_.format == sources::ChangeFormat::kChangelog;
   for (size_t i = begin; i < end; ++i) {
     const RawRecord& r = flushing_.records[i];
-    std::string_view value(flushing_.raw.data() + r.begin, r.size);
+    std::string_view value = flushing_.Value(i);
     int64_t before = lane.rows.num_rows();
     std::string_view row = value;
     sources::Change change;
@@ -224,7 +224,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
       const RowOrigin& o = lane.origins[r.row];
       // The record as it came (the decoded row lacks the columns not read).
       AppendDeadLetter(
-          {RecordValue(flushing_, lane.records[r.row]), &error, source_description_,
+          {flushing_.Value(lane.records[r.row]), &error, source_description_,
            partitions[o.partition], o.offset, o.timestamp_ms * 1000, now_us, options_.name},
           &lane.dead);
     }

@@ -258,6 +258,14 @@ class Pipeline {
       records.clear();
       partitions.clear();
     }
+    // Record i's value and message key (their bytes in raw).
+    std::string_view Value(size_t i) const {
+      return std::string_view(raw.data() + records[i].begin, records[i].size);
+    }
+    std::string_view Key(size_t i) const {
+      const RawRecord& r = records[i];
+      return std::string_view(raw.data() + r.begin + r.size, r.key_size);
+    }
     // The bytes of records [begin, end) (values and keys).
     int64_t Bytes(size_t begin, size_t end) const {
       if (begin >= end) return 0;
@@ -393,11 +401,6 @@ class Pipeline {
   void FeedWindowBatch(WindowBatch& batch);
   Status SettleWindows();
   Status FeedAggregate(WindowInput& in, const RawBatch& raw);
-  // A record's value (its bytes in raw.raw).
-  static std::string_view RecordValue(const RawBatch& raw, uint32_t record) {
-    const RawRecord& r = raw.records[record];
-    return std::string_view(raw.raw.data() + r.begin, r.size);
-  }
   // RawBatches the window stage is done with, kept for the lanes' next
   // batches (their buffers already grown): TakeSpareRaw, or a new one.
   std::unique_ptr<RawBatch> TakeSpareRaw();

@@ -138,8 +138,8 @@ Status Pipeline::PrepareAggregate(Lane& lane) {
   for (const sql::RejectedRow& r : rejected) {
     const RowOrigin& o = lane.origins[r.row];
     // The record as it came (the decoded row lacks the columns not read).
-    DeadLetterRow(RecordValue(flushing_, lane.records[r.row]), r.error,
-                  flushing_.partitions[o.partition], o.offset, o.timestamp_ms, &lane.dead);
+    DeadLetterRow(flushing_.Value(lane.records[r.row]), r.error, flushing_.partitions[o.partition],
+                  o.offset, o.timestamp_ms, &lane.dead);
   }
   const Column& row_of = lane.input.columns[0];
   lane.row_of.assign(row_of.data<int64_t>(), row_of.data<int64_t>() + row_of.size());
@@ -185,7 +185,7 @@ Status Pipeline::FeedAggregate(WindowInput& lane, const RawBatch& raw) {
   for (const operators::LateRow& l : late) {
     int64_t r = lane.row_of[l.row];
     const RowOrigin& o = lane.origins[r];
-    DeadLetterRow(RecordValue(raw, lane.records[r]), l.reason, partitions[o.partition], o.offset,
+    DeadLetterRow(raw.Value(lane.records[r]), l.reason, partitions[o.partition], o.offset,
                   o.timestamp_ms, &dead_rows_);
   }
   return EmitWindows(watermarks_->current());

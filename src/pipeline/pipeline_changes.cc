@@ -54,10 +54,8 @@ Status Pipeline::RunChangeLane(Lane& lane, size_t begin, size_t end) {
   lane.key_ends.clear();
   const std::vector<std::string>& partitions = flushing_.partitions;
   auto record_text = [&](size_t i) {
-    const RawRecord& r = flushing_.records[i];
     // A tombstone's dead letter shows its key.
-    return r.has_value ? std::string_view(flushing_.raw.data() + r.begin, r.size)
-                       : std::string_view(flushing_.raw.data() + r.begin + r.size, r.key_size);
+    return flushing_.records[i].has_value ? flushing_.Value(i) : flushing_.Key(i);
   };
   auto dead_letter = [&](size_t record, const Status& error) {
     const RowOrigin& o = flushing_.records[record].origin;
@@ -78,8 +76,8 @@ Status Pipeline::RunChangeLane(Lane& lane, size_t begin, size_t end) {
   std::vector<size_t> row_record, image_record;  // the record of each row, of each image
   for (size_t i = begin; i < end; ++i) {
     const RawRecord& r = flushing_.records[i];
-    std::string_view value(flushing_.raw.data() + r.begin, r.size);
-    std::string_view key(flushing_.raw.data() + r.begin + r.size, r.key_size);
+    std::string_view value = flushing_.Value(i);
+    std::string_view key = flushing_.Key(i);
     sources::Change change;
     Status st = lane.parser->Parse(
         r.has_value ? std::optional<std::string_view>(value) : std::nullopt, key, &change);
