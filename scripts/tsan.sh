@@ -2,8 +2,8 @@
 # The tests of sluice's threads under ThreadSanitizer: the task pool and the
 # serial queue (common_test), the sharded window operator (operators_test),
 # and pipelines on several lanes with their window stage (the lanes, window,
-# upsert, CDC and updating-aggregate tests of pipeline_test). A data race
-# fails the run.
+# upsert, CDC and updating-aggregate tests of pipeline_test, and checkpoints
+# committed in the background). A data race fails the run.
 #   scripts/tsan.sh [BUILD_DIR]   (default build-tsan; JOBS defaults to nproc)
 # scripts/test.sh runs it as one of CI's steps.
 set -euo pipefail
@@ -17,4 +17,4 @@ export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 "$dir/src/common/common_test" --gtest_filter='TaskPool*:SerialQueue*'
 "$dir/src/operators/operators_test" --gtest_filter='Sharded*'
 "$dir/src/pipeline/pipeline_test" \
-  --gtest_filter='*WindowLanes*:PipelineTest.Lanes*:*parallelism2*:*parallelism3*'
+  --gtest_filter='*WindowLanes*:PipelineTest.Lanes*:*Background*:*parallelism2*:*parallelism3*'

@@ -78,7 +78,7 @@ class LocalOutputFile final : public OutputFile {
       }
       ::unlink(tmp_.c_str());
     }
-    if (sync) SyncDir();
+    if (sync) (void)SyncDirectory(fs::path(path_).parent_path().string());  // best effort
     return Status::OK();
   }
 
@@ -99,26 +99,7 @@ class LocalOutputFile final : public OutputFile {
     return st;
   }
 
-  Status WriteAll(std::string_view data) {
-    while (!data.empty()) {
-      ssize_t n = ::write(fd_, data.data(), data.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoStatus("write", tmp_);
-      }
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-    return Status::OK();
-  }
-
-  void SyncDir() {
-    std::string dir = fs::path(path_).parent_path().string();
-    int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
-    }
-  }
+  Status WriteAll(std::string_view data) { return WriteFully(fd_, tmp_, data); }
 
   std::string path_, tmp_;
   int fd_;

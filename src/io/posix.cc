@@ -1,5 +1,6 @@
 #include "io/posix.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +31,27 @@ Status PreadFully(int fd, const std::string& path, int64_t offset, int64_t lengt
     done += n;
   }
   return Status::OK();
+}
+
+Status WriteFully(int fd, const std::string& path, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("write", path);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::OK();
+}
+
+Status SyncDirectory(const std::string& dir) {
+  const std::string d = dir.empty() ? "." : dir;
+  int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open directory", d);
+  Status st = ::fsync(fd) == 0 ? Status::OK() : ErrnoStatus("fsync directory", d);
+  ::close(fd);
+  return st;
 }
 
 }  // namespace sluice

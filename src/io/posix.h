@@ -1,5 +1,6 @@
 // POSIX helpers shared by the modules that use file descriptors directly
-// (local FileIO, the stream log): errno as a Status, and a full pread.
+// (local FileIO, the stream log, the staged-file journal): errno as a
+// Status, a full pread and write, and a folder's fsync.
 #pragma once
 
 #include <cstdint>
@@ -18,5 +19,13 @@ Status ErrnoStatus(std::string_view what, const std::string& path);
 // the caller); a short file is kCorruption naming `path`.
 Status PreadFully(int fd, const std::string& path, int64_t offset, int64_t length,
                   std::string* out);
+
+// Writes all of `data` at `fd`'s position (retrying short writes and EINTR);
+// an error names `path`.
+Status WriteFully(int fd, const std::string& path, std::string_view data);
+
+// fsyncs the folder `dir` ("" is the current one), so that a file created,
+// renamed or removed in it stays so after a crash.
+Status SyncDirectory(const std::string& dir);
 
 }  // namespace sluice

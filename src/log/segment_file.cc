@@ -106,14 +106,7 @@ class LocalLogStorage final : public LogStorage {
     return Status::OK();
   }
 
-  Status SyncDir(const std::string& dir) override {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("open directory", dir);
-    int rc = ::fsync(fd);
-    Status s = rc == 0 ? Status::OK() : ErrnoStatus("fsync directory", dir);
-    ::close(fd);
-    return s;
-  }
+  Status SyncDir(const std::string& dir) override { return SyncDirectory(dir); }
 };
 
 }  // namespace

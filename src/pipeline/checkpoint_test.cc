@@ -145,5 +145,40 @@ TEST(StagedJournal, RecordsSurviveReopenTornTailIgnoredClear) {
   fs::remove_all(dir);
 }
 
+// A checkpoint that commits in the background leaves the next one's files in
+// the journal: clearing the committed one keeps them, durably.
+TEST(StagedJournal, ClearThroughACheckpointKeepsTheLaterOnesEntries) {
+  fs::path dir = fs::temp_directory_path() / ("sluice_journal_ct_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  std::string path = (dir / "staged.journal").string();
+  {
+    ASSERT_OK_AND_ASSIGN(auto j, StagedJournal::Open(path));
+    ASSERT_OK(j->Record(3, 4, "/w/t/data/a.parquet"));
+    ASSERT_OK(j->Record(3, 5, "/w/t/data/b.parquet"));
+    ASSERT_OK(j->Record(3, 4, "/w/t/data/c.parquet"));  // a late file of checkpoint 4
+    ASSERT_OK(j->ClearThrough(4));
+    ASSERT_EQ(j->entries().size(), 1u);
+    EXPECT_EQ(j->entries()[0].path, "/w/t/data/b.parquet");
+    ASSERT_OK(j->Record(3, 6, "/w/t/data/d.parquet"));  // appended to the rewritten file
+    ASSERT_OK(j->ClearThrough(3));                      // nothing that old: unchanged
+    EXPECT_EQ(j->entries().size(), 2u);
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto j, StagedJournal::Open(path));
+    ASSERT_EQ(j->entries().size(), 2u);
+    EXPECT_EQ(j->entries()[0].checkpoint, 5);
+    EXPECT_EQ(j->entries()[1].path, "/w/t/data/d.parquet");
+    EXPECT_EQ(j->entries()[1].epoch, 3);
+    ASSERT_OK(j->ClearThrough(6));
+    EXPECT_TRUE(j->entries().empty());
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto j, StagedJournal::Open(path));
+    EXPECT_TRUE(j->entries().empty());
+  }
+  EXPECT_FALSE(fs::exists(path + ".new"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace sluice::pipeline

@@ -63,22 +63,21 @@ Status StagedJournal::ReadAll() {
   return Status::OK();
 }
 
+namespace {
+
+std::string EntryLine(int64_t epoch, int64_t checkpoint, const std::string& path) {
+  return fmt::format("{}:{} {}\n", epoch, checkpoint, path);
+}
+
+}  // namespace
+
 Status StagedJournal::Record(int64_t epoch, int64_t checkpoint, const std::string& path) {
   if (path.find('\n') != std::string::npos) {
     return Status::Invalid("journal {}: path with a newline: {}", path_, path);
   }
-  std::string line = fmt::format("{}:{} {}\n", epoch, checkpoint, path);
   // O_APPEND: each record lands at the end; a short write leaves a torn line
   // that ReadAll ignores.
-  size_t done = 0;
-  while (done < line.size()) {
-    ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus("append to journal", path_);
-    }
-    done += static_cast<size_t>(n);
-  }
+  RETURN_IF_ERROR(WriteFully(fd_, path_, EntryLine(epoch, checkpoint, path)));
   if (::fdatasync(fd_) != 0) return ErrnoStatus("sync journal", path_);
   entries_.push_back({epoch, checkpoint, path});
   return Status::OK();
@@ -89,6 +88,39 @@ Status StagedJournal::Clear() {
   if (::fsync(fd_) != 0) return ErrnoStatus("sync journal", path_);
   entries_.clear();
   return Status::OK();
+}
+
+Status StagedJournal::ClearThrough(int64_t checkpoint) {
+  std::vector<Entry> later;
+  for (const Entry& e : entries_) {
+    if (e.checkpoint > checkpoint) later.push_back(e);
+  }
+  if (later.size() == entries_.size()) return Status::OK();
+  if (later.empty()) return Clear();
+  RETURN_IF_ERROR(Rewrite(later));
+  entries_ = std::move(later);
+  return Status::OK();
+}
+
+Status StagedJournal::Rewrite(const std::vector<Entry>& entries) {
+  std::string text;
+  for (const Entry& e : entries) text += EntryLine(e.epoch, e.checkpoint, e.path);
+  const std::string tmp = path_ + ".new";
+  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create journal", tmp);
+  Status st = WriteFully(fd, tmp, text);
+  if (st.ok() && ::fsync(fd) != 0) st = ErrnoStatus("sync journal", tmp);
+  if (st.ok() && ::rename(tmp.c_str(), path_.c_str()) != 0) st = ErrnoStatus("rename to", path_);
+  if (!st.ok()) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return st;
+  }
+  st = SyncDirectory(std::filesystem::path(path_).parent_path().string());
+  // The renamed file is the journal now (appended to from here on).
+  ::close(fd_);
+  fd_ = fd;
+  return st;
 }
 
 }  // namespace sluice::pipeline

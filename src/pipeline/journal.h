@@ -8,6 +8,12 @@
 // shows as committed *by that epoch* stay, the others are deleted. The
 // journal is cleared after each commit.
 //
+// With checkpoints that commit in the background (docs/pipelines.md
+// "Checkpoints in the background"), the next checkpoint's files are recorded
+// while the one before commits: ClearThrough then removes only the entries of
+// the committed checkpoints, rewriting the journal (a new file renamed over
+// it, so a crash leaves either the old list or the new one).
+//
 // Format: one line per entry, "<epoch>:<checkpoint> <path>\n" (the first
 // version wrote "<checkpoint> <path>": read with epoch 0, unknown). A torn
 // last line (a crash while recording) is ignored: its file was not created
@@ -17,7 +23,8 @@
 // fails with kConflict naming the holder when another process (or another Open in
 // this one) has it; two runs recovering one journal would delete each other's files.
 //
-// Not thread-safe; one journal per pipeline, used by its thread.
+// Not thread-safe: one journal per pipeline, whose lanes, committer and own
+// thread take turns under its lock.
 #pragma once
 
 #include <cstdint>
@@ -50,11 +57,16 @@ class StagedJournal {
   Status Record(int64_t epoch, int64_t checkpoint, const std::string& path);
   // Removes every entry, durably.
   Status Clear();
+  // Removes the entries of checkpoints up to `checkpoint`, durably; the
+  // later ones stay.
+  Status ClearThrough(int64_t checkpoint);
 
  private:
   StagedJournal(std::string path, int fd, std::unique_ptr<FileLock> lock)
       : path_(std::move(path)), fd_(fd), lock_(std::move(lock)) {}
   Status ReadAll();
+  // Replaces the file with `entries` (a new file renamed over it).
+  Status Rewrite(const std::vector<Entry>& entries);
 
   std::string path_;
   int fd_ = -1;

@@ -92,9 +92,10 @@ Pipeline::Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions option
     : catalog_(catalog), io_(io), options_(std::move(options)), source_(std::move(source)) {}
 
 Pipeline::~Pipeline() {
-  // Lanes and a window stage still running use the members.
+  // Lanes, a window stage and a commit still running use the members.
   if (pool_) pool_->Wait();
   if (window_stage_) window_stage_->Drain();
+  if (committer_) committer_->Drain();
   // Open writers delete their unfinished files as they are destroyed; files
   // closed for a checkpoint that did not commit stay, recorded in the journal,
   // for the next run's recovery (a destructor cannot know whether a commit
@@ -128,7 +129,11 @@ Status Pipeline::StartWriters() {
     o.memory_budget_bytes /= memory_share;
     o.max_open_files = std::max(1, o.max_open_files / memory_share);
     o.open_files_share = writers + 1;
-    o.before_create = [this](const std::string& path) { return RecordStaged(path); };
+    // (Bound now: a writer closing in the background creates its last files
+    // while the next checkpoint's writers are already open.)
+    o.before_create = [this, checkpoint = next_checkpoint_](const std::string& path) {
+      return RecordStaged(checkpoint, path);
+    };
     return iceberg::DataWriter::Make(io_, t.metadata(), std::move(o));
   };
   for (int i = 0; i < writers; ++i) {
@@ -140,9 +145,9 @@ Status Pipeline::StartWriters() {
   return Status::OK();
 }
 
-Status Pipeline::RecordStaged(const std::string& path) {
+Status Pipeline::RecordStaged(int64_t checkpoint, const std::string& path) {
   std::lock_guard<std::mutex> lock(journal_mu_);
-  return journal_->Record(epoch_, next_checkpoint_, path);
+  return journal_->Record(epoch_, checkpoint, path);
 }
 
 void Pipeline::OnRecord(const SourceRecord& r) {
@@ -384,6 +389,7 @@ Status Pipeline::FinishLanes() {
 }
 
 Result<int64_t> Pipeline::Step(int timeout_ms) {
+  RETURN_IF_ERROR(TakeCommitted(/*wait=*/false));  // a checkpoint committed in the background
   int64_t until_checkpoint = last_checkpoint_ms_ + options_.commit_interval_ms - NowMs();
   int wait = static_cast<int>(std::clamp<int64_t>(until_checkpoint, 0, timeout_ms));
   polled_records_ = polled_bytes_ = 0;
@@ -400,7 +406,7 @@ Result<int64_t> Pipeline::Step(int timeout_ms) {
     RETURN_IF_ERROR(FlushRows());
   }
   if (NowMs() - last_checkpoint_ms_ >= options_.commit_interval_ms) {
-    RETURN_IF_ERROR(Checkpoint());
+    RETURN_IF_ERROR(BeginCheckpoint(/*background=*/true));
   } else if (KeyChangesFull()) {
     const int64_t commits = stats_.commits.load();
     RETURN_IF_ERROR(Checkpoint());

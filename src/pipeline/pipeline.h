@@ -20,7 +20,15 @@
 //   2. commits one snapshot to the target table (and one to the dead-letter
 //      table when there are dead letters) in one catalog transaction, whose
 //      summaries carry sluice.pipeline/epoch/checkpoint/offsets,
-//   3. clears the journal.
+//   3. clears the checkpoint's entries from the journal.
+// With more than one thread (and no key index), steps 1 and 2 of a checkpoint
+// the commit interval calls for run in the background, on a committer
+// thread, while the next batches are read into new files: the checkpoint's
+// rows, offsets and state are fixed when it begins, and its outcome is taken
+// at the next Step. One checkpoint commits at a time, in order; one that
+// failed fails the Step that takes it and every later call (reopen the
+// pipeline: recovery finds what committed). Checkpoint() and Run()'s last
+// checkpoint return only once committed.
 // Open() recovers: it takes a new writer epoch (fencing older runs), resumes
 // the source from the offsets of the newest checkpoint in the table, and
 // deletes staged files of checkpoints that never committed.
@@ -211,7 +219,9 @@ class Pipeline {
   // Polls once (waiting at most `timeout_ms`), and checkpoints if the commit
   // interval has passed. Returns the records polled.
   Result<int64_t> Step(int timeout_ms);
-  // Takes a checkpoint now (a no-op when nothing was read since the last).
+  // Takes a checkpoint now (a no-op when nothing was read since the last) and
+  // returns once it committed (with the one committing in the background
+  // before it, if any).
   Status Checkpoint();
   // Steps until RequestStop(), then takes a final checkpoint.
   Status Run();
@@ -322,18 +332,46 @@ class Pipeline {
   Status DropUncommittedFiles(const std::optional<CommittedCheckpoint>& committed, int64_t last);
   Status StartFrom(const ResumePoint& resume);
   Status StartWriters();
-  // pipeline_checkpoint.cc: a checkpoint's steps.
+  // pipeline_checkpoint.cc: a checkpoint's steps. BeginCheckpoint drains the
+  // lanes and the window stage, takes the writers of the checkpoint's files
+  // and fixes its updates (offsets, state files, counts); the checkpoint then
+  // commits (CloseAndCommit: files closed, one catalog transaction) in line,
+  // or in the background on committer_ (`background`, when the pipeline has
+  // more than one lane and no key index), and TakeCommitted applies its
+  // outcome on the pipeline's thread (the journal, retired state files,
+  // counts), waiting for it when `wait`.
+  struct Committing {
+    int64_t checkpoint = 0;
+    int64_t started_us = 0;
+    std::vector<std::unique_ptr<iceberg::DataWriter>> writers;  // the lanes'
+    std::unique_ptr<iceberg::DataWriter> dead_letter_writer;
+    std::vector<catalog::TableUpdate> updates;  // the files added as they close
+    Positions positions;
+    int64_t rows = 0, dead_letters = 0, newest_ingest_ms = 0;
+    // Set by CloseAndCommit (on committer_'s thread in the background):
+    Status status;
+    int64_t snapshot_id = 0;
+    int64_t commit_micros = 0, finished_us = 0;
+    std::atomic<bool> done{false};
+  };
+  Status BeginCheckpoint(bool background);
+  void CloseAndCommit(Committing& c, bool parallel_close);  // its outcome into c
+  Status TakeCommitted(bool wait);
   struct ClosedFiles {
     std::vector<iceberg::DataFile> data, dead_letters;
   };
-  Result<ClosedFiles> CloseFiles();
-  Result<std::vector<catalog::TableUpdate>> CheckpointUpdates(ClosedFiles files,
-                                                              const Positions& positions);
-  Status AfterCommit(int64_t snapshot_id);
-  CheckpointReport CountCommit(const std::vector<catalog::TableUpdate>& updates,
-                               Positions positions, int64_t commit_micros);
-  // Records a file about to be created in the staged-file journal (any lane).
-  Status RecordStaged(const std::string& path);
+  // Closes the writers (at once on the lanes' pool when `parallel`; their
+  // last row groups are encoded here).
+  Result<ClosedFiles> CloseFiles(Committing& c, bool parallel);
+  // The target table's update (summary, offsets, properties, window state);
+  // AddFiles adds the closed files to it, and the dead letters' update.
+  Result<std::vector<catalog::TableUpdate>> CheckpointUpdates(const Positions& positions);
+  void AddFiles(ClosedFiles files, std::vector<catalog::TableUpdate>* updates);
+  Status AfterCommit(const Committing& c);
+  CheckpointReport CountCommit(Committing& c);
+  // Records a file about to be created in the staged-file journal, under the
+  // checkpoint it belongs to (any thread).
+  Status RecordStaged(int64_t checkpoint, const std::string& path);
   // Hands the polled records to the lanes (after taking the lanes' last
   // batch); with more than one lane they run while the source is polled on,
   // and (windowed) while the window stage takes the batches before.
@@ -386,9 +424,9 @@ class Pipeline {
   // Pipeline must not checkpoint again (FlushRows fails at once, too).
   // Between a PushWindows and the next SettleWindows, the stage alone touches
   // window_, watermarks_, dead_rows_, dlq_writer_, dead_pending_,
-  // window_rows_, window_status_ and lanes_[0].writer, and reads epoch_ and
-  // next_checkpoint_ (its writers record their files in the journal): the
-  // pipeline's thread changes none of them before settling.
+  // window_rows_, window_status_ and lanes_[0].writer, and reads epoch_ (its
+  // writers record their files in the journal): the pipeline's thread changes
+  // none of them before settling.
   struct WindowBatch {
     std::vector<WindowInput> inputs;  // a lane's each
     std::vector<Batch> dead;          // the lanes' dead letters
@@ -527,6 +565,11 @@ class Pipeline {
   int64_t last_checkpoint_ms_ = 0;
   std::atomic<bool> stop_{false};
   PipelineStats stats_;
+  // Background checkpoints (more than one lane): the committer thread and the
+  // checkpoint it commits (null: none); a failed one fails every later call.
+  std::unique_ptr<SerialQueue> committer_;
+  std::unique_ptr<Committing> committing_;
+  Status checkpoint_failed_;
   // Windowed aggregations only. The operator's shards run on a pool of their
   // own, as the lanes' pool may be decoding the next batch meanwhile.
   std::unique_ptr<TaskPool> shard_pool_;

@@ -294,7 +294,7 @@ Status Pipeline::FinishInput() {
 
 Result<int64_t> Pipeline::WriteStateFile(const std::string& path,
                                          const std::function<Status(state::StateWriter*)>& write) {
-  RETURN_IF_ERROR(journal_->Record(epoch_, next_checkpoint_, path));
+  RETURN_IF_ERROR(RecordStaged(next_checkpoint_, path));
   ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, io_.OpenOutput(path, /*overwrite=*/true));
   state::StateWriter writer([&out](std::string_view chunk) { return out->Append(chunk); });
   Status st = write(&writer);

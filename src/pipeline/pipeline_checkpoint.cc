@@ -18,65 +18,117 @@ namespace sluice::pipeline {
 using catalog::Table;
 
 Status Pipeline::Checkpoint() {
+  RETURN_IF_ERROR(BeginCheckpoint(/*background=*/false));
+  return TakeCommitted(/*wait=*/true);
+}
+
+Status Pipeline::BeginCheckpoint(bool background) {
+  RETURN_IF_ERROR(TakeCommitted(/*wait=*/true));  // one commits at a time, in order
   last_checkpoint_ms_ = iceberg::NowMillis();
   if (!dirty_) {
     RenewReaderHold();
     return Status::OK();
   }
-  int64_t started = MonotonicMicros();
+  auto c = std::make_unique<Committing>();
+  c->checkpoint = next_checkpoint_;
+  c->started_us = MonotonicMicros();
   RETURN_IF_ERROR(FlushRows());
   RETURN_IF_ERROR(FinishLanes());
   // The groups changed since the last checkpoint, before its state is saved.
   if (window_ && options_.aggregate->updating()) RETURN_IF_ERROR(EmitUpdatedGroups());
   RETURN_IF_ERROR(WriteDeadLetters(dead_rows_));  // the windows' last ones
-  ASSIGN_OR_RETURN(ClosedFiles closed, CloseFiles());
-  KillPoint("pipeline.after_data_files");
+  c->positions = source_->CurrentPositions();
+  ASSIGN_OR_RETURN(c->updates, CheckpointUpdates(c->positions));
+  for (Lane& lane : lanes_) {
+    if (lane.writer) c->writers.push_back(std::move(lane.writer));
+  }
+  c->dead_letter_writer = std::move(dlq_writer_);
+  c->rows = std::exchange(rows_pending_, 0);
+  c->dead_letters = std::exchange(dead_pending_, 0);
+  c->newest_ingest_ms = newest_ingest_ms_;
+  dirty_ = false;
+  // An upsert's commit plans its deletes on the key index (and plans again
+  // when another writer committed first), and names its files by the
+  // checkpoint: it commits in line, before the next checkpoint begins.
+  if (!background || keys_ || committer_ == nullptr) {
+    CloseAndCommit(*c, /*parallel_close=*/true);  // (its outcome is taken below)
+    committing_ = std::move(c);
+    RETURN_IF_ERROR(TakeCommitted(/*wait=*/true));
+    ++next_checkpoint_;
+    return StartWriters();
+  }
+  // The next checkpoint's files open while this one's close and commit.
+  ++next_checkpoint_;
+  RETURN_IF_ERROR(StartWriters());
+  committing_ = std::move(c);
+  committer_->Push([this, c = committing_.get()] { CloseAndCommit(*c, /*parallel_close=*/false); });
+  return Status::OK();
+}
 
-  Positions positions = source_->CurrentPositions();
-  ASSIGN_OR_RETURN(std::vector<catalog::TableUpdate> updates,
-                   CheckpointUpdates(std::move(closed), positions));
-  int64_t commit_started = MonotonicMicros();
-  auto committed = CommitCheckpoint(updates);
-  if (!committed.ok()) {
+void Pipeline::CloseAndCommit(Committing& c, bool parallel_close) {
+  auto run = [&]() -> Status {
+    ASSIGN_OR_RETURN(ClosedFiles closed, CloseFiles(c, parallel_close));
+    KillPoint("pipeline.after_data_files");
+    AddFiles(std::move(closed), &c.updates);
+    int64_t commit_started = MonotonicMicros();
+    ASSIGN_OR_RETURN(std::vector<int64_t> snapshots, CommitCheckpoint(c.updates));
+    c.commit_micros = MonotonicMicros() - commit_started;
+    c.snapshot_id = snapshots[0];
+    KillPoint("pipeline.after_commit");
+    return Status::OK();
+  };
+  c.status = run();
+  c.finished_us = MonotonicMicros();
+  // The last touch: once done, the pipeline's thread may take and free `c`.
+  c.done.store(true, std::memory_order_release);
+}
+
+Status Pipeline::TakeCommitted(bool wait) {
+  RETURN_IF_ERROR(checkpoint_failed_);
+  if (committing_ == nullptr) return Status::OK();
+  if (!committing_->done.load(std::memory_order_acquire)) {
+    if (!wait) return Status::OK();
+    committer_->Drain();
+  }
+  std::unique_ptr<Committing> c = std::move(committing_);
+  if (!c->status.ok()) {
     stats_.commit_failures.fetch_add(1);
     // The staged files stay in the journal: a restart's recovery commits
     // nothing twice and deletes them unless the table shows this checkpoint.
-    return committed.status().WithContextF("pipeline {}: checkpoint {}", options_.name,
-                                           next_checkpoint_);
+    checkpoint_failed_ =
+        c->status.WithContextF("pipeline {}: checkpoint {}", options_.name, c->checkpoint);
+    return checkpoint_failed_;
   }
-  int64_t commit_micros = MonotonicMicros() - commit_started;
-  KillPoint("pipeline.after_commit");
-  RETURN_IF_ERROR(AfterCommit((*committed)[0]));
-  CheckpointReport report = CountCommit(updates, std::move(positions), commit_micros);
-  ++next_checkpoint_;
-  RETURN_IF_ERROR(StartWriters());
-  stats_.last_checkpoint_micros = MonotonicMicros() - started;
+  RETURN_IF_ERROR(AfterCommit(*c));
+  CheckpointReport report = CountCommit(*c);
+  stats_.last_checkpoint_micros = c->finished_us - c->started_us;
   report.checkpoint_seconds = static_cast<double>(stats_.last_checkpoint_micros) / 1e6;
   if (options_.on_checkpoint) options_.on_checkpoint(report);
   return Status::OK();
 }
 
-// The lanes' files close at once (their last row groups are encoded here).
-Result<Pipeline::ClosedFiles> Pipeline::CloseFiles() {
-  int lanes = static_cast<int>(lanes_.size());
-  std::vector<Result<std::vector<iceberg::DataFile>>> closed(lanes,
-                                                             std::vector<iceberg::DataFile>{});
-  pool_->Run(lanes, [&](int i) {
-    if (lanes_[i].writer) closed[i] = lanes_[i].writer->Close();
-  });
-  ClosedFiles files;
-  for (auto& c : closed) {
-    RETURN_IF_ERROR(c.status());
-    for (auto& f : *c) files.data.push_back(std::move(f));
+// The writers' files close (their last row groups are encoded here): at once
+// on the lanes' pool in line, one after another in the background (the lanes
+// are busy with the next batches meanwhile).
+Result<Pipeline::ClosedFiles> Pipeline::CloseFiles(Committing& c, bool parallel) {
+  const int n = static_cast<int>(c.writers.size());
+  std::vector<Result<std::vector<iceberg::DataFile>>> closed(n, std::vector<iceberg::DataFile>{});
+  auto close = [&](int i) { closed[i] = c.writers[i]->Close(); };
+  if (parallel) {
+    pool_->Run(n, close);
+  } else {
+    for (int i = 0; i < n; ++i) close(i);
   }
-  ASSIGN_OR_RETURN(files.dead_letters, dlq_writer_->Close());
+  ClosedFiles files;
+  for (auto& f : closed) {
+    RETURN_IF_ERROR(f.status());
+    for (auto& file : *f) files.data.push_back(std::move(file));
+  }
+  ASSIGN_OR_RETURN(files.dead_letters, c.dead_letter_writer->Close());
   return files;
 }
 
-// The target table always gets the snapshot (it holds the offsets that
-// recovery reads); the dead-letter table only when there are dead letters.
-Result<std::vector<catalog::TableUpdate>> Pipeline::CheckpointUpdates(ClosedFiles files,
-                                                                      const Positions& positions) {
+Result<std::vector<catalog::TableUpdate>> Pipeline::CheckpointUpdates(const Positions& positions) {
   std::map<std::string, std::string> summary = {
       {kSummaryPipeline, options_.name},
       {kSummaryEpoch, std::to_string(epoch_)},
@@ -89,7 +141,6 @@ Result<std::vector<catalog::TableUpdate>> Pipeline::CheckpointUpdates(ClosedFile
   std::vector<catalog::TableUpdate> updates(1);
   catalog::SnapshotUpdate& target = updates[0].update;
   updates[0].table = table_.get();
-  target.add_data = std::move(files.data);
   target.summary = summary;
   target.set_properties[CheckpointProperty(options_.name)] = EncodeCheckpointProperty(
       epoch_, next_checkpoint_, {{options_.source_name, positions}}, change_positions_);
@@ -102,14 +153,20 @@ Result<std::vector<catalog::TableUpdate>> Pipeline::CheckpointUpdates(ClosedFile
     hold_renewed_ms_ = now;  // (were the commit to fail, the next one renews it)
   }
   if (window_) RETURN_IF_ERROR(SaveState(&updates[0]));
-  if (!files.dead_letters.empty()) {
-    catalog::TableUpdate u;
-    u.table = dlq_table_.get();
-    u.update.add_data = std::move(files.dead_letters);
-    u.update.summary = summary;
-    updates.push_back(std::move(u));
-  }
   return updates;
+}
+
+// The target table always gets the snapshot (it holds the offsets that
+// recovery reads); the dead-letter table only when there are dead letters.
+void Pipeline::AddFiles(ClosedFiles files, std::vector<catalog::TableUpdate>* updates) {
+  catalog::TableUpdate& target = (*updates)[0];
+  target.update.add_data = std::move(files.data);
+  if (files.dead_letters.empty()) return;
+  catalog::TableUpdate u;
+  u.table = dlq_table_.get();
+  u.update.add_data = std::move(files.dead_letters);
+  u.update.summary = target.update.summary;
+  updates->push_back(std::move(u));
 }
 
 Result<std::vector<int64_t>> Pipeline::CommitCheckpoint(
@@ -148,8 +205,12 @@ Result<std::vector<int64_t>> Pipeline::CommitCheckpoint(
 // The staged files are the table's now; the state files the commit retired
 // are referred to by no checkpoint (a crash before they are deleted leaves
 // them for orphan cleanup).
-Status Pipeline::AfterCommit(int64_t snapshot_id) {
-  RETURN_IF_ERROR(journal_->Clear());
+Status Pipeline::AfterCommit(const Committing& c) {
+  {
+    // (The next checkpoint's files, recorded meanwhile, stay.)
+    std::lock_guard<std::mutex> lock(journal_mu_);
+    RETURN_IF_ERROR(journal_->ClearThrough(c.checkpoint));
+  }
   if (window_) {
     for (const std::string& f : window_state_.Commit()) (void)io_.Delete(f);
   }
@@ -164,7 +225,7 @@ Status Pipeline::AfterCommit(int64_t snapshot_id) {
     }
     key_state_staged_.clear();
     for (const std::string& f : key_state_.Commit()) (void)io_.Delete(f);
-    indexed_snapshot_ = snapshot_id;
+    indexed_snapshot_ = c.snapshot_id;
     stats_.upsert_deletes += pending_upsert_deletes_;
     stats_.change_deletes += pending_change_deletes_;
     stats_.changes_replayed += pending_changes_replayed_;
@@ -174,27 +235,23 @@ Status Pipeline::AfterCommit(int64_t snapshot_id) {
   return Status::OK();
 }
 
-CheckpointReport Pipeline::CountCommit(const std::vector<catalog::TableUpdate>& updates,
-                                       Positions positions, int64_t commit_micros) {
+CheckpointReport Pipeline::CountCommit(Committing& c) {
   int64_t files_added = 0;
-  for (const auto& u : updates) files_added += static_cast<int64_t>(u.update.add_data.size());
+  for (const auto& u : c.updates) files_added += static_cast<int64_t>(u.update.add_data.size());
   stats_.files_committed += files_added;
-  stats_.records_committed += rows_pending_;
-  stats_.dead_letters_committed += dead_pending_;
+  stats_.records_committed += c.rows;
+  stats_.dead_letters_committed += c.dead_letters;
   stats_.commits += 1;
-  stats_.last_commit_micros = commit_micros;
-  stats_.commit_micros_total += commit_micros;
-  stats_.checkpoint = next_checkpoint_;
-  stats_.newest_committed_ingest_ms = newest_ingest_ms_;
+  stats_.last_commit_micros = c.commit_micros;
+  stats_.commit_micros_total += c.commit_micros;
+  stats_.checkpoint = c.checkpoint;
+  stats_.newest_committed_ingest_ms = c.newest_ingest_ms;
   int64_t sum = 0;
-  for (const auto& [p, o] : positions) sum += o;
+  for (const auto& [p, o] : c.positions) sum += o;
   stats_.committed_offset_sum = sum;
-  committed_ = std::move(positions);
-  CheckpointReport report{next_checkpoint_, rows_pending_,       dead_pending_,
-                          files_added,      commit_micros / 1e6, 0};
-  rows_pending_ = dead_pending_ = 0;
-  dirty_ = false;
-  return report;
+  committed_ = std::move(c.positions);
+  return CheckpointReport{c.checkpoint,          c.rows, c.dead_letters, files_added,
+                          c.commit_micros / 1e6, 0};
 }
 
 Status Pipeline::CheckEpoch() {

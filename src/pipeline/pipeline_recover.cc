@@ -9,6 +9,7 @@
 #include "common/kill_point.h"
 #include "common/serial_queue.h"
 #include "common/task_pool.h"
+#include "common/thread_name.h"
 #include "iceberg/table_builder.h"
 #include "pipeline/pipeline.h"
 
@@ -149,6 +150,10 @@ Status Pipeline::StartFrom(const ResumePoint& resume) {
   // pipeline's thread polls on.
   pool_ = std::make_unique<TaskPool>(threads > 1 ? threads : 0, "lane", options_.name);
   lanes_.resize(threads);
+  // Checkpoints commit beside the lanes (see pipeline.h) when there are lanes
+  // to keep busy meanwhile: one thread means one thread.
+  if (threads > 1)
+    committer_ = std::make_unique<SerialQueue>(1, ThreadName("commit", 0, options_.name));
   decoded_ = DecodedColumns(options_.source_schema, options_.read_columns);
   RETURN_IF_ERROR(StartUpserts(resume.committed));
   if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(resume.committed));

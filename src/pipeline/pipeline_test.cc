@@ -150,6 +150,73 @@ TEST_F(PipelineTest, ZombieRunIsFenced) {
   EXPECT_EQ(Ids(), Range(0, 40));
 }
 
+// With two lanes, a checkpoint the commit interval calls for closes its files
+// and commits on the committer thread while the next records are read: the
+// checkpoints still commit one at a time, in order, each record once.
+TEST_F(PipelineTest, CheckpointsCommittedInTheBackgroundCommitEveryRecordOnceAndInOrder) {
+  Produce(0, 300);
+  PipelineOptions o = Options(1);
+  o.parallelism = 2;
+  o.poll_bytes = 500;  // a few records per Step, and a checkpoint begun after each
+  {
+    ASSERT_OK_AND_ASSIGN(auto p, Open(o));
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());  // waits for the one in the background, then commits the rest
+    EXPECT_GT(p->stats().commits.load(), 5);
+    EXPECT_EQ(p->stats().records_committed.load(), 300);
+    EXPECT_EQ(p->stats().commit_failures.load(), 0);
+  }
+  EXPECT_EQ(Ids(), Range(0, 300));
+  int64_t checkpoint = 0, offset = 0;
+  ASSERT_NE(Current(), nullptr);  // (loads table_)
+  for (const auto& s : table_->metadata().snapshots) {
+    EXPECT_EQ(std::stoll(s.summary.at("sluice.checkpoint")), ++checkpoint);
+    auto offsets = nlohmann::json::parse(s.summary.at("sluice.offsets"));
+    int64_t at = offsets["events_in"]["0"].get<int64_t>();
+    EXPECT_GT(at, offset) << "checkpoint " << checkpoint;
+    offset = at;
+  }
+  EXPECT_EQ(offset, 300);
+  ASSERT_OK_AND_ASSIGN(auto j, StagedJournal::Open(o.state_dir + "/staged.journal"));
+  EXPECT_TRUE(j->entries().empty());
+}
+
+// A checkpoint that fails in the background fails the call that takes its
+// outcome and every call after it: the run must be reopened, and recovery
+// finds what committed.
+TEST_F(PipelineTest, ACheckpointThatFailsInTheBackgroundFailsTheRunForGood) {
+  Produce(0, 40);
+  PipelineOptions zo = Options(1);
+  zo.parallelism = 2;
+  zo.state_dir += "-zombie-host";
+  ASSERT_OK_AND_ASSIGN(auto zombie, Open(zo));
+  Consume(*zombie);
+  ASSERT_OK(zombie->Checkpoint());
+  {
+    ASSERT_OK_AND_ASSIGN(auto p, Open(Options()));  // fences the zombie
+    Produce(40, 60);
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());
+  }
+  Produce(60, 70);
+  // Its Step reads the new records and begins a checkpoint, whose commit the
+  // fence refuses in the background.
+  ASSERT_OK(zombie->Step(0).status());
+  ASSERT_ERROR(zombie->Checkpoint(), StatusCode::kFenced, "epoch 2 has taken over");
+  ASSERT_ERROR(zombie->Step(0).status(), StatusCode::kFenced, "checkpoint 2");
+  ASSERT_ERROR(zombie->Checkpoint(), StatusCode::kFenced, "epoch 2 has taken over");
+  EXPECT_EQ(zombie->stats().commit_failures.load(), 1);
+  EXPECT_EQ(zombie->stats().commits.load(), 1);
+  zombie.reset();
+  EXPECT_EQ(Ids(), Range(0, 60));
+  {
+    ASSERT_OK_AND_ASSIGN(auto p, Open(Options()));
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());
+  }
+  EXPECT_EQ(Ids(), Range(0, 70));
+}
+
 // A micro-batch (one long interval, a checkpoint at shutdown) gives the same
 // table content as a checkpoint every few records.
 TEST_F(PipelineTest, MicroBatchEqualsContinuous) {

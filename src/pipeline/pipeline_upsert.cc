@@ -438,7 +438,7 @@ Status Pipeline::PlanUpsertDeletes(const std::vector<iceberg::DataFile>& added,
     pending_upsert_deletes_ += static_cast<int64_t>(pos.size());
   RETURN_IF_ERROR(catalog::StageRowDeletes(
       io_, md, std::move(positions), tasks, files,
-      [this](const std::string& path) { return RecordStaged(path); }, u));
+      [this](const std::string& path) { return RecordStaged(next_checkpoint_, path); }, u));
   u->kind = catalog::ChangeKind::kRowDelta;
   u->base_snapshot_id = md.current_snapshot_id;
   // A DV replaces the file's earlier one: a delete committed meanwhile by
