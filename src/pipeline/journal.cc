@@ -19,6 +19,7 @@ Result<std::unique_ptr<StagedJournal>> StagedJournal::Open(const std::string& pa
   ASSIGN_OR_RETURN(auto lock, FileLock::Acquire(path + ".lock", "journal " + path));
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("open journal", path);
+  ::unlink((path + ".new").c_str());  // a rewrite a crash interrupted (never renamed)
   std::unique_ptr<StagedJournal> j(new StagedJournal(path, fd, std::move(lock)));
   RETURN_IF_ERROR(j->ReadAll());
   return j;
@@ -97,12 +98,10 @@ Status StagedJournal::ClearThrough(int64_t checkpoint) {
   }
   if (later.size() == entries_.size()) return Status::OK();
   if (later.empty()) return Clear();
-  RETURN_IF_ERROR(Rewrite(later));
-  entries_ = std::move(later);
-  return Status::OK();
+  return Rewrite(std::move(later));
 }
 
-Status StagedJournal::Rewrite(const std::vector<Entry>& entries) {
+Status StagedJournal::Rewrite(std::vector<Entry> entries) {
   std::string text;
   for (const Entry& e : entries) text += EntryLine(e.epoch, e.checkpoint, e.path);
   const std::string tmp = path_ + ".new";
@@ -116,11 +115,11 @@ Status StagedJournal::Rewrite(const std::vector<Entry>& entries) {
     ::unlink(tmp.c_str());
     return st;
   }
-  st = SyncDirectory(std::filesystem::path(path_).parent_path().string());
   // The renamed file is the journal now (appended to from here on).
   ::close(fd_);
   fd_ = fd;
-  return st;
+  entries_ = std::move(entries);
+  return SyncDirectory(std::filesystem::path(path_).parent_path().string());
 }
 
 }  // namespace sluice::pipeline

@@ -5,8 +5,8 @@
 // after a crash recovery knows every file that may exist without listing the
 // table's folder or guessing by age. Each entry carries the writer epoch and
 // the checkpoint the file belongs to: files of the checkpoint that the table
-// shows as committed *by that epoch* stay, the others are deleted. The
-// journal is cleared after each commit.
+// shows as committed *by that epoch* stay, the others are deleted. Each
+// commit clears its checkpoint's entries.
 //
 // With checkpoints that commit in the background (docs/pipelines.md
 // "Checkpoints in the background"), the next checkpoint's files are recorded
@@ -65,8 +65,8 @@ class StagedJournal {
   StagedJournal(std::string path, int fd, std::unique_ptr<FileLock> lock)
       : path_(std::move(path)), fd_(fd), lock_(std::move(lock)) {}
   Status ReadAll();
-  // Replaces the file with `entries` (a new file renamed over it).
-  Status Rewrite(const std::vector<Entry>& entries);
+  // Replaces the file and entries_ with `entries` (a new file renamed over it).
+  Status Rewrite(std::vector<Entry> entries);
 
   std::string path_;
   int fd_ = -1;

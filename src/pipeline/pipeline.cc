@@ -129,8 +129,8 @@ Status Pipeline::StartWriters() {
     o.memory_budget_bytes /= memory_share;
     o.max_open_files = std::max(1, o.max_open_files / memory_share);
     o.open_files_share = writers + 1;
-    // (Bound now: a writer closing in the background creates its last files
-    // while the next checkpoint's writers are already open.)
+    // (Bound now: a writer's files belong to the checkpoint it was made for,
+    // whatever next_checkpoint_ says by the time it creates them.)
     o.before_create = [this, checkpoint = next_checkpoint_](const std::string& path) {
       return RecordStaged(checkpoint, path);
     };

@@ -26,8 +26,8 @@
 // thread, while the next batches are read into new files: the checkpoint's
 // rows, offsets and state are fixed when it begins, and its outcome is taken
 // at the next Step. One checkpoint commits at a time, in order; one that
-// failed fails the Step that takes it and every later call (reopen the
-// pipeline: recovery finds what committed). Checkpoint() and Run()'s last
+// failed fails the Step or Checkpoint that takes its outcome, and every later
+// call (reopen the pipeline: recovery finds what committed). Checkpoint() and Run()'s last
 // checkpoint return only once committed.
 // Open() recovers: it takes a new writer epoch (fencing older runs), resumes
 // the source from the offsets of the newest checkpoint in the table, and
@@ -355,6 +355,7 @@ class Pipeline {
     std::atomic<bool> done{false};
   };
   Status BeginCheckpoint(bool background);
+  Status CommitOrHandOver(std::unique_ptr<Committing> c, bool background);
   void CloseAndCommit(Committing& c, bool parallel_close);  // its outcome into c
   Status TakeCommitted(bool wait);
   struct ClosedFiles {

@@ -281,6 +281,7 @@ Status Pipeline::DeleteGroupRows(Lane& lane, const Batch& groups) {
 }
 
 Status Pipeline::FinishInput() {
+  RETURN_IF_ERROR(checkpoint_failed_);
   RETURN_IF_ERROR(FlushRows());
   RETURN_IF_ERROR(FinishLanes());
   if (!window_) return Status::OK();

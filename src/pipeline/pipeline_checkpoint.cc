@@ -47,6 +47,14 @@ Status Pipeline::BeginCheckpoint(bool background) {
   c->dead_letters = std::exchange(dead_pending_, 0);
   c->newest_ingest_ms = newest_ingest_ms_;
   dirty_ = false;
+  // The lanes have no writers now and the checkpoint's rows are its own: a
+  // failure from here on ends the run for good.
+  Status st = CommitOrHandOver(std::move(c), background);
+  if (!st.ok() && checkpoint_failed_.ok()) checkpoint_failed_ = st;
+  return st;
+}
+
+Status Pipeline::CommitOrHandOver(std::unique_ptr<Committing> c, bool background) {
   // An upsert's commit plans its deletes on the key index (and plans again
   // when another writer committed first), and names its files by the
   // checkpoint: it commits in line, before the next checkpoint begins.
@@ -99,7 +107,12 @@ Status Pipeline::TakeCommitted(bool wait) {
         c->status.WithContextF("pipeline {}: checkpoint {}", options_.name, c->checkpoint);
     return checkpoint_failed_;
   }
-  RETURN_IF_ERROR(AfterCommit(*c));
+  if (Status st = AfterCommit(*c); !st.ok()) {
+    // (Committed, but its journal entries may stay: recovery sorts them out.)
+    checkpoint_failed_ =
+        st.WithContextF("pipeline {}: after checkpoint {} committed", options_.name, c->checkpoint);
+    return checkpoint_failed_;
+  }
   CheckpointReport report = CountCommit(*c);
   stats_.last_checkpoint_micros = c->finished_us - c->started_us;
   report.checkpoint_seconds = static_cast<double>(stats_.last_checkpoint_micros) / 1e6;

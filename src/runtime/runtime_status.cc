@@ -123,7 +123,7 @@ Status Runtime::RegisterPipelineMetrics(Running* r, PipelineOptions& o) {
   ASSIGN_OR_RETURN(
       r->checkpoint_seconds,
       One(g.AddHistogram("sluice_pipeline_checkpoint_duration_seconds",
-                         "Duration of a whole checkpoint (close files, commit, journal).",
+                         "Duration of a whole checkpoint (from its start until committed).",
                          server::DefaultSecondsBuckets(), p),
           l));
   ASSIGN_OR_RETURN(r->restarts_total,
