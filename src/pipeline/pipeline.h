@@ -356,14 +356,14 @@ class Pipeline {
   };
   Status BeginCheckpoint(bool background);
   Status CommitOrHandOver(std::unique_ptr<Committing> c, bool background);
-  void CloseAndCommit(Committing& c, bool parallel_close);  // its outcome into c
+  void CloseAndCommit(Committing& c, TaskPool& close_pool);  // its outcome into c
   Status TakeCommitted(bool wait);
   struct ClosedFiles {
     std::vector<iceberg::DataFile> data, dead_letters;
   };
-  // Closes the writers (at once on the lanes' pool when `parallel`; their
-  // last row groups are encoded here).
-  Result<ClosedFiles> CloseFiles(Committing& c, bool parallel);
+  // Closes the writers at once on `pool` (their last row groups are encoded
+  // here).
+  Result<ClosedFiles> CloseFiles(Committing& c, TaskPool& pool);
   // The target table's update (summary, offsets, properties, window state);
   // AddFiles adds the closed files to it, and the dead letters' update.
   Result<std::vector<catalog::TableUpdate>> CheckpointUpdates(const Positions& positions);
@@ -566,9 +566,12 @@ class Pipeline {
   int64_t last_checkpoint_ms_ = 0;
   std::atomic<bool> stop_{false};
   PipelineStats stats_;
-  // Background checkpoints (more than one lane): the committer thread and the
-  // checkpoint it commits (null: none); a failed one fails every later call.
+  // Background checkpoints (more than one lane): the committer thread, the
+  // pool on which it closes the files (its workers and it: one thread a
+  // lane), and the checkpoint it commits (null: none); a failed one fails
+  // every later call.
   std::unique_ptr<SerialQueue> committer_;
+  std::unique_ptr<TaskPool> close_pool_;
   std::unique_ptr<Committing> committing_;
   Status checkpoint_failed_;
   // Windowed aggregations only. The operator's shards run on a pool of their

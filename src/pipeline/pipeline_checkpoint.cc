@@ -59,7 +59,7 @@ Status Pipeline::CommitOrHandOver(std::unique_ptr<Committing> c, bool background
   // when another writer committed first), and names its files by the
   // checkpoint: it commits in line, before the next checkpoint begins.
   if (!background || keys_ || committer_ == nullptr) {
-    CloseAndCommit(*c, /*parallel_close=*/true);  // (its outcome is taken below)
+    CloseAndCommit(*c, *pool_);  // (its outcome is taken below)
     committing_ = std::move(c);
     RETURN_IF_ERROR(TakeCommitted(/*wait=*/true));
     ++next_checkpoint_;
@@ -69,13 +69,13 @@ Status Pipeline::CommitOrHandOver(std::unique_ptr<Committing> c, bool background
   ++next_checkpoint_;
   RETURN_IF_ERROR(StartWriters());
   committing_ = std::move(c);
-  committer_->Push([this, c = committing_.get()] { CloseAndCommit(*c, /*parallel_close=*/false); });
+  committer_->Push([this, c = committing_.get()] { CloseAndCommit(*c, *close_pool_); });
   return Status::OK();
 }
 
-void Pipeline::CloseAndCommit(Committing& c, bool parallel_close) {
+void Pipeline::CloseAndCommit(Committing& c, TaskPool& close_pool) {
   auto run = [&]() -> Status {
-    ASSIGN_OR_RETURN(ClosedFiles closed, CloseFiles(c, parallel_close));
+    ASSIGN_OR_RETURN(ClosedFiles closed, CloseFiles(c, close_pool));
     KillPoint("pipeline.after_data_files");
     AddFiles(std::move(closed), &c.updates);
     int64_t commit_started = MonotonicMicros();
@@ -120,18 +120,13 @@ Status Pipeline::TakeCommitted(bool wait) {
   return Status::OK();
 }
 
-// The writers' files close (their last row groups are encoded here): at once
-// on the lanes' pool in line, one after another in the background (the lanes
-// are busy with the next batches meanwhile).
-Result<Pipeline::ClosedFiles> Pipeline::CloseFiles(Committing& c, bool parallel) {
+// The writers' files close at once (their last row groups are encoded here):
+// on the lanes' pool in line, on the committer's own in the background (the
+// lanes' pool is busy with the next batches meanwhile).
+Result<Pipeline::ClosedFiles> Pipeline::CloseFiles(Committing& c, TaskPool& pool) {
   const int n = static_cast<int>(c.writers.size());
   std::vector<Result<std::vector<iceberg::DataFile>>> closed(n, std::vector<iceberg::DataFile>{});
-  auto close = [&](int i) { closed[i] = c.writers[i]->Close(); };
-  if (parallel) {
-    pool_->Run(n, close);
-  } else {
-    for (int i = 0; i < n; ++i) close(i);
-  }
+  pool.Run(n, [&](int i) { closed[i] = c.writers[i]->Close(); });
   ClosedFiles files;
   for (auto& f : closed) {
     RETURN_IF_ERROR(f.status());

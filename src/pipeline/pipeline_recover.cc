@@ -152,8 +152,10 @@ Status Pipeline::StartFrom(const ResumePoint& resume) {
   lanes_.resize(threads);
   // Checkpoints commit beside the lanes (see pipeline.h) when there are lanes
   // to keep busy meanwhile: one thread means one thread.
-  if (threads > 1)
+  if (threads > 1) {
     committer_ = std::make_unique<SerialQueue>(1, ThreadName("commit", 0, options_.name));
+    close_pool_ = std::make_unique<TaskPool>(threads - 1, "close", options_.name);
+  }
   decoded_ = DecodedColumns(options_.source_schema, options_.read_columns);
   RETURN_IF_ERROR(StartUpserts(resume.committed));
   if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(resume.committed));
