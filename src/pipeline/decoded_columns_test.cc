@@ -69,5 +69,38 @@ TEST(DecodedColumnsTest, APipelineThatReadsNoColumnStillCountsItsRows) {
   EXPECT_EQ(rows.columns[3].size(), 2);
 }
 
+// Struct, list and map columns not read are NULL too, with the children a
+// reader walks: a struct's children one NULL a row, a list's and a map's
+// offsets all at the start of an empty child.
+TEST(DecodedColumnsTest, NestedColumnsNotReadAreNullWithConsistentChildren) {
+  auto parsed = ParseColumnList(
+      "id BIGINT NOT NULL, pos STRUCT<x DOUBLE, y DOUBLE>, tags ARRAY<STRING>, "
+      "attrs MAP<STRING, BIGINT>");
+  ASSERT_OK(parsed.status());
+  auto source = std::make_shared<Schema>(*parsed);
+  DecodedColumns d(source, {true, false, false, false});
+  ASSERT_OK_AND_ASSIGN(
+      Batch rows, Decode(d, {R"({"id":1,"pos":{"x":1.5,"y":2},"tags":["a","b"],"attrs":{"k":1}})",
+                             R"({"id":2,"pos":"not a struct","tags":7})", R"({"id":3})"}));
+  ASSERT_EQ(rows.num_rows(), 3);
+  EXPECT_EQ(rows.columns[0].Value<int64_t>(2), 3);
+  const Column& pos = rows.columns[1];
+  const Column& tags = rows.columns[2];
+  const Column& attrs = rows.columns[3];
+  for (const Column* c : {&pos, &tags, &attrs}) {
+    ASSERT_EQ(c->size(), 3);
+    EXPECT_EQ(c->null_count(), 3);
+  }
+  ASSERT_EQ(pos.num_children(), 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(pos.child(i).size(), 3);
+    EXPECT_EQ(pos.child(i).null_count(), 3);
+  }
+  for (const Column* c : {&tags, &attrs}) {
+    EXPECT_EQ(c->child(0).size(), 0);
+    for (int64_t r = 0; r < 3; ++r) EXPECT_EQ(c->ListBegin(r), c->ListEnd(r));
+  }
+}
+
 }  // namespace
 }  // namespace sluice::pipeline
