@@ -320,7 +320,7 @@ Status Pipeline::TakeLanes(WindowBatch* windows) {
   return st;
 }
 
-std::unique_ptr<Pipeline::RawBatch> Pipeline::TakeSpareRaw() {
+std::unique_ptr<RawBatch> Pipeline::TakeSpareRaw() {
   std::lock_guard<std::mutex> lock(spare_raw_mu_);
   if (spare_raw_.empty()) return std::make_unique<RawBatch>();
   std::unique_ptr<RawBatch> raw = std::move(spare_raw_.back());

@@ -56,6 +56,7 @@
 #include "pipeline/checkpoint.h"
 #include "pipeline/decoded_columns.h"
 #include "pipeline/journal.h"
+#include "pipeline/raw_batch.h"
 #include "pipeline/state_files.h"
 #include "sources/change_format.h"
 #include "sources/source.h"
@@ -240,49 +241,8 @@ class Pipeline {
   const Positions& committed_positions() const { return committed_; }
 
  private:
-  // Where each row of rows_ came from (for the dead letters of rows the
-  // projection rejects).
-  struct RowOrigin {
-    uint32_t partition;  // index into its RawBatch's partitions
-    int64_t offset;
-    int64_t timestamp_ms;
-  };
-
   Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions options,
            std::unique_ptr<Source> source);
-  // A record polled but not yet decoded: its value is raw[begin, begin + size).
-  struct RawRecord {
-    size_t begin, size;
-    RowOrigin origin;
-    uint32_t key_size = 0;  // the message key follows the value in raw
-    bool has_value = true;  // false: a tombstone
-  };
-  // Records polled, as they came.
-  struct RawBatch {
-    std::string raw;
-    std::vector<RawRecord> records;
-    std::vector<std::string> partitions;  // names, indexed by RowOrigin::partition
-    uint32_t last_partition = 0;
-    void Clear() {
-      raw.clear();
-      records.clear();
-      partitions.clear();
-    }
-    // Record i's value and message key (their bytes in raw).
-    std::string_view Value(size_t i) const {
-      return std::string_view(raw.data() + records[i].begin, records[i].size);
-    }
-    std::string_view Key(size_t i) const {
-      const RawRecord& r = records[i];
-      return std::string_view(raw.data() + r.begin + r.size, r.key_size);
-    }
-    // The bytes of records [begin, end) (values and keys).
-    int64_t Bytes(size_t begin, size_t end) const {
-      if (begin >= end) return 0;
-      const RawRecord& last = records[end - 1];
-      return static_cast<int64_t>(last.begin + last.size + last.key_size - records[begin].begin);
-    }
-  };
   // One thread's share of a batch: its decoder and writer, and what it made
   // of its records.
   struct Lane {
