@@ -107,8 +107,10 @@ class JsonDecoder::Impl {
 
   const std::shared_ptr<const Schema>& schema() const { return schema_; }
 
-  Status DecodeLine(std::string_view line, int64_t line_no, Batch* batch) {
+  Status DecodeLine(std::string_view line, int64_t line_no, Batch* batch, bool padded) {
     if (IsBlank(line)) return Status::OK();
+    if (padded)
+      return DecodePadded(line.data(), line.size(), line.size() + kPadding, line_no, batch);
     padded_.assign(line.data(), line.size());
     padded_.resize(line.size() + simdjson::SIMDJSON_PADDING);
     return DecodePadded(padded_.data(), line.size(), padded_.size(), line_no, batch);
@@ -613,8 +615,8 @@ JsonDecoder::~JsonDecoder() = default;
 
 const std::shared_ptr<const Schema>& JsonDecoder::schema() const { return impl_->schema(); }
 
-Status JsonDecoder::DecodeLine(std::string_view line, int64_t line_no, Batch* batch) {
-  return impl_->DecodeLine(line, line_no, batch);
+Status JsonDecoder::DecodeLine(std::string_view line, int64_t line_no, Batch* batch, bool padded) {
+  return impl_->DecodeLine(line, line_no, batch, padded);
 }
 
 Status JsonDecoder::DecodeLines(std::string_view buffer, int64_t first_line_no, Batch* batch,

@@ -62,8 +62,10 @@ class JsonDecoder {
 
   // Appends one row decoded from `line` (one JSON object) to `batch`, which must
   // have been made for this decoder's schema. A blank line appends nothing.
-  // `line_no` is used in error messages only.
-  Status DecodeLine(std::string_view line, int64_t line_no, Batch* batch);
+  // `line_no` is used in error messages only. When `padded`, `line` is
+  // followed by a line end ('\n' or '\r') and at least kPadding readable
+  // bytes after it, and is parsed where it lies instead of copied.
+  Status DecodeLine(std::string_view line, int64_t line_no, Batch* batch, bool padded = false);
 
   // Decodes every '\n'-separated line of `buffer` (a trailing "\r" is ignored;
   // the last line need not end in '\n'). The first line is numbered

@@ -252,7 +252,18 @@ Status StreamLog::Health() {
 
 Result<ReadResult> StreamLog::Read(int64_t offset, int64_t max_bytes) const {
   ReadResult out;
-  out.next_offset = offset;
+  ASSIGN_OR_RETURN(
+      out.next_offset,
+      ReadEach(offset, max_bytes, [&](int64_t at, int64_t timestamp_ms, std::string_view value) {
+        out.records.push_back(LogRecord{at, timestamp_ms, std::string(value)});
+      }));
+  return out;
+}
+
+Result<int64_t> StreamLog::ReadEach(int64_t offset, int64_t max_bytes,
+                                    const RecordVisitor& fn) const {
+  int64_t next_offset = offset;
+  int64_t delivered = 0;
   std::shared_ptr<SegmentFile> file;
   int64_t position = 0;
   int64_t expected = 0;
@@ -264,7 +275,7 @@ Result<ReadResult> StreamLog::Read(int64_t offset, int64_t max_bytes) const {
       return Status::OutOfRange("log {}: read at offset {} outside the retained range [{}, {}]",
                                 dir_, offset, start, readable_end_);
     }
-    if (offset == readable_end_) return out;
+    if (offset == readable_end_) return next_offset;
     auto seg_it = std::prev(segments_.upper_bound(offset));
     const Segment& segment = *seg_it->second;
     auto idx = std::upper_bound(segment.index.begin(), segment.index.end(),
@@ -302,20 +313,20 @@ Result<ReadResult> StreamLog::Read(int64_t offset, int64_t max_bytes) const {
       for (size_t i = 0; i < records.size(); ++i) {
         int64_t record_offset = header.base_offset + static_cast<int64_t>(i);
         if (record_offset < offset) continue;
-        if (!out.records.empty() && bytes + static_cast<int64_t>(records[i].size()) > max_bytes) {
-          return out;
+        if (delivered > 0 && bytes + static_cast<int64_t>(records[i].size()) > max_bytes) {
+          return next_offset;
         }
         bytes += static_cast<int64_t>(records[i].size());
-        out.records.push_back(
-            LogRecord{record_offset, header.timestamp_ms, std::string(records[i])});
-        out.next_offset = record_offset + 1;
+        fn(record_offset, header.timestamp_ms, records[i]);
+        ++delivered;
+        next_offset = record_offset + 1;
       }
     }
     expected = header.end_offset();
     position += header.total_size();
-    if (bytes >= max_bytes && !out.records.empty()) break;
+    if (bytes >= max_bytes && delivered > 0) break;
   }
-  return out;
+  return next_offset;
 }
 
 Result<int> StreamLog::DeleteSegmentsBefore(int64_t offset) {

@@ -30,12 +30,14 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -107,6 +109,11 @@ class StreamLog {
   // Reading at next_offset() returns nothing; kOutOfRange below start_offset()
   // (deleted by retention) or above next_offset().
   Result<ReadResult> Read(int64_t offset, int64_t max_bytes) const;
+  // Read without copying: fn(offset, timestamp_ms, value) for each record, its
+  // value valid during the call only; returns where the next read starts.
+  using RecordVisitor =
+      std::function<void(int64_t offset, int64_t timestamp_ms, std::string_view value)>;
+  Result<int64_t> ReadEach(int64_t offset, int64_t max_bytes, const RecordVisitor& fn) const;
 
   // Retention: deletes every segment whose records all lie below `offset`, never
   // the active (last) segment. Returns how many segments were removed.

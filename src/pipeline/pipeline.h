@@ -56,7 +56,6 @@
 #include "pipeline/checkpoint.h"
 #include "pipeline/decoded_columns.h"
 #include "pipeline/journal.h"
-#include "pipeline/raw_batch.h"
 #include "pipeline/state_files.h"
 #include "sources/change_format.h"
 #include "sources/source.h"
@@ -76,6 +75,10 @@ struct RowLocation;
 }  // namespace sluice
 
 namespace sluice::pipeline {
+
+using sources::RawBatch;
+using sources::RawRecord;
+using sources::RowOrigin;
 
 // What one committed checkpoint did (for metrics).
 struct CheckpointReport {
@@ -348,8 +351,10 @@ class Pipeline {
   Status WriteDeadLetters(Batch& dead);
   // Decodes records [begin, end) of flushing_ into `lane`, dead-letters what
   // fails, and projects and writes the rows (or prepares them for the windows).
+  // Polls the source into polling_ (waiting at most `timeout_ms`) and counts
+  // what came.
+  Result<int64_t> Poll(int timeout_ms);
   Status RunLane(Lane& lane, size_t begin, size_t end);
-  void OnRecord(const SourceRecord& r);
   Status CheckEpoch();
   // The epoch step of opening through a catalog that does not swap whole
   // metadata files (REST): commits the next epoch with an empty snapshot on
@@ -519,8 +524,6 @@ class Pipeline {
   Positions committed_;
   bool dirty_ = false;  // records read since the last checkpoint
   int64_t newest_ingest_ms_ = 0;
-  int64_t polled_records_ = 0;  // records and their bytes of the Poll under way
-  int64_t polled_bytes_ = 0;
   int64_t rows_pending_ = 0;  // rows written to the open files
   int64_t dead_pending_ = 0;
   int64_t last_checkpoint_ms_ = 0;

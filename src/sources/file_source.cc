@@ -20,8 +20,10 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// Reads take at most this much, and at least kMinRead.
 constexpr size_t kChunk = size_t{1} << 20;
-// A buffer grown beyond this for a long line is released after the Poll.
+constexpr int64_t kMinRead = int64_t{64} << 10;
+// Poll's buffer grown beyond this for a long line is released after it.
 constexpr size_t kRetainedBuffer = 4 * kChunk;
 // Editors on Windows start UTF-8 files with one; it is not part of the line.
 constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
@@ -199,6 +201,18 @@ Positions FileSource::Lag() const {
 
 Result<int64_t> FileSource::Poll(int64_t max_bytes, int timeout_ms,
                                  const std::function<void(const SourceRecord&)>& sink) {
+  scratch_.Clear();
+  Result<int64_t> delivered = PollInto(max_bytes, timeout_ms, &scratch_);
+  for (size_t i = 0; i < scratch_.records.size(); ++i) {
+    const RawRecord& r = scratch_.records[i];
+    sink(SourceRecord{scratch_.partitions[r.origin.partition], r.origin.offset,
+                      r.origin.timestamp_ms, scratch_.Value(i)});
+  }
+  if (scratch_.raw.capacity() > kRetainedBuffer) scratch_ = RawBatch();
+  return delivered;
+}
+
+Result<int64_t> FileSource::PollInto(int64_t max_bytes, int timeout_ms, RawBatch* out) {
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   auto scan_interval = std::chrono::milliseconds(options_.scan_interval_ms);
   // A busy source rescans too, less often: appends to files it has finished
@@ -207,7 +221,7 @@ Result<int64_t> FileSource::Poll(int64_t max_bytes, int timeout_ms,
   Result<int64_t> delivered = int64_t{0};
   bool just_scanned = false;
   while (true) {
-    delivered = ReadAvailable(max_bytes, sink);
+    delivered = ReadAvailable(max_bytes, out);
     if (!delivered.ok() || *delivered > 0) break;
     if (just_scanned) {
       drained_ = true;
@@ -224,28 +238,27 @@ Result<int64_t> FileSource::Poll(int64_t max_bytes, int timeout_ms,
     auto step = std::min<Clock::duration>(std::chrono::milliseconds(5), deadline - now);
     std::this_thread::sleep_for(step);
   }
-  if (buf_.size() > kRetainedBuffer) std::string().swap(buf_);
   if (delivered.ok() && *delivered > 0) drained_ = false;
   return delivered;
 }
 
-Result<int64_t> FileSource::ReadAvailable(int64_t max_bytes,
-                                          const std::function<void(const SourceRecord&)>& sink) {
+Result<int64_t> FileSource::ReadAvailable(int64_t max_bytes, RawBatch* out) {
   int64_t delivered = 0, bytes = 0;
   for (auto& [name, f] : files_) {
     if (bytes > 0 && bytes >= max_bytes) break;
     if (f.size <= f.next || f.size == f.stalled_size) continue;
-    ASSIGN_OR_RETURN(int64_t n, ReadFile(name, f, max_bytes, &bytes, sink));
+    ASSIGN_OR_RETURN(int64_t n, ReadFile(name, f, max_bytes, &bytes, out));
     delivered += n;
   }
   return delivered;
 }
 
-// buf_[0, len) holds the file's bytes from `pos` (a line start) on; bytes
-// before `scanned` hold no '\n'.
+// The file's bytes from `pos` (a line start) on are read to the end of
+// out->raw, at `base`: raw[base, base + len). Its lines are records where
+// they lie; the bytes after the last line delivered are dropped again (the
+// next read starts at that line).
 Result<int64_t> FileSource::ReadFile(const std::string& file, FileState& f, int64_t max_bytes,
-                                     int64_t* bytes,
-                                     const std::function<void(const SourceRecord&)>& sink) {
+                                     int64_t* bytes, RawBatch* out) {
   std::string path = PathOf(file);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -268,62 +281,67 @@ Result<int64_t> FileSource::ReadFile(const std::string& file, FileState& f, int6
   f.mtime_ms = MtimeMs(st);
   f.stalled_size = -1;
 
+  ByteBuffer& raw = out->raw;
+  const size_t base = raw.size();
+  const int64_t pos = f.next;
+  // raw[base + line] starts the next line (at pos + line in the file); no
+  // '\n' in raw[base + line, base + scanned).
+  size_t len = 0, line = 0, scanned = 0;
   auto budget_left = [&] { return *bytes < max_bytes || *bytes == 0; };
   int64_t delivered = 0;
-  int64_t pos = f.next;
-  size_t len = 0, scanned = 0;
   bool eof = false;
+  Status status;
   while (!eof && budget_left()) {
-    if (len == buf_.size()) {
-      if (static_cast<int64_t>(len) > options_.max_line_bytes) {
-        if (*bytes > 0) break;  // deliver what was read; the next Poll fails
-        return Status::OutOfRange(
-            "file source {}: line at offset {} of file {} is longer than {} bytes", options_.name,
-            pos, path, options_.max_line_bytes);
-      }
-      buf_.resize(std::max(kChunk, buf_.size() * 2));
+    if (static_cast<int64_t>(len - line) > options_.max_line_bytes) {
+      if (*bytes > 0) break;  // deliver what was read; the next Poll fails
+      status = Status::OutOfRange(
+          "file source {}: line at offset {} of file {} is longer than {} bytes", options_.name,
+          pos + static_cast<int64_t>(line), path, options_.max_line_bytes);
+      break;
     }
-    ssize_t n = ::pread(fd, buf_.data() + len, buf_.size() - len, pos + static_cast<int64_t>(len));
+    // What the budget has left (a line crossing its end completes in reads
+    // of kMinRead), or more for a long line.
+    size_t want = static_cast<size_t>(
+        std::clamp<int64_t>(max_bytes - *bytes, kMinRead, static_cast<int64_t>(kChunk)));
+    want = std::max(want, std::min(len - line, kChunk));
+    ssize_t n = ::pread(fd, raw.Extend(want), want, pos + static_cast<int64_t>(len));
+    raw.Truncate(base + len + static_cast<size_t>(std::max<ssize_t>(n, 0)));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return Status::IOError("file source {}: reading {} at offset {}: {}", options_.name, path,
-                             pos + static_cast<int64_t>(len), std::strerror(errno));
+      status = Status::IOError("file source {}: reading {} at offset {}: {}", options_.name, path,
+                               pos + static_cast<int64_t>(len), std::strerror(errno));
+      break;
     }
     eof = n == 0;
     len += static_cast<size_t>(n);
-    size_t start = 0;
+    const char* at = raw.data() + base;
     while (budget_left()) {
-      const char* base = buf_.data();
-      const void* nl = std::memchr(base + scanned, '\n', len - scanned);
+      const void* nl = std::memchr(at + scanned, '\n', len - scanned);
       if (nl == nullptr) {
         scanned = len;
         break;
       }
-      size_t end = static_cast<const char*>(nl) - base;
-      size_t value_begin = start, value_end = end;
-      if (value_end > start && base[value_end - 1] == '\r') --value_end;
-      if (pos + static_cast<int64_t>(start) == 0 &&
-          std::string_view(base, value_end).starts_with(kUtf8Bom)) {
+      size_t end = static_cast<const char*>(nl) - at;
+      size_t value_begin = line, value_end = end;
+      if (value_end > line && at[value_end - 1] == '\r') --value_end;
+      if (pos + static_cast<int64_t>(line) == 0 &&
+          std::string_view(at, value_end).starts_with(kUtf8Bom)) {
         value_begin += kUtf8Bom.size();
       }
-      if (!IsBlank(base + value_begin, value_end - value_begin)) {
-        sink(SourceRecord{file, pos + static_cast<int64_t>(start), f.mtime_ms,
-                          std::string_view(base + value_begin, value_end - value_begin)});
+      if (!IsBlank(at + value_begin, value_end - value_begin)) {
+        out->AddInPlace(file, pos + static_cast<int64_t>(line), f.mtime_ms, base + value_begin,
+                        value_end - value_begin);
         ++delivered;
         *bytes += static_cast<int64_t>(value_end - value_begin);
       }
-      start = scanned = end + 1;
-      f.next = pos + static_cast<int64_t>(start);
-    }
-    if (start > 0) {
-      std::memmove(buf_.data(), buf_.data() + start, len - start);
-      len -= start;
-      scanned -= start;
-      pos += static_cast<int64_t>(start);
+      line = scanned = end + 1;
+      f.next = pos + static_cast<int64_t>(line);
     }
   }
+  raw.Truncate(base + line);
   f.size = std::max<int64_t>(f.size, pos + static_cast<int64_t>(len));
-  if (eof && len > 0) f.stalled_size = f.size;  // only a partial line is left
+  if (eof && len > line) f.stalled_size = f.size;  // only a partial line is left
+  RETURN_IF_ERROR(status);
   return delivered;
 }
 

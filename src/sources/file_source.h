@@ -53,6 +53,9 @@ class FileSource : public Source {
   Status Seek(const Positions& positions) override;
   Result<int64_t> Poll(int64_t max_bytes, int timeout_ms,
                        const std::function<void(const SourceRecord&)>& sink) override;
+  // Reads the lines straight into `out` (Poll copies them out of a buffer of
+  // its own).
+  Result<int64_t> PollInto(int64_t max_bytes, int timeout_ms, RawBatch* out) override;
   Positions CurrentPositions() const override;
   // Per file, bytes not yet read (size at the last look - position).
   Positions Lag() const override;
@@ -77,14 +80,13 @@ class FileSource : public Source {
   Status Rescan();
   Status StatTracked(const std::string& file, FileState& state) const;
   // Reads complete lines of every file with unread bytes, in name order.
-  Result<int64_t> ReadAvailable(int64_t max_bytes,
-                                const std::function<void(const SourceRecord&)>& sink);
+  Result<int64_t> ReadAvailable(int64_t max_bytes, RawBatch* out);
   Result<int64_t> ReadFile(const std::string& file, FileState& state, int64_t max_bytes,
-                           int64_t* bytes, const std::function<void(const SourceRecord&)>& sink);
+                           int64_t* bytes, RawBatch* out);
 
   FileSourceOptions options_;
   Files files_;
-  std::string buf_;  // reused across reads: file bytes from a line start on
+  RawBatch scratch_;  // Poll's records
   std::chrono::steady_clock::time_point last_scan_{};
   bool drained_ = false;  // the last Poll found nothing new right after a rescan
 };

@@ -325,6 +325,51 @@ TEST_F(FileSourceTest, LinesLongerThan16MiBAreDeliveredWhole) {
                "line at offset 6 of file");
 }
 
+TEST_F(FileSourceTest, PollIntoAppendsTheLinesWhereTheyLieAfterWhatTheBatchHolds) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < 300; ++i) lines.push_back(fmt::format("{{\"n\": {}}}", i));
+  auto want = WriteLines("a.jsonl", lines);
+  Append(dir_ / "b.jsonl", "{\"crlf\": 1}\r\n\r\n{\"crlf\": 2}\r\n{\"partial\": ");
+  ASSERT_OK_AND_ASSIGN(auto s, Open());
+  RawBatch batch;
+  batch.Add("kafka-0", 7, 1, "copied", "key", true);
+  // Budgets of about 100 bytes: each poll stops mid-file, and drops the
+  // bytes it read past its last line.
+  std::vector<Rec> got;
+  for (int polls = 0;; ++polls) {
+    ASSERT_LT(polls, 1000);
+    size_t first = batch.records.size();
+    ASSERT_OK_AND_ASSIGN(int64_t n, s->PollInto(100, 0, &batch));
+    ASSERT_EQ(static_cast<size_t>(n), batch.records.size() - first);
+    if (n == 0) break;
+    for (size_t i = first; i < batch.records.size(); ++i) {
+      const RawRecord& r = batch.records[i];
+      got.push_back(
+          Rec{batch.partitions[r.origin.partition], r.origin.offset, std::string(batch.Value(i))});
+      EXPECT_EQ(r.key_size, 0u);
+      char after = batch.raw.data()[r.begin + r.size];
+      EXPECT_TRUE(after == '\n' || after == '\r') << "record " << i;
+    }
+    // Nothing past the last line's end: the next poll's bytes follow it.
+    const RawRecord& last = batch.records.back();
+    size_t end = last.begin + last.size;
+    EXPECT_EQ(batch.raw.size(), end + (batch.raw.data()[end] == '\r' ? 2 : 1));
+  }
+  want.push_back(Rec{"b.jsonl", 0, "{\"crlf\": 1}"});
+  want.push_back(Rec{"b.jsonl", 15, "{\"crlf\": 2}"});
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(batch.Value(0), "copied");
+  EXPECT_EQ(batch.Key(0), "key");
+  EXPECT_EQ(batch.partitions, (std::vector<std::string>{"kafka-0", "a.jsonl", "b.jsonl"}));
+  // The partial line waits; once completed, it is read whole.
+  Append(dir_ / "b.jsonl", "true}\n");
+  size_t first = batch.records.size();
+  ASSERT_OK_AND_ASSIGN(int64_t n, s->PollInto(100, 2000, &batch));  // once it rescans
+  ASSERT_EQ(n, 1);
+  EXPECT_EQ(batch.records[first].origin.offset, 28);
+  EXPECT_EQ(batch.Value(first), "{\"partial\": true}");
+}
+
 // The real Pipeline over a FileSource: a checkpoint stores byte offsets per
 // file; a run that dies without a checkpoint is replayed by the next, which
 // resumes mid-file and picks up a new file: every event exactly once.

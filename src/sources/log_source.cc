@@ -32,14 +32,20 @@ Result<int64_t> LogSource::Poll(int64_t max_bytes, int timeout_ms,
   }
   int64_t delivered = 0, bytes = 0;
   while (bytes < max_bytes && next_ < log_->end_offset()) {
-    ASSIGN_OR_RETURN(log::ReadResult r, log_->Read(next_, max_bytes - bytes));
-    if (r.records.empty()) break;
-    for (const log::LogRecord& rec : r.records) {
-      sink(SourceRecord{kPartition, rec.offset, rec.timestamp_ms, rec.value});
-      bytes += static_cast<int64_t>(rec.value.size());
-      ++delivered;
-    }
-    next_ = r.next_offset;
+    const int64_t before = delivered;
+    // next_ follows each record delivered, so that a read failing halfway
+    // leaves it past exactly those.
+    Result<int64_t> next =
+        log_->ReadEach(next_, max_bytes - bytes,
+                       [&](int64_t offset, int64_t timestamp_ms, std::string_view value) {
+                         sink(SourceRecord{kPartition, offset, timestamp_ms, value});
+                         bytes += static_cast<int64_t>(value.size());
+                         ++delivered;
+                         next_ = offset + 1;
+                       });
+    RETURN_IF_ERROR(next.status());
+    if (delivered == before) break;
+    next_ = *next;
   }
   return delivered;
 }

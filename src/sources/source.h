@@ -33,6 +33,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "sources/raw_batch.h"
 
 namespace sluice::sources {
 
@@ -60,6 +61,14 @@ class Source {
   // valid only during the call.
   virtual Result<int64_t> Poll(int64_t max_bytes, int timeout_ms,
                                const std::function<void(const SourceRecord&)>& sink) = 0;
+  // Poll, appending the records to `out`. This copies each record Poll
+  // delivers; a source that reads bytes it can hand over as they are (a
+  // file's lines) reads them straight into `out` instead.
+  virtual Result<int64_t> PollInto(int64_t max_bytes, int timeout_ms, RawBatch* out) {
+    return Poll(max_bytes, timeout_ms, [out](const SourceRecord& r) {
+      out->Add(r.partition, r.offset, r.timestamp_ms, r.value, r.key, r.has_value);
+    });
+  }
   virtual Positions CurrentPositions() const = 0;
   virtual Positions Lag() const = 0;
   // Bounded runs (`sluice run --bounded`): true once a Poll found nothing

@@ -1,0 +1,80 @@
+// ByteBuffer: bytes in one heap block that grows without writing what it
+// adds, for a buffer that read() or a decoder fills in place (a std::string's
+// resize writes every new byte first), and that keeps kPadding readable bytes
+// past its end, so that a parser that reads ahead (simdjson) can parse any
+// part of it in place (once it has held a byte).
+//
+// A block is reused: clear() keeps it. Not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string_view>
+#include <utility>
+
+namespace sluice {
+
+class ByteBuffer {
+ public:
+  // Readable bytes past size(), whatever their content (simdjson's padding).
+  static constexpr size_t kPadding = 64;
+
+  ByteBuffer() = default;
+  ByteBuffer(ByteBuffer&& other) noexcept { *this = std::move(other); }
+  ByteBuffer& operator=(ByteBuffer&& other) noexcept {
+    data_ = std::move(other.data_);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+    return *this;
+  }
+
+  char* data() { return data_.get(); }
+  const char* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Bytes it can hold before it grows (the padding not counted).
+  size_t capacity() const { return capacity_; }
+  std::string_view view() const { return {data_.get(), size_}; }
+
+  void clear() { size_ = 0; }
+  // Grows by `n` bytes left as they are (unwritten when new): where they start,
+  // valid until the next growth.
+  char* Extend(size_t n) {
+    if (capacity_ - size_ < n) Grow(size_ + n);
+    char* at = data_.get() + size_;
+    size_ += n;
+    return at;
+  }
+  // Drops the bytes past `n` (n <= size()).
+  void Truncate(size_t n) { size_ = n; }
+  void Append(std::string_view bytes) {
+    if (!bytes.empty()) std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());
+  }
+  // Room for `n` bytes in all without growing again.
+  void Reserve(size_t n) {
+    if (n > capacity_) Grow(n);
+  }
+
+ private:
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  // At least `n` bytes, doubling: realloc moves the bytes (or keeps the block).
+  void Grow(size_t n) {
+    size_t to = capacity_ * 2 > n ? capacity_ * 2 : n;
+    void* p = std::realloc(data_.get(), to + kPadding);
+    if (p == nullptr) throw std::bad_alloc();
+    (void)data_.release();
+    data_.reset(static_cast<char*>(p));
+    capacity_ = to;
+  }
+
+  std::unique_ptr<char, Free> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+}  // namespace sluice
