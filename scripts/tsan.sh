@@ -17,4 +17,4 @@ export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 "$dir/src/common/common_test" --gtest_filter='TaskPool*:SerialQueue*'
 "$dir/src/operators/operators_test" --gtest_filter='Sharded*'
 "$dir/src/pipeline/pipeline_test" \
-  --gtest_filter='*WindowLanes*:PipelineTest.Lanes*:*Background*:*parallelism2*:*parallelism3*'
+  --gtest_filter='*WindowLanes*:PipelineTest.Lanes*:*Background*:*ClaimRecords*:*parallelism2*:*parallelism3*'

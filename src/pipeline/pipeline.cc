@@ -24,6 +24,8 @@ namespace {
 // A batch smaller than this per lane is not split (the threads would cost
 // more than they save).
 constexpr size_t kMinRecordsPerLane = 512;
+// A plain append's lanes claim a batch's records this many at a time.
+constexpr size_t kRecordsPerClaim = 1024;
 
 int64_t NowMs() { return iceberg::NowMillis(); }
 
@@ -160,9 +162,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
   lane.origins.clear();
   lane.records.clear();
   lane.retracts.clear();
-  lane.dead = Batch::Make(dead_schema_);
   const std::vector<std::string>& partitions = flushing_.partitions;
-  lane.written = 0;
   // An aggregate over a changelog: +I and +U rows add, -U and -D rows retract.
   const bool changelog = options_.format == sources::ChangeFormat::kChangelog;
   const bool in_place = options_.format == sources::ChangeFormat::kJson;
@@ -221,7 +221,7 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
   } else {
     RETURN_IF_ERROR_CTX(lane.writer->Write(b), "writing to {}", options_.target.ToString());
   }
-  lane.written = b.num_rows();
+  lane.written += b.num_rows();
   return Status::OK();
 }
 
@@ -240,8 +240,28 @@ Status Pipeline::FlushRows() {
     int lanes = static_cast<int>(lanes_.size());
     lanes_running_ = static_cast<int>(std::clamp<size_t>(n / kMinRecordsPerLane, 1, lanes));
     int parts = lanes_running_;
-    auto run = [this, n, parts](int i) {
-      lanes_[i].status = RunLane(lanes_[i], n * i / parts, n * (i + 1) / parts);
+    // A plain append's lanes claim records a few at a time, so that a lane
+    // whose thread waits for a core (the pipeline's thread polls meanwhile:
+    // one thread more than the cores) leaves them to the lanes that run, not
+    // the batch waiting for it. The rows of lanes that the windows or the
+    // key index take in source order are consecutive records.
+    const bool claim = options_.format == sources::ChangeFormat::kJson && !options_.aggregate &&
+                       !keys_ && lanes > 1;
+    next_claim_.store(0, std::memory_order_relaxed);
+    auto run = [this, n, parts, claim](int i) {
+      Lane& lane = lanes_[i];
+      lane.dead = Batch::Make(dead_schema_);
+      lane.written = 0;
+      if (!claim) {
+        lane.status = RunLane(lane, n * i / parts, n * (i + 1) / parts);
+        return;
+      }
+      lane.status = Status::OK();
+      while (lane.status.ok()) {
+        size_t begin = next_claim_.fetch_add(kRecordsPerClaim, std::memory_order_relaxed);
+        if (begin >= n) break;
+        lane.status = RunLane(lane, begin, std::min(n, begin + kRecordsPerClaim));
+      }
     };
     if (lanes == 1) {
       RETURN_IF_ERROR(PushWindows(std::move(windows)));  // (none: one lane finishes at once)

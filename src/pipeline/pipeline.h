@@ -349,11 +349,12 @@ class Pipeline {
   // stage.
   Status FinishLanes();
   Status WriteDeadLetters(Batch& dead);
-  // Decodes records [begin, end) of flushing_ into `lane`, dead-letters what
-  // fails, and projects and writes the rows (or prepares them for the windows).
   // Polls the source into polling_ (waiting at most `timeout_ms`) and counts
   // what came.
   Result<int64_t> Poll(int timeout_ms);
+  // Decodes records [begin, end) of flushing_ into `lane`, dead-letters what
+  // fails (adding to lane.dead), and projects and writes the rows, adding to
+  // lane.written (or prepares them for the windows).
   Status RunLane(Lane& lane, size_t begin, size_t end);
   Status CheckEpoch();
   // The epoch step of opening through a catalog that does not swap whole
@@ -516,7 +517,8 @@ class Pipeline {
   RawBatch flushing_;        // in the lanes
   std::mutex spare_raw_mu_;  // the window stage returns, the pipeline's thread takes
   std::vector<std::unique_ptr<RawBatch>> spare_raw_;
-  int lanes_running_ = 0;  // lanes of flushing_ not yet finished (0: none)
+  int lanes_running_ = 0;              // lanes of flushing_ not yet finished (0: none)
+  std::atomic<size_t> next_claim_{0};  // the next record of flushing_ a lane may claim
   std::shared_ptr<const Schema> dead_schema_;
   Batch dead_rows_;  // dead letters not yet written (of the windowed path)
   int64_t epoch_ = 0;

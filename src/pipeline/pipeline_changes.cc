@@ -47,8 +47,6 @@ Status Pipeline::RunChangeLane(Lane& lane, size_t begin, size_t end) {
   lane.rows = Batch::Make(options_.source_schema);
   lane.images = Batch::Make(options_.image_schema);
   lane.origins.clear();
-  lane.dead = Batch::Make(dead_schema_);
-  lane.written = 0;
   lane.changes.clear();
   lane.keys.clear();
   lane.key_ends.clear();
@@ -157,7 +155,7 @@ Status Pipeline::RunChangeLane(Lane& lane, size_t begin, size_t end) {
   RETURN_IF_ERROR_CTX(lane.writer->Write(out, &lane.placements), "writing to {}",
                       options_.target.ToString());
   lane.file_paths = lane.writer->FilePaths();
-  lane.written = out.num_rows();
+  lane.written += out.num_rows();
   std::vector<int> key_order(key_columns_.size());
   std::iota(key_order.begin(), key_order.end(), 0);
   for (Decoded& d : decoded) {

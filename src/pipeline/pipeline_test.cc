@@ -2,10 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
@@ -179,6 +183,43 @@ TEST_F(PipelineTest, CheckpointsCommittedInTheBackgroundCommitEveryRecordOnceAnd
   EXPECT_EQ(offset, 300);
   ASSERT_OK_AND_ASSIGN(auto j, StagedJournal::Open(o.state_dir + "/staged.journal"));
   EXPECT_TRUE(j->entries().empty());
+}
+
+// A plain append's lanes claim records a chunk at a time: a lane stalled in
+// its first chunk (here, its projection sleeps) leaves the rest of the batch
+// to the other lane instead of the half it would have been given.
+TEST_F(PipelineTest, APlainAppendsLanesClaimRecordsSoAStalledLaneHoldsUpOnlyItsChunk) {
+  std::vector<std::string> records;
+  for (int i = 0; i < 5000; ++i) {
+    records.push_back(
+        fmt::format(R"({{"id":{},"user_id":1,"kind":"k","ts":"2024-01-01T10:00:00Z"}})", i));
+  }
+  for (int i = 0; i < 5; ++i) records.push_back("not json");  // in the last chunk
+  ASSERT_OK(log_->Append(records).status());
+  PipelineOptions o = Options();
+  o.parallelism = 2;
+  auto stalled = std::make_shared<std::atomic<bool>>(false);
+  o.projection = [stalled](Batch&& rows, std::vector<sql::RejectedRow>*) -> Result<Batch> {
+    if (!stalled->exchange(true)) std::this_thread::sleep_for(std::chrono::seconds(1));
+    return std::move(rows);
+  };
+  {
+    ASSERT_OK_AND_ASSIGN(auto p, Open(o));
+    Consume(*p);
+    ASSERT_OK(p->Checkpoint());
+    EXPECT_EQ(p->stats().records_committed.load(), 5000);  // rows; the 5 others dead letters
+  }
+  EXPECT_EQ(Ids(), Range(0, 5000));
+  EXPECT_EQ(Rows(DeadLetterTable(target_)).size(), 5u);
+  // One file per lane (one partition): the stalled lane's holds its one
+  // chunk's rows (1,024), the other's the rest.
+  const iceberg::Snapshot* current = Current();  // (loads table_)
+  ASSERT_NE(current, nullptr);
+  ASSERT_OK_AND_ASSIGN(auto files, table_->LiveFiles(current->snapshot_id));
+  std::vector<int64_t> counts;
+  for (const auto& e : files) counts.push_back(e.file.record_count);
+  std::sort(counts.begin(), counts.end());
+  EXPECT_EQ(counts, (std::vector<int64_t>{1024, 3976}));
 }
 
 // A checkpoint that fails in the background fails the call that takes its
