@@ -203,7 +203,11 @@ while [ "$kills" -lt "$KILLS" ]; do
     { wait "$pid"; } 2>/dev/null || true
     start_server "$victim" "$kp"
     pid=$PID_A; [ "$victim" = a ] || pid=$PID_B
-    for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
+    # 4 s to reach it; 12 s for the maintenance service's, whose units
+    # begin after the restart's first assessment and wait out a conflict.
+    steps=200
+    case $kp in maintenance.*) steps=600 ;; esac
+    for _ in $(seq 1 "$steps"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
     if kill -0 "$pid" 2>/dev/null; then
       kill -9 "$pid" 2>/dev/null || true
     else
