@@ -2,7 +2,9 @@
 // adds, for a buffer that read() or a decoder fills in place (a std::string's
 // resize writes every new byte first), and that keeps kPadding readable bytes
 // past its end, so that a parser that reads ahead (simdjson) can parse any
-// part of it in place (once it has held a byte).
+// part of it in place (once it has held a byte). Bytes past size() are
+// readable but need not have been written: tools that track uninitialised
+// reads (MSan, valgrind) flag a parser's look-ahead into them; ASan does not.
 //
 // A block is reused: clear() keeps it. Not thread-safe.
 #pragma once
@@ -50,6 +52,7 @@ class ByteBuffer {
   }
   // Drops the bytes past `n` (n <= size()).
   void Truncate(size_t n) { size_ = n; }
+  // `bytes` must not lie in the buffer (a growth would free them first).
   void Append(std::string_view bytes) {
     if (!bytes.empty()) std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());
   }

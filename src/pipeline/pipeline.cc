@@ -231,9 +231,8 @@ Status Pipeline::FlushRows() {
   WindowBatch windows;
   RETURN_IF_ERROR(TakeLanes(&windows));
   if (!polling_.records.empty()) {
-    // Lanes of consecutive records: on the pipeline's thread alone, or on the
-    // workers while it polls the next batch (and the window stage takes the
-    // batches before).
+    // Lanes: on the pipeline's thread alone, or on the workers while it polls
+    // the next batch (and the window stage takes the batches before).
     std::swap(flushing_, polling_);
     polling_.Clear();
     size_t n = flushing_.records.size();

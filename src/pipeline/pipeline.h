@@ -3,9 +3,10 @@
 //
 // Loop: poll records from the source, decode them (FORMAT JSON) into column
 // batches, project them onto the target table's schema, and write them with
-// a partitioned DataWriter. A batch is split into `parallelism` lanes of
-// consecutive records, decoded, projected and written at once on that many
-// threads, each lane with its own writer (its own data files); the windowed
+// a partitioned DataWriter. A batch is split into `parallelism` lanes,
+// decoded, projected and written at once on that many threads, each lane with
+// its own writer (its own data files) and the records it claims 1,024 at a
+// time (a plain append) or a consecutive share of them; the windowed
 // path decodes and filters in lanes and feeds the window operator in source
 // order, whose shards (by key hash, one per thread; one without a group key)
 // take their rows at once. Records that cannot be decoded become rows of the

@@ -3,13 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
@@ -186,8 +186,8 @@ TEST_F(PipelineTest, CheckpointsCommittedInTheBackgroundCommitEveryRecordOnceAnd
 }
 
 // A plain append's lanes claim records a chunk at a time: a lane stalled in
-// its first chunk (here, its projection sleeps) leaves the rest of the batch
-// to the other lane instead of the half it would have been given.
+// its first chunk (its projection waits) leaves the rest of the batch to the
+// other lane instead of the half it would have been given.
 TEST_F(PipelineTest, APlainAppendsLanesClaimRecordsSoAStalledLaneHoldsUpOnlyItsChunk) {
   std::vector<std::string> records;
   for (int i = 0; i < 5000; ++i) {
@@ -198,9 +198,20 @@ TEST_F(PipelineTest, APlainAppendsLanesClaimRecordsSoAStalledLaneHoldsUpOnlyItsC
   ASSERT_OK(log_->Append(records).status());
   PipelineOptions o = Options();
   o.parallelism = 2;
-  auto stalled = std::make_shared<std::atomic<bool>>(false);
-  o.projection = [stalled](Batch&& rows, std::vector<sql::RejectedRow>*) -> Result<Batch> {
-    if (!stalled->exchange(true)) std::this_thread::sleep_for(std::chrono::seconds(1));
+  // The first chunk projected waits until the batch's 5 chunks all were (the
+  // other lane's 4), or 20 s: with halves, the other lane projects once.
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    int calls = 0;
+  };
+  auto gate = std::make_shared<Gate>();
+  o.projection = [gate](Batch&& rows, std::vector<sql::RejectedRow>*) -> Result<Batch> {
+    std::unique_lock<std::mutex> lock(gate->mu);
+    if (++gate->calls == 1) {
+      gate->cv.wait_for(lock, std::chrono::seconds(20), [&] { return gate->calls >= 5; });
+    }
+    gate->cv.notify_all();
     return std::move(rows);
   };
   {

@@ -23,7 +23,8 @@ using Clock = std::chrono::steady_clock;
 // Reads take at most this much, and at least kMinRead.
 constexpr size_t kChunk = size_t{1} << 20;
 constexpr int64_t kMinRead = int64_t{64} << 10;
-// Poll's buffer grown beyond this for a long line is released after it.
+// Poll's buffer (a poll's records) is kept for the next one up to this size,
+// or twice the poll's budget.
 constexpr size_t kRetainedBuffer = 4 * kChunk;
 // Editors on Windows start UTF-8 files with one; it is not part of the line.
 constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
@@ -208,7 +209,10 @@ Result<int64_t> FileSource::Poll(int64_t max_bytes, int timeout_ms,
     sink(SourceRecord{scratch_.partitions[r.origin.partition], r.origin.offset,
                       r.origin.timestamp_ms, scratch_.Value(i)});
   }
-  if (scratch_.raw.capacity() > kRetainedBuffer) scratch_ = RawBatch();
+  if (scratch_.raw.capacity() >
+      std::max(kRetainedBuffer, 2 * static_cast<size_t>(std::max<int64_t>(max_bytes, 0)))) {
+    scratch_ = RawBatch();  // grown for a long line
+  }
   return delivered;
 }
 
@@ -253,10 +257,10 @@ Result<int64_t> FileSource::ReadAvailable(int64_t max_bytes, RawBatch* out) {
   return delivered;
 }
 
-// The file's bytes from `pos` (a line start) on are read to the end of
-// out->raw, at `base`: raw[base, base + len). Its lines are records where
-// they lie; the bytes after the last line delivered are dropped again (the
-// next read starts at that line).
+// The file's bytes from its position (a line start) on are read to the end
+// of out->raw. Its lines are records where they lie; the bytes after the last
+// record's line are dropped again (the next read starts at the line after the
+// last one handled).
 Result<int64_t> FileSource::ReadFile(const std::string& file, FileState& f, int64_t max_bytes,
                                      int64_t* bytes, RawBatch* out) {
   std::string path = PathOf(file);
@@ -283,11 +287,25 @@ Result<int64_t> FileSource::ReadFile(const std::string& file, FileState& f, int6
 
   ByteBuffer& raw = out->raw;
   const size_t base = raw.size();
-  const int64_t pos = f.next;
-  // raw[base + line] starts the next line (at pos + line in the file); no
-  // '\n' in raw[base + line, base + scanned).
-  size_t len = 0, line = 0, scanned = 0;
+  int64_t pos = f.next;  // the file offset of raw[base]
+  // raw[base, base + len) holds what was read; raw[base + line] starts the
+  // next line (at pos + line in the file); no '\n' in raw[base + line, base +
+  // scanned); raw[base, base + keep) ends with the line end of the last
+  // record delivered.
+  size_t len = 0, line = 0, scanned = 0, keep = 0;
   auto budget_left = [&] { return *bytes < max_bytes || *bytes == 0; };
+  // Blank lines after the last record are dropped once they pile up (they
+  // count against no budget: a run of them must not grow the batch).
+  auto drop_blanks = [&] {
+    if (line - keep < static_cast<size_t>(kMinRead)) return;
+    size_t drop = line - keep;
+    std::memmove(raw.data() + base + keep, raw.data() + base + line, len - line);
+    raw.Truncate(base + len - drop);
+    pos += static_cast<int64_t>(drop);
+    len -= drop;
+    scanned -= drop;
+    line = keep;
+  };
   int64_t delivered = 0;
   bool eof = false;
   Status status;
@@ -316,6 +334,7 @@ Result<int64_t> FileSource::ReadFile(const std::string& file, FileState& f, int6
     len += static_cast<size_t>(n);
     const char* at = raw.data() + base;
     while (budget_left()) {
+      drop_blanks();
       const void* nl = std::memchr(at + scanned, '\n', len - scanned);
       if (nl == nullptr) {
         scanned = len;
@@ -333,12 +352,14 @@ Result<int64_t> FileSource::ReadFile(const std::string& file, FileState& f, int6
                         value_end - value_begin);
         ++delivered;
         *bytes += static_cast<int64_t>(value_end - value_begin);
+        keep = end + 1;
       }
       line = scanned = end + 1;
       f.next = pos + static_cast<int64_t>(line);
     }
+    drop_blanks();
   }
-  raw.Truncate(base + line);
+  raw.Truncate(base + keep);  // what follows is read again (or was blank)
   f.size = std::max<int64_t>(f.size, pos + static_cast<int64_t>(len));
   if (eof && len > line) f.stalled_size = f.size;  // only a partial line is left
   RETURN_IF_ERROR(status);

@@ -370,6 +370,23 @@ TEST_F(FileSourceTest, PollIntoAppendsTheLinesWhereTheyLieAfterWhatTheBatchHolds
   EXPECT_EQ(batch.Value(first), "{\"partial\": true}");
 }
 
+TEST_F(FileSourceTest, ARunOfBlankLinesIsNotKeptInTheBatch) {
+  std::string blanks;
+  for (int i = 0; i < 100000; ++i) blanks += "  \n";  // 300 KB, no budget spent on them
+  Append(dir_ / "a.jsonl", "{\"n\": 1}\n" + blanks + "{\"n\": 2}\n" + blanks);
+  ASSERT_OK_AND_ASSIGN(auto s, Open());
+  RawBatch batch;
+  ASSERT_OK_AND_ASSIGN(int64_t n, s->PollInto(1 << 20, 0, &batch));
+  ASSERT_EQ(n, 2);
+  EXPECT_EQ(batch.Value(0), "{\"n\": 1}");
+  EXPECT_EQ(batch.Value(1), "{\"n\": 2}");
+  EXPECT_EQ(batch.records[1].origin.offset, 9 + 300000);
+  EXPECT_EQ(s->CurrentPositions().at("a.jsonl"), 9 + 300000 + 9 + 300000);
+  // The blank runs were dropped as they were read, the last one whole.
+  EXPECT_LT(batch.raw.size(), size_t{100} << 10);
+  EXPECT_EQ(batch.raw.size(), batch.records[1].begin + batch.records[1].size + 1);
+}
+
 // The real Pipeline over a FileSource: a checkpoint stores byte offsets per
 // file; a run that dies without a checkpoint is replayed by the next, which
 // resumes mid-file and picks up a new file: every event exactly once.
