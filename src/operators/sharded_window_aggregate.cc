@@ -64,35 +64,63 @@ void ShardedWindowAggregate::AssignShards(const Batch& rows, int64_t begin, int6
 Status ShardedWindowAggregate::Add(const Batch& rows, const std::vector<int64_t>& watermarks,
                                    std::vector<LateRow>* late, const ShardIds* shard) {
   int n = shards();
-  if (n == 1) return shards_[0]->Add(rows, watermarks, late);
   const int64_t count = rows.num_rows();
   ShardIds assigned;
-  if (shard == nullptr) {
+  if (shard == nullptr && n > 1) {
     assigned.resize(count);
     pool_->Run(n,
                [&](int i) { AssignShards(rows, count * i / n, count * (i + 1) / n, &assigned); });
     shard = &assigned;
-  } else if (static_cast<int64_t>(shard->size()) != count) {
-    return Status::Internal("window operator: {} shard ids for {} rows", shard->size(), count);
   }
-  // Each shard takes its keys' rows, in order, where they are.
-  std::vector<std::vector<LateRow>> lates(n);
+  std::vector<std::vector<LateRow>> lates(1);
+  const Part part{&rows, &watermarks, shard};
+  RETURN_IF_ERROR(AddParts({&part, 1}, &lates));
+  for (LateRow& l : lates[0]) late->push_back(std::move(l));
+  return Status::OK();
+}
+
+Status ShardedWindowAggregate::AddParts(std::span<const Part> parts,
+                                        std::vector<std::vector<LateRow>>* late) {
+  late->assign(parts.size(), {});
+  int n = shards();
+  if (n == 1) {
+    for (size_t p = 0; p < parts.size(); ++p) {
+      RETURN_IF_ERROR(shards_[0]->Add(*parts[p].rows, *parts[p].watermarks, &(*late)[p]));
+    }
+    return Status::OK();
+  }
+  for (const Part& part : parts) {
+    if (part.shard == nullptr || static_cast<int64_t>(part.shard->size()) != part.rows->num_rows())
+      return Status::Internal("window operator: {} shard ids for {} rows",
+                              part.shard == nullptr ? 0 : part.shard->size(),
+                              part.rows->num_rows());
+  }
+  // Each shard takes its keys' rows of each part, in order, where they are.
+  std::vector<std::vector<std::vector<LateRow>>> lates(n);
   std::vector<Status> st(n);
   pool_->Run(n, [&](int i) {
+    lates[i].resize(parts.size());
     std::vector<uint32_t> take;
-    take.reserve(static_cast<size_t>(count / n + count / 8 + 16));
-    for (int64_t r = 0; r < count; ++r) {
-      if ((*shard)[r] == i) take.push_back(static_cast<uint32_t>(r));
+    for (size_t p = 0; p < parts.size() && st[i].ok(); ++p) {
+      const int64_t count = parts[p].rows->num_rows();
+      const ShardIds& shard = *parts[p].shard;
+      take.clear();
+      take.reserve(static_cast<size_t>(count / n + count / 8 + 16));
+      for (int64_t r = 0; r < count; ++r) {
+        if (shard[r] == i) take.push_back(static_cast<uint32_t>(r));
+      }
+      st[i] = shards_[i]->Add(*parts[p].rows, *parts[p].watermarks, &lates[i][p], &take);
     }
-    st[i] = shards_[i]->Add(rows, watermarks, &lates[i], &take);
   });
   for (const Status& s : st) RETURN_IF_ERROR(s);
-  size_t first = late->size();
-  for (auto& ls : lates) {
-    for (LateRow& l : ls) late->push_back(std::move(l));
+  for (size_t p = 0; p < parts.size(); ++p) {
+    std::vector<LateRow>& out = (*late)[p];
+    for (auto& shard_lates : lates) {
+      for (LateRow& l : shard_lates[p]) out.push_back(std::move(l));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const LateRow& a, const LateRow& b) { return a.row < b.row; });
   }
-  std::sort(late->begin() + static_cast<std::ptrdiff_t>(first), late->end(),
-            [](const LateRow& a, const LateRow& b) { return a.row < b.row; });
   return Status::OK();
 }
 

@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,15 @@ class ShardedWindowAggregate {
   // pool).
   Status Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late,
              const ShardIds* shard = nullptr);
+  // Batches one after another, as Add of each in turn, with the shards
+  // running once: parts[p]'s rows, each row's watermark and shard (from
+  // AssignShards); (*late)[p] gets its late rows, in row order.
+  struct Part {
+    const Batch* rows = nullptr;
+    const std::vector<int64_t>* watermarks = nullptr;
+    const ShardIds* shard = nullptr;
+  };
+  Status AddParts(std::span<const Part> parts, std::vector<std::vector<LateRow>>* late);
   // Up to `max_rows` rows of the windows closed at `watermark`, ordered by
   // window end, then start; called again with the same watermark until `done`.
   Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed, int64_t max_rows,

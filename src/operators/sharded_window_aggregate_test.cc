@@ -42,6 +42,32 @@ std::vector<std::pair<int64_t, std::string>> Late(const std::vector<LateRow>& la
   return out;
 }
 
+// Rows [cuts[i], cuts[i + 1]) as run i of one AddParts call; their late
+// rows named by their row in `rows`.
+void AddInRuns(ShardedWindowAggregate& op, const Batch& rows, const std::vector<int64_t>& marks,
+               const std::vector<uint32_t>& cuts, std::vector<LateRow>* late) {
+  const size_t runs = cuts.size() - 1;
+  std::vector<Batch> batches(runs);
+  std::vector<std::vector<int64_t>> run_marks(runs);
+  std::vector<ShardedWindowAggregate::ShardIds> shards(runs);
+  std::vector<ShardedWindowAggregate::Part> parts(runs);
+  for (size_t i = 0; i < runs; ++i) {
+    std::vector<uint32_t> take;
+    for (uint32_t r = cuts[i]; r < cuts[i + 1]; ++r) take.push_back(r);
+    batches[i] = TakeRows(rows, take);
+    run_marks[i].assign(marks.begin() + cuts[i], marks.begin() + cuts[i + 1]);
+    shards[i].resize(take.size());
+    op.AssignShards(batches[i], 0, batches[i].num_rows(), &shards[i]);
+    parts[i] = {&batches[i], &run_marks[i], &shards[i]};
+  }
+  std::vector<std::vector<LateRow>> lates;
+  ASSERT_OK(op.AddParts(parts, &lates));
+  ASSERT_EQ(lates.size(), runs);
+  for (size_t i = 0; i < runs; ++i) {
+    for (LateRow& l : lates[i]) late->push_back({l.row + cuts[i], std::move(l.reason)});
+  }
+}
+
 class ShardedWindowAggregateTest : public ::testing::TestWithParam<WindowSpec> {};
 
 TEST_P(ShardedWindowAggregateTest,
@@ -57,13 +83,16 @@ TEST_P(ShardedWindowAggregateTest,
     auto [rows, marks] = stream.Next(200);
     std::vector<LateRow> late_one, late_sharded;
     ASSERT_OK(one->Add(rows, marks, &late_one));
-    if (round % 2 == 0) {
+    if (round % 3 == 0) {
       ASSERT_OK(sharded->Add(rows, marks, &late_sharded));
-    } else {  // the shards assigned beforehand, in two parts, as a pipeline's lanes do
+    } else if (round % 3 == 1) {  // the shards assigned beforehand, in two parts
       ShardedWindowAggregate::ShardIds shard(rows.num_rows());
       sharded->AssignShards(rows, 0, 70, &shard);
       sharded->AssignShards(rows, 70, rows.num_rows(), &shard);
       ASSERT_OK(sharded->Add(rows, marks, &late_sharded, &shard));
+    } else {  // as runs of rows, one after another, as a pipeline's lanes decode them
+      ASSERT_NO_FATAL_FAILURE(
+          AddInRuns(*sharded, rows, marks, {0, 1, 1, 70, 130, 200}, &late_sharded));
     }
     ASSERT_EQ(Late(late_one), Late(late_sharded)) << round;
     std::vector<FailedGroup> failed;

@@ -196,8 +196,8 @@ Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
                      &lane.dead);
   }
   lane.sizer.Learn(lane.rows, lane_bytes);
-  lane.rows = decoded_.Widen(std::move(lane.rows));       // NULL in the columns not read
-  if (options_.aggregate) return PrepareAggregate(lane);  // the windows write their own rows
+  lane.rows = decoded_.Widen(std::move(lane.rows));              // NULL in the columns not read
+  if (options_.aggregate) return PrepareAggregate(lane, begin);  // the windows write the rows
   Batch b = std::move(lane.rows);
   if (options_.projection) {
     std::vector<sql::RejectedRow> rejected;
@@ -239,18 +239,21 @@ Status Pipeline::FlushRows() {
     int lanes = static_cast<int>(lanes_.size());
     lanes_running_ = static_cast<int>(std::clamp<size_t>(n / kMinRecordsPerLane, 1, lanes));
     int parts = lanes_running_;
-    // A plain append's lanes claim records a few at a time, so that a lane
-    // whose thread waits for a core (the pipeline's thread polls meanwhile:
-    // one thread more than the cores) leaves them to the lanes that run, not
-    // the batch waiting for it. The rows of lanes that the windows or the
-    // key index take in source order are consecutive records.
-    const bool claim = options_.format == sources::ChangeFormat::kJson && !options_.aggregate &&
-                       !keys_ && lanes > 1;
+    // The lanes claim records a few at a time, so that a lane whose thread
+    // waits for a core (the pipeline's thread polls meanwhile, the window
+    // stage feeds: more threads than cores) leaves them to the lanes that
+    // run, not the batch waiting for it. The window stage takes each run of
+    // records in source order (TakeLanes). The key index takes a change
+    // source's or an upsert's changes in source order too, lane after lane:
+    // their lanes take consecutive records.
+    const bool claim = lanes > 1 && (options_.aggregate ||
+                                     (options_.format == sources::ChangeFormat::kJson && !keys_));
     next_claim_.store(0, std::memory_order_relaxed);
     auto run = [this, n, parts, claim](int i) {
       Lane& lane = lanes_[i];
       lane.dead = Batch::Make(dead_schema_);
       lane.written = 0;
+      lane.windows.clear();
       if (!claim) {
         lane.status = RunLane(lane, n * i / parts, n * (i + 1) / parts);
         return;
@@ -292,9 +295,8 @@ Status Pipeline::TakeLanes(WindowBatch* windows) {
     st = lane.status;
     if (!st.ok()) break;
     if (options_.aggregate) {
-      windows->inputs.push_back({std::move(lane.rows), std::move(lane.origins),
-                                 std::move(lane.records), std::move(lane.input),
-                                 std::move(lane.row_of), std::move(lane.shard)});
+      for (WindowInput& in : lane.windows) windows->inputs.push_back(std::move(in));
+      lane.windows.clear();
       windows->dead.push_back(std::exchange(lane.dead, Batch{}));
       continue;
     }
@@ -304,10 +306,13 @@ Status Pipeline::TakeLanes(WindowBatch* windows) {
   }
   for (int i = 0; i < lanes_running_; ++i) {
     lanes_[i].rows = Batch{};
-    lanes_[i].input = Batch{};
+    lanes_[i].windows.clear();
   }
   lanes_running_ = 0;
   if (!st.ok()) *windows = WindowBatch{};
+  // The runs each lane claimed, back in source order.
+  std::sort(windows->inputs.begin(), windows->inputs.end(),
+            [](const WindowInput& a, const WindowInput& b) { return a.first < b.first; });
   if (st.ok() && !windows->inputs.empty()) {
     // The records go with the batch (its late rows' dead letters); the
     // lanes decode the next ones into a buffer the stage is done with.
@@ -359,11 +364,9 @@ void Pipeline::FeedWindowBatch(WindowBatch& batch) {
   if (!window_status_.ok()) return;  // a failed stage takes nothing more
   Status st = FailPoint("window_stage.batch");
   for (size_t i = 0; i < batch.dead.size() && st.ok(); ++i) st = WriteDeadLetters(batch.dead[i]);
-  for (size_t i = 0; i < batch.inputs.size() && st.ok(); ++i) {
-    st = FeedAggregate(batch.inputs[i], *batch.raw);
-  }
-  // Once per batch, after all its lanes: a partition whose records sit in a
-  // later lane must not turn idle between the lanes.
+  if (st.ok()) st = FeedAggregate(batch.inputs, *batch.raw);
+  // Once per batch, after all its runs: a partition whose records sit in a
+  // later run must not turn idle between the runs.
   if (st.ok()) st = IdleCheckAggregate();
   if (st.ok()) st = WriteDeadLetters(dead_rows_);
   if (!st.ok()) window_failed_.store(true, std::memory_order_relaxed);

@@ -247,21 +247,31 @@ class Pipeline {
  private:
   Pipeline(catalog::Catalog& catalog, FileIO& io, PipelineOptions options,
            std::unique_ptr<Source> source);
+  // The rows a lane decoded from a run of consecutive records, for the
+  // windows (windowed path): taken out of the lane so that it decodes the
+  // next batch while they are fed.
+  struct WindowInput {
+    size_t first = 0;                // the run's first record (the runs are fed in source order)
+    Batch rows;                      // decoded, widened to the source schema
+    std::vector<RowOrigin> origins;  // of rows
+    std::vector<uint32_t> records;   // of rows: each one's record in WindowBatch::raw
+    Batch input;                     // the operator's columns of the rows WHERE kept...
+    std::vector<int64_t> row_of;     // ...the row each came from...
+    std::vector<uint16_t> shard;     // ...and each one's shard of the operator
+  };
   // One thread's share of a batch: its decoder and writer, and what it made
   // of its records.
   struct Lane {
     std::unique_ptr<JsonDecoder> decoder;
     std::unique_ptr<iceberg::DataWriter> writer;
-    Batch rows;                      // decoded (the columns read), then widened (source schema)
-    BatchSizer sizer;                // sizes rows' buffers from the last batch's
-    std::vector<RowOrigin> origins;  // of rows
-    std::vector<uint32_t> records;   // of rows: each one's record in the batch
-    Batch input;                     // windowed path: the operator's columns of rows...
-    std::vector<int64_t> row_of;     // ...the row each came from...
-    std::vector<uint16_t> shard;     // ...and each one's shard of the operator
-    std::vector<bool> retracts;      // an aggregate over a changelog: rows -U and -D took back
-    Batch dead;                      // dead letters
-    int64_t written = 0;             // rows written
+    Batch rows;                        // decoded (the columns read), then widened (source schema)
+    BatchSizer sizer;                  // sizes rows' buffers from the last batch's
+    std::vector<RowOrigin> origins;    // of rows
+    std::vector<uint32_t> records;     // of rows: each one's record in the batch
+    std::vector<WindowInput> windows;  // windowed path: each run of records' rows
+    std::vector<bool> retracts;        // an aggregate over a changelog: rows -U and -D took back
+    Batch dead;                        // dead letters
+    int64_t written = 0;               // rows written
     // Upserts: the lane's changes in source order, change i of the key
     // keys[key_ends[i-1], key_ends[i]); where the writer put each written
     // row, and the writer's files.
@@ -364,23 +374,16 @@ class Pipeline {
   Result<int64_t> BumpEpochOnMain();
   void RenewReaderHold();
   // pipeline_aggregate.cc: the windowed path. PrepareAggregate runs in a
-  // lane (WHERE and the operator's columns); FeedAggregate takes the lanes
-  // in source order (watermarks, the windows, emitting closed ones).
+  // lane (WHERE and the operator's columns); FeedAggregate takes a batch's
+  // runs of records in source order (watermarks, the windows, emitting
+  // closed ones).
   Status StartAggregate(const std::optional<CommittedCheckpoint>& committed);
   // The window state and watermarks of the committed checkpoint, from the
   // files its property names (none: a first start).
   Status RestoreWindows(const std::optional<CommittedCheckpoint>& committed);
-  Status PrepareAggregate(Lane& lane);
-  // A lane's rows for the windows, taken out of it so that it decodes the
-  // next batch while they are fed.
-  struct WindowInput {
-    Batch rows;
-    std::vector<RowOrigin> origins;
-    std::vector<uint32_t> records;  // of rows: each one's record in WindowBatch::raw
-    Batch input;
-    std::vector<int64_t> row_of;
-    std::vector<uint16_t> shard;
-  };
+  // Records [first, ...) of flushing_ decoded into lane.rows: WHERE and the
+  // operator's columns, into a WindowInput of lane.windows.
+  Status PrepareAggregate(Lane& lane, size_t first);
   // The window stage (windowed path): the batches the lanes decoded, in
   // source order, one at a time. RunWindowBatch writes a batch's dead letters,
   // feeds its rows to the windows, emits the closed ones and writes them.
@@ -396,7 +399,7 @@ class Pipeline {
   // writers record their files in the journal): the pipeline's thread changes
   // none of them before settling.
   struct WindowBatch {
-    std::vector<WindowInput> inputs;  // a lane's each
+    std::vector<WindowInput> inputs;  // the lanes' runs of records, in source order
     std::vector<Batch> dead;          // the lanes' dead letters
     // The records the lanes decoded (a late row's dead letter is its record
     // as it came) and the partitions RowOrigin::partition names.
@@ -406,7 +409,7 @@ class Pipeline {
   void RunWindowBatch(WindowBatch& batch);
   void FeedWindowBatch(WindowBatch& batch);
   Status SettleWindows();
-  Status FeedAggregate(WindowInput& in, const RawBatch& raw);
+  Status FeedAggregate(std::vector<WindowInput>& inputs, const RawBatch& raw);
   // RawBatches the window stage is done with, kept for the lanes' next
   // batches (their buffers already grown): TakeSpareRaw, or a new one.
   std::unique_ptr<RawBatch> TakeSpareRaw();

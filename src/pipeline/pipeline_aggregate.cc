@@ -119,9 +119,14 @@ Status Pipeline::RestoreWindows(const std::optional<CommittedCheckpoint>& commit
   return watermarks_->Decode(*saved.watermark);
 }
 
-Status Pipeline::PrepareAggregate(Lane& lane) {
+Status Pipeline::PrepareAggregate(Lane& lane, size_t first) {
   const sql::AggregatePlan& plan = *options_.aggregate;
-  Batch& rows = lane.rows;
+  WindowInput in;
+  in.first = first;
+  in.rows = std::move(lane.rows);
+  in.origins = std::move(lane.origins);
+  in.records = std::move(lane.records);
+  Batch& rows = in.rows;
   int64_t n = rows.num_rows();
   // WHERE and the operator's columns, with each row's index ($row).
   Column index(DataType::Long());
@@ -134,59 +139,69 @@ Status Pipeline::PrepareAggregate(Lane& lane) {
   rows.columns.pop_back();
   rows.schema = options_.source_schema;
   RETURN_IF_ERROR(input.status());
-  lane.input = std::move(*input);
+  in.input = std::move(*input);
   for (const sql::RejectedRow& r : rejected) {
-    const RowOrigin& o = lane.origins[r.row];
+    const RowOrigin& o = in.origins[r.row];
     // The record as it came (the decoded row lacks the columns not read).
-    DeadLetterRow(flushing_.Value(lane.records[r.row]), r.error, flushing_.partitions[o.partition],
+    DeadLetterRow(flushing_.Value(in.records[r.row]), r.error, flushing_.partitions[o.partition],
                   o.offset, o.timestamp_ms, &lane.dead);
   }
-  const Column& row_of = lane.input.columns[0];
-  lane.row_of.assign(row_of.data<int64_t>(), row_of.data<int64_t>() + row_of.size());
-  lane.input.columns.erase(lane.input.columns.begin());
+  const Column& row_of = in.input.columns[0];
+  in.row_of.assign(row_of.data<int64_t>(), row_of.data<int64_t>() + row_of.size());
+  in.input.columns.erase(in.input.columns.begin());
   if (plan.window.retracting) {  // the last column says which rows a -U or -D takes back
     Column retract(DataType::Boolean());
-    for (int64_t r : lane.row_of) retract.AppendBool(lane.retracts[r]);
-    lane.input.columns.back() = std::move(retract);
+    for (int64_t r : in.row_of) retract.AppendBool(lane.retracts[r]);
+    in.input.columns.back() = std::move(retract);
   }
   // The operator's shards take their rows by key: the lanes find each row's
-  // shard at once, so the pipeline's thread only hands the rows over.
-  lane.shard.resize(lane.input.num_rows());
-  if (window_->shards() > 1)
-    window_->AssignShards(lane.input, 0, lane.input.num_rows(), &lane.shard);
+  // shard at once, so the window stage only hands the rows over.
+  in.shard.resize(in.input.num_rows());
+  if (window_->shards() > 1) window_->AssignShards(in.input, 0, in.input.num_rows(), &in.shard);
+  lane.windows.push_back(std::move(in));
   return Status::OK();
 }
 
-Status Pipeline::FeedAggregate(WindowInput& lane, const RawBatch& raw) {
+Status Pipeline::FeedAggregate(std::vector<WindowInput>& inputs, const RawBatch& raw) {
   const std::vector<std::string>& partitions = raw.partitions;
   const sql::AggregatePlan& plan = *options_.aggregate;
-  const Batch& rows = lane.rows;
-  int64_t n = rows.num_rows();
   // 1. The watermark before each row (every decoded row, filtered or not),
-  //    advanced by each row's event time.
-  std::vector<int64_t> before(n, INT64_MIN);
-  const Column* time = plan.time_column >= 0 ? &rows.columns[plan.time_column] : nullptr;
+  //    advanced by each row's event time, run after run.
+  std::vector<std::vector<int64_t>> watermarks(inputs.size());
+  std::vector<operators::ShardedWindowAggregate::Part> parts(inputs.size());
   int64_t now = iceberg::NowMillis();
   static const std::string kOne;
-  for (int64_t i = 0; time != nullptr && i < n; ++i) {
-    before[i] = watermarks_->current();
-    if (time->IsNull(i)) continue;
-    const std::string& partition =
-        options_.one_watermark_partition ? kOne : partitions[lane.origins[i].partition];
-    watermarks_->Observe(partition, time->Value<int64_t>(i), now);
+  std::vector<int64_t> before;
+  for (size_t p = 0; p < inputs.size(); ++p) {
+    const WindowInput& in = inputs[p];
+    const int64_t n = in.rows.num_rows();
+    before.assign(n, INT64_MIN);
+    const Column* time = plan.time_column >= 0 ? &in.rows.columns[plan.time_column] : nullptr;
+    for (int64_t i = 0; time != nullptr && i < n; ++i) {
+      before[i] = watermarks_->current();
+      if (time->IsNull(i)) continue;
+      const std::string& partition =
+          options_.one_watermark_partition ? kOne : partitions[in.origins[i].partition];
+      watermarks_->Observe(partition, time->Value<int64_t>(i), now);
+    }
+    // (Of the rows WHERE kept: the operator's input.)
+    watermarks[p].resize(in.row_of.size());
+    for (size_t i = 0; i < in.row_of.size(); ++i) watermarks[p][i] = before[in.row_of[i]];
+    parts[p] = {&in.input, &watermarks[p], &in.shard};
   }
 
-  // 2. Into the windows; rows whose windows all closed are late.
-  Batch& input = lane.input;
-  std::vector<int64_t> watermarks(input.num_rows());
-  for (int64_t i = 0; i < input.num_rows(); ++i) watermarks[i] = before[lane.row_of[i]];
-  std::vector<operators::LateRow> late;
-  RETURN_IF_ERROR(window_->Add(input, watermarks, &late, &lane.shard));
-  for (const operators::LateRow& l : late) {
-    int64_t r = lane.row_of[l.row];
-    const RowOrigin& o = lane.origins[r];
-    DeadLetterRow(raw.Value(lane.records[r]), l.reason, partitions[o.partition], o.offset,
-                  o.timestamp_ms, &dead_rows_);
+  // 2. Into the windows, the runs one after another with the shards started
+  //    once; rows whose windows all closed are late.
+  std::vector<std::vector<operators::LateRow>> late;
+  RETURN_IF_ERROR(window_->AddParts(parts, &late));
+  for (size_t p = 0; p < inputs.size(); ++p) {
+    const WindowInput& in = inputs[p];
+    for (const operators::LateRow& l : late[p]) {
+      int64_t r = in.row_of[l.row];
+      const RowOrigin& o = in.origins[r];
+      DeadLetterRow(raw.Value(in.records[r]), l.reason, partitions[o.partition], o.offset,
+                    o.timestamp_ms, &dead_rows_);
+    }
   }
   return EmitWindows(watermarks_->current());
 }
