@@ -38,56 +38,6 @@ bool IsBlank(std::string_view s) { return Trim(s).empty(); }
 
 }  // namespace
 
-// The common timestamp spellings ("YYYY-MM-DDTHH:MM:SS[.f…]" with no zone,
-// "Z" or "+00:00") read at fixed offsets; false for anything else, which
-// ParseTimestamp then handles (same results, just slower).
-bool FastTimestamp(std::string_view s, bool nanos, int64_t* out) {
-  const size_t n = s.size();
-  if (n < 19) return false;
-  const char* p = s.data();
-  auto digit = [p](size_t i) {
-    return static_cast<unsigned>(static_cast<unsigned char>(p[i]) - '0');
-  };
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18}) {
-    if (digit(i) > 9) return false;
-  }
-  if (p[4] != '-' || p[7] != '-' || (p[10] != 'T' && p[10] != ' ') || p[13] != ':' ||
-      p[16] != ':') {
-    return false;
-  }
-  const int y = digit(0) * 1000 + digit(1) * 100 + digit(2) * 10 + digit(3);
-  const unsigned mo = digit(5) * 10 + digit(6), d = digit(8) * 10 + digit(9);
-  const int64_t h = digit(11) * 10 + digit(12), mi = digit(14) * 10 + digit(15),
-                sec = digit(17) * 10 + digit(18);
-  static const unsigned kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (mo < 1 || mo > 12 || d < 1 || d > kDays[mo - 1] || h > 23 || mi > 59 || sec > 59) {
-    return false;
-  }
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  if (mo == 2 && d == 29 && !leap) return false;
-  if (nanos && (y < 1678 || y > 2261)) return false;  // near the int64 limits
-  const int digits = nanos ? 9 : 6;
-  size_t pos = 19;
-  int64_t frac = 0;
-  if (pos < n && p[pos] == '.') {
-    ++pos;
-    int k = 0;
-    for (; pos < n && digit(pos) <= 9; ++pos, ++k) {
-      if (k < digits) frac = frac * 10 + digit(pos);
-    }
-    if (k == 0) return false;
-    for (; k < digits; ++k) frac *= 10;
-  }
-  if (pos < n) {
-    std::string_view zone = s.substr(pos);
-    if (zone != "Z" && zone != "+00:00") return false;
-  }
-  const int64_t per_second = nanos ? 1000000000 : 1000000;
-  const int64_t seconds = DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
-  *out = seconds * per_second + frac;
-  return true;
-}
-
 namespace {
 
 // One path step: a member name, or an element index when index >= 0.
@@ -227,34 +177,15 @@ class JsonDecoder::Impl {
     return Status::OK();
   }
 
+  // A value for column `col`, of node `n`'s type: each type family's decoder
+  // below takes the JSON types it accepts and fails on the others.
   Status DecodeValue(od::value& v, Node& n, Column* col) {
     od::json_type t;
     if (auto e = v.type().get(t)) return JsonError(e);
-    if (t == od::json_type::null) {
-      bool is_null = false;
-      if (auto e = v.is_null().get(is_null)) return JsonError(e);
-      if (!is_null) return JsonError(simdjson::N_ATOM_ERROR);
-      if (n.required) return Fail(StatusCode::kInvalidArgument, "required field is null");
-      col->AppendNull();
-      return Status::OK();
-    }
+    if (t == od::json_type::null) return DecodeNull(v, n, col);
     switch (n.id) {
-      case TypeId::kBoolean: {
-        if (t != od::json_type::boolean) return Mismatch(v, t, "a boolean");
-        bool b;
-        if (auto e = v.get_bool().get(b)) return JsonError(e);
-        col->AppendBool(b);
-        return Status::OK();
-      }
-      case TypeId::kInt: {
-        int64_t x;
-        RETURN_IF_ERROR(GetInteger(v, t, "int", &x));
-        if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) {
-          return Fail(StatusCode::kOutOfRange, fmt::format("{} is out of range for int", x));
-        }
-        col->Append<int32_t>(static_cast<int32_t>(x));
-        return Status::OK();
-      }
+      case TypeId::kBoolean: return DecodeBool(v, t, col);
+      case TypeId::kInt: return DecodeInt(v, t, col);
       case TypeId::kLong: {
         int64_t x;
         RETURN_IF_ERROR(GetInteger(v, t, "long", &x));
@@ -262,110 +193,155 @@ class JsonDecoder::Impl {
         return Status::OK();
       }
       case TypeId::kFloat: return DecodeFloat(v, t, col);
-      case TypeId::kDouble: {
-        double d;
-        if (t == od::json_type::string) {
-          RETURN_IF_ERROR(GetSpecialFloat(v, "double", &d));
-        } else if (t == od::json_type::number) {
-          if (v.get_double().get(d)) {
-            return Fail(StatusCode::kOutOfRange,
-                        fmt::format("{} is out of range for double", Token(v)));
-          }
-        } else {
-          return Mismatch(v, t, "a number");
-        }
-        col->Append<double>(d);
-        return Status::OK();
-      }
-      case TypeId::kDecimal: {
-        std::string_view text;
-        if (t == od::json_type::number) {
-          text = Token(v);
-        } else if (t == od::json_type::string) {
-          if (auto e = v.get_string().get(text)) return JsonError(e);
-        } else {
-          return Mismatch(v, t, "a decimal number or string");
-        }
-        auto r = ParseDecimal(text, n.type->precision(), n.type->scale());
-        if (!r.ok()) {
-          return Fail(r.status().code(),
-                      fmt::format("{} for {}", r.status().message(), n.type->ToString()));
-        }
-        col->Append<int128_t>(*r);
-        return Status::OK();
-      }
-      case TypeId::kDate: {
-        if (t == od::json_type::string) {
-          std::string_view s;
-          if (auto e = v.get_string().get(s)) return JsonError(e);
-          return AppendParsed<int32_t>(ParseDate(s), col);
-        }
-        int64_t x;
-        RETURN_IF_ERROR(GetInteger(v, t, "date", &x));
-        if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) {
-          return Fail(StatusCode::kOutOfRange, fmt::format("{} is out of range for date", x));
-        }
-        col->Append<int32_t>(static_cast<int32_t>(x));
-        return Status::OK();
-      }
-      case TypeId::kTime: {
-        if (t == od::json_type::string) {
-          std::string_view s;
-          if (auto e = v.get_string().get(s)) return JsonError(e);
-          return AppendParsed<int64_t>(ParseTime(s), col);
-        }
-        int64_t x;
-        RETURN_IF_ERROR(GetInteger(v, t, "time", &x));
-        if (x < 0 || x >= int64_t{86400} * 1000000) {
-          return Fail(StatusCode::kOutOfRange, fmt::format("{} µs is out of range for time", x));
-        }
-        col->Append<int64_t>(x);
-        return Status::OK();
-      }
+      case TypeId::kDouble: return DecodeDouble(v, t, col);
+      case TypeId::kDecimal: return DecodeDecimal(v, t, n, col);
+      case TypeId::kDate: return DecodeDate(v, t, col);
+      case TypeId::kTime: return DecodeTime(v, t, col);
       case TypeId::kTimestamp:
       case TypeId::kTimestampTz:
       case TypeId::kTimestampNs:
-      case TypeId::kTimestampTzNs: {
-        if (t == od::json_type::string) {
-          std::string_view s;
-          if (auto e = v.get_string().get(s)) return JsonError(e);
-          bool ns = n.id == TypeId::kTimestampNs || n.id == TypeId::kTimestampTzNs;
-          int64_t ts;
-          if (FastTimestamp(s, ns, &ts)) {
-            col->Append<int64_t>(ts);
-            return Status::OK();
-          }
-          return AppendParsed<int64_t>(ParseTimestamp(s, ns), col);
-        }
-        int64_t x;
-        RETURN_IF_ERROR(GetInteger(v, t, "timestamp", &x));
-        col->Append<int64_t>(x);
-        return Status::OK();
-      }
-      case TypeId::kString: {
-        if (t != od::json_type::string) return Mismatch(v, t, "a string");
-        std::string_view s;
-        if (auto e = v.get_string().get(s)) return JsonError(e);
-        col->AppendBytes(s);
-        return Status::OK();
-      }
+      case TypeId::kTimestampTzNs: return DecodeTimestamp(v, t, n, col);
+      case TypeId::kString: return DecodeString(v, t, col);
       case TypeId::kBinary:
       case TypeId::kFixed:
       case TypeId::kUuid: return DecodeBytes(v, t, n, col);
-      case TypeId::kStruct: {
-        if (t != od::json_type::object) return Mismatch(v, t, "an object");
-        od::object obj;
-        if (auto e = v.get_object().get(obj)) return JsonError(e);
-        Enter();
-        RETURN_IF_ERROR(DecodeMembers(obj, n, [col](int i) { return col->mutable_child(i); }));
-        Leave();
-        col->FinishNested();
-        return Status::OK();
-      }
+      case TypeId::kStruct: return DecodeStruct(v, t, n, col);
       case TypeId::kList: return DecodeList(v, t, n, col);
       case TypeId::kMap: return DecodeMap(v, t, n, col);
     }
     return Status::Internal("unhandled type {}", n.type->ToString());
+  }
+
+  Status DecodeNull(od::value& v, Node& n, Column* col) {
+    bool is_null = false;
+    if (auto e = v.is_null().get(is_null)) return JsonError(e);
+    if (!is_null) return JsonError(simdjson::N_ATOM_ERROR);
+    if (n.required) return Fail(StatusCode::kInvalidArgument, "required field is null");
+    col->AppendNull();
+    return Status::OK();
+  }
+
+  Status DecodeBool(od::value& v, od::json_type t, Column* col) {
+    if (t != od::json_type::boolean) return Mismatch(v, t, "a boolean");
+    bool b;
+    if (auto e = v.get_bool().get(b)) return JsonError(e);
+    col->AppendBool(b);
+    return Status::OK();
+  }
+
+  Status DecodeInt(od::value& v, od::json_type t, Column* col) {
+    int64_t x;
+    RETURN_IF_ERROR(GetInteger(v, t, "int", &x));
+    if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) {
+      return Fail(StatusCode::kOutOfRange, fmt::format("{} is out of range for int", x));
+    }
+    col->Append<int32_t>(static_cast<int32_t>(x));
+    return Status::OK();
+  }
+
+  Status DecodeDouble(od::value& v, od::json_type t, Column* col) {
+    double d;
+    if (t == od::json_type::string) {
+      RETURN_IF_ERROR(GetSpecialFloat(v, "double", &d));
+    } else if (t == od::json_type::number) {
+      if (v.get_double().get(d)) {
+        return Fail(StatusCode::kOutOfRange,
+                    fmt::format("{} is out of range for double", Token(v)));
+      }
+    } else {
+      return Mismatch(v, t, "a number");
+    }
+    col->Append<double>(d);
+    return Status::OK();
+  }
+
+  Status DecodeDecimal(od::value& v, od::json_type t, Node& n, Column* col) {
+    std::string_view text;
+    if (t == od::json_type::number) {
+      text = Token(v);
+    } else if (t == od::json_type::string) {
+      if (auto e = v.get_string().get(text)) return JsonError(e);
+    } else {
+      return Mismatch(v, t, "a decimal number or string");
+    }
+    auto r = ParseDecimal(text, n.type->precision(), n.type->scale());
+    if (!r.ok()) {
+      return Fail(r.status().code(),
+                  fmt::format("{} for {}", r.status().message(), n.type->ToString()));
+    }
+    col->Append<int128_t>(*r);
+    return Status::OK();
+  }
+
+  // A date: "YYYY-MM-DD", or days since the epoch.
+  Status DecodeDate(od::value& v, od::json_type t, Column* col) {
+    if (t == od::json_type::string) {
+      std::string_view s;
+      if (auto e = v.get_string().get(s)) return JsonError(e);
+      return AppendParsed<int32_t>(ParseDate(s), col);
+    }
+    int64_t x;
+    RETURN_IF_ERROR(GetInteger(v, t, "date", &x));
+    if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) {
+      return Fail(StatusCode::kOutOfRange, fmt::format("{} is out of range for date", x));
+    }
+    col->Append<int32_t>(static_cast<int32_t>(x));
+    return Status::OK();
+  }
+
+  // A time of day: "HH:MM[:SS[.ffffff]]", or µs since midnight.
+  Status DecodeTime(od::value& v, od::json_type t, Column* col) {
+    if (t == od::json_type::string) {
+      std::string_view s;
+      if (auto e = v.get_string().get(s)) return JsonError(e);
+      return AppendParsed<int64_t>(ParseTime(s), col);
+    }
+    int64_t x;
+    RETURN_IF_ERROR(GetInteger(v, t, "time", &x));
+    if (x < 0 || x >= int64_t{86400} * 1000000) {
+      return Fail(StatusCode::kOutOfRange, fmt::format("{} µs is out of range for time", x));
+    }
+    col->Append<int64_t>(x);
+    return Status::OK();
+  }
+
+  // A timestamp: text (the common spellings read at fixed offsets), or µs
+  // (ns) since the epoch.
+  Status DecodeTimestamp(od::value& v, od::json_type t, Node& n, Column* col) {
+    if (t == od::json_type::string) {
+      std::string_view s;
+      if (auto e = v.get_string().get(s)) return JsonError(e);
+      bool ns = n.id == TypeId::kTimestampNs || n.id == TypeId::kTimestampTzNs;
+      int64_t ts;
+      if (FastTimestamp(s, ns, &ts)) {
+        col->Append<int64_t>(ts);
+        return Status::OK();
+      }
+      return AppendParsed<int64_t>(ParseTimestamp(s, ns), col);
+    }
+    int64_t x;
+    RETURN_IF_ERROR(GetInteger(v, t, "timestamp", &x));
+    col->Append<int64_t>(x);
+    return Status::OK();
+  }
+
+  Status DecodeString(od::value& v, od::json_type t, Column* col) {
+    if (t != od::json_type::string) return Mismatch(v, t, "a string");
+    std::string_view s;
+    if (auto e = v.get_string().get(s)) return JsonError(e);
+    col->AppendBytes(s);
+    return Status::OK();
+  }
+
+  Status DecodeStruct(od::value& v, od::json_type t, Node& n, Column* col) {
+    if (t != od::json_type::object) return Mismatch(v, t, "an object");
+    od::object obj;
+    if (auto e = v.get_object().get(obj)) return JsonError(e);
+    Enter();
+    RETURN_IF_ERROR(DecodeMembers(obj, n, [col](int i) { return col->mutable_child(i); }));
+    Leave();
+    col->FinishNested();
+    return Status::OK();
   }
 
   Status DecodeFloat(od::value& v, od::json_type t, Column* col) {

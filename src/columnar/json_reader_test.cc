@@ -11,9 +11,6 @@
 #include "common/testing.h"
 
 namespace sluice {
-// Internal to json_reader.cc.
-bool FastTimestamp(std::string_view s, bool nanos, int64_t* out);
-
 namespace {
 
 std::shared_ptr<const Schema> MakeSchema(std::string_view sql) {
@@ -256,53 +253,6 @@ TEST(JsonDecoder, MapsFromObjectsAndKeyValueArrays) {
                "field m: map<int, string> needs an array");
   ASSERT_ERROR(dec->DecodeLine(R"({"m":[{"value":"a"}]})", 3, &batch), StatusCode::kInvalidArgument,
                "field m[0].key: required field is missing");
-}
-
-TEST(JsonDecoder, FastTimestampAgreesWithParseTimestamp) {
-  const char* kCases[] = {"2024-01-31T13:45:00.123456",
-                          "2024-01-31 13:45:00",
-                          "2024-02-29T00:00:00Z",
-                          "2023-02-29T00:00:00",
-                          "1969-12-31T23:59:59.999999+00:00",
-                          "2024-01-31T13:45:00.1234567891",
-                          "2024-13-01T00:00:00",
-                          "2024-01-31T24:00:00",
-                          "2024-01-31T13:45:00.",
-                          "2024-01-31T13:45:00+01:00",
-                          "0001-01-01T00:00:00",
-                          "9999-12-31T23:59:59.999999",
-                          "2024-01-31T13:45",
-                          "2024-01-31T13:45:00.5Z",
-                          "1677-09-22T00:00:00.000000001",
-                          "2262-04-11T23:47:16.854775807"};
-  for (const char* c : kCases) {
-    for (bool nanos : {false, true}) {
-      int64_t fast;
-      auto slow = ParseTimestamp(c, nanos);
-      if (FastTimestamp(c, nanos, &fast)) {
-        ASSERT_TRUE(slow.ok()) << c;
-        EXPECT_EQ(fast, *slow) << c << " nanos " << nanos;
-      }
-    }
-  }
-  int64_t v;
-  EXPECT_TRUE(FastTimestamp("2024-01-31T13:45:00.123456+00:00", false, &v));
-  EXPECT_FALSE(FastTimestamp("2023-02-29T00:00:00", false, &v));
-  std::mt19937_64 rng(3);
-  for (int i = 0; i < 10000; ++i) {
-    bool nanos = i % 2;
-    int64_t t = static_cast<int64_t>(rng() % 400000000000000000ULL) - 100000000000000000LL;
-    if (nanos) t = static_cast<int64_t>(rng() >> 1) * (rng() % 2 ? 1 : -1);
-    std::string s;
-    AppendTimestamp(t, nanos, i % 3 == 0, &s);
-    int64_t fast;
-    if (FastTimestamp(s, nanos, &fast)) {
-      ASSERT_EQ(fast, t) << s;
-    } else {
-      ASSERT_OK_AND_ASSIGN(int64_t slow, ParseTimestamp(s, nanos));
-      ASSERT_EQ(slow, t) << s;
-    }
-  }
 }
 
 // Mutated lines either decode to one row or fail leaving every column (and

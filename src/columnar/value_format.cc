@@ -238,6 +238,53 @@ Result<int64_t> ParseTime(std::string_view s) {
   return v;
 }
 
+bool FastTimestamp(std::string_view s, bool nanos, int64_t* out) {
+  const size_t n = s.size();
+  if (n < 19) return false;
+  const char* p = s.data();
+  auto digit = [p](size_t i) {
+    return static_cast<unsigned>(static_cast<unsigned char>(p[i]) - '0');
+  };
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18}) {
+    if (digit(i) > 9) return false;
+  }
+  if (p[4] != '-' || p[7] != '-' || (p[10] != 'T' && p[10] != ' ') || p[13] != ':' ||
+      p[16] != ':') {
+    return false;
+  }
+  const int y = digit(0) * 1000 + digit(1) * 100 + digit(2) * 10 + digit(3);
+  const unsigned mo = digit(5) * 10 + digit(6), d = digit(8) * 10 + digit(9);
+  const int64_t h = digit(11) * 10 + digit(12), mi = digit(14) * 10 + digit(15),
+                sec = digit(17) * 10 + digit(18);
+  static const unsigned kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (mo < 1 || mo > 12 || d < 1 || d > kDays[mo - 1] || h > 23 || mi > 59 || sec > 59) {
+    return false;
+  }
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (mo == 2 && d == 29 && !leap) return false;
+  if (nanos && (y < 1678 || y > 2261)) return false;  // near the int64 limits
+  const int digits = nanos ? 9 : 6;
+  size_t pos = 19;
+  int64_t frac = 0;
+  if (pos < n && p[pos] == '.') {
+    ++pos;
+    int k = 0;
+    for (; pos < n && digit(pos) <= 9; ++pos, ++k) {
+      if (k < digits) frac = frac * 10 + digit(pos);
+    }
+    if (k == 0) return false;
+    for (; k < digits; ++k) frac *= 10;
+  }
+  if (pos < n) {
+    std::string_view zone = s.substr(pos);
+    if (zone != "Z" && zone != "+00:00") return false;
+  }
+  const int64_t per_second = nanos ? 1000000000 : 1000000;
+  const int64_t seconds = DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+  *out = seconds * per_second + frac;
+  return true;
+}
+
 Result<int64_t> ParseTimestamp(std::string_view s, bool nanos, bool* had_zone) {
   auto bad = [&] {
     return Status::Invalid("'{}' is not a timestamp (expected YYYY-MM-DDTHH:MM:SS[.f][Z|+HH:MM])",

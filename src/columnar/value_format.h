@@ -34,6 +34,11 @@ Result<int64_t> ParseTime(std::string_view s);  // "HH:MM[:SS[.ffffff]]" → µs
 // "YYYY-MM-DD[( |T)HH:MM[:SS[.f…]]][Z|±HH[:MM]]" → µs (or ns). A zone offset is
 // applied (result in UTC); `*had_zone` tells whether one was present.
 Result<int64_t> ParseTimestamp(std::string_view s, bool nanos, bool* had_zone = nullptr);
+// ParseTimestamp's fast path, for decoders: the common spellings
+// ("YYYY-MM-DD(T| )HH:MM:SS[.f…]" with no zone, "Z" or "+00:00") read at fixed
+// offsets into `*out`; false for anything else (valid or not), which
+// ParseTimestamp then reads. Where it is true, ParseTimestamp gives the same.
+bool FastTimestamp(std::string_view s, bool nanos, int64_t* out);
 // "-12.345" → unscaled value at `scale`; more fractional digits than scale or
 // more than `precision` digits is kOutOfRange.
 Result<int128_t> ParseDecimal(std::string_view s, int precision, int scale);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
+#include <string>
 
 #include "common/testing.h"
 
@@ -25,6 +27,53 @@ TEST(ValueFormatTest, DatesRoundTrip) {
     EXPECT_EQ(back, d) << s;
   }
   ASSERT_ERROR(ParseDate("2023-02-29"), StatusCode::kInvalidArgument, "2023-02-29");
+}
+
+TEST(ValueFormatTest, FastTimestampAgreesWithParseTimestamp) {
+  const char* kCases[] = {"2024-01-31T13:45:00.123456",
+                          "2024-01-31 13:45:00",
+                          "2024-02-29T00:00:00Z",
+                          "2023-02-29T00:00:00",
+                          "1969-12-31T23:59:59.999999+00:00",
+                          "2024-01-31T13:45:00.1234567891",
+                          "2024-13-01T00:00:00",
+                          "2024-01-31T24:00:00",
+                          "2024-01-31T13:45:00.",
+                          "2024-01-31T13:45:00+01:00",
+                          "0001-01-01T00:00:00",
+                          "9999-12-31T23:59:59.999999",
+                          "2024-01-31T13:45",
+                          "2024-01-31T13:45:00.5Z",
+                          "1677-09-22T00:00:00.000000001",
+                          "2262-04-11T23:47:16.854775807"};
+  for (const char* c : kCases) {
+    for (bool nanos : {false, true}) {
+      int64_t fast;
+      auto slow = ParseTimestamp(c, nanos);
+      if (FastTimestamp(c, nanos, &fast)) {
+        ASSERT_TRUE(slow.ok()) << c;
+        EXPECT_EQ(fast, *slow) << c << " nanos " << nanos;
+      }
+    }
+  }
+  int64_t v;
+  EXPECT_TRUE(FastTimestamp("2024-01-31T13:45:00.123456+00:00", false, &v));
+  EXPECT_FALSE(FastTimestamp("2023-02-29T00:00:00", false, &v));
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 10000; ++i) {
+    bool nanos = i % 2;
+    int64_t t = static_cast<int64_t>(rng() % 400000000000000000ULL) - 100000000000000000LL;
+    if (nanos) t = static_cast<int64_t>(rng() >> 1) * (rng() % 2 ? 1 : -1);
+    std::string s;
+    AppendTimestamp(t, nanos, i % 3 == 0, &s);
+    int64_t fast;
+    if (FastTimestamp(s, nanos, &fast)) {
+      ASSERT_EQ(fast, t) << s;
+    } else {
+      ASSERT_OK_AND_ASSIGN(int64_t slow, ParseTimestamp(s, nanos));
+      ASSERT_EQ(slow, t) << s;
+    }
+  }
 }
 
 TEST(ValueFormatTest, Timestamps) {
