@@ -107,6 +107,9 @@ Result<bool> WindowAggregate::AddToSession(const std::string& key, int64_t t, in
     merged_away_.push_back(old);
     open.erase(s);
   }
+  // A closed session not emitted yet may start at `start` too: this one, open
+  // (so ending later), takes the index's entry over; the closed one's group
+  // stays until it is emitted (ForgetSession then leaves this entry be).
   open[start] = end;
   ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowId{end, start}, key));
   for (size_t a = 0; a < merged.accs.size(); ++a) {

@@ -162,6 +162,41 @@ TEST(WindowAggregateTest, AClosedSessionNeverChangesEvenBeforeItIsEmitted) {
   EXPECT_EQ(all.columns[1].Value<int64_t>(1), 5'900'000);
 }
 
+// A session that starts where a closed, not yet emitted one starts (an event
+// joins an open session back to that start) is not forgotten when the closed
+// one is emitted, and a restore keeps it too: a later event still joins it.
+TEST(WindowAggregateTest, ASessionSharingItsStartWithAClosedOneOutlivesThatOnesEmit) {
+  Fixture f({WindowSpec::Kind::kSession, 0, 0, 10 * kSec});
+  for (bool restore : {false, true}) {
+    SCOPED_TRACE(restore ? "restored before the emit" : "one operator");
+    ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+    std::vector<LateRow> late;
+    ASSERT_OK(op->Add(f.Rows({{0, "a", 1}}), {INT64_MIN}, &late));  // [0, 10)
+    // At the watermark 12 s, [0, 10) is closed: 5 s starts [5, 15), and 0 s
+    // joins that one, making [0, 15).
+    ASSERT_OK(op->Add(f.Rows({{5, "a", 2}, {0, "a", 3}}), {12 * kSec, 12 * kSec}, &late));
+    EXPECT_TRUE(late.empty());
+    if (restore) {
+      ASSERT_OK_AND_ASSIGN(std::string state, op->Snapshot());
+      ASSERT_OK_AND_ASSIGN(op, WindowAggregate::Make(f.options));
+      ASSERT_OK(op->Restore(state));
+    }
+    std::vector<FailedGroup> failed;
+    ASSERT_OK_AND_ASSIGN(Batch closed, op->Emit(12 * kSec, &failed));
+    ASSERT_EQ(JsonRows(closed).size(), 1u);
+    EXPECT_NE(
+        JsonRows(closed)[0].find(R"("window_end":"1970-01-01T00:00:10.000000","k":"a","n":1)"),
+        std::string::npos)
+        << JsonRows(closed)[0];
+    ASSERT_OK(op->Add(f.Rows({{12, "a", 4}}), {12 * kSec}, &late));  // joins [0, 15)
+    ASSERT_OK_AND_ASSIGN(Batch rest, op->Emit(INT64_MAX, &failed));
+    EXPECT_EQ(
+        JsonRows(rest),
+        (std::vector<std::string>{
+            R"({"window_start":"1970-01-01T00:00:00.000000","window_end":"1970-01-01T00:00:22.000000","k":"a","n":3,"s":9,"d":3,"lo":2})"}));
+  }
+}
+
 TEST(WindowAggregateTest, ASumBeyondBigintFailsItsWindowRowOnly) {
   Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0});
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));

@@ -173,7 +173,12 @@ Status WindowAggregate::RestoreGroup(WindowKey k, Group g, bool known_new) {
         "another window definition",
         k.start, k.end, options_.window.slide_us);
   }
-  if (options_.window.kind == WindowSpec::Kind::kSession) sessions_[k.key][k.start] = k.end;
+  if (options_.window.kind == WindowSpec::Kind::kSession) {
+    // Of two sessions with one start (a closed one not emitted, an open one),
+    // the index holds the open one, which ends later (AddToSession).
+    auto [it, added] = sessions_[k.key].try_emplace(k.start, k.end);
+    if (!added) it->second = std::max(it->second, k.end);
+  }
   if (GroupEntry* e = FindInFront(k)) {
     memory_ += GroupBytes(k.key, g) - GroupBytes(k.key, e->value);
     g.stored = e->value.stored;

@@ -257,7 +257,10 @@ Status WindowAggregate::Clear() {
 
 void WindowAggregate::ForgetSession(const WindowKey& k) {
   if (auto s = sessions_.find(k.key); s != sessions_.end()) {
-    s->second.erase(k.start);
+    // Only this session: an open one that took over its start stays.
+    if (auto it = s->second.find(k.start); it != s->second.end() && it->second == k.end) {
+      s->second.erase(it);
+    }
     if (s->second.empty()) sessions_.erase(s);
   }
 }
