@@ -3,8 +3,10 @@
 // resize writes every new byte first), and that keeps kPadding readable bytes
 // past its end, so that a parser that reads ahead (simdjson) can parse any
 // part of it in place (once it has held a byte). Bytes past size() are
-// readable but need not have been written: tools that track uninitialised
-// reads (MSan, valgrind) flag a parser's look-ahead into them; ASan does not.
+// readable but need not have been written, until ZeroPadding writes the
+// kPadding bytes past the end: a buffer handed to a parser has it called
+// first, so that a parser's look-ahead reads only bytes written (what MSan
+// and valgrind check).
 //
 // A block is reused: clear() keeps it. Not thread-safe.
 #pragma once
@@ -55,6 +57,10 @@ class ByteBuffer {
   // `bytes` must not lie in the buffer (a growth would free them first).
   void Append(std::string_view bytes) {
     if (!bytes.empty()) std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());
+  }
+  // Zeroes the kPadding bytes past size() (none when nothing was allocated).
+  void ZeroPadding() {
+    if (data_) std::memset(data_.get() + size_, 0, kPadding);
   }
   // Room for `n` bytes in all without growing again.
   void Reserve(size_t n) {

@@ -49,5 +49,17 @@ TEST(ByteBuffer, PaddingPastTheEndIsReadable) {
   SUCCEED();
 }
 
+TEST(ByteBuffer, ZeroPaddingWritesTheBytesPastTheEndOnly) {
+  ByteBuffer b;
+  b.ZeroPadding();  // nothing allocated: nothing to write
+  b.Append(std::string(200, 'x'));
+  b.Truncate(10);  // the bytes past the end now hold 'x'
+  b.ZeroPadding();
+  EXPECT_EQ(b.view(), std::string(10, 'x'));
+  EXPECT_EQ(std::string(b.data() + b.size(), ByteBuffer::kPadding),
+            std::string(ByteBuffer::kPadding, '\0'));
+  EXPECT_EQ(b.data()[b.size() + ByteBuffer::kPadding], 'x') << "no further than the padding";
+}
+
 }  // namespace
 }  // namespace sluice

@@ -235,6 +235,7 @@ Status Pipeline::FlushRows() {
     // the next batch (and the window stage takes the batches before).
     std::swap(flushing_, polling_);
     polling_.Clear();
+    flushing_.raw.ZeroPadding();  // (the decoders' look-ahead reads only bytes written)
     size_t n = flushing_.records.size();
     int lanes = static_cast<int>(lanes_.size());
     lanes_running_ = static_cast<int>(std::clamp<size_t>(n / kMinRecordsPerLane, 1, lanes));
@@ -242,10 +243,11 @@ Status Pipeline::FlushRows() {
     // The lanes claim records a few at a time, so that a lane whose thread
     // waits for a core (the pipeline's thread polls meanwhile, the window
     // stage feeds: more threads than cores) leaves them to the lanes that
-    // run, not the batch waiting for it. The window stage takes each run of
-    // records in source order (TakeLanes). The key index takes a change
-    // source's or an upsert's changes in source order too, lane after lane:
-    // their lanes take consecutive records.
+    // run, not the batch waiting for it. The window stage (any aggregate,
+    // into a primary-key table too) takes each run of records in source
+    // order (TakeLanes). The key index takes a change source's or an
+    // upsert's changes in source order, lane after lane: their lanes take
+    // consecutive records.
     const bool claim = lanes > 1 && (options_.aggregate ||
                                      (options_.format == sources::ChangeFormat::kJson && !keys_));
     next_claim_.store(0, std::memory_order_relaxed);

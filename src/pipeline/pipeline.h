@@ -6,10 +6,11 @@
 // a partitioned DataWriter. A batch is split into `parallelism` lanes,
 // decoded, projected and written at once on that many threads, each lane with
 // its own writer (its own data files) and the records it claims 1,024 at a
-// time (a plain append) or a consecutive share of them; the windowed
-// path decodes and filters in lanes and feeds the window operator in source
-// order, whose shards (by key hash, one per thread; one without a group key)
-// take their rows at once. Records that cannot be decoded become rows of the
+// time (a plain append, an aggregate) or a consecutive share of them (the
+// key index's changes); the aggregate path decodes and filters in lanes and
+// feeds the window operator the lanes' runs of records in source order, its
+// shards (by key hash, one per thread; one without a group key) taking their
+// rows at once. Records that cannot be decoded become rows of the
 // dead-letter table `<table>__dlq`, and so do rows the projection rejects (an
 // expression failed on them) and late events; the payload of each is the
 // record as it came. Only the source columns the pipeline reads are decoded

@@ -10,7 +10,8 @@
 //
 // A record's value is followed by its message key, then by a line end ('\n',
 // or a file's "\r\n") and at least ByteBuffer::kPadding readable bytes (other
-// records', or the padding), so a JSON value is parsed where it lies
+// records', or the padding, which the pipeline zeroes before its lanes
+// decode the batch), so a JSON value is parsed where it lies
 // (JsonDecoder::DecodeLine's `padded`). Bytes of no record (line ends, a
 // file's blank lines) lie between records. Not thread-safe.
 #pragma once
