@@ -261,6 +261,14 @@ class WindowAggregate {
   // HOP keeps panes of `slide` per key; a window is the merge of its panes,
   // taken (into pending_) once the watermark closes it.
   Status FinalizeHop(int64_t watermark);
+  // The next window to take: its end, from the oldest pane's end.
+  int64_t NextHopWindowEnd(int64_t oldest_pane_end) const;
+  // Takes the next window the watermark closed, if any (its end into `end`):
+  // its panes merged into one row per key, appended to pending_. From both
+  // tiers (a Scan, the keys merged in a table and sorted), or, with nothing
+  // spilled, from the front alone (each pane's key order merged).
+  Result<bool> TakeHopWindowFromBothTiers(int64_t watermark, int64_t* end);
+  Result<bool> TakeHopWindowFromFront(int64_t watermark, int64_t* end);
   Result<Batch> EmitHop(int64_t watermark, std::vector<FailedGroup>* failed, int64_t max_rows,
                         bool* done);
   Status AppendWindowRow(int64_t start, int64_t end, const std::string& key, const Group& g,
