@@ -114,7 +114,10 @@ Result<bool> WindowAggregate::TakeHopWindowFromFront(int64_t watermark, int64_t*
     Run& run = runs[r];
     while (run.pos < run.order->size() && !(*run.order)[run.pos]->live) ++run.pos;
     if (run.pos == run.order->size()) return;
-    heads.emplace_back((*run.order)[run.pos++], r);
+    const GroupEntry* entry = (*run.order)[run.pos++];
+    __builtin_prefetch(entry->value.accs.data());  // (merged once it is the smallest)
+    if (run.pos < run.order->size()) __builtin_prefetch((*run.order)[run.pos]);
+    heads.emplace_back(entry, r);
     std::push_heap(heads.begin(), heads.end(), after);
   };
   for (size_t r = 0; r < runs.size(); ++r) push_next(r);
