@@ -410,7 +410,7 @@ class Pipeline {
   void RunWindowBatch(WindowBatch& batch);
   void FeedWindowBatch(WindowBatch& batch);
   Status SettleWindows();
-  Status FeedAggregate(std::vector<WindowInput>& inputs, const RawBatch& raw);
+  Status FeedAggregate(const std::vector<WindowInput>& inputs, const RawBatch& raw);
   // RawBatches the window stage is done with, kept for the lanes' next
   // batches (their buffers already grown): TakeSpareRaw, or a new one.
   std::unique_ptr<RawBatch> TakeSpareRaw();

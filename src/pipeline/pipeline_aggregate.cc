@@ -162,7 +162,7 @@ Status Pipeline::PrepareAggregate(Lane& lane, size_t first) {
   return Status::OK();
 }
 
-Status Pipeline::FeedAggregate(std::vector<WindowInput>& inputs, const RawBatch& raw) {
+Status Pipeline::FeedAggregate(const std::vector<WindowInput>& inputs, const RawBatch& raw) {
   const std::vector<std::string>& partitions = raw.partitions;
   const sql::AggregatePlan& plan = *options_.aggregate;
   // 1. The watermark before each row (every decoded row, filtered or not),
