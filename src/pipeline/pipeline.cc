@@ -26,6 +26,9 @@ namespace {
 constexpr size_t kMinRecordsPerLane = 512;
 // A plain append's lanes claim a batch's records this many at a time.
 constexpr size_t kRecordsPerClaim = 1024;
+// Records' buffers that the window stage may hold at once: a batch the
+// pipeline's thread waits to push, one waiting on the stage and one on it.
+constexpr size_t kSpareRawBatches = 3;
 
 int64_t NowMs() { return iceberg::NowMillis(); }
 
@@ -337,9 +340,11 @@ void Pipeline::KeepSpareRaw(std::unique_ptr<RawBatch> raw) {
   if (raw == nullptr) return;
   raw->Clear();
   std::lock_guard<std::mutex> lock(spare_raw_mu_);
-  // (At most two: a batch waiting for the stage and one on it. A buffer that
-  // one outsized record grew past twice a batch's bytes is let go.)
-  if (spare_raw_.size() < 2 &&
+  // (As many as the stage can hold back: so that none is let go when it
+  // catches up, only to be grown anew from nothing when it falls behind
+  // again, a batch's bytes of copies and page faults each. A buffer that one
+  // outsized record grew past twice a batch's bytes is let go.)
+  if (spare_raw_.size() < kSpareRawBatches &&
       raw->raw.capacity() <= 2 * static_cast<size_t>(options_.batch_bytes)) {
     spare_raw_.push_back(std::move(raw));
   }
