@@ -47,6 +47,8 @@ inline void KillPoint(std::string_view name) {
 // Names in use:
 //   key_index.commit   a primary-key index writing one key of a commit into
 //                      its committed layer (a spill store's write)
+//   pipeline.lane      a pipeline's lane taking a run of records (a lane
+//                      error that no writer or index remembers)
 //   window_stage.batch a windowed pipeline's window stage taking a batch
 Status FailPointSlow(std::string_view name);
 inline Status FailPoint(std::string_view name) {

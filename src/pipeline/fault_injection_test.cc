@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "catalog/row_delete.h"
+#include "common/kill_point.h"
 #include "common/testing.h"
 #include "iceberg/scan.h"
 #include "pipeline/dead_letter_replay.h"
@@ -246,6 +247,35 @@ TEST_F(PipelineFaultTest, DeadLetterReplayFaultsLoseNoDeadLetter) {
                EXPECT_EQ(dead_offsets(), want);
                EXPECT_EQ(Ids(), Range(0, 3));
              }});
+}
+
+// A lane that fails drops its batch, whose records lie before the source's
+// positions by then: the run must fail that step or checkpoint and every later
+// one, committing nothing past the dropped records, even when nothing else (a
+// writer, the key index) remembers the error; a restart reads them anew,
+// exactly once. One lane on the pipeline's thread, or lanes on a pool.
+TEST_F(PipelineFaultTest, ALaneThatFailsFailsEveryLaterCheckpointOfItsRun) {
+  for (int parallelism : {1, 2}) {
+    SCOPED_TRACE(fmt::format("parallelism {}", parallelism));
+    Reset();
+    Produce(0, 5'000);
+    PipelineOptions o = Options();
+    o.parallelism = parallelism;
+    ASSERT_OK_AND_ASSIGN(pipeline_, Open(o));
+    ArmFailPoint("pipeline.lane");  // the first run of records a lane takes
+    Status st = TryConsume(*pipeline_);
+    // (The lanes of a pool report at the next batch, or at the checkpoint.)
+    if (st.ok()) st = pipeline_->Checkpoint();
+    ArmFailPoint("");
+    ASSERT_FALSE(st.ok()) << "the lane's failure was lost";
+    EXPECT_NE(st.message().find("pipeline.lane"), std::string::npos) << st.ToString();
+    Status again = pipeline_->Checkpoint();
+    EXPECT_FALSE(again.ok()) << "a run whose lane dropped a batch checkpointed past it";
+    EXPECT_TRUE(Ids().empty()) << "the failed run committed rows";
+    RestartAndCatchUp();
+    EXPECT_EQ(Ids(), Range(0, 5'000));
+    ExpectEverySnapshotReadable();
+  }
 }
 
 // `sluice run` on a disk that fills up: the pipeline's commits fail, it is

@@ -156,6 +156,7 @@ Status Pipeline::RecordStaged(int64_t checkpoint, const std::string& path) {
 }
 
 Status Pipeline::RunLane(Lane& lane, size_t begin, size_t end) {
+  RETURN_IF_ERROR(FailPoint("pipeline.lane"));
   if (options_.format != sources::ChangeFormat::kJson && !options_.aggregate) {
     return RunChangeLane(lane, begin, end);
   }
@@ -314,7 +315,12 @@ Status Pipeline::TakeLanes(WindowBatch* windows) {
     lanes_[i].windows.clear();
   }
   lanes_running_ = 0;
-  if (!st.ok()) *windows = WindowBatch{};
+  if (!st.ok()) {
+    // The batch is dropped, its records past the source's positions: the
+    // run must never checkpoint again (a restart reads them anew).
+    *windows = WindowBatch{};
+    if (checkpoint_failed_.ok()) checkpoint_failed_ = st;
+  }
   // The runs each lane claimed, back in source order.
   std::sort(windows->inputs.begin(), windows->inputs.end(),
             [](const WindowInput& a, const WindowInput& b) { return a.first < b.first; });

@@ -543,6 +543,7 @@ class Pipeline {
   std::unique_ptr<SerialQueue> committer_;
   std::unique_ptr<TaskPool> close_pool_;
   std::unique_ptr<Committing> committing_;
+  // A failed checkpoint, or a batch the lanes dropped: fails every later call.
   Status checkpoint_failed_;
   // Windowed aggregations only. The operator's shards run on a pool of their
   // own, as the lanes' pool may be decoding the next batch meanwhile.
