@@ -37,6 +37,9 @@
 // open state for checkpoints: whole, or only the groups changed since the
 // last snapshot (incremental checkpoints, docs/state.md); Restore applies a
 // base then deltas in order. Both stream through StateWriter/StateReader.
+// A state is written after the Emit of every window closed so far: HOP takes
+// a window as a row's watermark closes it, and a state written while such a
+// window waits for Emit is refused (kInternal) rather than saying it emitted.
 //
 // Beyond memory (`memory_budget`): the groups live in an in-memory front
 // (every group a checkpoint changes passes through it, pre-aggregated there);

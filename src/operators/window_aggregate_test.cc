@@ -126,6 +126,30 @@ TEST(WindowAggregateTest, AHopWindowTakesItsPanesWhenItClosesNotLater) {
   EXPECT_EQ(late.size(), 1u);
 }
 
+TEST(WindowAggregateTest, AStateWrittenBeforeTheClosedHopWindowsAreEmittedIsRefused) {
+  // slide 10 s, size 20 s: the row at 25 s, at the watermark 20 s, closes the
+  // windows holding the row at 5 s, which wait to be emitted; a state written
+  // then would say they were, and a restore would never give them.
+  Fixture f({WindowSpec::Kind::kHop, 20 * kSec, 10 * kSec, 0});
+  ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+  std::vector<LateRow> late;
+  ASSERT_OK(op->Add(f.Rows({{5, "a", 1}, {25, "b", 1}}), {INT64_MIN, 20 * kSec}, &late));
+  auto early = op->Snapshot();
+  ASSERT_FALSE(early.ok()) << "a state that loses the windows [-10, 10) and [0, 20) of a";
+  EXPECT_NE(early.status().message().find("not emitted"), std::string::npos)
+      << early.status().ToString();
+  std::vector<FailedGroup> failed;
+  ASSERT_OK_AND_ASSIGN(Batch closed, op->Emit(20 * kSec, &failed));
+  EXPECT_EQ(closed.num_rows(), 2);
+  ASSERT_OK_AND_ASSIGN(std::string state, op->Snapshot());
+  ASSERT_OK_AND_ASSIGN(auto restored, WindowAggregate::Make(f.options));
+  ASSERT_OK(restored->Restore(state));
+  ASSERT_OK_AND_ASSIGN(Batch rest, restored->Emit(INT64_MAX, &failed));
+  ASSERT_OK_AND_ASSIGN(Batch live, op->Emit(INT64_MAX, &failed));
+  EXPECT_EQ(JsonRows(rest), JsonRows(live));
+  EXPECT_EQ(rest.num_rows(), 2);  // [20, 40) and [30, 50) of b
+}
+
 TEST(WindowAggregateTest, SessionsExtendAndMergeWhenAnEventBridgesThem) {
   Fixture f({WindowSpec::Kind::kSession, 0, 0, 10 * kSec});
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));

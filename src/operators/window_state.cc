@@ -47,7 +47,18 @@ using state::EndRecord;
 Status WindowAggregate::WriteState(const std::vector<WindowAggregate*>& parts, bool full,
                                    StateWriter* out) {
   int64_t emitted = INT64_MIN;
-  for (const WindowAggregate* p : parts) emitted = std::max(emitted, p->emitted_below_);
+  for (const WindowAggregate* p : parts) {
+    // (A HOP window taken as rows arrive waits in pending_ for Emit; the
+    // state says it was emitted, so a state written before would lose it.)
+    if ((p->pending_ != nullptr && p->pending_->num_rows() > p->pending_pos_) ||
+        !p->pending_failed_.empty()) {
+      return Status::Internal(
+          "window state: windows closed below {} are taken but not emitted; Emit them before "
+          "the state is written",
+          p->emitted_below_);
+    }
+    emitted = std::max(emitted, p->emitted_below_);
+  }
   Put<uint32_t>(out->buffer(), kStateMagic);
   Put<uint8_t>(out->buffer(), full ? kFullState : kStateDelta);
   Put<int64_t>(out->buffer(), emitted);
