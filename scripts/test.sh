@@ -20,10 +20,25 @@ bash scripts/install-deps.sh
 
 failed=0
 passed=0
+summary=()  # a line per step (and per build), printed again at the end
 run_step() {  # run_step NAME COMMAND...
-  local name=$1; shift
+  local name=$1 start=$SECONDS; shift
   echo "=== $name"
-  if "$@"; then passed=$((passed + 1)); else echo "=== $name FAILED"; failed=$((failed + 1)); fi
+  if "$@"; then
+    passed=$((passed + 1)); summary+=("passed  $((SECONDS - start)) s  $name")
+  else
+    echo "=== $name FAILED"; failed=$((failed + 1)); summary+=("FAILED  $((SECONDS - start)) s  $name")
+  fi
+}
+timed() {  # timed NAME COMMAND...: a build, its time in the summary (fails the script if it fails)
+  local name=$1 start=$SECONDS; shift
+  "$@"
+  summary+=("built   $((SECONDS - start)) s  $name")
+}
+# failed_tests DIR: the tests the last ctest run in DIR failed, for the summary.
+failed_tests() {
+  local f=$1/Testing/Temporary/LastTestsFailed.log
+  [ ! -s "$f" ] || sed "s|^|        failed in $1: |" "$f"
 }
 
 # The randomized interop suite takes its seed from here (fixed, so a CI run is
@@ -36,13 +51,14 @@ export SLUICE_INTEROP_SEED=${SLUICE_INTEROP_SEED:-20261130}
 UNITY=-DCMAKE_UNITY_BUILD=${SLUICE_UNITY:-ON}
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $UNITY >/dev/null
-ninja -C build -j "$JOBS"
+timed "build" ninja -C build -j "$JOBS"
+rm -f build/Testing/Temporary/LastTestsFailed.log build-asan/Testing/Temporary/LastTestsFailed.log
 run_step "tests" ctest --test-dir build --output-on-failure --timeout 900 -j "$JOBS"
 
 if [ "${SLUICE_SKIP_ASAN:-0}" != 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON \
     -DSLUICE_BENCH=OFF $UNITY >/dev/null
-  ninja -C build-asan -j "$JOBS"
+  timed "build-asan" ninja -C build-asan -j "$JOBS"
   # Under the sanitizers: every unit and fixture test, the docs' SQL, and the
   # HTTP crash loops (pipeline, windows, CDC) with 15 kills each, and the S3
   # client against s3rver. The interop suites (which mostly time DuckDB and
@@ -64,7 +80,15 @@ fi
 if [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then
   CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSLUICE_FUZZ=ON -DSLUICE_TESTS=OFF -DSLUICE_BENCH=OFF $UNITY >/dev/null
-  ninja -C build-fuzz -j "$JOBS" fuzzers
+  timed "build-fuzz" ninja -C build-fuzz -j "$JOBS" fuzzers
+  run_fuzzer() {  # run_fuzzer FUZZER CORPUS: runs it briefly; prints its log if it fails
+    if "$1" -max_total_time="${SLUICE_FUZZ_SECONDS:-15}" -rss_limit_mb=2048 -max_len=65536 \
+      -print_final_stats=1 "$2" > "$2.log" 2>&1; then
+      grep -E '^(Done|stat::)' "$2.log" || true; rm -f "$2.log"
+    else
+      cat "$2.log"; rm -f "$2.log"; return 1
+    fi
+  }
   for fuzzer in $(find build-fuzz -maxdepth 3 -type f -name '*_fuzz' -perm -u+x | sort); do
     name=$(basename "$fuzzer")
     corpus=$(mktemp -d)
@@ -74,12 +98,16 @@ if [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then
     # (find is cut short by head: its SIGPIPE must not fail the step under pipefail)
     { find ../shared/fixtures -name "*.$ext" -size -64k 2>/dev/null || true; } | head -100 |
       while read -r f; do cp "$f" "$corpus/$(echo "$f" | md5sum | cut -c1-16)"; done
-    run_step "fuzz $name" "$fuzzer" -max_total_time="${SLUICE_FUZZ_SECONDS:-15}" \
-      -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$corpus"
+    # Its log is shown whole only when it fails (it would bury the summary).
+    run_step "fuzz $name" run_fuzzer "$fuzzer" "$corpus"
     rm -rf "$corpus"
   done
 fi
 
 echo
-echo "steps: $passed passed, $failed failed"
+echo "summary:"
+for line in "${summary[@]}"; do echo "  $line"; done
+failed_tests build
+failed_tests build-asan
+echo "steps: $passed passed, $failed failed (in $SECONDS s)"
 [ "$failed" -eq 0 ]

@@ -10,7 +10,7 @@
 namespace sluice::operators {
 namespace {
 
-using internal::FloorDiv;
+using internal::WindowBounds;
 
 std::string Time(int64_t micros) {
   std::string s;
@@ -121,6 +121,19 @@ Result<bool> WindowAggregate::AddToSession(const std::string& key, int64_t t, in
   return true;
 }
 
+bool WindowAggregate::WindowOf(int64_t t, int64_t* start, int64_t* end) const {
+  const WindowSpec& w = options_.window;
+  switch (w.kind) {
+    case WindowSpec::Kind::kSession: *start = t; return !__builtin_add_overflow(t, w.gap_us, end);
+    case WindowSpec::Kind::kHop: {
+      int64_t first_start;  // of the first window holding the pane
+      return WindowBounds(t, w.slide_us, w.size_us, start, end) &&
+             !__builtin_sub_overflow(*start, w.size_us - w.slide_us, &first_start);
+    }
+    default: return WindowBounds(t, w.size_us, w.size_us, start, end);
+  }
+}
+
 Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::string* key,
                                std::vector<LateRow>* late) {
   const WindowSpec& w = options_.window;
@@ -151,6 +164,13 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
     return Status::OK();
   }
   int64_t t = time.Value<int64_t>(r);
+  int64_t start = 0, end = 0;
+  if (!WindowOf(t, &start, &end)) {
+    late->push_back({r, fmt::format("the event time {} µs is too close to the end of the "
+                                    "timestamp range for its window to end within it",
+                                    t)});
+    return Status::OK();
+  }
   if (w.kind == WindowSpec::Kind::kSession) {
     ASSIGN_OR_RETURN(bool counted, AddToSession(*key, t, wm, rows, r));
     if (!counted) {
@@ -163,26 +183,23 @@ Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::st
     // Windows the watermark closed take their values before this row can
     // count in a pane they share with open ones.
     RETURN_IF_ERROR(FinalizeHop(wm));
-    int64_t start = FloorDiv(t, w.slide_us) * w.slide_us;
-    int64_t newest_end = start + w.size_us;  // the last window holding the pane
-    if (Closed(newest_end, wm)) {
+    // `start` is the pane's; `end` that of the last window holding the pane.
+    if (Closed(end, wm)) {
       late->push_back({r, fmt::format("late: its windows up to [{}, {}) had closed at the "
                                       "watermark {}",
-                                      Time(start), Time(newest_end), Time(wm))});
+                                      Time(start), Time(end), Time(wm))});
       return Status::OK();
     }
     ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowId{start + w.slide_us, start}, *key));
     AddToGroup(g, rows, r);
     return Status::OK();
   }
-  int64_t size = w.size_us;
-  int64_t start = FloorDiv(t, size) * size;
-  if (Closed(start + size, wm)) {
+  if (Closed(end, wm)) {
     late->push_back({r, fmt::format("late: its window [{}, {}) had closed at the watermark {}",
-                                    Time(start), Time(start + size), Time(wm))});
+                                    Time(start), Time(end), Time(wm))});
     return Status::OK();
   }
-  ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowId{start + size, start}, *key));
+  ASSIGN_OR_RETURN(Group * g, FindOrAdd(WindowId{end, start}, *key));
   AddToGroup(g, rows, r);
   return Status::OK();
 }

@@ -122,7 +122,9 @@ class WindowAggregate {
 
   // `watermarks[i]`: the watermark before row i (INT64_MIN: none yet).
   // `only`: the rows to take, in order (nullptr: all). Late rows are named by
-  // their row in `rows`. Fails only when spilling fails.
+  // their row in `rows`, with the rows not taken for another reason (a NULL
+  // event time; a time whose window would end beyond the int64 range).
+  // Fails only when spilling fails.
   Status Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late,
              const std::vector<uint32_t>* only = nullptr);
   // Up to `max_rows` rows of the windows closed at `watermark`, in window-end
@@ -164,6 +166,8 @@ class WindowAggregate {
   Status Restore(StateReader* in, const KeyFilter& keep = nullptr, bool clear_on_full = true);
   Status Restore(std::string_view bytes, const KeyFilter& keep = nullptr,
                  bool clear_on_full = true);
+  // Forgets every group and what was emitted (HOP windows taken for the next
+  // Emit too): a full state restored after it replaces this operator's.
   Status Clear();
 
  private:
@@ -257,6 +261,11 @@ class WindowAggregate {
                             int64_t row);
   Status AddRow(const Batch& rows, int64_t r, int64_t watermark, std::string* key,
                 std::vector<LateRow>* late);
+  // The window of event time t: TUMBLE's [start, end); HOP's pane start and
+  // the end of the last window holding it; SESSION's t and t + gap. False
+  // when a window holding t would reach beyond the int64 microseconds (about
+  // 292,000 years from 1970), which the arithmetic on windows must not meet.
+  bool WindowOf(int64_t t, int64_t* start, int64_t* end) const;
   bool Closed(int64_t window_end, int64_t watermark) const;
   // The latest window end that `watermark` closes (INT64_MIN when none): a
   // bound for scans, Closed deciding each window.

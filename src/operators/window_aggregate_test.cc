@@ -337,6 +337,82 @@ TEST(WindowAggregateTest, IncrementalSnapshotsRestoreTheSameState) {
   }
 }
 
+TEST(WindowAggregateTest, AFullStateRestoredIntoAUsedOperatorReplacesWhatItEmittedSince) {
+  // TUMBLE: [0, 60) emitted after the state was taken comes again.
+  {
+    Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0});
+    ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+    std::vector<LateRow> late;
+    std::vector<FailedGroup> failed;
+    ASSERT_OK(op->Add(f.Rows({{1, "a", 1}, {61, "a", 2}}), {INT64_MIN, INT64_MIN}, &late));
+    ASSERT_OK_AND_ASSIGN(std::string state, op->Snapshot());
+    ASSERT_OK_AND_ASSIGN(Batch first, op->Emit(60 * kSec, &failed));
+    ASSERT_EQ(first.num_rows(), 1);
+    ASSERT_OK(op->Restore(state));
+    EXPECT_EQ(op->emitted_below(), INT64_MIN);
+    ASSERT_OK_AND_ASSIGN(Batch again, op->Emit(60 * kSec, &failed));
+    EXPECT_EQ(JsonRows(again), JsonRows(first));
+  }
+  // HOP: windows taken (by a later row's watermark) but not emitted when the
+  // state is restored are not emitted; the state's own are.
+  {
+    Fixture f({WindowSpec::Kind::kHop, 20 * kSec, 10 * kSec, 0});
+    ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+    std::vector<LateRow> late;
+    std::vector<FailedGroup> failed;
+    ASSERT_OK(op->Add(f.Rows({{5, "a", 1}}), {INT64_MIN}, &late));
+    ASSERT_OK_AND_ASSIGN(std::string state, op->Snapshot());
+    ASSERT_OK(op->Add(f.Rows({{6, "a", 1}, {25, "a", 1}}), {INT64_MIN, 20 * kSec}, &late));
+    ASSERT_OK(op->Restore(state));
+    ASSERT_OK_AND_ASSIGN(Batch rows, op->Emit(20 * kSec, &failed));
+    ASSERT_EQ(rows.num_rows(), 2);  // [-10, 10) and [0, 20), of the row at 5 s alone
+    EXPECT_EQ(rows.columns[3].Value<int64_t>(0), 1);
+    EXPECT_EQ(rows.columns[3].Value<int64_t>(1), 1);
+    EXPECT_TRUE(late.empty());
+  }
+}
+
+TEST(WindowAggregateTest, AnEventTimeWhoseWindowWouldLeaveTheTimestampRangeIsGivenBack) {
+  // At the ends of int64 microseconds (about 292,000 years from 1970) a
+  // window's start or end does not fit: such a row is not taken (no wrapped
+  // arithmetic), and the others are.
+  for (WindowSpec spec : {WindowSpec{WindowSpec::Kind::kTumble, 60 * kSec, 0, 0},
+                          WindowSpec{WindowSpec::Kind::kHop, 60 * kSec, 20 * kSec, 0},
+                          WindowSpec{WindowSpec::Kind::kSession, 0, 0, 30 * kSec}}) {
+    Fixture f(spec);
+    ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+    Batch rows = Batch::Make(f.input);
+    bool hop = spec.kind == WindowSpec::Kind::kHop;
+    // (HOP: the pane of INT64_MIN + 30 s fits, its first window does not.)
+    std::vector<int64_t> times = {INT64_MAX, INT64_MIN, 5 * kSec};
+    if (hop) times.push_back(INT64_MIN + 30 * kSec);
+    for (int64_t t : times) {
+      rows.columns[0].Append<int64_t>(t);
+      rows.columns[1].AppendBytes("a");
+      for (int c = 2; c < 5; ++c) rows.columns[c].Append<int64_t>(1);
+    }
+    std::vector<LateRow> late;
+    ASSERT_OK(op->Add(rows, std::vector<int64_t>(times.size(), INT64_MIN), &late));
+    bool session = spec.kind == WindowSpec::Kind::kSession;
+    // A session starts at its first event: only its end can leave the range.
+    ASSERT_EQ(late.size(), session ? 1u : hop ? 3u : 2u);
+    EXPECT_EQ(late[0].row, 0);
+    if (!session) {
+      EXPECT_EQ(late[1].row, 1);
+    }
+    if (hop) {
+      EXPECT_EQ(late[2].row, 3);
+    }
+    EXPECT_NE(late[0].reason.find("timestamp range"), std::string::npos) << late[0].reason;
+    std::vector<FailedGroup> failed;
+    ASSERT_OK_AND_ASSIGN(Batch out, op->Emit(INT64_MAX, &failed));
+    EXPECT_EQ(out.num_rows(), hop ? 3 : session ? 2 : 1);
+    for (int64_t i = 0; i < out.num_rows(); ++i) {
+      EXPECT_LT(out.columns[0].Value<int64_t>(i), out.columns[1].Value<int64_t>(i));
+    }
+  }
+}
+
 TEST(WindowAggregateTest, ACorruptSnapshotIsRefused) {
   Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0});
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));

@@ -9,14 +9,16 @@
 
 namespace sluice::operators {
 
-using internal::FloorDiv;
+using internal::AddOrMax;
+using internal::FloorTo;
 
 Status WindowAggregate::FinalizeHop(int64_t watermark) {
   const int64_t size = options_.window.size_us, slide = options_.window.slide_us;
   if (!pending_) pending_ = std::make_unique<Batch>(Batch::Make(options_.output_schema));
   if (watermark == INT64_MIN) return Status::OK();  // nothing closes before a watermark
   // The next window to take ends at finalized_end_ + slide at the earliest.
-  bool may_close = finalized_end_ == INT64_MIN || Closed(finalized_end_ + slide, watermark);
+  bool may_close =
+      finalized_end_ == INT64_MIN || Closed(AddOrMax(finalized_end_, slide), watermark);
   while (may_close && groups_ > 0) {
     int64_t e = 0;
     ASSIGN_OR_RETURN(bool taken, spilled_ ? TakeHopWindowFromBothTiers(watermark, &e)
@@ -35,7 +37,7 @@ Status WindowAggregate::FinalizeHop(int64_t watermark) {
   if (watermark != INT64_MIN && watermark != INT64_MAX &&
       watermark > INT64_MIN + options_.allowed_lateness_us) {
     int64_t closed_to = watermark - options_.allowed_lateness_us;
-    finalized_end_ = std::max(finalized_end_, FloorDiv(closed_to, slide) * slide);
+    finalized_end_ = std::max(finalized_end_, FloorTo(closed_to, slide));
   }
   emitted_below_ = std::max(emitted_below_, watermark == INT64_MAX ? emitted_below_ : watermark);
   return Status::OK();
@@ -44,7 +46,9 @@ Status WindowAggregate::FinalizeHop(int64_t watermark) {
 int64_t WindowAggregate::NextHopWindowEnd(int64_t oldest_pane_end) const {
   // After the last finalized window, and no earlier than the oldest pane's own end.
   int64_t e = oldest_pane_end;
-  if (finalized_end_ != INT64_MIN) e = std::max(e, finalized_end_ + options_.window.slide_us);
+  if (finalized_end_ != INT64_MIN) {
+    e = std::max(e, AddOrMax(finalized_end_, options_.window.slide_us));
+  }
   return e;
 }
 

@@ -11,7 +11,6 @@ namespace sluice::operators {
 namespace {
 
 using internal::ChangedPrefix;
-using internal::FloorDiv;
 using internal::Get;
 using internal::GetBytes;
 using internal::kFullState;
@@ -232,8 +231,7 @@ Status WindowAggregate::FinishRestore(int64_t emitted) {
   if (hop && emitted_below_ != INT64_MIN) {
     // The last window end the emitted watermark closed: a multiple of the slide.
     int64_t slide = options_.window.slide_us;
-    int64_t closed_to = emitted_below_ - options_.allowed_lateness_us;
-    finalized_end_ = FloorDiv(closed_to, slide) * slide;
+    finalized_end_ = internal::FloorTo(ClosedThrough(emitted_below_), slide);
   }
   // What was restored is not a change of this run.
   ForgetFrontChanges();

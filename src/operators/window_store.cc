@@ -252,6 +252,12 @@ Status WindowAggregate::Clear() {
   spilled_ = false;
   store_floor_.clear();
   changed_generation_ = 0;
+  // What was emitted, and HOP windows taken but not emitted, belong to the
+  // state being replaced: the restored state says what it emitted.
+  emitted_below_ = last_emitted_end_ = finalized_end_ = INT64_MIN;
+  pending_.reset();
+  pending_pos_ = 0;
+  pending_failed_.clear();
   return Status::OK();
 }
 

@@ -160,11 +160,12 @@ TEST_F(HttpHostileTest, IdleAndTricklingConnectionsDoNotDelayOthersOrStop) {
     ASSERT_EQ(status, 200);
     worst = std::max(worst, seconds);
   }
-  // Generous: the old server took 5 s (idle) to forever (tricklers) per request.
-  EXPECT_LT(worst, 2.0) << "a normal request waited behind idle connections";
+  // Generous (the suite runs under ASan beside another test): the old server
+  // took 5 s (idle) to forever (tricklers) per request.
+  EXPECT_LT(worst, 4.0) << "a normal request waited behind idle connections";
   auto start = Clock::now();
   server_->Stop();
-  EXPECT_LT(SecondsSince(start), 3.0) << "Stop() waited for slow clients";
+  EXPECT_LT(SecondsSince(start), 4.0) << "Stop() waited for slow clients";
   stop = true;
   for (auto& t : tricklers) t.join();
   for (int fd : idle) ::close(fd);
@@ -186,7 +187,7 @@ TEST_F(HttpHostileTest, SlowHeaderOrBodyIsCutAt408AtItsDeadline) {
   auto start = Clock::now();
   // The trickler keeps sending, slower than its deadline allows in total.
   std::string header_answer;
-  for (int i = 0; i < 40 && header_answer.empty(); ++i) {
+  for (int i = 0; i < 60 && header_answer.empty(); ++i) {
     SendAll(header, fmt::format("X-{}: 1\r\n", i));
     char buf[4096];
     timeval quick{0, 100000};
@@ -196,7 +197,7 @@ TEST_F(HttpHostileTest, SlowHeaderOrBodyIsCutAt408AtItsDeadline) {
   }
   EXPECT_EQ(StatusOf(header_answer), 408) << header_answer;
   EXPECT_NE(header_answer.find("header section"), std::string::npos) << header_answer;
-  EXPECT_LT(SecondsSince(start), 3.0);
+  EXPECT_LT(SecondsSince(start), 4.0);  // 1 s, plus room for a loaded machine
   std::string body_answer = ReadUntilClose(body);
   EXPECT_EQ(StatusOf(body_answer), 408) << body_answer;
   // An idle connection is closed without an answer.

@@ -110,7 +110,7 @@ touch "$W/kills-done"
 # A clean run: the producer finishes, the pipeline catches up (and the
 # maintenance service compacts at least once), SIGTERM.
 start_server
-wait_up "$URL" "$SERVER_PID" || { tail -20 "$W/server.log"; echo "FAILED: the server does not start after the crashes"; exit 1; }
+wait_up "$URL" "$SERVER_PID" 120 || { tail -20 "$W/server.log"; echo "FAILED: the server does not start after the crashes"; exit 1; }
 wait_producer "$PRODUCER"
 acked=$(cat "$W/acked")
 records=$(cat "$W/records")

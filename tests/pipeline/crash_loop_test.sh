@@ -159,7 +159,7 @@ touch "$W/kills-done"
 
 # A clean run: the producer finishes, the pipeline catches up, SIGTERM.
 start_server
-wait_up "$URL" "$SERVER_PID" || { cat "$W/server.log"; echo "FAILED: the server does not start after the crashes"; exit 1; }
+wait_up "$URL" "$SERVER_PID" 120 || { cat "$W/server.log"; echo "FAILED: the server does not start after the crashes"; exit 1; }
 wait_producer "$PRODUCER"
 acked=$(cat "$W/acked")
 want=$(( acked * PER ))

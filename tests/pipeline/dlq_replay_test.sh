@@ -25,7 +25,9 @@ SQL
 }
 write_sql INT
 "$SLUICE" --warehouse "$W/wh" run "$W/p.sql" --listen "127.0.0.1:$PORT" 2> "$W/run.log" & PID=$!
-for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.05; done
+# (Generous waits: under ASan beside another test a start or a commit can take
+# seconds; the test waits for the state it checks, never for a fixed time.)
+for _ in $(seq 1 600); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.05; done
 post_failed() { cat "$W/run.log"; fail "POST to sluice run on port $PORT"; }
 curl -sf -XPOST --data-binary @- "http://127.0.0.1:$PORT/v1/streams/events_in/records" > /dev/null <<'EOF2' || post_failed
 {"id":1,"user_id":7,"kind":"a"}
@@ -34,9 +36,14 @@ curl -sf -XPOST --data-binary @- "http://127.0.0.1:$PORT/v1/streams/events_in/re
 {"id":4,"user_id":8,"kind":"b"}
 {"user_id":9}
 EOF2
-sleep 0.6
-# The runtime's metrics pass promtool and count what happened.
-curl -sf "http://127.0.0.1:$PORT/metrics" > "$W/metrics"
+# The runtime's metrics pass promtool and count what happened, once the first
+# checkpoint committed every record (at most 60 s; a wrong count fails below).
+for _ in $(seq 1 600); do
+  curl -sf "http://127.0.0.1:$PORT/metrics" > "$W/metrics" || true
+  grep -q '^sluice_pipeline_records_committed_total{pipeline="load"} 2$' "$W/metrics" &&
+    grep -q '^sluice_pipeline_dead_letters_total{pipeline="load"} 3$' "$W/metrics" && break
+  sleep 0.1
+done
 if command -v promtool > /dev/null; then
   promtool check metrics < "$W/metrics" || fail "promtool rejects /metrics"
 fi

@@ -175,9 +175,9 @@ replayer() {
 
 touch "$W/deleted" "$W/unsure" "$W/errors" "$W/errors.replay" "$W/replays"
 start_server a
-wait_up "http://127.0.0.1:$PORT_A" "$PID_A" || { cat "$W/server_a.log"; fail "server a does not start"; }
+wait_up "http://127.0.0.1:$PORT_A" "$PID_A" 120 || { cat "$W/server_a.log"; fail "server a does not start"; }
 start_server b
-wait_up "http://127.0.0.1:$PORT_B" "$PID_B" || { cat "$W/server_b.log"; fail "server b does not start"; }
+wait_up "http://127.0.0.1:$PORT_B" "$PID_B" 120 || { cat "$W/server_b.log"; fail "server b does not start"; }
 producer a "$PORT_A" & PRODUCER_A=$!
 producer b "$PORT_B" & PRODUCER_B=$!
 deleter & DELETER=$!
@@ -228,8 +228,8 @@ done
 wait "$PID_A" "$PID_B" 2>/dev/null || true
 start_server a
 start_server b
-wait_up "http://127.0.0.1:$PORT_A" "$PID_A" || { tail "$W/server_a.log"; fail "server a does not restart"; }
-wait_up "http://127.0.0.1:$PORT_B" "$PID_B" || { tail "$W/server_b.log"; fail "server b does not restart"; }
+wait_up "http://127.0.0.1:$PORT_A" "$PID_A" 120 || { tail "$W/server_a.log"; fail "server a does not restart"; }
+wait_up "http://127.0.0.1:$PORT_B" "$PID_B" 120 || { tail "$W/server_b.log"; fail "server b does not restart"; }
 wait "$PRODUCER_A" "$PRODUCER_B"
 acked_a=$(cat "$W/acked_a") acked_b=$(cat "$W/acked_b")
 for p in a b; do

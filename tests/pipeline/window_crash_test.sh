@@ -113,15 +113,17 @@ producer & PRODUCER=$!
 kill_loop "$KILLS"
 
 start_server
-wait_up "$URL" "$SERVER_PID" || { tail -20 "$W/server.log"; echo "FAILED: no start after the crashes"; exit 1; }
+wait_up "$URL" "$SERVER_PID" 120 || { tail -20 "$W/server.log"; echo "FAILED: no start after the crashes"; exit 1; }
 wait_producer "$PRODUCER"
 records=$(( EVENTS + 1 ))
-for _ in $(seq 1 600); do
+for _ in $(seq 1 3000); do  # at most 300 s (ASan beside another test)
   committed=$(curl -s "$URL/v1/status" | grep -o '"committed_offset":[0-9]*' | cut -d: -f2 |
     sort -n | head -1)
   [ "${committed:-0}" -ge "$records" ] && break
   sleep 0.1
 done
+[ "${committed:-0}" -ge "$records" ] ||
+  { tail -20 "$W/server.log"; echo "FAILED: committed ${committed:-no} of $records records"; exit 1; }
 kill -TERM "$SERVER_PID"
 wait "$SERVER_PID" || { tail -20 "$W/server.log"; echo "FAILED: no exit 0 on SIGTERM"; exit 1; }
 SERVER_PID=

@@ -1,9 +1,12 @@
 # Helpers shared by the crash loops (sourced; bash).
 
-# wait_up URL PID: returns 0 once URL/healthz answers, 1 if PID died or after 4 s.
+# wait_up URL PID [SECONDS]: returns 0 once URL/healthz answers, 1 if PID died
+# or after SECONDS (default 4: the kill loops' short lives). A start the test
+# depends on passes 120, as recovery under ASan beside another test can take
+# tens of seconds.
 wait_up() {
-  local url=$1 pid=$2
-  for _ in $(seq 1 200); do
+  local url=$1 pid=$2 deadline=$((SECONDS + ${3:-4}))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     curl -s -o /dev/null --max-time 1 "$url/healthz" && return 0
     kill -0 "$pid" 2>/dev/null || return 1
     sleep 0.02
@@ -87,15 +90,19 @@ kill_loop() {
   done
 }
 
-# drain_and_stop URL PID RECORDS TABLE: waits (at most 30 s) until the
-# pipeline committed RECORDS source records, then (at most 60 s) until the
-# maintenance service compacted TABLE once, then SIGTERMs PID and fails the
-# test unless it exits 0.
+# drain_and_stop URL PID RECORDS TABLE: waits (at most 300 s) until the
+# pipeline committed RECORDS source records, failing the test if it does not,
+# then (at most 60 s) until the maintenance service compacted TABLE once, then
+# SIGTERMs PID and fails the test unless it exits 0.
 drain_and_stop() {
-  local url=$1 pid=$2 records=$3 table=$4 committed
-  for _ in $(seq 1 300); do
+  local url=$1 pid=$2 records=$3 table=$4 committed deadline=$((SECONDS + 300))
+  while :; do
     committed=$(curl -s "$url/v1/status" | sed -n 's/.*"committed_offset":\([0-9]*\).*/\1/p')
     [ "${committed:-0}" -ge "$records" ] && break
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "FAILED: the pipeline committed ${committed:-no} of $records records in 300 s"
+      return 1
+    fi
     sleep 0.1
   done
   for _ in $(seq 1 600); do
