@@ -16,5 +16,8 @@ ninja -C "$dir" -j "$JOBS" common_test operators_test pipeline_test
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 "$dir/src/common/common_test" --gtest_filter='TaskPool*:SerialQueue*'
 "$dir/src/operators/operators_test" --gtest_filter='Sharded*'
+# (The window stage's write faults, six failed runs and restarts per window
+# kind, run here for SESSION and HOP with WHERE only: under TSan the five
+# kinds took 146 of the step's 277 s, and the plain and ASan suites run all.)
 "$dir/src/pipeline/pipeline_test" \
-  --gtest_filter='*WindowLanes*:PipelineTest.Lanes*:*Background*:*ClaimRecords*:*parallelism2*:*parallelism3*'
+  --gtest_filter='*WindowLanes*:PipelineTest.Lanes*:*Background*:*ClaimRecords*:*parallelism2*:*parallelism3*-*AWriteThatFailsOnTheWindowStage*/tumble*:*AWriteThatFailsOnTheWindowStage*/hop'

@@ -38,7 +38,9 @@ void WatermarkTracker::Recompute() {
   }
   if (!any || low == INT64_MIN) return;
   int64_t candidate = low < INT64_MIN + delay_us_ ? INT64_MIN : low - delay_us_;
-  watermark_ = std::max(watermark_, candidate);
+  // INT64_MAX is the end of a bounded input (every window closes): no event
+  // time, not even one at the end of the range, means that.
+  watermark_ = std::max(watermark_, std::min(candidate, INT64_MAX - 1));
 }
 
 std::string WatermarkTracker::Encode() const {

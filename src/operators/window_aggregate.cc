@@ -123,15 +123,23 @@ Result<bool> WindowAggregate::AddToSession(const std::string& key, int64_t t, in
 
 bool WindowAggregate::WindowOf(int64_t t, int64_t* start, int64_t* end) const {
   const WindowSpec& w = options_.window;
+  bool fits;
+  int64_t first_start;  // HOP: of the first window holding the pane
   switch (w.kind) {
-    case WindowSpec::Kind::kSession: *start = t; return !__builtin_add_overflow(t, w.gap_us, end);
-    case WindowSpec::Kind::kHop: {
-      int64_t first_start;  // of the first window holding the pane
-      return WindowBounds(t, w.slide_us, w.size_us, start, end) &&
+    case WindowSpec::Kind::kSession:
+      *start = t;
+      fits = !__builtin_add_overflow(t, w.gap_us, end);
+      break;
+    case WindowSpec::Kind::kHop:
+      fits = WindowBounds(t, w.slide_us, w.size_us, start, end) &&
              !__builtin_sub_overflow(*start, w.size_us - w.slide_us, &first_start);
-    }
-    default: return WindowBounds(t, w.size_us, w.size_us, start, end);
+      break;
+    default: fits = WindowBounds(t, w.size_us, w.size_us, start, end);
   }
+  // Its deadline too: a window whose end plus the lateness left the range
+  // would never close (Closed), not even at the end of the input.
+  int64_t deadline;
+  return fits && !__builtin_add_overflow(*end, options_.allowed_lateness_us, &deadline);
 }
 
 Status WindowAggregate::AddRow(const Batch& rows, int64_t r, int64_t wm, std::string* key,

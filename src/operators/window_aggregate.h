@@ -263,8 +263,9 @@ class WindowAggregate {
                 std::vector<LateRow>* late);
   // The window of event time t: TUMBLE's [start, end); HOP's pane start and
   // the end of the last window holding it; SESSION's t and t + gap. False
-  // when a window holding t would reach beyond the int64 microseconds (about
-  // 292,000 years from 1970), which the arithmetic on windows must not meet.
+  // when a window holding t, or its end plus the allowed lateness, would
+  // reach beyond the int64 microseconds (about 292,000 years from 1970),
+  // which the arithmetic on windows must not meet.
   bool WindowOf(int64_t t, int64_t* start, int64_t* end) const;
   bool Closed(int64_t window_end, int64_t watermark) const;
   // The latest window end that `watermark` closes (INT64_MIN when none): a

@@ -413,6 +413,45 @@ TEST(WindowAggregateTest, AnEventTimeWhoseWindowWouldLeaveTheTimestampRangeIsGiv
   }
 }
 
+TEST(WindowAggregateTest, ARowNearTheEndOfTheTimestampRangeIsEmittedOrGivenBackNeverKept) {
+  // INT64_MAX - 70 s: TUMBLE's window [..., ...800 s) ends 54.8 s before the
+  // range does; HOP's pane [...780, ...800) is in windows up to ...840 (its
+  // end plus the size is past the range: the pane must still be let go).
+  const int64_t t = INT64_MAX - 70 * kSec;
+  for (WindowSpec spec : {WindowSpec{WindowSpec::Kind::kTumble, 60 * kSec, 0, 0},
+                          WindowSpec{WindowSpec::Kind::kHop, 60 * kSec, 20 * kSec, 0}}) {
+    for (int64_t lateness : {int64_t{0}, 60 * kSec}) {
+      SCOPED_TRACE(fmt::format("kind {} lateness {}", static_cast<int>(spec.kind), lateness));
+      Fixture f(spec, lateness);
+      ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));
+      Batch rows = Batch::Make(f.input);
+      rows.columns[0].Append<int64_t>(t);
+      rows.columns[1].AppendBytes("a");
+      for (int c = 2; c < 5; ++c) rows.columns[c].Append<int64_t>(1);
+      std::vector<LateRow> late;
+      ASSERT_OK(op->Add(rows, {INT64_MIN}, &late));
+      std::vector<FailedGroup> failed;
+      ASSERT_OK_AND_ASSIGN(Batch out, op->Emit(INT64_MAX, &failed));
+      if (lateness > 0) {
+        // Its window's deadline (end + 60 s) is past the range: it could
+        // never close, so it is given back.
+        ASSERT_EQ(late.size(), 1u);
+        EXPECT_EQ(out.num_rows(), 0);
+      } else {
+        EXPECT_TRUE(late.empty());
+        EXPECT_EQ(out.num_rows(), spec.kind == WindowSpec::Kind::kHop ? 3 : 1);
+      }
+      EXPECT_EQ(op->groups(), 0) << "a group outlived the end of the input";
+    }
+  }
+}
+
+TEST(WatermarkTest, AnEventAtTheEndOfTheRangeDoesNotMeanTheEndOfTheInput) {
+  WatermarkTracker w(0, /*idle_timeout_ms=*/0);
+  w.Observe("0", INT64_MAX, 0);
+  EXPECT_EQ(w.current(), INT64_MAX - 1);
+}
+
 TEST(WindowAggregateTest, ACorruptSnapshotIsRefused) {
   Fixture f({WindowSpec::Kind::kTumble, 60 * kSec, 0, 0});
   ASSERT_OK_AND_ASSIGN(auto op, WindowAggregate::Make(f.options));

@@ -29,7 +29,7 @@ Status WindowAggregate::FinalizeHop(int64_t watermark) {
     int64_t last_pane_end;  // (of the panes whose last window is e's or earlier)
     if (__builtin_sub_overflow(e, size - slide, &last_pane_end)) last_pane_end = INT64_MIN;
     RETURN_IF_ERROR(TakePrefix(last_pane_end, [&](const WindowKey& k, Scan&) -> Result<bool> {
-      return k.end + size - slide <= e;
+      return k.end <= last_pane_end;
     }));
   }
   // Every window the watermark closed is taken, with data or not: a pane

@@ -17,10 +17,6 @@ namespace internal {
 
 inline int64_t FloorDiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
-// The window of an event time t: `start`, t rounded down to a multiple of
-// `unit` (TUMBLE's size, HOP's slide), and `end` = start + `size`. False when
-// either leaves the range of int64 microseconds, which only times within a
-// window of its ends (about 292,000 years from 1970) do.
 // a rounded down to a multiple of `unit`; INT64_MIN when that is below the
 // int64 range (as for a watermark: nothing before it).
 inline int64_t FloorTo(int64_t a, int64_t unit) {
@@ -34,6 +30,10 @@ inline int64_t AddOrMax(int64_t a, int64_t b) {
   return __builtin_add_overflow(a, b, &out) ? INT64_MAX : out;
 }
 
+// The window of an event time t: `start`, t rounded down to a multiple of
+// `unit` (TUMBLE's size, HOP's slide), and `end` = start + `size`. False when
+// either leaves the range of int64 microseconds, which only times within a
+// window of its ends (about 292,000 years from 1970) do.
 inline bool WindowBounds(int64_t t, int64_t unit, int64_t size, int64_t* start, int64_t* end) {
   return !__builtin_mul_overflow(FloorDiv(t, unit), unit, start) &&
          !__builtin_add_overflow(*start, size, end);

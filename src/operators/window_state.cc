@@ -176,8 +176,9 @@ Result<std::string> WindowAggregate::SnapshotChanged() {
 }
 
 Status WindowAggregate::RestoreGroup(WindowKey k, Group g, bool known_new) {
+  int64_t length;
   if (options_.window.kind == WindowSpec::Kind::kHop &&
-      k.end - k.start != options_.window.slide_us) {
+      (__builtin_sub_overflow(k.end, k.start, &length) || length != options_.window.slide_us)) {
     return Status::Corruption(
         "window state: a HOP pane [{}, {}) is not one slide ({} µs) long: the state is of "
         "another window definition",

@@ -117,8 +117,8 @@ wait_up "$URL" "$SERVER_PID" 120 || { tail -20 "$W/server.log"; echo "FAILED: no
 wait_producer "$PRODUCER"
 records=$(( EVENTS + 1 ))
 for _ in $(seq 1 3000); do  # at most 300 s (ASan beside another test)
-  committed=$(curl -s "$URL/v1/status" | grep -o '"committed_offset":[0-9]*' | cut -d: -f2 |
-    sort -n | head -1)
+  committed=$(curl -s --max-time 5 "$URL/v1/status" | grep -o '"committed_offset":[0-9]*' |
+    cut -d: -f2 | sort -n | head -1 || true)
   [ "${committed:-0}" -ge "$records" ] && break
   sleep 0.1
 done

@@ -97,8 +97,10 @@ kill_loop() {
 drain_and_stop() {
   local url=$1 pid=$2 records=$3 table=$4 committed deadline=$((SECONDS + 300))
   while :; do
-    committed=$(curl -s "$url/v1/status" | sed -n 's/.*"committed_offset":\([0-9]*\).*/\1/p')
+    committed=$(curl -s --max-time 5 "$url/v1/status" |
+      sed -n 's/.*"committed_offset":\([0-9]*\).*/\1/p' || true)
     [ "${committed:-0}" -ge "$records" ] && break
+    kill -0 "$pid" 2>/dev/null || { echo "FAILED: sluice run died while draining"; return 1; }
     if [ "$SECONDS" -ge "$deadline" ]; then
       echo "FAILED: the pipeline committed ${committed:-no} of $records records in 300 s"
       return 1
