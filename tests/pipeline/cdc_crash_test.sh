@@ -112,6 +112,7 @@ touch "$W/kills-done"
 start_server
 wait_up "$URL" "$SERVER_PID" 120 || { tail -20 "$W/server.log"; echo "FAILED: the server does not start after the crashes"; exit 1; }
 wait_producer "$PRODUCER"
+echo "kills and producer done after $SECONDS s"
 acked=$(cat "$W/acked")
 records=$(cat "$W/records")
 drain_and_stop "$URL" "$SERVER_PID" "$records" lake.accounts || { tail -20 "$W/server.log"; exit 1; }

@@ -161,6 +161,7 @@ touch "$W/kills-done"
 start_server
 wait_up "$URL" "$SERVER_PID" 120 || { cat "$W/server.log"; echo "FAILED: the server does not start after the crashes"; exit 1; }
 wait_producer "$PRODUCER"
+echo "kills and producer done after $SECONDS s"
 acked=$(cat "$W/acked")
 want=$(( acked * PER ))
 # Records in the source: every event plus one malformed record per 50 batches

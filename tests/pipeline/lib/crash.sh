@@ -95,7 +95,7 @@ kill_loop() {
 # then (at most 60 s) until the maintenance service compacted TABLE once, then
 # SIGTERMs PID and fails the test unless it exits 0.
 drain_and_stop() {
-  local url=$1 pid=$2 records=$3 table=$4 committed deadline=$((SECONDS + 300))
+  local url=$1 pid=$2 records=$3 table=$4 committed deadline=$((SECONDS + 300)) t0=$SECONDS t1 t2
   while :; do
     committed=$(curl -s --max-time 5 "$url/v1/status" |
       sed -n 's/.*"committed_offset":\([0-9]*\).*/\1/p' || true)
@@ -107,13 +107,17 @@ drain_and_stop() {
     fi
     sleep 0.1
   done
+  t1=$SECONDS
   for _ in $(seq 1 600); do
     curl -s "$url/metrics" | grep -q "^sluice_maintenance_compactions_total{table=\"$table\"} [1-9]" &&
       break
     sleep 0.1
   done
+  t2=$SECONDS
   kill -TERM "$pid"
   wait "$pid" || { echo "FAILED: sluice run did not exit 0 on SIGTERM"; return 1; }
+  echo "clean run: drained $records records in $((t1 - t0)) s, a compaction seen $((t2 - t1)) s" \
+    "later, stopped in $((SECONDS - t2)) s"
 }
 
 # list_objects s3://BUCKET/PREFIX: every object under the prefix on the test's
