@@ -115,7 +115,10 @@ wait_producer "$PRODUCER"
 echo "kills and producer done after $SECONDS s"
 acked=$(cat "$W/acked")
 records=$(cat "$W/records")
-drain_and_stop "$URL" "$SERVER_PID" "$records" lake.accounts || { tail -20 "$W/server.log"; exit 1; }
+compacted() {  # (grep -c reads it all: an early exit would fail the pipe)
+  [ "$(S table snapshots lake.accounts --json | grep -c '"operation":"replace"' || true)" -gt 0 ]
+}
+drain_and_stop "$URL" "$SERVER_PID" "$records" lake.accounts compacted || { tail -20 "$W/server.log"; exit 1; }
 SERVER_PID=
 
 # The model: each account's last change.
