@@ -19,6 +19,7 @@ void RegisterRunCommand(CLI::App& app, int* exit_code);           // sluice run 
 void RegisterServeCommand(CLI::App& app, int* exit_code);         // sluice serve
 void RegisterMaintenanceCommands(CLI::App& app, int* exit_code);  // after catalog commands
 void RegisterChangesCommand(CLI::App& app, int* exit_code);       // after catalog commands
+void RegisterVerifyCommand(CLI::App& app, int* exit_code);        // after catalog commands
 
 // The REST catalog's authentication for `sluice serve` and `sluice run
 // --listen`: the admin token (the server's bearer token, may be empty) and the

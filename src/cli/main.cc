@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   sluice::cli::RegisterTableWriteCommands(app, &exit_code);
   sluice::cli::RegisterMaintenanceCommands(app, &exit_code);
   sluice::cli::RegisterChangesCommand(app, &exit_code);
+  sluice::cli::RegisterVerifyCommand(app, &exit_code);
   sluice::cli::RegisterRunCommand(app, &exit_code);
   sluice::cli::RegisterServeCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);

@@ -1,0 +1,72 @@
+// `sluice table verify NAME [--read-data] [--json]`: every snapshot the table
+// holds reads (maintenance/verify.h; docs/maintenance.md "Verifying a table").
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "cli/table_printer.h"
+#include "maintenance/verify.h"
+
+namespace sluice::cli {
+namespace {
+
+Status Verify(const std::string& name, bool read_data, bool json) {
+  ASSIGN_OR_RETURN(auto table, OpenTable(name));
+  maintenance::VerifyOptions o;
+  o.read_data = read_data;
+  ASSIGN_OR_RETURN(maintenance::VerifyReport r,
+                   maintenance::VerifyTable(table->io(), table->metadata(), o));
+  TablePrinter t(
+      {"snapshot_id", "operation", "data_files", "delete_files", "records", "deletes", "problems"});
+  for (const maintenance::SnapshotVerified& s : r.snapshots) {
+    t.AddRow({std::to_string(s.snapshot_id), s.operation, std::to_string(s.data_files),
+              std::to_string(s.delete_files), std::to_string(s.records), std::to_string(s.deletes),
+              std::to_string(s.problems)});
+  }
+  t.Print(json);
+  for (const std::string& p : r.problems) std::fprintf(stderr, "%s\n", p.c_str());
+  std::string decoded;
+  if (read_data) {
+    decoded = fmt::format(" ({} bytes decoded", r.bytes_read);
+    if (r.not_decoded > 0)
+      decoded += fmt::format(", {} files not Parquet: not decoded", r.not_decoded);
+    decoded += ")";
+  }
+  // The summary goes to stderr under --json (stdout holds the JSON alone).
+  std::fprintf(json ? stderr : stdout,
+               "%s: %zu snapshots, %lld manifest lists, %lld manifests, %lld files checked%s; "
+               "problems: %zu\n",
+               name.c_str(), r.snapshots.size(), static_cast<long long>(r.manifest_lists),
+               static_cast<long long>(r.manifests), static_cast<long long>(r.files),
+               decoded.c_str(), r.problems.size());
+  if (!r.problems.empty()) {
+    return Status::Corruption("{}: problems: {}, the first: {}", name, r.problems.size(),
+                              r.problems.front());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
+  auto name = std::make_shared<std::string>();
+  auto read_data = std::make_shared<bool>(false);
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = app.get_subcommand("table")->add_subcommand(
+      "verify",
+      "Check that every snapshot reads: its manifests, and each data and delete file there "
+      "with its recorded size (each file once); exits 1 naming every problem");
+  cmd->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
+  cmd->add_flag("--read-data", *read_data,
+                "Also decode every data and position delete file whole (rows = record_count)");
+  cmd->add_flag("--json", *json, "Print the snapshots as JSON");
+  cmd->callback([=] {
+    Status st = Verify(*name, *read_data, *json);
+    *exit_code = st.ok() ? 0 : ReportError("table verify", st);
+  });
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,166 @@
+#include "maintenance/verify.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "iceberg/manifest.h"
+#include "maintenance/files.h"
+#include "parquet/reader.h"
+
+namespace sluice::maintenance {
+namespace {
+
+const char* KindOf(const iceberg::DataFile& f) {
+  switch (f.content) {
+    case iceberg::FileContent::kData: return "data file";
+    case iceberg::FileContent::kPositionDeletes:
+      return f.content_offset ? "deletion vector" : "position delete file";
+    case iceberg::FileContent::kEqualityDeletes: return "equality delete file";
+  }
+  return "file";
+}
+
+// One pass over a table's snapshots, each list, manifest and file checked once.
+class Verifier {
+ public:
+  Verifier(FileIO& io, const iceberg::TableMetadata& m, const VerifyOptions& o, VerifyReport* r)
+      : io_(io), m_(m), options_(o), report_(r) {}
+
+  void Check(const iceberg::Snapshot& s) {
+    SnapshotVerified v;
+    v.snapshot_id = s.snapshot_id;
+    v.operation = s.operation();
+    current_ = &v;
+    CheckManifests(s);
+    report_->snapshots.push_back(v);
+  }
+
+ private:
+  void Problem(const std::string& what) {
+    report_->problems.push_back(fmt::format("snapshot {}: {}", current_->snapshot_id, what));
+    ++current_->problems;
+  }
+
+  void CheckManifests(const iceberg::Snapshot& s) {
+    if (s.manifest_list.empty()) {
+      Problem("no manifest list (a format v1 snapshot with inline manifests is not checked)");
+      return;
+    }
+    ++report_->manifest_lists;  // each snapshot has its own
+    auto manifests = iceberg::ReadManifestList(io_, s.manifest_list, m_.format_version);
+    if (!manifests.ok()) {
+      Problem(fmt::format("manifest list {}: {}", s.manifest_list, manifests.status().ToString()));
+      return;
+    }
+    for (const iceberg::ManifestFile& mf : *manifests) {
+      const std::vector<iceberg::ManifestEntry>* entries = Entries(mf);
+      if (entries == nullptr) continue;
+      for (const iceberg::ManifestEntry& e : *entries) {
+        const iceberg::DataFile& f = e.file;
+        if (f.content == iceberg::FileContent::kData) {
+          ++current_->data_files;
+          current_->records += f.record_count;
+        } else {
+          ++current_->delete_files;
+          current_->deletes += f.record_count;
+        }
+        CheckFile(f);
+      }
+    }
+  }
+
+  // A manifest's live entries, read once; nullptr when it does not read (a
+  // problem of the first snapshot that reaches it).
+  const std::vector<iceberg::ManifestEntry>* Entries(const iceberg::ManifestFile& mf) {
+    auto [it, fresh] = manifests_.try_emplace(NormalizePath(mf.manifest_path));
+    if (!fresh) return it->second.get();
+    ++report_->manifests;
+    iceberg::ManifestReadOptions o;
+    o.column_stats = false;
+    o.live_only = true;
+    auto entries = iceberg::ReadManifest(io_, mf, m_.format_version, o);
+    if (!entries.ok()) {
+      Problem(fmt::format("manifest {}: {}", mf.manifest_path, entries.status().ToString()));
+      return nullptr;
+    }
+    it->second = std::make_unique<std::vector<iceberg::ManifestEntry>>(std::move(*entries));
+    return it->second.get();
+  }
+
+  void CheckFile(const iceberg::DataFile& f) {
+    if (!files_.insert(NormalizePath(f.file_path)).second) return;  // checked before
+    ++report_->files;
+    Status st = CheckOne(f);
+    if (!st.ok()) Problem(fmt::format("{} {}: {}", KindOf(f), f.file_path, st.ToString()));
+  }
+
+  Status CheckOne(const iceberg::DataFile& f) {
+    auto in = io_.OpenInput(f.file_path);
+    if (!in.ok()) {
+      return in.status().code() == StatusCode::kNotFound ? Status::NotFound("missing")
+                                                         : in.status();
+    }
+    const int64_t size = (*in)->size();
+    if (size != f.file_size_in_bytes) {
+      return Status::Corruption("{} bytes, its manifest records {}", size, f.file_size_in_bytes);
+    }
+    if (f.content_offset) {  // a deletion vector: a blob of a Puffin file
+      const int64_t end = *f.content_offset + f.content_size_in_bytes.value_or(0);
+      if (*f.content_offset < 0 || end > size) {
+        return Status::Corruption("its blob [{}, {}) lies outside the file's {} bytes",
+                                  *f.content_offset, end, size);
+      }
+      return Status::OK();
+    }
+    if (!options_.read_data) return Status::OK();
+    std::string format = f.file_format;
+    std::transform(format.begin(), format.end(), format.begin(), ::toupper);
+    if (format != "PARQUET") {
+      ++report_->not_decoded;
+      return Status::OK();
+    }
+    report_->bytes_read += size;
+    ASSIGN_OR_RETURN(auto reader, parquet::ParquetReader::Open(std::move(*in)));
+    int64_t rows = 0;
+    Batch batch;
+    for (int g = 0; g < reader->num_row_groups(); ++g) {
+      RETURN_IF_ERROR_CTX(reader->ReadRowGroup(g, &batch), "row group {}", g);
+      rows += batch.num_rows();
+    }
+    if (rows != f.record_count) {
+      return Status::Corruption("{} rows decoded, its manifest records {}", rows, f.record_count);
+    }
+    return Status::OK();
+  }
+
+  FileIO& io_;
+  const iceberg::TableMetadata& m_;
+  const VerifyOptions& options_;
+  VerifyReport* report_;
+  SnapshotVerified* current_ = nullptr;
+  std::map<std::string, std::unique_ptr<std::vector<iceberg::ManifestEntry>>> manifests_;
+  std::set<std::string> files_;
+};
+
+}  // namespace
+
+Result<VerifyReport> VerifyTable(FileIO& io, const iceberg::TableMetadata& metadata,
+                                 const VerifyOptions& options) {
+  std::vector<const iceberg::Snapshot*> order;
+  for (const iceberg::Snapshot& s : metadata.snapshots) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    return a->sequence_number != b->sequence_number ? a->sequence_number < b->sequence_number
+                                                    : a->timestamp_ms < b->timestamp_ms;
+  });
+  VerifyReport report;
+  Verifier verifier(io, metadata, options, &report);
+  for (const iceberg::Snapshot* s : order) verifier.Check(*s);
+  return report;
+}
+
+}  // namespace sluice::maintenance

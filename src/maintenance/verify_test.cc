@@ -1,0 +1,152 @@
+// VerifyTable on real tables: a healthy history verifies with each file
+// checked once; a missing, cut or damaged file, manifest or manifest list is
+// named once, under the first snapshot that reaches it.
+#include "maintenance/verify.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "catalog/row_delete.h"
+#include "maintenance/compact.h"
+#include "maintenance/expire_test_util.h"
+
+namespace sluice::maintenance {
+namespace {
+
+class VerifyTest : public TableFixture, public ::testing::WithParamInterface<int> {
+ protected:
+  void SetUp() override { MakeTable("id BIGINT NOT NULL", "", "", GetParam()); }
+
+  VerifyReport Verify(bool read_data) {
+    EXPECT_OK(table_->Refresh());
+    VerifyOptions o;
+    o.read_data = read_data;
+    auto r = VerifyTable(*io_, table_->metadata(), o);
+    EXPECT_OK(r);
+    return r.ok() ? *r : VerifyReport{};
+  }
+
+  // The one data file snapshot `index` (0 = the first) added.
+  std::string DataFileAddedBy(size_t index) {
+    EXPECT_OK(table_->Refresh());
+    const iceberg::TableMetadata& m = table_->metadata();
+    const iceberg::Snapshot& s = m.snapshots.at(index);
+    auto manifests = iceberg::ReadManifestList(*io_, s.manifest_list, m.format_version);
+    EXPECT_OK(manifests);
+    for (const iceberg::ManifestFile& mf : *manifests) {
+      auto entries = iceberg::ReadManifest(*io_, mf, m.format_version);
+      EXPECT_OK(entries);
+      for (const iceberg::ManifestEntry& e : *entries) {
+        if (e.snapshot_id == s.snapshot_id && e.status == iceberg::EntryStatus::kAdded &&
+            e.file.content == iceberg::FileContent::kData) {
+          return OnDisk(e.file.file_path);
+        }
+      }
+    }
+    ADD_FAILURE() << "snapshot " << index << " added no data file";
+    return "";
+  }
+};
+
+TEST_P(VerifyTest, EverySnapshotOfAHealthyHistoryVerifiesEachFileCheckedOnce) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  ASSERT_OK(catalog::DeleteWhere(*table_, "id IN (3, 14)").status());
+  AppendIds(20, 30);
+  ASSERT_OK(CompactTable(*table_, RewriteAll()));  // three files and the deletes become one
+  const size_t files_on_disk = Files("data").size();
+
+  for (bool read_data : {false, true}) {
+    VerifyReport r = Verify(read_data);
+    EXPECT_TRUE(r.problems.empty()) << r.problems.front();
+    ASSERT_EQ(r.snapshots.size(), 5u);
+    // Rows each snapshot reads: records less deletes (no row is deleted twice here).
+    const std::vector<int64_t> rows = {10, 20, 18, 28, 28};
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(r.snapshots[i].records - r.snapshots[i].deletes, rows[i]) << "snapshot " << i;
+      EXPECT_EQ(r.snapshots[i].snapshot_id, table_->metadata().snapshots[i].snapshot_id);
+      EXPECT_EQ(r.snapshots[i].operation, table_->metadata().snapshots[i].operation());
+    }
+    EXPECT_EQ(r.snapshots[4].operation, "replace");
+    EXPECT_EQ(r.snapshots[4].data_files, 1);
+    EXPECT_EQ(r.snapshots[4].delete_files, 0);
+    // Every data and delete file the history holds, once, though most are in
+    // several snapshots.
+    EXPECT_EQ(r.files, static_cast<int64_t>(files_on_disk));
+    EXPECT_EQ(r.manifest_lists, 5);
+    EXPECT_EQ(r.bytes_read > 0, read_data);
+  }
+}
+
+TEST_P(VerifyTest, AMissingDataFileIsNamedOnceUnderTheFirstSnapshotThatReachesIt) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  AppendIds(20, 30);
+  const std::string gone = DataFileAddedBy(1);
+  ASSERT_TRUE(std::filesystem::remove(gone));
+
+  VerifyReport r = Verify(false);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_NE(r.problems[0].find(std::to_string(table_->metadata().snapshots[1].snapshot_id)),
+            std::string::npos)
+      << r.problems[0];
+  EXPECT_NE(r.problems[0].find("data file"), std::string::npos) << r.problems[0];
+  EXPECT_NE(r.problems[0].find(gone), std::string::npos) << r.problems[0];
+  EXPECT_NE(r.problems[0].find("missing"), std::string::npos) << r.problems[0];
+  EXPECT_EQ(r.snapshots[0].problems, 0);
+  EXPECT_EQ(r.snapshots[1].problems, 1);
+  EXPECT_EQ(r.snapshots[2].problems, 0) << "reported once, under the first snapshot";
+}
+
+TEST_P(VerifyTest, AFileCutShortFailsTheSizeCheckAndADamagedFooterOnlyTheRead) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  const std::string cut = DataFileAddedBy(0), damaged = DataFileAddedBy(1);
+  std::filesystem::resize_file(cut, std::filesystem::file_size(cut) - 1);
+  {
+    std::fstream f(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-4, std::ios::end);
+    f.write("XXXX", 4);  // the closing magic
+  }
+  VerifyReport shallow = Verify(false);
+  ASSERT_EQ(shallow.problems.size(), 1u);
+  EXPECT_NE(shallow.problems[0].find(cut), std::string::npos) << shallow.problems[0];
+  EXPECT_NE(shallow.problems[0].find("its manifest records"), std::string::npos);
+
+  VerifyReport deep = Verify(true);
+  ASSERT_EQ(deep.problems.size(), 2u);
+  EXPECT_NE(deep.problems[1].find(damaged), std::string::npos) << deep.problems[1];
+  EXPECT_EQ(deep.snapshots[1].problems, 1);
+}
+
+TEST_P(VerifyTest, AMissingManifestOrManifestListFailsItsSnapshots) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  AppendIds(20, 30);
+  ASSERT_OK(table_->Refresh());
+  const iceberg::TableMetadata m = table_->metadata();
+  // The second snapshot's list goes; the first snapshot's manifest (which
+  // the later lists carry over) goes too.
+  ASSERT_TRUE(std::filesystem::remove(OnDisk(m.snapshots[1].manifest_list)));
+  auto first = iceberg::ReadManifestList(*io_, m.snapshots[0].manifest_list, m.format_version);
+  ASSERT_OK(first);
+  ASSERT_EQ(first->size(), 1u);
+  ASSERT_TRUE(std::filesystem::remove(OnDisk((*first)[0].manifest_path)));
+
+  VerifyReport r = Verify(false);
+  ASSERT_EQ(r.problems.size(), 2u);
+  EXPECT_NE(r.problems[0].find("manifest " + (*first)[0].manifest_path), std::string::npos)
+      << r.problems[0];
+  EXPECT_NE(r.problems[1].find("manifest list " + m.snapshots[1].manifest_list), std::string::npos)
+      << r.problems[1];
+  EXPECT_EQ(r.snapshots[0].problems, 1);
+  EXPECT_EQ(r.snapshots[1].problems, 1);
+  EXPECT_EQ(r.snapshots[2].problems, 0) << "its other manifests read; the gone one was named";
+  EXPECT_EQ(r.snapshots[2].data_files, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, VerifyTest, ::testing::Values(2, 3),
+                         [](const auto& info) { return "v" + std::to_string(info.param); });
+
+}  // namespace
+}  // namespace sluice::maintenance
