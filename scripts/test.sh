@@ -89,18 +89,38 @@ if [ "${SLUICE_SKIP_FUZZ:-0}" != 1 ]; then
       cat "$2.log"; rm -f "$2.log"; return 1
     fi
   }
-  for fuzzer in $(find build-fuzz -maxdepth 3 -type f -name '*_fuzz' -perm -u+x | sort); do
-    name=$(basename "$fuzzer")
+  # seed_corpus FUZZER: a temporary corpus seeded with the small files of that
+  # format among the fixtures (copied: libFuzzer extends it); prints its path.
+  seed_corpus() {
+    local corpus ext
     corpus=$(mktemp -d)
-    # Seed with the small files of that format among the fixtures (copied into
-    # the temporary corpus, which libFuzzer extends).
-    ext=${name%_fuzz}
+    ext=$(basename "$1"); ext=${ext%_fuzz}
     # (find is cut short by head: its SIGPIPE must not fail the step under pipefail)
     { find ../shared/fixtures -name "*.$ext" -size -64k 2>/dev/null || true; } | head -100 |
       while read -r f; do cp "$f" "$corpus/$(echo "$f" | md5sum | cut -c1-16)"; done
-    # Its log is shown whole only when it fails (it would bury the summary).
-    run_step "fuzz $name" run_fuzzer "$fuzzer" "$corpus"
-    rm -rf "$corpus"
+    echo "$corpus"
+  }
+  # wait_fuzzer PID CORPUS: the result of a fuzzer started in the background
+  # (its output, then its corpus, removed).
+  wait_fuzzer() {
+    local status=0
+    wait "$1" || status=$?
+    cat "$2.out"; rm -rf "$2" "$2.out"
+    return "$status"
+  }
+  # Each fuzzer is one process on one core: they run JOBS at a time (the
+  # time the summary shows for a fuzzer is the wait for it).
+  mapfile -t fuzzers < <(find build-fuzz -maxdepth 3 -type f -name '*_fuzz' -perm -u+x | sort)
+  for ((i = 0; i < ${#fuzzers[@]}; i += JOBS)); do
+    batch=("${fuzzers[@]:i:JOBS}") pids=() corpora=()
+    for fuzzer in "${batch[@]}"; do
+      corpus=$(seed_corpus "$fuzzer")
+      run_fuzzer "$fuzzer" "$corpus" > "$corpus.out" 2>&1 &
+      pids+=($!) corpora+=("$corpus")
+    done
+    for k in "${!batch[@]}"; do
+      run_step "fuzz $(basename "${batch[$k]}")" wait_fuzzer "${pids[$k]}" "${corpora[$k]}"
+    done
   done
 fi
 

@@ -105,7 +105,7 @@ producer() {
       post_until_acked "$URL" ev "b-$b" "$W/body"
     fi
     echo "$b" > "$W/acked"
-    sleep "$PACE"  # spread the events over the kills
+    nap "$PACE"  # spread the events over the kills
   done
 }
 producer & PRODUCER=$!
@@ -120,7 +120,7 @@ for _ in $(seq 1 3000); do  # at most 300 s (ASan beside another test)
   committed=$(curl -s --max-time 5 "$URL/v1/status" | grep -o '"committed_offset":[0-9]*' |
     cut -d: -f2 | sort -n | head -1 || true)
   [ "${committed:-0}" -ge "$records" ] && break
-  sleep 0.1
+  nap 0.1
 done
 [ "${committed:-0}" -ge "$records" ] ||
   { tail -20 "$W/server.log"; echo "FAILED: committed ${committed:-no} of $records records"; exit 1; }
