@@ -61,7 +61,8 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
       "with its recorded size (each file once); exits 1 naming every problem");
   cmd->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
   cmd->add_flag("--read-data", *read_data,
-                "Also decode every data and position delete file whole (rows = record_count)");
+                "Also decode every data file, position delete file and deletion vector whole "
+                "(rows = record_count)");
   cmd->add_flag("--json", *json, "Print the snapshots as JSON");
   cmd->callback([=] {
     Status st = Verify(*name, *read_data, *json);

@@ -7,7 +7,9 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <utility>
 
+#include "iceberg/deletion_vector.h"
 #include "iceberg/manifest.h"
 #include "maintenance/files.h"
 #include "parquet/reader.h"
@@ -92,40 +94,56 @@ class Verifier {
     return it->second.get();
   }
 
+  // A file is opened (and decoded) once, under the first entry that names it;
+  // each deletion vector, a blob of a Puffin file that may hold many, once.
   void CheckFile(const iceberg::DataFile& f) {
-    if (!files_.insert(NormalizePath(f.file_path)).second) return;  // checked before
-    ++report_->files;
-    Status st = CheckOne(f);
+    const std::string key = NormalizePath(f.file_path);
+    auto [size, fresh] = sizes_.try_emplace(key, -1);
+    if (fresh) {
+      ++report_->files;
+      size->second = CheckWhole(f);
+    }
+    if (!f.content_offset || size->second < 0) return;  // not a DV, or its file is missing
+    if (!blobs_.emplace(key, *f.content_offset).second) return;
+    Status st = CheckBlob(f, size->second);
     if (!st.ok()) Problem(fmt::format("{} {}: {}", KindOf(f), f.file_path, st.ToString()));
   }
 
-  Status CheckOne(const iceberg::DataFile& f) {
+  // The file's size (-1 when it cannot be opened): it must be the size its
+  // manifest records, and with read_data a data or position delete file must
+  // decode to record_count rows (decoded even when its size differs: what it
+  // holds tells what happened to it).
+  int64_t CheckWhole(const iceberg::DataFile& f) {
+    auto problem = [&](const Status& st) {
+      Problem(fmt::format("{} {}: {}", KindOf(f), f.file_path, st.ToString()));
+    };
     auto in = io_.OpenInput(f.file_path);
     if (!in.ok()) {
-      return in.status().code() == StatusCode::kNotFound ? Status::NotFound("missing")
-                                                         : in.status();
+      problem(in.status().code() == StatusCode::kNotFound ? Status::NotFound("missing")
+                                                          : in.status());
+      return -1;
     }
     const int64_t size = (*in)->size();
     if (size != f.file_size_in_bytes) {
-      return Status::Corruption("{} bytes, its manifest records {}", size, f.file_size_in_bytes);
+      problem(Status::Corruption("{} bytes, its manifest records {}", size, f.file_size_in_bytes));
     }
-    if (f.content_offset) {  // a deletion vector: a blob of a Puffin file
-      const int64_t end = *f.content_offset + f.content_size_in_bytes.value_or(0);
-      if (*f.content_offset < 0 || end > size) {
-        return Status::Corruption("its blob [{}, {}) lies outside the file's {} bytes",
-                                  *f.content_offset, end, size);
-      }
-      return Status::OK();
+    if (options_.read_data && !f.content_offset) {
+      Status st = Decode(f, std::move(*in));
+      if (!st.ok()) problem(st);
     }
-    if (!options_.read_data) return Status::OK();
+    return size;
+  }
+
+  // A Parquet data or position delete file decodes whole to record_count rows.
+  Status Decode(const iceberg::DataFile& f, std::unique_ptr<InputFile> in) {
     std::string format = f.file_format;
     std::transform(format.begin(), format.end(), format.begin(), ::toupper);
     if (format != "PARQUET") {
       ++report_->not_decoded;
       return Status::OK();
     }
-    report_->bytes_read += size;
-    ASSIGN_OR_RETURN(auto reader, parquet::ParquetReader::Open(std::move(*in)));
+    report_->bytes_read += in->size();
+    ASSIGN_OR_RETURN(auto reader, parquet::ParquetReader::Open(std::move(in)));
     int64_t rows = 0;
     Batch batch;
     for (int g = 0; g < reader->num_row_groups(); ++g) {
@@ -138,13 +156,28 @@ class Verifier {
     return Status::OK();
   }
 
+  // A deletion vector's blob lies inside its Puffin file of `size` bytes; with
+  // read_data it decodes (length, magic, CRC) to record_count positions.
+  Status CheckBlob(const iceberg::DataFile& f, int64_t size) {
+    const int64_t begin = *f.content_offset;
+    const int64_t end = begin + f.content_size_in_bytes.value_or(0);
+    if (begin < 0 || end > size || end < begin) {
+      return Status::Corruption("its blob [{}, {}) lies outside the file's {} bytes", begin, end,
+                                size);
+    }
+    if (!options_.read_data) return Status::OK();
+    report_->bytes_read += end - begin;
+    return iceberg::ReadDeletionVector(io_, f.file_path, f).status();
+  }
+
   FileIO& io_;
   const iceberg::TableMetadata& m_;
   const VerifyOptions& options_;
   VerifyReport* report_;
   SnapshotVerified* current_ = nullptr;
   std::map<std::string, std::unique_ptr<std::vector<iceberg::ManifestEntry>>> manifests_;
-  std::set<std::string> files_;
+  std::map<std::string, int64_t> sizes_;             // by path: -1 when it does not open
+  std::set<std::pair<std::string, int64_t>> blobs_;  // (path, offset) of deletion vectors
 };
 
 }  // namespace

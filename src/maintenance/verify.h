@@ -4,9 +4,10 @@
 //
 // For each snapshot, oldest first: its manifest list and manifests read, and
 // every live data and delete file they list exists with the size the
-// manifest records. With `read_data`, every data and position delete file is
-// also decoded whole, and its rows must number its record_count; a deletion
-// vector's blob must lie inside its Puffin file.
+// manifest records, and each deletion vector's blob lies inside its Puffin
+// file. With `read_data`, every data and position delete file is also decoded
+// whole, and its rows must number its record_count; each deletion vector
+// decodes (length, magic, CRC) to record_count positions.
 //
 // Snapshots share most of their files: each manifest list, manifest and file
 // is checked once, however many snapshots reach it (one `sluice scan` per
@@ -30,8 +31,8 @@
 namespace sluice::maintenance {
 
 struct VerifyOptions {
-  // Decode every data and position delete file whole (else: existence and
-  // size, from one open of each file).
+  // Decode every data and position delete file whole, and every deletion
+  // vector (else: existence and size, from one open of each file).
   bool read_data = false;
 };
 

@@ -8,7 +8,8 @@
 # compacts the mirror all along (upserts and compaction at once).
 # At the end the mirror must equal the model: each account's last change (or
 # no row when that was a delete), read by `sluice scan`; events that do not
-# fit are dead letters, once each; the service must have compacted.
+# fit are dead letters, once each; the service must have compacted; every
+# snapshot left must read (`sluice table verify --read-data`).
 #
 # With a third argument, the path of sluice-kafka-mock, the events go through
 # a 4-partition Kafka topic (kcat, keyed by the account: a key's events stay
@@ -142,4 +143,9 @@ fi
 [ "$dead" = $(( acked / 25 )) ] || { echo "FAILED: $dead dead letters, want $(( acked / 25 ))"; exit 1; }
 [ "$at_points" -gt 0 ] || { echo "FAILED: no run ended at a kill point"; exit 1; }
 [ "$compactions" -gt 0 ] || { echo "FAILED: the maintenance service never compacted"; exit 1; }
+# Every snapshot the kills left reads: its manifests, data files and the
+# deletes of its upserts, each file decoded.
+S table verify lake.accounts --read-data > "$W/verify.out" 2>&1 ||
+  { tail -20 "$W/verify.out"; echo "FAILED: a snapshot does not read"; exit 1; }
+tail -1 "$W/verify.out"
 echo "1 passed, 0 failed"

@@ -9,7 +9,8 @@
 # `sluice run --bounded`. The streamed tables must equal the bounded ones row
 # for row (the windows the last event closed), and both dead-letter tables must
 # hold the same late events. Every window is thus committed exactly once, with
-# the state of the committed checkpoint, whatever the kills.
+# the state of the committed checkpoint, whatever the kills. Every snapshot of
+# the streamed tables must read (`sluice table verify --read-data`).
 #
 # With a third argument, the path of sluice-kafka-mock, the events go through
 # Kafka instead: kcat produces them into a one-partition topic of librdkafka's
@@ -176,4 +177,13 @@ if [ "$KILLS" -ge 60 ]; then
   grep -q "kill point pipeline.after_state_file reached" "$W/server.log" ||
     { echo "FAILED: pipeline.after_state_file never reached"; failed=$((failed + 1)); }
 fi
+# Every snapshot the kills left reads, in each streamed table (the windows,
+# the running totals with their deletes): each file decoded.
+for t in per_10s sessions totals; do
+  if "$SLUICE" --warehouse "$W/stream" table verify "lake.$t" --read-data > "$W/verify.out" 2>&1; then
+    echo "ok   $t: $(tail -1 "$W/verify.out")"
+  else
+    tail -5 "$W/verify.out"; echo "FAIL $t: a snapshot does not read"; failed=$((failed + 1))
+  fi
+done
 if [ "$failed" = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; exit 1; fi
