@@ -27,24 +27,30 @@ Status Verify(const std::string& name, bool read_data, bool json) {
               std::to_string(s.problems)});
   }
   t.Print(json);
-  for (const std::string& p : r.problems) std::fprintf(stderr, "%s\n", p.c_str());
-  std::string decoded;
+  std::string detail;
   if (read_data) {
-    decoded = fmt::format(" ({} bytes decoded", r.bytes_read);
-    if (r.not_decoded > 0)
-      decoded += fmt::format(", {} files not Parquet: not decoded", r.not_decoded);
-    decoded += ")";
+    detail = fmt::format(" ({} bytes decoded", r.bytes_read);
+    if (r.not_decoded > 0) {
+      detail += fmt::format(", {} files not Parquet: not decoded", r.not_decoded);
+    }
+    detail += ")";
   }
-  // The summary goes to stderr under --json (stdout holds the JSON alone).
+  if (r.not_checked > 0) {
+    detail +=
+        fmt::format("; {} format v1 snapshots without a manifest list not checked", r.not_checked);
+  }
+  // The summary goes to stderr under --json (stdout holds the JSON alone); the
+  // problems come last, after what stdout holds, so that a log's tail shows them.
   std::fprintf(json ? stderr : stdout,
                "%s: %zu snapshots, %lld manifest lists, %lld manifests, %lld files checked%s; "
                "problems: %zu\n",
                name.c_str(), r.snapshots.size(), static_cast<long long>(r.manifest_lists),
-               static_cast<long long>(r.manifests), static_cast<long long>(r.files),
-               decoded.c_str(), r.problems.size());
+               static_cast<long long>(r.manifests), static_cast<long long>(r.files), detail.c_str(),
+               r.problems.size());
+  std::fflush(stdout);
+  for (const std::string& p : r.problems) std::fprintf(stderr, "%s\n", p.c_str());
   if (!r.problems.empty()) {
-    return Status::Corruption("{}: problems: {}, the first: {}", name, r.problems.size(),
-                              r.problems.front());
+    return Status::Corruption("{}: {} problems (listed above)", name, r.problems.size());
   }
   return Status::OK();
 }

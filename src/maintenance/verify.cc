@@ -34,12 +34,11 @@ class Verifier {
       : io_(io), m_(m), options_(o), report_(r) {}
 
   void Check(const iceberg::Snapshot& s) {
-    SnapshotVerified v;
-    v.snapshot_id = s.snapshot_id;
-    v.operation = s.operation();
-    current_ = &v;
+    current_ = &report_->snapshots.emplace_back();
+    current_->snapshot_id = s.snapshot_id;
+    current_->operation = s.operation();
     CheckManifests(s);
-    report_->snapshots.push_back(v);
+    current_ = nullptr;  // (the next emplace_back may move the rows)
   }
 
  private:
@@ -49,8 +48,8 @@ class Verifier {
   }
 
   void CheckManifests(const iceberg::Snapshot& s) {
-    if (s.manifest_list.empty()) {
-      Problem("no manifest list (a format v1 snapshot with inline manifests is not checked)");
+    if (s.manifest_list.empty()) {  // a format v1 snapshot with inline manifests
+      ++report_->not_checked;
       return;
     }
     ++report_->manifest_lists;  // each snapshot has its own
@@ -94,53 +93,77 @@ class Verifier {
     return it->second.get();
   }
 
+  // What a file holds, found once: its size (-1 when it does not open) and,
+  // decoded, its rows (-1 when not decoded).
+  struct Found {
+    int64_t size = -1, rows = -1;
+  };
+
   // A file is opened (and decoded) once, under the first entry that names it;
-  // each deletion vector, a blob of a Puffin file that may hold many, once.
+  // every entry that names it is compared with what it holds, each distinct
+  // entry once (another manifest may record other values for the same file).
   void CheckFile(const iceberg::DataFile& f) {
     const std::string key = NormalizePath(f.file_path);
-    auto [size, fresh] = sizes_.try_emplace(key, -1);
+    auto [found, fresh] = files_.try_emplace(key);
     if (fresh) {
       ++report_->files;
-      size->second = CheckWhole(f);
+      found->second = Open(f);
     }
-    if (!f.content_offset || size->second < 0) return;  // not a DV, or its file is missing
-    if (!blobs_.emplace(key, *f.content_offset).second) return;
-    Status st = CheckBlob(f, size->second);
-    if (!st.ok()) Problem(fmt::format("{} {}: {}", KindOf(f), f.file_path, st.ToString()));
-  }
-
-  // The file's size (-1 when it cannot be opened): it must be the size its
-  // manifest records, and with read_data a data or position delete file must
-  // decode to record_count rows (decoded even when its size differs: what it
-  // holds tells what happened to it).
-  int64_t CheckWhole(const iceberg::DataFile& f) {
+    const std::string entry =
+        fmt::format("{}\n{}\n{}\n{}\n{}", key, f.file_size_in_bytes, f.record_count,
+                    f.content_offset.value_or(-1), f.content_size_in_bytes.value_or(-1));
+    if (found->second.size < 0 || !entries_.insert(entry).second) return;
     auto problem = [&](const Status& st) {
       Problem(fmt::format("{} {}: {}", KindOf(f), f.file_path, st.ToString()));
     };
+    if (found->second.size != f.file_size_in_bytes) {
+      problem(Status::Corruption("{} bytes, its manifest records {}", found->second.size,
+                                 f.file_size_in_bytes));
+    }
+    if (f.content_offset) {
+      Status st = CheckBlob(f, found->second.size);
+      if (!st.ok()) problem(st);
+    } else if (found->second.rows >= 0 && found->second.rows != f.record_count) {
+      problem(Status::Corruption("{} rows decoded, its manifest records {}", found->second.rows,
+                                 f.record_count));
+    }
+  }
+
+  // Opens the file (a problem when it does not open) and, with read_data,
+  // decodes a data or position delete file whole (a problem when it does not
+  // decode): decoded even when its size differs from the recorded one, as what
+  // it holds tells what happened to it.
+  Found Open(const iceberg::DataFile& f) {
+    auto problem = [&](const Status& st) {
+      Problem(fmt::format("{} {}: {}", KindOf(f), f.file_path, st.ToString()));
+    };
+    Found found;
     auto in = io_.OpenInput(f.file_path);
     if (!in.ok()) {
       problem(in.status().code() == StatusCode::kNotFound ? Status::NotFound("missing")
                                                           : in.status());
-      return -1;
+      return found;
     }
-    const int64_t size = (*in)->size();
-    if (size != f.file_size_in_bytes) {
-      problem(Status::Corruption("{} bytes, its manifest records {}", size, f.file_size_in_bytes));
-    }
+    found.size = (*in)->size();
     if (options_.read_data && !f.content_offset) {
-      Status st = Decode(f, std::move(*in));
-      if (!st.ok()) problem(st);
+      auto rows = Decode(f, std::move(*in));
+      if (rows.ok()) {
+        found.rows = *rows;
+      } else {
+        problem(rows.status());
+      }
     }
-    return size;
+    return found;
   }
 
-  // A Parquet data or position delete file decodes whole to record_count rows.
-  Status Decode(const iceberg::DataFile& f, std::unique_ptr<InputFile> in) {
+  // The rows of a Parquet data or position delete file, decoded whole; -1 for
+  // another format (not decoded).
+  Result<int64_t> Decode(const iceberg::DataFile& f, std::unique_ptr<InputFile> in) {
     std::string format = f.file_format;
     std::transform(format.begin(), format.end(), format.begin(), ::toupper);
     if (format != "PARQUET") {
       ++report_->not_decoded;
-      return Status::OK();
+      return -1;
     }
     report_->bytes_read += in->size();
     ASSIGN_OR_RETURN(auto reader, parquet::ParquetReader::Open(std::move(in)));
@@ -150,17 +173,16 @@ class Verifier {
       RETURN_IF_ERROR_CTX(reader->ReadRowGroup(g, &batch), "row group {}", g);
       rows += batch.num_rows();
     }
-    if (rows != f.record_count) {
-      return Status::Corruption("{} rows decoded, its manifest records {}", rows, f.record_count);
-    }
-    return Status::OK();
+    return rows;
   }
 
   // A deletion vector's blob lies inside its Puffin file of `size` bytes; with
   // read_data it decodes (length, magic, CRC) to record_count positions.
   Status CheckBlob(const iceberg::DataFile& f, int64_t size) {
-    const int64_t begin = *f.content_offset;
-    const int64_t end = begin + f.content_size_in_bytes.value_or(0);
+    if (!f.content_size_in_bytes) {
+      return Status::Corruption("a deletion vector without content_size_in_bytes");
+    }
+    const int64_t begin = *f.content_offset, end = begin + *f.content_size_in_bytes;
     if (begin < 0 || end > size || end < begin) {
       return Status::Corruption("its blob [{}, {}) lies outside the file's {} bytes", begin, end,
                                 size);
@@ -176,8 +198,8 @@ class Verifier {
   VerifyReport* report_;
   SnapshotVerified* current_ = nullptr;
   std::map<std::string, std::unique_ptr<std::vector<iceberg::ManifestEntry>>> manifests_;
-  std::map<std::string, int64_t> sizes_;             // by path: -1 when it does not open
-  std::set<std::pair<std::string, int64_t>> blobs_;  // (path, offset) of deletion vectors
+  std::map<std::string, Found> files_;  // by path
+  std::set<std::string> entries_;       // (path, size, rows, blob) compared
 };
 
 }  // namespace

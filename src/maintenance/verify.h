@@ -14,10 +14,16 @@
 // snapshot read a file once per snapshot that holds it). A file's problem is
 // reported once, under the first snapshot that reaches it.
 //
+// Every entry that names a file is compared with what the file holds (its
+// size, and its decoded rows), each distinct entry once: another manifest may
+// record other values for the same file.
+//
 // Problems (a file missing, a size that differs, a file that does not decode)
 // are collected, not returned as an error: the report names each with its
 // snapshot and path. The result is an error only when the check itself could
-// not run. Reads nothing but the table's files; changes nothing.
+// not run. A format v1 snapshot with inline manifests (no manifest list) is
+// counted as not checked, not as a problem. Reads nothing but the table's
+// files; changes nothing.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +58,8 @@ struct VerifyReport {
   std::vector<SnapshotVerified> snapshots;               // oldest first
   int64_t manifest_lists = 0, manifests = 0, files = 0;  // distinct, each checked once
   int64_t bytes_read = 0;                                // by read_data
-  int64_t not_decoded = 0;  // by read_data: data files in formats other than Parquet
+  int64_t not_decoded = 0;  // by read_data: files in formats other than Parquet
+  int64_t not_checked = 0;  // format v1 snapshots with inline manifests (no list)
   // "snapshot S: data file P: missing", ... in the order found.
   std::vector<std::string> problems;
 };
