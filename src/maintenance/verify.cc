@@ -7,8 +7,8 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <utility>
 
+#include "common/ascii.h"
 #include "iceberg/deletion_vector.h"
 #include "iceberg/manifest.h"
 #include "maintenance/files.h"
@@ -159,9 +159,7 @@ class Verifier {
   // The rows of a Parquet data or position delete file, decoded whole; -1 for
   // another format (not decoded).
   Result<int64_t> Decode(const iceberg::DataFile& f, std::unique_ptr<InputFile> in) {
-    std::string format = f.file_format;
-    std::transform(format.begin(), format.end(), format.begin(), ::toupper);
-    if (format != "PARQUET") {
+    if (!EqualsIgnoreCase(f.file_format, "parquet")) {
       ++report_->not_decoded;
       return -1;
     }
