@@ -1,7 +1,9 @@
 #include "catalog/row_delete.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "columnar/column_ops.h"
@@ -14,13 +16,116 @@ namespace sluice::catalog {
 
 namespace {
 
+// What a delete's last plan found in each data file it planned: the deletes
+// that applied to the file then, and the positions of its matching rows. A
+// plan after a conflict reads again only the files it does not know with the
+// same deletes.
+struct ScanMemo {
+  struct File {
+    std::string deletes;             // DeletesOf the file's task
+    std::vector<int64_t> positions;  // matching rows, in order
+  };
+  std::unordered_map<std::string, File> files;
+};
+
+// The deletes that apply to a task's file, as one comparable string.
+std::string DeletesOf(const iceberg::FileScanTask& task) {
+  std::vector<std::string> parts;
+  if (task.deletion_vector) {
+    parts.push_back(fmt::format("dv {}@{}", task.deletion_vector->file_path,
+                                task.deletion_vector->content_offset.value_or(-1)));
+  }
+  for (const auto& d : task.position_deletes) parts.push_back("pos " + d.file_path);
+  for (const auto& d : task.equality_deletes) parts.push_back("eq " + d.file_path);
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (const auto& p : parts) out += p + "\n";
+  return out;
+}
+
+// PlanDelete, knowing (with `memo`) what the last plan found: files it read
+// with the same deletes keep its matches and are not read again (`on_rows`
+// sees only the rows of the files read); `memo` then holds this plan's.
+Result<PlannedDelete> PlanDeleteWith(Table& table, const std::string& filter,
+                                     const std::vector<std::string>& columns,
+                                     const std::function<Status(const Batch&)>& on_rows,
+                                     ScanMemo* memo, int64_t* files_read) {
+  const auto& md = table.metadata();
+  PlannedDelete planned;
+  planned.update.kind = ChangeKind::kRowDelta;
+  DeleteResult& result = planned.counts;
+  if (!md.current_snapshot_id) return planned;
+  iceberg::ScanOptions o;
+  o.filter = filter;
+  o.with_positions = true;
+  o.columns =
+      columns.empty() ? std::vector<std::string>{md.current_schema()->fields[0].name} : columns;
+  auto known = [memo](const iceberg::FileScanTask& t) {
+    if (memo == nullptr) return false;
+    auto it = memo->files.find(t.file.file_path);
+    return it != memo->files.end() && it->second.deletes == DeletesOf(t);
+  };
+  o.read_task = [&](const iceberg::FileScanTask& t) {
+    if (known(t)) return false;
+    if (files_read) ++*files_read;
+    return true;
+  };
+  auto shared = std::make_shared<const iceberg::TableMetadata>(md);
+  ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), shared, o));
+  RETURN_IF_ERROR(scan->Plan());
+  std::map<std::string, const iceberg::FileScanTask*> task_of;
+  std::map<std::string, std::vector<int64_t>> matched;  // (a file's rows come in order)
+  for (const auto& t : scan->tasks()) {
+    task_of[t.file.file_path] = &t;
+    if (!known(t)) continue;
+    const auto& positions = memo->files.at(t.file.file_path).positions;
+    if (!positions.empty()) matched[t.file.file_path] = positions;
+  }
+  Batch b;
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, scan->Next(&b));
+    if (!more) break;
+    const Column* path = FindColumnById(b, iceberg::kFilePathFieldId);
+    const Column* pos = FindColumnById(b, iceberg::kPosFieldId);
+    std::vector<int64_t>* file = nullptr;
+    for (int64_t i = 0; i < b.num_rows(); ++i) {
+      if (i == 0 || path->GetBytes(i) != path->GetBytes(i - 1)) {
+        file = &matched[std::string(path->GetBytes(i))];
+      }
+      file->push_back(pos->Value<int64_t>(i));
+    }
+    if (on_rows) RETURN_IF_ERROR(on_rows(b));
+  }
+  if (memo) {
+    ScanMemo next;
+    for (const auto& t : scan->tasks()) {
+      auto it = matched.find(t.file.file_path);
+      next.files[t.file.file_path] = {DeletesOf(t),
+                                      it == matched.end() ? std::vector<int64_t>{} : it->second};
+    }
+    *memo = std::move(next);
+  }
+  if (matched.empty()) return planned;
+  std::map<std::string, iceberg::PositionSet> positions;
+  for (auto& [path, pos] : matched) positions[path] = iceberg::PositionSet(std::move(pos));
+
+  SnapshotUpdate& u = planned.update;
+  u.base_snapshot_id = md.current_snapshot_id;
+  for (const auto& [path, pos] : positions) result.rows_deleted += static_cast<int64_t>(pos.size());
+  RETURN_IF_ERROR(StageRowDeletes(table.io(), md, std::move(positions), task_of, {}, nullptr, &u));
+  result.files_removed = static_cast<int64_t>(u.remove_paths.size());
+  result.delete_files_added = static_cast<int64_t>(u.add_deletes.size());
+  return planned;
+}
+
+// One plan and commit of a delete (kConflict: the table changed under it).
 Result<DeleteResult> DeleteOnce(Table& table, const std::string& filter,
-                                const CommitOptions& options) {
-  ASSIGN_OR_RETURN(PlannedDelete planned, PlanDelete(table, filter));
+                                const CommitOptions& options, ScanMemo* memo, int64_t* files_read) {
+  ASSIGN_OR_RETURN(PlannedDelete planned,
+                   PlanDeleteWith(table, filter, {}, nullptr, memo, files_read));
   DeleteResult result = planned.counts;
   if (result.rows_deleted == 0) return result;
-  SnapshotUpdate& u = planned.update;
-  auto snap = table.Commit(u, options);
+  auto snap = table.Commit(planned.update, options);
   if (!snap.ok()) {
     if (snap.status().code() != StatusCode::kCommitStateUnknown)
       DiscardPlannedDelete(table, planned);
@@ -41,48 +146,7 @@ void DiscardPlannedDelete(Table& table, const PlannedDelete& planned) {
 Result<PlannedDelete> PlanDelete(Table& table, const std::string& filter,
                                  const std::vector<std::string>& columns,
                                  const std::function<Status(const Batch&)>& on_rows) {
-  const auto& md = table.metadata();
-  PlannedDelete planned;
-  planned.update.kind = ChangeKind::kRowDelta;
-  DeleteResult& result = planned.counts;
-  if (!md.current_snapshot_id) return planned;
-  iceberg::ScanOptions o;
-  o.filter = filter;
-  o.with_positions = true;
-  o.columns =
-      columns.empty() ? std::vector<std::string>{md.current_schema()->fields[0].name} : columns;
-  auto shared = std::make_shared<const iceberg::TableMetadata>(md);
-  ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), shared, o));
-  RETURN_IF_ERROR(scan->Plan());
-  std::map<std::string, const iceberg::FileScanTask*> task_of;
-  for (const auto& t : scan->tasks()) task_of[t.file.file_path] = &t;
-  std::map<std::string, std::vector<int64_t>> matched;  // (a file's rows come in order)
-  Batch b;
-  while (true) {
-    ASSIGN_OR_RETURN(bool more, scan->Next(&b));
-    if (!more) break;
-    const Column* path = FindColumnById(b, iceberg::kFilePathFieldId);
-    const Column* pos = FindColumnById(b, iceberg::kPosFieldId);
-    std::vector<int64_t>* file = nullptr;
-    for (int64_t i = 0; i < b.num_rows(); ++i) {
-      if (i == 0 || path->GetBytes(i) != path->GetBytes(i - 1)) {
-        file = &matched[std::string(path->GetBytes(i))];
-      }
-      file->push_back(pos->Value<int64_t>(i));
-    }
-    if (on_rows) RETURN_IF_ERROR(on_rows(b));
-  }
-  if (matched.empty()) return planned;
-  std::map<std::string, iceberg::PositionSet> positions;
-  for (auto& [path, pos] : matched) positions[path] = iceberg::PositionSet(std::move(pos));
-
-  SnapshotUpdate& u = planned.update;
-  u.base_snapshot_id = md.current_snapshot_id;
-  for (const auto& [path, pos] : positions) result.rows_deleted += static_cast<int64_t>(pos.size());
-  RETURN_IF_ERROR(StageRowDeletes(table.io(), md, std::move(positions), task_of, {}, nullptr, &u));
-  result.files_removed = static_cast<int64_t>(u.remove_paths.size());
-  result.delete_files_added = static_cast<int64_t>(u.add_deletes.size());
-  return planned;
+  return PlanDeleteWith(table, filter, columns, on_rows, nullptr, nullptr);
 }
 
 namespace {
@@ -166,19 +230,25 @@ Result<DeleteResult> DeleteWhere(Table& table, const std::string& filter,
                                  const CommitOptions& options) {
   if (filter.empty()) return Status::Invalid("a delete needs a filter (--where)");
   // A compaction that replaced the planned files makes the commit fail with
-  // kConflict; plan again on the new snapshot, with the same budget and
-  // jittered backoff as a commit, so a busy compactor cannot starve a delete.
+  // kConflict; plan again on the new snapshot (reading only what changed),
+  // with the same budget and jittered backoff as a commit.
+  ScanMemo memo;
+  int64_t files_read = 0;
   Status last;
   for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
     if (attempt > 0) {
       options.BackOff(attempt);
       RETURN_IF_ERROR(table.Refresh());  // plan again against the new snapshot
     }
-    auto r = DeleteOnce(table, filter, options);
+    auto r = DeleteOnce(table, filter, options, &memo, &files_read);
+    if (r.ok()) {
+      r->plans = attempt + 1;
+      r->files_read = files_read;
+    }
     if (r.ok() || r.status().code() != StatusCode::kConflict) return r;
     last = r.status();
   }
-  return last.WithContextF("delete from {}: re-planned {} times", table.ident().ToString(),
+  return last.WithContextF("delete from {}: planned {} times", table.ident().ToString(),
                            options.max_attempts);
 }
 

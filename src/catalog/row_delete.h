@@ -6,7 +6,12 @@
 // file per delete, each DV merged with the file's earlier deletes, the old DV
 // removed). The commit requires the data files
 // to still be live, so a concurrent rewrite cannot lose the delete: on such a
-// conflict the delete is planned again on the new snapshot.
+// conflict the delete is planned again on the new snapshot. Planning again
+// reads only the data files that are new since the last plan (a compaction's
+// output, new appends) or whose deletes changed; the others' matching rows
+// are those the last plan found. A delete that lost to a compaction is then
+// planned again in the time it takes to read that compaction's output, not
+// the table, so back-to-back compactions of a busy table do not starve it.
 #pragma once
 
 #include <functional>
@@ -25,6 +30,8 @@ struct DeleteResult {
   int64_t files_removed = 0;
   int64_t delete_files_added = 0;
   std::optional<int64_t> snapshot_id;  // none when nothing matched
+  int plans = 0;                       // 1, plus one per conflict that made it plan again
+  int64_t files_read = 0;              // data files read by every plan
 };
 
 Result<DeleteResult> DeleteWhere(Table& table, const std::string& filter,

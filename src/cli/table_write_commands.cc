@@ -211,9 +211,11 @@ void RegisterTableWriteCommands(CLI::App& app, int* exit_code) {
     Status st = [&]() -> Status {
       ASSIGN_OR_RETURN(auto t, OpenTable(*name));
       ASSIGN_OR_RETURN(auto r, catalog::DeleteWhere(*t, *where));
-      std::printf("deleted %lld rows (%lld files removed, %lld delete files added)%s\n",
+      std::string planned =
+          r.plans > 1 ? fmt::format(", planned {} times: the table changed under it", r.plans) : "";
+      std::printf("deleted %lld rows (%lld files removed, %lld delete files added%s)%s\n",
                   static_cast<long long>(r.rows_deleted), static_cast<long long>(r.files_removed),
-                  static_cast<long long>(r.delete_files_added),
+                  static_cast<long long>(r.delete_files_added), planned.c_str(),
                   r.snapshot_id ? fmt::format(": snapshot {}", *r.snapshot_id).c_str() : "");
       return Status::OK();
     }();

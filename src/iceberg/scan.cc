@@ -291,6 +291,10 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
   while (true) {
     if (options.limit >= 0 && stats.rows_returned >= options.limit) return false;
     if (!reader) {
+      while (next_task < tasks.size() && options.read_task &&
+             !options.read_task(tasks[next_task])) {
+        ++next_task;
+      }
       if (next_task >= tasks.size()) return false;
       RETURN_IF_ERROR_CTX(OpenTask(tasks[next_task++]), "scan of {}",
                           tasks[next_task - 1].file.file_path);

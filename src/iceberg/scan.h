@@ -15,6 +15,7 @@
 // prefixes so tables written elsewhere (s3://bucket/...) read from a copy.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -30,6 +31,8 @@
 #include "io/file_io.h"
 
 namespace sluice::iceberg {
+
+struct FileScanTask;
 
 struct ScanOptions {
   std::optional<int64_t> snapshot_id;
@@ -56,6 +59,10 @@ struct ScanOptions {
   // When not empty: only these data files (by path as the manifests name
   // them), with their deletes (compaction reads the files it rewrites).
   std::set<std::string> only_files;
+  // When set: Next reads only the planned tasks this accepts (tasks() still
+  // lists every one). A delete planned again after a conflict reads only the
+  // files that changed since its last plan (catalog/row_delete.h).
+  std::function<bool(const FileScanTask&)> read_task;
   // Planned tasks' files carry their column statistics (sizes, counts,
   // bounds). Off by default: planning costs less without them. A scan with a
   // filter reads them regardless, to prune by them.

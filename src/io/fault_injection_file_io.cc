@@ -103,7 +103,18 @@ void FaultInjectingFileIO::ResetCounts() {
   faults_ = {};
 }
 
+void FaultInjectingFileIO::BeforeEach(FileOp op, std::function<void(std::string_view)> hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hooks_[static_cast<int>(op)] = std::move(hook);
+}
+
 Status FaultInjectingFileIO::Check(FileOp op, std::string_view path) {
+  std::function<void(std::string_view)> hook;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hook = hooks_[static_cast<int>(op)];
+  }
+  if (hook) hook(path);
   std::lock_guard<std::mutex> lock(mu_);
   int64_t n = ++counts_[static_cast<int>(op)];
   Fault& f = faults_[static_cast<int>(op)];

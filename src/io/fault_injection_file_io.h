@@ -14,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -54,6 +55,10 @@ class FaultInjectingFileIO final : public FileIO {
   void FailAll(FileOp op, Kind kind = Kind::kEio);
   // No more faults.
   void Heal();
+  // Runs `hook` with the path at the start of each call of `op`, before it is
+  // counted, outside any lock: another writer acting at exactly that moment,
+  // say. An empty hook removes it.
+  void BeforeEach(FileOp op, std::function<void(std::string_view path)> hook);
 
   int64_t calls(FileOp op) const { return counts_[static_cast<int>(op)].load(); }
   int64_t injected() const { return injected_.load(); }
@@ -87,7 +92,8 @@ class FaultInjectingFileIO final : public FileIO {
   std::atomic<int64_t> open_outputs_{0};
   std::atomic<int64_t> peak_open_outputs_{0};
   std::mutex mu_;
-  std::array<Fault, kFileOpCount> faults_{};  // guarded by mu_
+  std::array<Fault, kFileOpCount> faults_{};                                 // guarded by mu_
+  std::array<std::function<void(std::string_view)>, kFileOpCount> hooks_{};  // guarded by mu_
 };
 
 }  // namespace sluice
