@@ -58,7 +58,16 @@ cp "$W/manifest.bak" "$manifest"
 data=$(find "$T/data" -name '*.parquet' | head -1)
 mv "$data" "$W/data.bak"
 expect_error "missing data file" "$(basename "$data")" S scan db.t
+# `table verify` exits 1 on a damaged table, naming the file; 2 when it cannot
+# verify one at all; 0 on a sound one.
+S table verify db.t > /dev/null 2> "$W/verify.err"
+expect_same "table verify exits 1 on a missing file" 1 "$?"
+expect_same "table verify names the missing file" 1 "$(grep -c "$(basename "$data")" "$W/verify.err")"
 mv "$W/data.bak" "$data"
+S table verify db.nope > /dev/null 2>&1
+expect_same "table verify exits 2 without the table" 2 "$?"
+S table verify db.t --read-data > /dev/null 2>&1
+expect_same "table verify exits 0 on a sound table" 0 "$?"
 expect_same "table untouched" "$before" "$(S table snapshots db.t --json)"
 expect_same "rows intact" "2" "$(S scan db.t | wc -l | tr -d ' ')"
 

@@ -13,7 +13,8 @@
 namespace sluice::cli {
 namespace {
 
-Status Verify(const std::string& name, bool read_data, bool json) {
+// The problems found (each printed), or why the table could not be verified.
+Result<size_t> Verify(const std::string& name, bool read_data, bool json) {
   ASSIGN_OR_RETURN(auto table, OpenTable(name));
   maintenance::VerifyOptions o;
   o.read_data = read_data;
@@ -49,10 +50,7 @@ Status Verify(const std::string& name, bool read_data, bool json) {
                r.problems.size());
   std::fflush(stdout);
   for (const std::string& p : r.problems) std::fprintf(stderr, "%s\n", p.c_str());
-  if (!r.problems.empty()) {
-    return Status::Corruption("{}: {} problems (listed above)", name, r.problems.size());
-  }
-  return Status::OK();
+  return r.problems.size();
 }
 
 }  // namespace
@@ -64,15 +62,28 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.get_subcommand("table")->add_subcommand(
       "verify",
       "Check that every snapshot reads: its manifests, and each data and delete file there "
-      "with its recorded size (each file once); exits 1 naming every problem");
+      "with its recorded size (each file once); exits 1 naming every problem, 2 when it "
+      "cannot verify the table");
   cmd->add_option("NAME", *name, "NAMESPACE.TABLE")->required();
   cmd->add_flag("--read-data", *read_data,
                 "Also decode every data file, position delete file and deletion vector whole "
                 "(rows = record_count)");
   cmd->add_flag("--json", *json, "Print the snapshots as JSON");
   cmd->callback([=] {
-    Status st = Verify(*name, *read_data, *json);
-    *exit_code = st.ok() ? 0 : ReportError("table verify", st);
+    // As fsck's: 1 the table has problems, 2 it could not be verified (no
+    // such table, a catalog that does not answer), so that a script tells a
+    // damaged table from a check that did not run.
+    auto problems = Verify(*name, *read_data, *json);
+    if (!problems.ok()) {
+      ReportError("table verify", problems.status());
+      *exit_code = 2;
+    } else if (*problems > 0) {
+      std::fprintf(stderr, "sluice table verify: %s: %zu problems (listed above)\n", name->c_str(),
+                   *problems);
+      *exit_code = 1;
+    } else {
+      *exit_code = 0;
+    }
   });
 }
 

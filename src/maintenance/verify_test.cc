@@ -11,6 +11,7 @@
 #include "io/remap_file_io.h"
 #include "maintenance/compact.h"
 #include "maintenance/expire_test_util.h"
+#include "maintenance/manifests.h"
 
 namespace sluice::maintenance {
 namespace {
@@ -183,6 +184,58 @@ TEST_P(VerifyTest, AMissingManifestOrManifestListFailsItsSnapshots) {
   EXPECT_EQ(r.snapshots[1].problems, 1);
   EXPECT_EQ(r.snapshots[2].problems, 0) << "its other manifests read; the gone one was named";
   EXPECT_EQ(r.snapshots[2].data_files, 2);
+}
+
+// A file is opened once, but every manifest entry that names it is checked:
+// a rewritten manifest that records another size and row count for a file
+// an earlier manifest recorded rightly is named, under the first snapshot
+// that holds it.
+TEST_P(VerifyTest, ALaterManifestRecordingAnotherSizeForAFileIsNamed) {
+  AppendIds(0, 10);
+  AppendIds(10, 20);
+  ManifestRewriteOptions rewrite;
+  rewrite.force = true;
+  ASSERT_OK_AND_ASSIGN(ManifestRewriteResult r, RewriteManifests(*table_, rewrite));
+  ASSERT_TRUE(r.snapshot_id.has_value());
+  ASSERT_OK(table_->Refresh());
+  const iceberg::TableMetadata& m = table_->metadata();
+  ASSERT_EQ(m.snapshots.size(), 3u);
+  ASSERT_OK_AND_ASSIGN(auto manifests, iceberg::ReadManifestList(
+                                           *io_, m.current_snapshot()->manifest_list, GetParam()));
+  ASSERT_EQ(manifests.size(), 1u) << "both files in one manifest";
+  ASSERT_OK_AND_ASSIGN(auto entries, iceberg::ReadManifest(*io_, manifests[0], GetParam()));
+  ASSERT_EQ(entries.size(), 2u);
+  // The rewritten manifest, written again in place: its first file's entry
+  // records 7 more bytes and 1 more row.
+  std::string changed = entries[0].file.file_path;
+  entries[0].file.file_size_in_bytes += 7;
+  entries[0].file.record_count += 1;
+  iceberg::ManifestWriterOptions w;
+  w.format_version = GetParam();
+  w.snapshot_id = *r.snapshot_id;
+  const std::string again = manifests[0].manifest_path + ".again.avro";
+  ASSERT_OK_AND_ASSIGN(auto writer,
+                       iceberg::ManifestWriter::Open(*io_, again, *m.current_schema(),
+                                                     *m.spec_by_id(m.default_spec_id), w));
+  for (const auto& e : entries) ASSERT_OK(writer->Add(e));
+  ASSERT_OK(writer->Close().status());
+  std::filesystem::rename(OnDisk(again), OnDisk(manifests[0].manifest_path));
+
+  VerifyReport shallow = Verify(false);
+  ASSERT_EQ(shallow.problems.size(), 1u);
+  EXPECT_NE(shallow.problems[0].find(changed), std::string::npos) << shallow.problems[0];
+  EXPECT_NE(shallow.problems[0].find("its manifest records " +
+                                     std::to_string(entries[0].file.file_size_in_bytes)),
+            std::string::npos)
+      << shallow.problems[0];
+  EXPECT_EQ(shallow.snapshots[0].problems + shallow.snapshots[1].problems, 0)
+      << "their manifests record the file rightly";
+  EXPECT_EQ(shallow.snapshots[2].problems, 1);
+  EXPECT_EQ(shallow.files, 2) << "each file opened once";
+  VerifyReport deep = Verify(true);
+  ASSERT_EQ(deep.problems.size(), 2u) << "its size and its rows";
+  EXPECT_NE(deep.problems[1].find("10 rows decoded, its manifest records 11"), std::string::npos)
+      << deep.problems[1];
 }
 
 // Every file of every fixture table another engine wrote (Spark, Java
