@@ -198,7 +198,7 @@ TEST_P(WindowLanesTest, AWriteThatFailsOnTheWindowStageFailsTheCheckpointAndTheR
   ASSERT_GT(want.rows.size(), 50u);
   int failed = 0;
   for (FileOp op : {FileOp::kOpenOutput, FileOp::kAppend}) {
-    for (int64_t nth : {1, 2, 5}) {
+    for (int64_t nth : {1, 5}) {  // the first call, and one of a later file
       SCOPED_TRACE(fmt::format("call {} of {} fails", nth, FileOpName(op)));
       std::optional<PipelineOptions> o = Prepare(2);
       ASSERT_TRUE(o);
