@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "bench_util.h"
 #include "catalog/table.h"
 #include "columnar/sql_schema.h"
 #include "iceberg/table_builder.h"
@@ -27,14 +28,7 @@
 namespace {
 
 using namespace sluice;
-
-// This thread's CPU time in ms: the service's budget is CPU, and a commit's
-// fsync would make wall time the disk's.
-double ThreadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
+using bench::ThreadCpuMs;  // the service's budget is CPU; a commit's fsync is the disk's
 
 iceberg::DataFile Entry(const std::string& location, int64_t n) {
   iceberg::DataFile f;
