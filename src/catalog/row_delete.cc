@@ -1,12 +1,14 @@
 #include "catalog/row_delete.h"
 
-#include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "columnar/column_ops.h"
+#include "common/hash.h"
 #include "common/uuid.h"
 #include "iceberg/delete_writer.h"
 #include "iceberg/deletion_vector.h"
@@ -16,31 +18,49 @@ namespace sluice::catalog {
 
 namespace {
 
+// A digest of the deletes that apply to a task's file: two independent
+// 64-bit hashes of each (its kind, path and blob offset), each summed over
+// the deletes, so that the order the planner lists them in does not count.
+struct DeletesDigest {
+  uint64_t a = 0, b = 0;
+  bool operator==(const DeletesDigest&) const = default;
+};
+
+DeletesDigest DeletesOf(const iceberg::FileScanTask& task) {
+  DeletesDigest d;
+  auto add = [&d](uint64_t kind, const std::string& path, int64_t offset) {
+    const uint64_t salt = kind * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(offset);
+    d.a += SplitMix64(std::hash<std::string_view>{}(path) ^ SplitMix64(salt));
+    uint64_t fnv = 0xcbf29ce484222325ull;  // FNV-1a: independent of std::hash
+    for (unsigned char c : path) fnv = (fnv ^ c) * 0x100000001b3ull;
+    d.b += SplitMix64(fnv + salt);
+  };
+  if (task.deletion_vector) {
+    add(1, task.deletion_vector->file_path, task.deletion_vector->content_offset.value_or(-1));
+  }
+  for (const auto& f : task.position_deletes) add(2, f.file_path, -1);
+  for (const auto& f : task.equality_deletes) add(3, f.file_path, -1);
+  return d;
+}
+
 // What a delete's last plan found in each data file it planned: the deletes
 // that applied to the file then, and the positions of its matching rows. A
 // plan after a conflict reads again only the files it does not know with the
-// same deletes.
+// same deletes, under the same schema and name mapping (which bind the
+// filter's columns).
 struct ScanMemo {
   struct File {
-    std::string deletes;             // DeletesOf the file's task
+    DeletesDigest deletes;
     std::vector<int64_t> positions;  // matching rows, in order
   };
+  int32_t schema_id = -1;
+  std::string name_mapping;
   std::unordered_map<std::string, File> files;
 };
 
-// The deletes that apply to a task's file, as one comparable string.
-std::string DeletesOf(const iceberg::FileScanTask& task) {
-  std::vector<std::string> parts;
-  if (task.deletion_vector) {
-    parts.push_back(fmt::format("dv {}@{}", task.deletion_vector->file_path,
-                                task.deletion_vector->content_offset.value_or(-1)));
-  }
-  for (const auto& d : task.position_deletes) parts.push_back("pos " + d.file_path);
-  for (const auto& d : task.equality_deletes) parts.push_back("eq " + d.file_path);
-  std::sort(parts.begin(), parts.end());
-  std::string out;
-  for (const auto& p : parts) out += p + "\n";
-  return out;
+std::string NameMappingOf(const iceberg::TableMetadata& md) {
+  auto it = md.properties.find("schema.name-mapping.default");
+  return it == md.properties.end() ? "" : it->second;
 }
 
 // PlanDelete, knowing (with `memo`) what the last plan found: files it read
@@ -55,31 +75,42 @@ Result<PlannedDelete> PlanDeleteWith(Table& table, const std::string& filter,
   planned.update.kind = ChangeKind::kRowDelta;
   DeleteResult& result = planned.counts;
   if (!md.current_snapshot_id) return planned;
+  if (memo &&
+      (memo->schema_id != md.current_schema_id || memo->name_mapping != NameMappingOf(md))) {
+    *memo = ScanMemo{md.current_schema_id, NameMappingOf(md), {}};
+  }
+  // Each planned task's digest and whether the memo knows it (by index).
+  std::vector<DeletesDigest> digests;
+  std::vector<const ScanMemo::File*> known;
+  const iceberg::FileScanTask* first_task = nullptr;
   iceberg::ScanOptions o;
   o.filter = filter;
   o.with_positions = true;
   o.columns =
       columns.empty() ? std::vector<std::string>{md.current_schema()->fields[0].name} : columns;
-  auto known = [memo](const iceberg::FileScanTask& t) {
-    if (memo == nullptr) return false;
-    auto it = memo->files.find(t.file.file_path);
-    return it != memo->files.end() && it->second.deletes == DeletesOf(t);
-  };
   o.read_task = [&](const iceberg::FileScanTask& t) {
-    if (known(t)) return false;
+    if (known[static_cast<size_t>(&t - first_task)] != nullptr) return false;
     if (files_read) ++*files_read;
     return true;
   };
   auto shared = std::make_shared<const iceberg::TableMetadata>(md);
   ASSIGN_OR_RETURN(auto scan, iceberg::TableScan::Make(table.io(), shared, o));
   RETURN_IF_ERROR(scan->Plan());
+  const std::vector<iceberg::FileScanTask>& tasks = scan->tasks();
+  first_task = tasks.data();
+  known.assign(tasks.size(), nullptr);
+  if (memo) digests.reserve(tasks.size());
   std::map<std::string, const iceberg::FileScanTask*> task_of;
   std::map<std::string, std::vector<int64_t>> matched;  // (a file's rows come in order)
-  for (const auto& t : scan->tasks()) {
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const iceberg::FileScanTask& t = tasks[i];
     task_of[t.file.file_path] = &t;
-    if (!known(t)) continue;
-    const auto& positions = memo->files.at(t.file.file_path).positions;
-    if (!positions.empty()) matched[t.file.file_path] = positions;
+    if (!memo) continue;
+    digests.push_back(DeletesOf(t));
+    auto it = memo->files.find(t.file.file_path);
+    if (it == memo->files.end() || !(it->second.deletes == digests[i])) continue;
+    known[i] = &it->second;
+    if (!it->second.positions.empty()) matched[t.file.file_path] = it->second.positions;
   }
   Batch b;
   while (true) {
@@ -97,13 +128,13 @@ Result<PlannedDelete> PlanDeleteWith(Table& table, const std::string& filter,
     if (on_rows) RETURN_IF_ERROR(on_rows(b));
   }
   if (memo) {
-    ScanMemo next;
-    for (const auto& t : scan->tasks()) {
-      auto it = matched.find(t.file.file_path);
-      next.files[t.file.file_path] = {DeletesOf(t),
-                                      it == matched.end() ? std::vector<int64_t>{} : it->second};
+    std::unordered_map<std::string, ScanMemo::File> files;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      auto it = matched.find(tasks[i].file.file_path);
+      files[tasks[i].file.file_path] = {digests[i],
+                                        it == matched.end() ? std::vector<int64_t>{} : it->second};
     }
-    *memo = std::move(next);
+    memo->files = std::move(files);
   }
   if (matched.empty()) return planned;
   std::map<std::string, iceberg::PositionSet> positions;

@@ -293,7 +293,7 @@ Result<bool> TableScan::Impl::ReadNext(Batch* out) {
     if (!reader) {
       while (next_task < tasks.size() && options.read_task &&
              !options.read_task(tasks[next_task])) {
-        ++next_task;
+        delete_files.Skip(tasks[next_task++]);
       }
       if (next_task >= tasks.size()) return false;
       RETURN_IF_ERROR_CTX(OpenTask(tasks[next_task++]), "scan of {}",

@@ -136,6 +136,10 @@ class PositionDeleteCache {
   using ByFile = std::unordered_map<std::string, std::vector<int64_t>>;
   explicit PositionDeleteCache(bool keep_all = false) : keep_all_(keep_all) {}
   void Use(const FileScanTask& task);
+  // A counted task that will not read its deletes after all (a scan's
+  // read_task passed it over): its files are forgotten after their last
+  // counted use as if it had read them.
+  void Skip(const FileScanTask& task);
   // The positions delete file `d` (read from `location`) holds, by data
   // file, each list sorted.
   Result<std::shared_ptr<const ByFile>> Read(FileIO& io, const std::string& location,

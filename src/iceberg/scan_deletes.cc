@@ -107,6 +107,16 @@ void PositionDeleteCache::Use(const FileScanTask& task) {
   for (const DataFile& d : task.position_deletes) ++uses_[d.file_path];
 }
 
+void PositionDeleteCache::Skip(const FileScanTask& task) {
+  if (task.deletion_vector || keep_all_) return;
+  for (const DataFile& d : task.position_deletes) {
+    auto it = uses_.find(d.file_path);
+    if (it == uses_.end() || --it->second > 0) continue;
+    uses_.erase(it);
+    files_.erase(d.file_path);
+  }
+}
+
 Result<std::shared_ptr<const PositionDeleteCache::ByFile>> PositionDeleteCache::Read(
     FileIO& io, const std::string& location, const DataFile& d) {
   std::shared_ptr<const ByFile> by_file;

@@ -106,15 +106,25 @@ void FaultInjectingFileIO::ResetCounts() {
 void FaultInjectingFileIO::BeforeEach(FileOp op, std::function<void(std::string_view)> hook) {
   std::lock_guard<std::mutex> lock(mu_);
   hooks_[static_cast<int>(op)] = std::move(hook);
+  bool any = false;
+  for (const auto& h : hooks_) any = any || static_cast<bool>(h);
+  hooked_ = any;
 }
 
 Status FaultInjectingFileIO::Check(FileOp op, std::string_view path) {
-  std::function<void(std::string_view)> hook;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    hook = hooks_[static_cast<int>(op)];
+  thread_local bool in_hook = false;  // (a hook's own calls run none)
+  if (hooked_.load() && !in_hook) {
+    std::function<void(std::string_view)> hook;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hook = hooks_[static_cast<int>(op)];
+    }
+    if (hook) {
+      in_hook = true;
+      hook(path);
+      in_hook = false;
+    }
   }
-  if (hook) hook(path);
   std::lock_guard<std::mutex> lock(mu_);
   int64_t n = ++counts_[static_cast<int>(op)];
   Fault& f = faults_[static_cast<int>(op)];

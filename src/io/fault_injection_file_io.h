@@ -57,7 +57,8 @@ class FaultInjectingFileIO final : public FileIO {
   void Heal();
   // Runs `hook` with the path at the start of each call of `op`, before it is
   // counted, outside any lock: another writer acting at exactly that moment,
-  // say. An empty hook removes it.
+  // say. A call the hook makes through this FileIO runs no hook. An empty
+  // hook removes it.
   void BeforeEach(FileOp op, std::function<void(std::string_view path)> hook);
 
   int64_t calls(FileOp op) const { return counts_[static_cast<int>(op)].load(); }
@@ -94,6 +95,7 @@ class FaultInjectingFileIO final : public FileIO {
   std::mutex mu_;
   std::array<Fault, kFileOpCount> faults_{};                                 // guarded by mu_
   std::array<std::function<void(std::string_view)>, kFileOpCount> hooks_{};  // guarded by mu_
+  std::atomic<bool> hooked_{false};  // any hook set (calls without hooks skip a lock)
 };
 
 }  // namespace sluice
