@@ -46,6 +46,10 @@ class Verifier {
     report_->problems.push_back(fmt::format("snapshot {}: {}", current_->snapshot_id, what));
     ++current_->problems;
   }
+  // A problem of file `f`, named with its kind and path.
+  void FileProblem(const iceberg::DataFile& f, const Status& st) {
+    Problem(fmt::format("{} {}: {}", KindOf(f), f.file_path, st.ToString()));
+  }
 
   void CheckManifests(const iceberg::Snapshot& s) {
     if (s.manifest_list.empty()) {  // a format v1 snapshot with inline manifests
@@ -113,19 +117,16 @@ class Verifier {
         fmt::format("{}\n{}\n{}\n{}\n{}", key, f.file_size_in_bytes, f.record_count,
                     f.content_offset.value_or(-1), f.content_size_in_bytes.value_or(-1));
     if (found->second.size < 0 || !entries_.insert(entry).second) return;
-    auto problem = [&](const Status& st) {
-      Problem(fmt::format("{} {}: {}", KindOf(f), f.file_path, st.ToString()));
-    };
     if (found->second.size != f.file_size_in_bytes) {
-      problem(Status::Corruption("{} bytes, its manifest records {}", found->second.size,
-                                 f.file_size_in_bytes));
+      FileProblem(f, Status::Corruption("{} bytes, its manifest records {}", found->second.size,
+                                        f.file_size_in_bytes));
     }
     if (f.content_offset) {
       Status st = CheckBlob(f, found->second.size);
-      if (!st.ok()) problem(st);
+      if (!st.ok()) FileProblem(f, st);
     } else if (found->second.rows >= 0 && found->second.rows != f.record_count) {
-      problem(Status::Corruption("{} rows decoded, its manifest records {}", found->second.rows,
-                                 f.record_count));
+      FileProblem(f, Status::Corruption("{} rows decoded, its manifest records {}",
+                                        found->second.rows, f.record_count));
     }
   }
 
@@ -134,14 +135,11 @@ class Verifier {
   // decode): decoded even when its size differs from the recorded one, as what
   // it holds tells what happened to it.
   Found Open(const iceberg::DataFile& f) {
-    auto problem = [&](const Status& st) {
-      Problem(fmt::format("{} {}: {}", KindOf(f), f.file_path, st.ToString()));
-    };
     Found found;
     auto in = io_.OpenInput(f.file_path);
     if (!in.ok()) {
-      problem(in.status().code() == StatusCode::kNotFound ? Status::NotFound("missing")
-                                                          : in.status());
+      FileProblem(f, in.status().code() == StatusCode::kNotFound ? Status::NotFound("missing")
+                                                                 : in.status());
       return found;
     }
     found.size = (*in)->size();
@@ -150,7 +148,7 @@ class Verifier {
       if (rows.ok()) {
         found.rows = *rows;
       } else {
-        problem(rows.status());
+        FileProblem(f, rows.status());
       }
     }
     return found;
