@@ -323,6 +323,23 @@ void CommittedKeys::Clear() {
   size_ = 0;
 }
 
+Result<bool> CommittedKeys::Keep() {
+  RETURN_IF_ERROR(broken_);
+  if (!store_) return false;
+  if (!front_.empty()) RETURN_IF_ERROR(Spill());
+  Status st = state::SpillStore::Keep(std::move(store_));
+  Clear();
+  RETURN_IF_ERROR(st);
+  return true;
+}
+
+Status CommittedKeys::Reopen(size_t size) {
+  Clear();
+  ASSIGN_OR_RETURN(store_, state::SpillStore::Reopen(spill_dir_, memory_bytes_ / 2));
+  size_ = size;
+  return Status::OK();
+}
+
 void CommittedKeys::Reserve(size_t keys) {
   // (Only when the slots and about 16 arena bytes a key fit the front's half
   // of the budget.)

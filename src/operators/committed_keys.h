@@ -108,6 +108,15 @@ class CommittedKeys {
 
   // Empties the layer (and removes the store).
   void Clear();
+  // ---- kept across a clean restart (docs/state.md "The key index")
+  // Writes the front to the store and closes it, leaving it in spill_dir for
+  // the next run's Reopen: false (nothing kept) when the layer never spilled.
+  // The layer is empty afterwards (as after Clear, the store not removed).
+  Result<bool> Keep();
+  // Takes the store a Keep left in spill_dir as the layer, of `size` keys
+  // (which the keeper recorded): reads nothing of it. kNotFound when no
+  // store is there; RocksDB's errors for one it cannot open.
+  Status Reopen(size_t size);
   // Room for about `keys` keys in memory (before a load), within the budget.
   void Reserve(size_t keys);
   size_t size() const { return size_; }

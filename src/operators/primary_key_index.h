@@ -157,6 +157,25 @@ class PrimaryKeyIndex {
   // deltas). A truncated or corrupt file, or the other kind, is kCorruption.
   Status Restore(state::StateReader* in, bool base);
 
+  // ---- kept across a clean restart (docs/state.md "The key index")
+  // A spilled index that is the state last saved (no pending change, none
+  // since MarkSaved) keeps its store for the next run: its front is written
+  // to the store, which is closed and left in the spill folder, and
+  // `*manifest` gets what Reopen needs beside it (the interned files, the
+  // rows counted in each, duplicates), and the committed layer is empty
+  // afterwards (ClearCommitted). Any other index keeps nothing and is left
+  // as it was: false. A store's error leaves the layer empty, its store
+  // removed.
+  // Whoever keeps the store must make sure the next run reopens it only for
+  // that same saved state, and never after the store changed.
+  Result<bool> Keep(std::string* manifest);
+  // Takes the store Keep left in the spill folder and its manifest as the
+  // committed layer, and the state last saved (MarkSaved), reading nothing of
+  // the store. Pending changes are dropped. An unreadable manifest is
+  // kCorruption; a store that is not there kNotFound; RocksDB's errors for
+  // one it cannot open. After a failure the committed layer is empty.
+  Status Reopen(std::string_view manifest);
+
   // Bytes the index holds in memory (approximate: keys, locations, hash
   // nodes, and the store's budget once it spilled).
   int64_t ApproxBytes() const;

@@ -10,6 +10,15 @@
 //     4 gone:  the key: it has no row
 //   and the end (tag 0). A file record precedes the first record that names
 //   its id.
+//
+// and what Keep leaves beside a kept store for Reopen (a local file of the
+// pipeline's, never in the warehouse):
+//
+//   u32 magic "SLKK", u64 the committed keys, then records framed likewise:
+//     1 file:  u32 id, i64 the committed keys whose row is in it, the path;
+//              every interned file, ids 0, 1, ... in order
+//     3 extra: u32 file id, i64 position, the key: a duplicate row
+//   and the end (tag 0).
 #include <algorithm>
 
 #include "operators/bytes.h"
@@ -27,6 +36,7 @@ using state::StateReader;
 using state::StateWriter;
 
 constexpr uint32_t kKeysMagic = 0x314B4C53;  // "SLK1"
+constexpr uint32_t kKeptMagic = 0x4B4B4C53;  // "SLKK"
 constexpr uint8_t kFileTag = 1, kRowTag = 2, kExtraTag = 3, kGoneTag = 4;
 constexpr char kWhat[] = "key index state";
 
@@ -191,6 +201,88 @@ Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
     if (tag == state::kEndTag) break;
   }
   RETURN_IF_ERROR(in->ExpectEnd(kWhat));
+  MarkSaved();
+  return Status::OK();
+}
+
+Result<bool> PrimaryKeyIndex::Keep(std::string* manifest) {
+  // (Only an index that is its last saved state: a restart takes it for that.)
+  if (!committed_.spilled() || unsaved_all_ || !unsaved_.empty() || !pending_.empty() ||
+      !superseded_.empty()) {
+    return false;
+  }
+  StateWriter out([manifest](std::string_view chunk) {
+    manifest->append(chunk);
+    return Status::OK();
+  });
+  manifest->clear();
+  std::string* buf = out.buffer();
+  Put<uint32_t>(buf, kKeptMagic);
+  Put<uint64_t>(buf, committed_.size());
+  for (uint32_t id = 0; id < files_.size(); ++id) {
+    size_t at = state::BeginRecord(buf, kFileTag);
+    Put<uint32_t>(buf, id);
+    Put<int64_t>(buf, id < rows_in_file_.size() ? rows_in_file_[id] : 0);
+    buf->append(files_[id]);
+    state::EndRecord(buf, at);
+  }
+  for (const auto& [key, at] : duplicates_) PutRow(buf, kExtraTag, at.file, at.pos, key);
+  state::PutEnd(buf);
+  RETURN_IF_ERROR(out.Flush());
+  // (Emptied whatever the outcome: a store that failed to be kept is removed.)
+  Result<bool> kept = committed_.Keep();
+  if (!kept.ok() || !*kept) manifest->clear();
+  ClearCommitted();
+  return kept;
+}
+
+Status PrimaryKeyIndex::Reopen(std::string_view manifest) {
+  constexpr char kKept[] = "kept key index";
+  ClearCommitted();
+  DiscardPending();
+  files_.clear();
+  auto fail = [&](Status st) {
+    ClearCommitted();
+    return st;
+  };
+  StateReader in = StateReader::Of(manifest);
+  uint64_t keys = 0;
+  Status st = in.Next([&](std::string_view* v) {
+    uint32_t magic = 0;
+    if (!Get(v, &magic) || !Get(v, &keys)) return StateReader::Short("{}: no header", kKept);
+    if (magic != kKeptMagic) return Status::Corruption("{}: bad header", kKept);
+    return Status::OK();
+  });
+  if (!st.ok()) return fail(st);
+  std::vector<int64_t> counts;
+  std::unordered_multimap<std::string, RowLocation> duplicates;
+  for (int64_t i = 0;; ++i) {
+    uint8_t tag = 0;
+    st = in.NextRecord(kKept, i, kExtraTag, &tag, [&](std::string_view body) {
+      uint32_t file = 0;
+      int64_t number = 0;
+      if (!Get(&body, &file) || !Get(&body, &number)) return Status::Corruption("short record");
+      if (tag == kFileTag) {
+        if (file != files_.size()) return Status::Corruption("file id {} out of order", file);
+        files_.emplace_back(body);
+        file_ids_.emplace(files_.back(), file);
+        counts.push_back(number);
+      } else if (tag == kExtraTag) {
+        if (file >= files_.size()) return Status::Corruption("file id {} was not named", file);
+        duplicates.emplace(std::string(body), RowLocation{file, number});
+      } else {
+        return Status::Corruption("record {} has tag {}", i, tag);
+      }
+      return Status::OK();
+    });
+    if (!st.ok()) return fail(st);
+    if (tag == state::kEndTag) break;
+  }
+  st = in.ExpectEnd(kKept);
+  if (st.ok()) st = committed_.Reopen(static_cast<size_t>(keys));
+  if (!st.ok()) return fail(st);
+  rows_in_file_ = std::move(counts);
+  duplicates_ = std::move(duplicates);
   MarkSaved();
   return Status::OK();
 }

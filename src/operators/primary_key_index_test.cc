@@ -405,6 +405,50 @@ TEST_P(PrimaryKeyIndexStateTest, ADeltaHoldsOnlyTheKeysChangedSinceTheLastSave) 
   ExpectSpilledWhenBounded(*restored);
 }
 
+// Keep keeps only a spilled index that is its last saved state (nothing
+// pending, nothing since MarkSaved); Reopen over its store and manifest is
+// that state again, reading none of the store, and a damaged manifest is
+// kCorruption that leaves the index empty.
+TEST_P(PrimaryKeyIndexStateTest, AKeptIndexReopensAsItsLastSavedStateAndOnlyThat) {
+  const std::string dir = testing::TempPath("pk-kept");
+  PrimaryKeyIndex index(GetParam(), dir);
+  uint32_t f = index.InternFile("f.parquet");
+  ASSERT_OK(LoadRange(&index, f, 0, 1000));
+  ASSERT_OK(index.Load("5", {f, 1005}));  // a key loaded twice
+  index.MarkSaved();
+  index.Upsert("7", {index.InternFile("g.parquet"), 0});
+  std::string manifest;
+  ASSERT_OK_AND_ASSIGN(bool kept, index.Keep(&manifest));
+  EXPECT_FALSE(kept) << "a change is pending";
+  ASSERT_OK(index.CommitPending());
+  ASSERT_OK_AND_ASSIGN(kept, index.Keep(&manifest));
+  EXPECT_FALSE(kept) << "a change since the last save";
+  index.MarkSaved();
+  ASSERT_OK_AND_ASSIGN(kept, index.Keep(&manifest));
+  EXPECT_EQ(kept, GetParam() > 0) << "only a spilled index keeps its store";
+  EXPECT_EQ(index.size(), kept ? 0u : 1000u);
+  if (!kept) return;
+
+  PrimaryKeyIndex reopened(GetParam(), dir);
+  std::string damaged = manifest;
+  damaged[damaged.size() / 2] ^= 0x40;
+  damaged.pop_back();
+  EXPECT_EQ(reopened.Reopen(damaged).code(), StatusCode::kCorruption);
+  EXPECT_EQ(reopened.size(), 0u);
+  ASSERT_OK(reopened.Reopen(manifest));
+  EXPECT_EQ(reopened.size(), 1000u);
+  EXPECT_TRUE(reopened.spilled());
+  EXPECT_FALSE(reopened.needs_full_state());
+  EXPECT_EQ(reopened.unsaved(), 0u);
+  EXPECT_EQ(reopened.FilePath(At(reopened, "7")->file), "g.parquet");
+  EXPECT_EQ(At(reopened, "9")->pos, 9);
+  ExpectCountsMatchRows(reopened);
+  // The duplicate came along: the key's next change deletes both rows.
+  reopened.Upsert("5", {reopened.InternFile("h.parquet"), 0});
+  EXPECT_EQ(NamedDeletes(reopened),
+            (std::vector<std::pair<std::string, int64_t>>{{"f.parquet", 5}, {"f.parquet", 1005}}));
+}
+
 TEST_P(PrimaryKeyIndexStateTest, ManyKeysChangedSinceTheLastSaveMakeTheNextStateABase) {
   auto index = New();
   uint32_t f = index->InternFile("f.parquet");

@@ -62,6 +62,7 @@
 #include "sources/change_format.h"
 #include "sources/source.h"
 #include "sql/binder.h"
+#include "state/state_property.h"
 #include "state/state_stream.h"
 
 namespace sluice {
@@ -180,6 +181,7 @@ struct PipelineStats {
   std::atomic<int64_t> key_index_keys{0};
   std::atomic<int64_t> key_index_catchups{0};  // compactions followed without a load
   std::atomic<int64_t> key_index_restores{0};  // read from its state files at a start
+  std::atomic<int64_t> key_index_reopens{0};   // its store as a clean stop kept it, at a start
   std::atomic<int64_t> key_index_memory_bytes{0};
   std::atomic<int64_t> key_index_spills{0};  // its memory written to its store (this run)
   // Checkpoints taken before the commit interval because the key index's
@@ -235,6 +237,13 @@ class Pipeline {
   // checkpoint commits them); later events for those windows are late.
   Status FinishInput();
   void RequestStop() { stop_.store(true); }
+  // After the final checkpoint of a clean stop: keeps a spilled key index's
+  // store for the next run, which then reads no state file to restore it
+  // (docs/state.md "The key index"). Nothing is kept for any other index
+  // (in memory, unlike its committed state); a failure to keep it is
+  // printed, not returned (the store is a cache). The pipeline is done
+  // after it: a checkpoint would load the index from the table.
+  void KeepKeyIndex();
   // Changes the commit interval from the next Step on (the runtime's
   // file-count SLO action; the pipeline's own thread calls it).
   void SetCommitIntervalMs(int64_t ms) { options_.commit_interval_ms = std::max<int64_t>(1, ms); }
@@ -443,6 +452,16 @@ class Pipeline {
   // it references none, or they are unreadable: the index is loaded from
   // the table instead).
   Result<bool> RestoreKeyIndex(const CommittedCheckpoint& committed);
+  // The key index's property of `committed`'s checkpoint (none: there is
+  // none, or it is another checkpoint's, or of other key columns);
+  // kCorruption when it cannot be decoded.
+  Result<std::optional<state::StateProperty>> KeyIndexState(const CommittedCheckpoint& committed);
+  // pipeline_upsert_kept.cc: the store KeepKeyIndex left, taken as the key
+  // index when it is of `committed`'s checkpoint (false: there is none, or
+  // it is not, and the caller wipes it). What KeepKeyIndex wrote beside it is
+  // removed first, durably, whatever it says: an error when that fails (a
+  // store about to change must never pass for the kept one).
+  Result<bool> ReopenKeptKeyIndex(const std::optional<CommittedCheckpoint>& committed);
   // Writes the key index as the checkpoint's commit leaves it (after its
   // deletes were planned) and sets its property in `update`; an earlier
   // attempt's file goes first.

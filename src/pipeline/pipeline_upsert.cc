@@ -44,18 +44,22 @@ Status Pipeline::StartUpserts(const std::optional<CommittedCheckpoint>& committe
     key_fingerprint_ +=
         fmt::format("{}{}:{}", key_fingerprint_.empty() ? "" : ",", id, it->type->ToString());
   }
-  // (The spill store is a cache of a run: what a killed run left is stale.)
   std::string spill_dir = options_.state_dir + "/keys-spill";
   keys_.reset();
-  std::error_code ec;
-  std::filesystem::remove_all(spill_dir, ec);
   keys_ = std::make_unique<operators::PrimaryKeyIndex>(StateMemoryShare(), spill_dir);
   key_state_.Clear();
-  if (committed) {
-    ASSIGN_OR_RETURN(bool restored, RestoreKeyIndex(*committed));
-    // (Following what other writers did since: compactions, or a load.)
-    if (restored) return RefreshKeyIndex();
+  // The store a clean stop kept for this checkpoint; else the spill store is
+  // a cache of a run, and what an earlier run left is stale.
+  ASSIGN_OR_RETURN(bool restored, ReopenKeptKeyIndex(committed));
+  if (!restored) {
+    std::error_code ec;
+    std::filesystem::remove_all(spill_dir, ec);
+    if (committed) {
+      ASSIGN_OR_RETURN(restored, RestoreKeyIndex(*committed));
+    }
   }
+  // (Following what other writers did since: compactions, or a load.)
+  if (restored) return RefreshKeyIndex();
   return LoadKeyIndex();
 }
 
@@ -65,30 +69,40 @@ bool Pipeline::KeyChangesFull() const {
          keys_->PendingBytes() > std::max<int64_t>(share, int64_t{64} << 10);
 }
 
-Result<bool> Pipeline::RestoreKeyIndex(const CommittedCheckpoint& committed) {
+Result<std::optional<state::StateProperty>> Pipeline::KeyIndexState(
+    const CommittedCheckpoint& committed) {
   const iceberg::TableMetadata& md = table_->metadata();
   auto it = md.properties.find(state::KeyIndexProperty(options_.name));
   // The files describe the index as of the checkpoint's snapshot: without
   // that snapshot in the table's history there is nothing to follow from.
-  if (it == md.properties.end() || committed.snapshot_id == 0) return false;
-  auto unreadable = [&](const Status& why) {
-    fmt::print(stderr, "sluice: pipeline {}: key index state unreadable ({}); loading it from {}\n",
-               options_.name, why.ToString(), options_.target.ToString());
-    key_state_.Clear();
-    return false;
-  };
-  auto decoded = state::StateProperty::Decode(it->first, it->second);
-  if (!decoded.ok()) return unreadable(decoded.status());
-  const state::StateProperty& saved = *decoded;
+  using Found = std::optional<state::StateProperty>;
+  if (it == md.properties.end() || committed.snapshot_id == 0) return Found();
+  ASSIGN_OR_RETURN(state::StateProperty saved, state::StateProperty::Decode(it->first, it->second));
   // Another checkpoint's index (the table was rolled back, maybe to a
   // checkpoint of the same number that another epoch committed), or keys
   // encoded for other key columns or types (the schema changed): loaded
   // afresh.
   if (saved.checkpoint != committed.checkpoint || saved.epoch != committed.epoch ||
       saved.key != key_fingerprint_) {
-    return false;
+    return Found();
   }
-  if (saved.files.empty()) return unreadable(Status::Corruption("no files"));
+  if (saved.files.empty()) {
+    return Status::Corruption("property {}: no files", state::KeyIndexProperty(options_.name));
+  }
+  return Found(std::move(saved));
+}
+
+Result<bool> Pipeline::RestoreKeyIndex(const CommittedCheckpoint& committed) {
+  auto unreadable = [&](const Status& why) {
+    fmt::print(stderr, "sluice: pipeline {}: key index state unreadable ({}); loading it from {}\n",
+               options_.name, why.ToString(), options_.target.ToString());
+    key_state_.Clear();
+    return false;
+  };
+  auto found = KeyIndexState(committed);
+  if (!found.ok()) return unreadable(found.status());
+  if (!found->has_value()) return false;
+  const state::StateProperty& saved = **found;
   for (const std::string& path : saved.files) {
     int64_t size = 0;
     auto reader = OpenStateFile(path, &size);

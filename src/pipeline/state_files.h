@@ -39,6 +39,7 @@ class StateFileChain {
   std::vector<std::string> Commit();
 
   const std::vector<std::string>& files() const { return files_; }
+  const std::vector<int64_t>& sizes() const { return sizes_; }
 
  private:
   std::vector<std::string> files_, staged_files_;  // base first

@@ -4,6 +4,8 @@
 // table holds.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -17,6 +19,7 @@
 #include "iceberg/table_builder.h"
 #include "maintenance/compact.h"
 #include "pipeline/test_util.h"
+#include "state/state_property.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -60,6 +63,21 @@ class UpsertTest : public testing::PipelineFixture,
     for (const auto& [id, n] : model_) out.push_back(Row(id, n));
     std::sort(out.begin(), out.end());
     return out;
+  }
+
+  // 150 changes of random keys of 60 (about 55 of them changed; change
+  // numbers from ++*n), checkpointed: the table must hold the model's rows.
+  void CheckpointRandomChanges(Pipeline& p, std::mt19937_64& rng, int64_t* n) {
+    std::vector<std::string> records;
+    for (int i = 0; i < 150; ++i) {
+      int64_t id = static_cast<int64_t>(rng() % 60);
+      records.push_back(Change(id, ++*n));
+      model_[id] = *n;
+    }
+    ASSERT_OK(log_->Append(records).status());
+    Consume(p);
+    ASSERT_OK(p.Checkpoint());
+    ASSERT_EQ(Rows(users_), ModelRows());
   }
 
   // Another engine appends a row for `id` (a key the table may hold).
@@ -198,18 +216,7 @@ TEST_P(UpsertTest, PendingChangesPastTheirMemoryCheckpointEarly) {
 TEST_P(UpsertTest, AKeyIndexThatFailsToTakeACommitIsLoadedAgainFromTheTable) {
   std::mt19937_64 rng(11);
   int64_t n = 0;
-  auto checkpoint = [&](Pipeline& p) {
-    std::vector<std::string> records;
-    for (int i = 0; i < 150; ++i) {  // about 55 of the 60 keys changed
-      int64_t id = static_cast<int64_t>(rng() % 60);
-      records.push_back(Change(id, ++n));
-      model_[id] = n;
-    }
-    ASSERT_OK(log_->Append(records).status());
-    Consume(p);
-    ASSERT_OK(p.Checkpoint());
-    ASSERT_EQ(Rows(users_), ModelRows());
-  };
+  auto checkpoint = [&](Pipeline& p) { CheckpointRandomChanges(p, rng, &n); };
   ASSERT_OK_AND_ASSIGN(auto p, Open(UserOptions()));
   checkpoint(*p);
   const int64_t loads = p->stats().key_index_loads.load();
@@ -226,6 +233,101 @@ TEST_P(UpsertTest, AKeyIndexThatFailsToTakeACommitIsLoadedAgainFromTheTable) {
   ASSERT_OK_AND_ASSIGN(p, Open(UserOptions()));
   EXPECT_EQ(p->stats().key_index_restores.load(), 1);
   EXPECT_EQ(p->stats().key_index_loads.load(), 0);
+  checkpoint(*p);
+}
+
+// A clean stop keeps a spilled key index's store (the runtime calls
+// KeepKeyIndex after the final checkpoint): the next run takes it as it is,
+// reads no state file, and its changes delete the rows the store points at.
+// A kept store is taken once: the run after one that was killed restores
+// the index from the state files, as it does when the table's key index
+// property is no longer the one the store was kept for, or when what was
+// kept beside the store is unreadable. An index in memory keeps nothing.
+TEST_P(UpsertTest, ACleanStopKeepsASpilledKeyIndexForTheNextRunOnly) {
+  std::mt19937_64 rng(7);
+  int64_t n = 0;
+  auto checkpoint = [&](Pipeline& p) { CheckpointRandomChanges(p, rng, &n); };
+  const bool spilled = GetParam().state_memory > 0;
+  const std::string kept = Options().state_dir + "/keys-kept";
+  auto reopen = [&](int64_t reopens, int64_t restores) -> std::unique_ptr<Pipeline> {
+    auto p = Open(UserOptions());
+    EXPECT_OK(p.status());
+    if (!p.ok()) return nullptr;
+    EXPECT_FALSE(std::filesystem::exists(kept)) << "taken once";
+    EXPECT_EQ((*p)->stats().key_index_reopens.load(), reopens);
+    EXPECT_EQ((*p)->stats().key_index_restores.load(), restores);
+    EXPECT_EQ((*p)->stats().key_index_loads.load(), 0);
+    EXPECT_EQ((*p)->stats().key_index_keys.load(), static_cast<int64_t>(model_.size()));
+    return std::move(*p);
+  };
+  auto change = [&](Pipeline& p, int64_t id) {
+    ASSERT_OK(log_->Append({Change(id, ++n)}).status());
+    model_[id] = n;
+    Consume(p);
+    ASSERT_OK(p.Checkpoint());
+  };
+  ASSERT_OK_AND_ASSIGN(auto p, Open(UserOptions()));
+  checkpoint(*p);
+  checkpoint(*p);
+  // Another engine's second row of a key: the index (loaded again) holds
+  // both, and must still after the restart.
+  const int64_t twice = model_.begin()->first;
+  ForeignAppend(twice, ++n);
+  change(*p, model_.rbegin()->first);
+  p->KeepKeyIndex();
+  EXPECT_EQ(std::filesystem::exists(kept), spilled);
+  p.reset();
+  p = reopen(spilled ? 1 : 0, spilled ? 0 : 1);
+  ASSERT_NE(p, nullptr);
+  change(*p, twice);  // deletes both rows
+  ASSERT_EQ(Rows(users_), ModelRows());
+  // A compaction is followed (the rows counted in each file were kept too).
+  {
+    ASSERT_OK_AND_ASSIGN(auto t, catalog::Table::Load(*catalog_, *io_, users_));
+    maintenance::CompactOptions co;
+    co.min_input_files = 1;
+    ASSERT_OK(maintenance::CompactTable(*t, co).status());
+  }
+  change(*p, twice);
+  EXPECT_EQ(p->stats().key_index_catchups.load(), 1);
+  EXPECT_EQ(p->stats().key_index_loads.load(), 0);
+  checkpoint(*p);  // (changes of keys only the store knows)
+  p.reset();       // killed: nothing kept
+  p = reopen(0, 1);
+  ASSERT_NE(p, nullptr);
+  checkpoint(*p);
+  if (!spilled) return;
+
+  // Kept, then the property is no longer the one it was kept for (here: a
+  // field added by another commit).
+  p->KeepKeyIndex();
+  ASSERT_TRUE(std::filesystem::exists(kept));
+  p.reset();
+  {
+    ASSERT_OK_AND_ASSIGN(auto t, catalog::Table::Load(*catalog_, *io_, users_));
+    const std::string name = state::KeyIndexProperty(Options().name);
+    ASSERT_OK_AND_ASSIGN(auto saved,
+                         state::StateProperty::Decode(name, t->metadata().properties.at(name)));
+    saved.watermark = "{}";
+    catalog::SnapshotUpdate u;
+    u.kind = catalog::ChangeKind::kRewriteFiles;
+    u.set_properties[name] = saved.Encode();
+    ASSERT_OK(t->Commit(u).status());
+  }
+  p = reopen(0, 1);
+  ASSERT_NE(p, nullptr);
+  checkpoint(*p);
+
+  // Kept, and what was kept beside the store is damaged.
+  p->KeepKeyIndex();
+  p.reset();
+  {
+    std::fstream f(kept, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(12);
+    f.put('\x7f');
+  }
+  p = reopen(0, 1);
+  ASSERT_NE(p, nullptr);
   checkpoint(*p);
 }
 

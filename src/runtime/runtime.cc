@@ -406,6 +406,8 @@ Status Runtime::RunUntilStopOrFailure(Running& r) {
   if (stopping_.load()) RETURN_IF_ERROR(DrainStream(r));
   Status st = p.Checkpoint();  // the final checkpoint
   r.committed_offset = p.stats().committed_offset_sum.load();
+  // (A clean stop: what the next run can take as it is.)
+  if (st.ok()) p.KeepKeyIndex();
   return st;
 }
 

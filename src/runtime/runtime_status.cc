@@ -175,7 +175,8 @@ struct Runtime::Snapshot {
           epoch = 0, last_commit_micros = 0, state_groups = 0, state_memory = 0, state_spills = 0,
           key_index_keys = 0, key_index_loads = 0, upsert_deletes = 0, change_deletes = 0,
           changes_replayed = 0, key_index_catchups = 0, key_index_restores = 0,
-          key_index_memory = 0, key_index_spills = 0, key_index_early_checkpoints = 0;
+          key_index_reopens = 0, key_index_memory = 0, key_index_spills = 0,
+          key_index_early_checkpoints = 0;
 };
 
 Runtime::Snapshot Runtime::Numbers(const Running& r) {
@@ -210,6 +211,7 @@ Runtime::Snapshot Runtime::Numbers(const Running& r) {
   n.changes_replayed = s.changes_replayed;
   n.key_index_catchups = s.key_index_catchups;
   n.key_index_restores = s.key_index_restores;
+  n.key_index_reopens = s.key_index_reopens;
   n.key_index_memory = s.key_index_memory_bytes;
   n.key_index_spills = s.key_index_spills;
   n.key_index_early_checkpoints = s.key_index_early_checkpoints;
@@ -344,11 +346,13 @@ std::string Runtime::StatusJson() {
                     {"memory_budget_bytes", r->options.state_memory},
                     {"spills", s.state_spills}};
     }
-    if (s.key_index_loads + s.key_index_restores > 0) {  // an upsert pipeline (this run's numbers)
+    if (s.key_index_loads + s.key_index_restores + s.key_index_reopens >
+        0) {  // an upsert pipeline (this run's numbers)
       p["upserts"] = {{"keys", s.key_index_keys},
                       {"deleted_rows", s.upsert_deletes},
                       {"index_loads", s.key_index_loads},
                       {"index_restores", s.key_index_restores},
+                      {"index_reopens", s.key_index_reopens},
                       {"index_catchups", s.key_index_catchups},
                       {"index_memory_bytes", s.key_index_memory},
                       {"index_spills", s.key_index_spills},

@@ -30,6 +30,7 @@ struct SpillStore::Impl {
   rocksdb::WriteBatch pending;
   rocksdb::WriteOptions write;
   rocksdb::ReadOptions read;
+  bool kept = false;  // Keep closed it: the folder stays
 };
 
 SpillStore::SpillStore(std::string dir, std::unique_ptr<Impl> impl)
@@ -39,17 +40,13 @@ SpillStore::~SpillStore() {
   if (impl_->db) (void)impl_->db->Close();
   impl_->db.reset();
   std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
+  if (!impl_->kept) std::filesystem::remove_all(dir_, ec);
 }
 
-Result<std::unique_ptr<SpillStore>> SpillStore::Open(const std::string& dir, int64_t memory_bytes) {
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::IOError("spill store {}: {}", dir, ec.message());
+namespace {
+
+rocksdb::Options StoreOptions(int64_t memory_bytes) {
   rocksdb::Options o;
-  o.create_if_missing = true;
-  o.error_if_exists = true;
   o.max_open_files = 256;
   o.keep_log_file_num = 1;
   o.max_background_jobs = 2;
@@ -72,6 +69,16 @@ Result<std::unique_ptr<SpillStore>> SpillStore::Open(const std::string& dir, int
   t.cache_index_and_filter_blocks = false;
   t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  return o;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SpillStore>> SpillStore::OpenDb(const std::string& dir, int64_t memory_bytes,
+                                                       bool fresh) {
+  rocksdb::Options o = StoreOptions(memory_bytes);
+  o.create_if_missing = fresh;
+  o.error_if_exists = fresh;
   rocksdb::DB* db = nullptr;
   RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(o, dir, &db), dir));
   auto impl = std::make_unique<Impl>();
@@ -80,6 +87,36 @@ Result<std::unique_ptr<SpillStore>> SpillStore::Open(const std::string& dir, int
   impl->write.disableWAL = true;
   impl->read.verify_checksums = false;
   return std::unique_ptr<SpillStore>(new SpillStore(dir, std::move(impl)));
+}
+
+Result<std::unique_ptr<SpillStore>> SpillStore::Open(const std::string& dir, int64_t memory_bytes) {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IOError("spill store {}: {}", dir, ec.message());
+  return OpenDb(dir, memory_bytes, /*fresh=*/true);
+}
+
+Result<std::unique_ptr<SpillStore>> SpillStore::Reopen(const std::string& dir,
+                                                       int64_t memory_bytes) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return Status::NotFound("spill store {}: no store was kept there", dir);
+  }
+  return OpenDb(dir, memory_bytes, /*fresh=*/false);
+}
+
+Status SpillStore::Keep(std::unique_ptr<SpillStore> store) {
+  RETURN_IF_ERROR(store->Flush());
+  // (Writes bypass the write-ahead log: what the memtables hold goes into
+  // table files, synced, before the store closes.)
+  rocksdb::FlushOptions f;
+  f.wait = true;
+  RETURN_IF_ERROR(FromRocks(store->impl_->db->Flush(f), store->dir_));
+  RETURN_IF_ERROR(FromRocks(store->impl_->db->Close(), store->dir_));
+  store->impl_->db.reset();
+  store->impl_->kept = true;
+  return Status::OK();
 }
 
 void SpillStore::Put(std::string_view key, std::string_view value) {

@@ -3,8 +3,12 @@
 // (docs/state.md "Beyond memory", "The key index").
 //
 // It is a cache, never the record: the checkpointed state is the state files
-// in the warehouse, and a store is rebuilt from them at every start. Open
-// therefore wipes the folder, and the destructor removes it.
+// in the warehouse, and a store is rebuilt from them at a start. Open
+// therefore wipes the folder, and the destructor removes it. The one
+// exception is a store kept by a clean stop (Keep) for the next run to
+// Reopen: whoever keeps it also records what it holds, and must make sure a
+// store changed since is never taken for a kept one (docs/state.md "The key
+// index", kept across a clean restart).
 //
 // Keys are ordered bytewise. Writes are buffered (Put, Delete, DeleteRange)
 // and applied at once by Flush, without a write-ahead log (nothing in it must
@@ -33,6 +37,12 @@ namespace sluice::state {
 class SpillStore {
  public:
   static Result<std::unique_ptr<SpillStore>> Open(const std::string& dir, int64_t memory_bytes);
+  // Opens the store a Keep left in `dir`, as it was (kNotFound: no folder;
+  // RocksDB's errors for a folder that holds no store, or a broken one).
+  static Result<std::unique_ptr<SpillStore>> Reopen(const std::string& dir, int64_t memory_bytes);
+  // Writes buffered writes and the memtables to table files (synced), closes
+  // the store and leaves its folder for Reopen.
+  static Status Keep(std::unique_ptr<SpillStore> store);
   ~SpillStore();
   SpillStore(const SpillStore&) = delete;
   SpillStore& operator=(const SpillStore&) = delete;
@@ -87,6 +97,9 @@ class SpillStore {
  private:
   struct Impl;
   SpillStore(std::string dir, std::unique_ptr<Impl> impl);
+  // `fresh`: creates the store in an empty folder; else opens the one there.
+  static Result<std::unique_ptr<SpillStore>> OpenDb(const std::string& dir, int64_t memory_bytes,
+                                                    bool fresh);
   std::string dir_;
   std::unique_ptr<Impl> impl_;
 };

@@ -120,5 +120,40 @@ TEST(SpillStoreTest, OpenWipesWhatAnEarlierRunLeft) {
   EXPECT_FALSE(found);
 }
 
+TEST(SpillStoreTest, AKeptStoreReopensWithWhatItHeldAndAnUnkeptOneIsGone) {
+  std::string dir = testing::TempPath("store-keep");
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, SpillStore::Open(dir, 4 << 20));
+    // A sorted run (a table file), then writes that only reached the
+    // memtable, and one still buffered: all must survive the Keep.
+    ASSERT_OK(store->WriteSorted(3, [](size_t i, std::string*) {
+      static const char* keys[] = {"a", "b", "c"};
+      return SpillStore::SortedEntry{keys[i], std::string_view("run")};
+    }));
+    store->Put("d", "flushed");
+    store->Delete("a");
+    ASSERT_OK(store->Flush());
+    store->Put("e", "buffered");
+    ASSERT_OK(SpillStore::Keep(std::move(store)));
+  }
+  ASSERT_TRUE(std::filesystem::is_directory(dir));
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, SpillStore::Reopen(dir, 4 << 20));
+    std::vector<std::string> seen;
+    auto cursor = store->Scan("", "");
+    for (; cursor->Valid(); cursor->Next()) {
+      seen.push_back(fmt::format("{}={}", cursor->key(), cursor->value()));
+    }
+    ASSERT_OK(cursor->status());
+    EXPECT_EQ(seen, (std::vector<std::string>{"b=run", "c=run", "d=flushed", "e=buffered"}));
+    cursor.reset();
+    store->Put("f", "later");
+    ASSERT_OK(store->Flush());
+  }
+  // Reopened but not kept again: the destructor removed it.
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  EXPECT_EQ(SpillStore::Reopen(dir, 4 << 20).status().code(), StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace sluice::state

@@ -2,7 +2,8 @@
 # The key index beyond memory: KEYS keys upserted into a primary-key table
 # with state.memory = BUDGET, so the pipeline's key index spills to its store
 # many times. Bounded runs, each a restart that restores the index from its
-# state files (spilling as it goes): the inserts of every key; updates of
+# state files (spilling as it goes), or takes the store the clean end of the
+# run before kept: the inserts of every key; updates of
 # half of them; a compaction of the table (the next restart must follow the
 # rows it moved); then two rounds of updates of a quarter of the keys, in
 # files of 20,000 changes (several checkpoints, commit_interval = 10ms),
@@ -41,23 +42,42 @@ CREATE PIPELINE p WITH (commit_interval = '1s', parallelism = '1', state.memory 
 SQL
 S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
 spilled() { compgen -G "$W/wh/_sluice/pipelines/*/keys-spill/*" > /dev/null; }
+# (A run's own commits: the table's metadata files since it started.)
+metadata_files() { { compgen -G "$W/wh/lake/t/metadata/*.metadata.json" || true; } | wc -l; }
+META=0
+killable() { spilled && [ "$(metadata_files)" -ge $((META + 2)) ]; }
 run() {  # run kill|end
+  META=$(metadata_files)
   bounded_run "$1" "$SLUICE" "$W/wh" "$W/p.sql" "$W/run.log" \
-    "$W/wh/_sluice/pipelines/*/keys-spill/*" spilled
+    "$W/wh/_sluice/pipelines/*/keys-spill/*" killable
   echo "run ($1): peak RSS ${PEAK} MiB"
+}
+# A clean end keeps the spilled index's store for the next run (keys-kept
+# beside it), which takes it; a killed run leaves none (docs/state.md "The
+# key index").
+kept() { compgen -G "$W/wh/_sluice/pipelines/*/keys-kept" > /dev/null; }
+expect_kept() {  # expect_kept yes|no
+  local k=no
+  kept && k=yes
+  [ "$k" = "$1" ] || { echo "FAIL: a kept key index store: $k, expected $1"; failed=1; }
 }
 failed=0
 t0=$(date +%s)
 add() { mv "$W/changes-$1.jsonl" "$W/in/"; }  # add RUN: its changes into the source
 add 0
 run end
+expect_kept yes
 add 1
 run end
+expect_kept yes
 S table compact lake.t --min-input-files 1 > /dev/null
 add 2
 add 3
 run kill
+expect_kept no
 run end
+expect_kept yes
+grep -q 'kept store is not used' "$W/run.log" && { echo "FAIL: $(grep 'kept store' "$W/run.log")"; failed=1; }
 t1=$(date +%s)
 echo "$((t1 - t0)) s for all runs"
 S table snapshots lake.t | grep -q ' replace ' || { echo "FAIL: the table was not compacted"; failed=1; }
