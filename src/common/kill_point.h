@@ -15,6 +15,8 @@
 //   catalog.after_swap          committed, before the writer learns it
 //   pipeline.after_commit       committed, journal not yet cleared
 //   pipeline.mid_recovery       recovery deleted some staged files, not all
+//   pipeline.key_index_kept_store, pipeline.after_key_index_kept
+//                               a clean stop keeping the key index's store
 //   maintenance.compact.before_commit  compaction's files written, not committed
 //   maintenance.expire.before_delete   expiry committed, no file deleted yet
 #pragma once

@@ -21,6 +21,7 @@
 
 #include "common/crc32c.h"
 #include "common/endian.h"
+#include "common/kill_point.h"
 #include "io/file_io.h"
 #include "io/posix.h"
 #include "operators/primary_key_index.h"
@@ -93,10 +94,12 @@ void Pipeline::KeepKeyIndex() {
   if (kept.ok() && !*kept) return;
   key_index_stale_ = true;  // (emptied: a checkpoint after this loads it)
   if (!kept.ok()) return fail(kept.status());
+  KillPoint("pipeline.key_index_kept_store");
   auto local = MakeLocalFileIO();
   Status st = local->WriteFile(options_.state_dir + "/" + kKeptFile, EncodeKept(k),
                                /*overwrite=*/true);
-  if (!st.ok()) fail(st);
+  if (!st.ok()) return fail(st);
+  KillPoint("pipeline.after_key_index_kept");
 }
 
 Result<bool> Pipeline::ReopenKeptKeyIndex(const std::optional<CommittedCheckpoint>& committed) {

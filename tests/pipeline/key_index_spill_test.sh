@@ -6,8 +6,10 @@
 # run before kept: the inserts of every key; updates of
 # half of them; a compaction of the table (the next restart must follow the
 # rows it moved); then two rounds of updates of a quarter of the keys, in
-# files of 20,000 changes (several checkpoints, commit_interval = 10ms),
-# killed with SIGKILL once the index spilled and run again. Many keys change
+# files of KEYS/4 changes (several checkpoints, commit_interval = 1s), the
+# first run killed with SIGKILL once the index spilled and it committed twice,
+# and run again; then runs killed
+# at the kill points of a clean stop keeping the store. Many keys change
 # in several checkpoints of one run, so a row the store remembers wrongly
 # deletes the wrong row or none. The table must then hold each key once,
 # with its last value. Reports each run's peak RSS.
@@ -27,12 +29,12 @@ changes() {  # changes FILE RUN PRIME DIVISOR
   awk -v n="$KEYS" -v r="$2" -v p="$3" -v d="$4" 'BEGIN {
     for (j = 0; j < n / d; j++) printf "{\"id\":%d,\"v\":%d}\n", (j * p) % n, r * n + j }' > "$1"
 }
-plan=(0:7919:1 1:104729:2 2:15485863:4 3:1299709:4)
+plan=(0:7919:1 1:104729:2 2:15485863:4 3:1299709:4 4:7:8 5:31:8)
 for step in "${plan[@]}"; do
   IFS=: read -r r prime divisor <<< "$step"
   changes "$W/changes-$r.jsonl" "$r" "$prime" "$divisor"
 done
-cat "$W"/changes-{0,1,2,3}.jsonl | awk -F'[:,}]' '{ v[$2] = $4 } END {
+cat "$W"/changes-{0,1,2,3,4,5}.jsonl | awk -F'[:,}]' '{ v[$2] = $4 } END {
   for (k in v) printf "%d,%d\n", k, v[k] }' | sort > "$W/expected"
 cat > "$W/p.sql" <<SQL
 CREATE TABLE lake.t (id BIGINT NOT NULL, v BIGINT, PRIMARY KEY (id));
@@ -78,6 +80,22 @@ expect_kept no
 run end
 expect_kept yes
 grep -q 'kept store is not used' "$W/run.log" && { echo "FAIL: $(grep 'kept store' "$W/run.log")"; failed=1; }
+# Killed while a clean stop keeps the store: before keys-kept is written (the
+# next run restores from the state files), then after it (the next run takes
+# the store).
+die_at() {  # die_at KILL_POINT
+  local rc=0
+  SLUICE_KILL_POINT=$1 S run "$W/p.sql" --bounded > "$W/run.log" 2>&1 || rc=$?
+  [ $rc -eq 137 ] || { echo "FAIL: the run with kill point $1 exited $rc"; tail -5 "$W/run.log"; failed=1; }
+}
+add 4
+die_at pipeline.key_index_kept_store
+expect_kept no
+add 5
+die_at pipeline.after_key_index_kept
+expect_kept yes
+run end
+expect_kept yes
 t1=$(date +%s)
 echo "$((t1 - t0)) s for all runs"
 S table snapshots lake.t | grep -q ' replace ' || { echo "FAIL: the table was not compacted"; failed=1; }
