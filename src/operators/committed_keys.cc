@@ -323,19 +323,30 @@ void CommittedKeys::Clear() {
   size_ = 0;
 }
 
-Result<bool> CommittedKeys::Keep() {
-  RETURN_IF_ERROR(broken_);
+Result<bool> CommittedKeys::Keep(std::string* identity) {
   if (!store_) return false;
-  if (!front_.empty()) RETURN_IF_ERROR(Spill());
-  Status st = state::SpillStore::Keep(std::move(store_));
-  Clear();
+  Status st = broken_;
+  if (st.ok() && !front_.empty()) st = Spill();
+  if (st.ok()) {
+    auto id = store_->Identity();
+    st = id.status();
+    if (st.ok()) *identity = std::move(*id);
+  }
+  if (st.ok()) st = state::SpillStore::Keep(std::move(store_));
+  Clear();  // (a store not kept is removed with it)
   RETURN_IF_ERROR(st);
   return true;
 }
 
-Status CommittedKeys::Reopen(size_t size) {
+Status CommittedKeys::Reopen(size_t size, std::string_view identity) {
   Clear();
-  ASSIGN_OR_RETURN(store_, state::SpillStore::Reopen(spill_dir_, memory_bytes_ / 2));
+  ASSIGN_OR_RETURN(auto store, state::SpillStore::Reopen(spill_dir_, memory_bytes_ / 2));
+  ASSIGN_OR_RETURN(std::string id, store->Identity());
+  if (id != identity) {
+    return Status::Corruption("key index store {}: its identity {} is not the kept store's {}",
+                              spill_dir_, id, identity);
+  }
+  store_ = std::move(store);
   size_ = size;
   return Status::OK();
 }

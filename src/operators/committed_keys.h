@@ -110,13 +110,16 @@ class CommittedKeys {
   void Clear();
   // ---- kept across a clean restart (docs/state.md "The key index")
   // Writes the front to the store and closes it, leaving it in spill_dir for
-  // the next run's Reopen: false (nothing kept) when the layer never spilled.
-  // The layer is empty afterwards (as after Clear, the store not removed).
-  Result<bool> Keep();
+  // the next run's Reopen, and sets `*identity` to the store's (RocksDB's
+  // id of that database): false (nothing kept, nothing changed) when the
+  // layer never spilled. Otherwise the layer is empty afterwards (as after
+  // Clear), and a store that failed to be kept is removed.
+  Result<bool> Keep(std::string* identity);
   // Takes the store a Keep left in spill_dir as the layer, of `size` keys
   // (which the keeper recorded): reads nothing of it. kNotFound when no
-  // store is there; RocksDB's errors for one it cannot open.
-  Status Reopen(size_t size);
+  // store is there; kCorruption when the store there is not the one of
+  // `identity` (a store made since); RocksDB's errors for one it cannot open.
+  Status Reopen(size_t size, std::string_view identity);
   // Room for about `keys` keys in memory (before a load), within the budget.
   void Reserve(size_t keys);
   size_t size() const { return size_; }

@@ -135,6 +135,17 @@ Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
 }
 
 Status PrimaryKeyIndex::CommitPending(bool state_saved) {
+  Status st = ApplyPending(state_saved);
+  if (!st.ok()) {
+    // (Applied in part: the layer is no state ever saved, so Keep refuses
+    // it and the next state is a base.)
+    unsaved_.clear();
+    unsaved_all_ = true;
+  }
+  return st;
+}
+
+Status PrimaryKeyIndex::ApplyPending(bool state_saved) {
   auto committed = [&](std::string_view key) {
     if (!duplicates_.empty()) duplicates_.erase(std::string(key));
     if (!state_saved) Unsaved(key);

@@ -193,6 +193,8 @@ class PrimaryKeyIndex {
     RowLocation at;
   };
   std::vector<PendingChange> SortedPending() const;
+  // CommitPending's work, which may fail part of the way.
+  Status ApplyPending(bool state_saved);
   // Records that a committed key changed since the last state saved.
   void Unsaved(std::string_view key);
   // Counts a committed key's row moving from file `was` to file `now`

@@ -14,9 +14,12 @@
 // and what Keep leaves beside a kept store for Reopen (a local file of the
 // pipeline's, never in the warehouse):
 //
-//   u32 magic "SLKK", u64 the committed keys, then records framed likewise:
+//   u32 magic "SLKK", u64 the committed keys, u32 the file ids (one past the
+//   highest), u32 length + the store's RocksDB identity, then records framed
+//   likewise:
 //     1 file:  u32 id, i64 the committed keys whose row is in it, the path;
-//              every interned file, ids 0, 1, ... in order
+//              each file a committed row or a duplicate is in, by id (the
+//              ids of others are gaps: the store's values hold ids)
 //     3 extra: u32 file id, i64 position, the key: a duplicate row
 //   and the end (tag 0).
 #include <algorithm>
@@ -37,6 +40,8 @@ using state::StateWriter;
 
 constexpr uint32_t kKeysMagic = 0x314B4C53;  // "SLK1"
 constexpr uint32_t kKeptMagic = 0x4B4B4C53;  // "SLKK"
+// Keep keeps an index whose file ids are mostly gaps only below this many.
+constexpr size_t kKeptFileIdsWithoutGaps = 4096;
 constexpr uint8_t kFileTag = 1, kRowTag = 2, kExtraTag = 3, kGoneTag = 4;
 constexpr char kWhat[] = "key index state";
 
@@ -206,55 +211,79 @@ Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
 }
 
 Result<bool> PrimaryKeyIndex::Keep(std::string* manifest) {
+  manifest->clear();
   // (Only an index that is its last saved state: a restart takes it for that.)
   if (!committed_.spilled() || unsaved_all_ || !unsaved_.empty() || !pending_.empty() ||
       !superseded_.empty()) {
     return false;
   }
-  StateWriter out([manifest](std::string_view chunk) {
-    manifest->append(chunk);
-    return Status::OK();
-  });
-  manifest->clear();
-  std::string* buf = out.buffer();
-  Put<uint32_t>(buf, kKeptMagic);
-  Put<uint64_t>(buf, committed_.size());
-  for (uint32_t id = 0; id < files_.size(); ++id) {
-    size_t at = state::BeginRecord(buf, kFileTag);
-    Put<uint32_t>(buf, id);
-    Put<int64_t>(buf, id < rows_in_file_.size() ? rows_in_file_[id] : 0);
-    buf->append(files_[id]);
-    state::EndRecord(buf, at);
+  // The files a row of the store or a duplicate is in. Ids keep their
+  // numbers (the store's values hold them), so the files of rows long
+  // compacted away leave gaps: past a few thousand ids mostly gaps, the
+  // index is not kept, and the next start's restore numbers the files anew.
+  std::vector<bool> live(files_.size());
+  size_t lives = 0;
+  auto mark = [&](uint32_t id) {
+    if (id >= live.size() || live[id]) return;
+    live[id] = true;
+    ++lives;
+  };
+  for (uint32_t id = 0; id < rows_in_file_.size(); ++id) {
+    if (rows_in_file_[id] > 0) mark(id);
   }
-  for (const auto& [key, at] : duplicates_) PutRow(buf, kExtraTag, at.file, at.pos, key);
-  state::PutEnd(buf);
-  RETURN_IF_ERROR(out.Flush());
+  for (const auto& [key, at] : duplicates_) mark(at.file);
+  if (files_.size() > kKeptFileIdsWithoutGaps && lives * 4 < files_.size()) return false;
   // (Emptied whatever the outcome: a store that failed to be kept is removed.)
-  Result<bool> kept = committed_.Keep();
-  if (!kept.ok() || !*kept) manifest->clear();
+  const size_t keys = committed_.size();
+  std::string identity;
+  Result<bool> kept = committed_.Keep(&identity);
+  if (kept.ok() && !*kept) return false;  // (not spilled after all: unchanged)
+  if (kept.ok()) {
+    std::string* buf = manifest;
+    Put<uint32_t>(buf, kKeptMagic);
+    Put<uint64_t>(buf, keys);
+    Put<uint32_t>(buf, static_cast<uint32_t>(files_.size()));
+    internal::PutBytes(buf, identity);
+    for (uint32_t id = 0; id < files_.size(); ++id) {
+      if (!live[id]) continue;
+      size_t at = state::BeginRecord(buf, kFileTag);
+      Put<uint32_t>(buf, id);
+      Put<int64_t>(buf, id < rows_in_file_.size() ? rows_in_file_[id] : 0);
+      buf->append(files_[id]);
+      state::EndRecord(buf, at);
+    }
+    for (const auto& [key, at] : duplicates_) PutRow(buf, kExtraTag, at.file, at.pos, key);
+    state::PutEnd(buf);
+  }
   ClearCommitted();
   return kept;
 }
 
 Status PrimaryKeyIndex::Reopen(std::string_view manifest) {
   constexpr char kKept[] = "kept key index";
-  ClearCommitted();
   DiscardPending();
-  files_.clear();
+  ClearCommitted();
   auto fail = [&](Status st) {
     ClearCommitted();
     return st;
   };
   StateReader in = StateReader::Of(manifest);
   uint64_t keys = 0;
+  uint32_t ids = 0;
+  std::string identity;
   Status st = in.Next([&](std::string_view* v) {
     uint32_t magic = 0;
-    if (!Get(v, &magic) || !Get(v, &keys)) return StateReader::Short("{}: no header", kKept);
+    if (!Get(v, &magic) || !Get(v, &keys) || !Get(v, &ids) || !internal::GetBytes(v, &identity)) {
+      return StateReader::Short("{}: no header", kKept);
+    }
     if (magic != kKeptMagic) return Status::Corruption("{}: bad header", kKept);
+    if (ids > CommittedKeys::kMaxFile) return Status::Corruption("{}: {} file ids", kKept, ids);
     return Status::OK();
   });
   if (!st.ok()) return fail(st);
-  std::vector<int64_t> counts;
+  // (Files no row is in are nameless gaps, found by no path.)
+  files_.assign(ids, std::string());
+  std::vector<int64_t> counts(ids);
   std::unordered_multimap<std::string, RowLocation> duplicates;
   for (int64_t i = 0;; ++i) {
     uint8_t tag = 0;
@@ -262,13 +291,16 @@ Status PrimaryKeyIndex::Reopen(std::string_view manifest) {
       uint32_t file = 0;
       int64_t number = 0;
       if (!Get(&body, &file) || !Get(&body, &number)) return Status::Corruption("short record");
+      if (file >= ids) return Status::Corruption("file id {} of {}", file, ids);
       if (tag == kFileTag) {
-        if (file != files_.size()) return Status::Corruption("file id {} out of order", file);
-        files_.emplace_back(body);
-        file_ids_.emplace(files_.back(), file);
-        counts.push_back(number);
+        if (!files_[file].empty() || body.empty()) {
+          return Status::Corruption("file id {} named twice or empty", file);
+        }
+        files_[file].assign(body);
+        file_ids_.emplace(files_[file], file);
+        counts[file] = number;
       } else if (tag == kExtraTag) {
-        if (file >= files_.size()) return Status::Corruption("file id {} was not named", file);
+        if (files_[file].empty()) return Status::Corruption("file id {} was not named", file);
         duplicates.emplace(std::string(body), RowLocation{file, number});
       } else {
         return Status::Corruption("record {} has tag {}", i, tag);
@@ -279,7 +311,7 @@ Status PrimaryKeyIndex::Reopen(std::string_view manifest) {
     if (tag == state::kEndTag) break;
   }
   st = in.ExpectEnd(kKept);
-  if (st.ok()) st = committed_.Reopen(static_cast<size_t>(keys));
+  if (st.ok()) st = committed_.Reopen(static_cast<size_t>(keys), identity);
   if (!st.ok()) return fail(st);
   rows_in_file_ = std::move(counts);
   duplicates_ = std::move(duplicates);

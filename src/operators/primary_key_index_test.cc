@@ -10,6 +10,7 @@
 
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
+#include "state/spill_store.h"
 
 namespace sluice::operators {
 namespace {
@@ -447,6 +448,35 @@ TEST_P(PrimaryKeyIndexStateTest, AKeptIndexReopensAsItsLastSavedStateAndOnlyThat
   reopened.Upsert("5", {reopened.InternFile("h.parquet"), 0});
   EXPECT_EQ(NamedDeletes(reopened),
             (std::vector<std::pair<std::string, int64_t>>{{"f.parquet", 5}, {"f.parquet", 1005}}));
+
+  // Kept again, but a store made since in its folder is not taken for it.
+  reopened.DiscardPending();
+  std::string again;
+  ASSERT_OK_AND_ASSIGN(kept, reopened.Keep(&again));
+  ASSERT_TRUE(kept);
+  {
+    ASSERT_OK_AND_ASSIGN(auto other, state::SpillStore::Open(dir, 1 << 20));
+    ASSERT_OK(state::SpillStore::Keep(std::move(other)));
+  }
+  PrimaryKeyIndex third(GetParam(), dir);
+  EXPECT_EQ(third.Reopen(again).code(), StatusCode::kCorruption);
+  EXPECT_EQ(third.size(), 0u);
+}
+
+// The files of rows long compacted away keep their ids (the store's values
+// hold them): an index whose ids are mostly such gaps is not kept, so that
+// the next start's restore numbers its files anew.
+TEST_P(PrimaryKeyIndexStateTest, AnIndexOfMostlyForgottenFilesIsNotKept) {
+  if (GetParam() == 0) GTEST_SKIP() << "an index in memory keeps nothing";
+  PrimaryKeyIndex index(GetParam(), testing::TempPath("pk-gaps"));
+  for (int i = 0; i < 5000; ++i) index.InternFile(fmt::format("gone-{}.parquet", i));
+  uint32_t f = index.InternFile("f.parquet");
+  ASSERT_OK(LoadRange(&index, f, 0, 1000));
+  index.MarkSaved();
+  std::string manifest;
+  ASSERT_OK_AND_ASSIGN(bool kept, index.Keep(&manifest));
+  EXPECT_FALSE(kept);
+  EXPECT_EQ(index.size(), 1000u);
 }
 
 TEST_P(PrimaryKeyIndexStateTest, ManyKeysChangedSinceTheLastSaveMakeTheNextStateABase) {

@@ -239,10 +239,12 @@ class Pipeline {
   void RequestStop() { stop_.store(true); }
   // After the final checkpoint of a clean stop: keeps a spilled key index's
   // store for the next run, which then reads no state file to restore it
-  // (docs/state.md "The key index"). Nothing is kept for any other index
-  // (in memory, unlike its committed state); a failure to keep it is
-  // printed, not returned (the store is a cache). The pipeline is done
-  // after it: a checkpoint would load the index from the table.
+  // (docs/state.md "The key index"). Nothing is kept for an index in memory
+  // or one that is not the state its last commit saved; a failure to keep
+  // it is printed, not returned (the store is a cache). Once it kept the
+  // store the pipeline refuses to go on (Step and Checkpoint fail with
+  // kInternal, a caller's bug): a run that wrote a store of its own beside the
+  // kept one's record could have it taken for the kept one.
   void KeepKeyIndex();
   // Changes the commit interval from the next Step on (the runtime's
   // file-count SLO action; the pipeline's own thread calls it).
@@ -452,10 +454,19 @@ class Pipeline {
   // it references none, or they are unreadable: the index is loaded from
   // the table instead).
   Result<bool> RestoreKeyIndex(const CommittedCheckpoint& committed);
-  // The key index's property of `committed`'s checkpoint (none: there is
-  // none, or it is another checkpoint's, or of other key columns);
-  // kCorruption when it cannot be decoded.
-  Result<std::optional<state::StateProperty>> KeyIndexState(const CommittedCheckpoint& committed);
+  // The key index's property of `committed`'s checkpoint, decoded and as
+  // the table holds it (none: there is none, or it is another checkpoint's,
+  // or of other key columns); kCorruption when it cannot be decoded.
+  struct SavedKeyIndex {
+    state::StateProperty property;
+    std::string value;
+  };
+  Result<std::optional<SavedKeyIndex>> SavedKeyIndexProperty(
+      const CommittedCheckpoint& committed) const;
+  // Where a spilled key index's store is (keys-spill), and what a clean stop
+  // that kept it writes beside it (keys-kept).
+  std::string KeySpillDir() const { return options_.state_dir + "/keys-spill"; }
+  std::string KeptKeyIndexPath() const { return options_.state_dir + "/keys-kept"; }
   // pipeline_upsert_kept.cc: the store KeepKeyIndex left, taken as the key
   // index when it is of `committed`'s checkpoint (false: there is none, or
   // it is not, and the caller wipes it). What KeepKeyIndex wrote beside it is

@@ -30,8 +30,13 @@ Status Pipeline::StartUpserts(const std::optional<CommittedCheckpoint>& committe
   const Schema& schema = *table_->metadata().current_schema();
   // (Windows are append-only: a windowed pipeline into a keyed table appends.)
   if (schema.identifier_field_ids.empty() ||
-      (options_.aggregate && !options_.aggregate->updating()))
+      (options_.aggregate && !options_.aggregate->updating())) {
+    // (No key index now: what an earlier run kept goes.)
+    std::error_code ec;
+    std::filesystem::remove(KeptKeyIndexPath(), ec);
+    std::filesystem::remove_all(KeySpillDir(), ec);
     return Status::OK();
+  }
   for (int32_t id : schema.identifier_field_ids) {
     auto it = std::find_if(schema.fields.begin(), schema.fields.end(),
                            [&](const Field& f) { return f.id == id; });
@@ -44,16 +49,15 @@ Status Pipeline::StartUpserts(const std::optional<CommittedCheckpoint>& committe
     key_fingerprint_ +=
         fmt::format("{}{}:{}", key_fingerprint_.empty() ? "" : ",", id, it->type->ToString());
   }
-  std::string spill_dir = options_.state_dir + "/keys-spill";
   keys_.reset();
-  keys_ = std::make_unique<operators::PrimaryKeyIndex>(StateMemoryShare(), spill_dir);
+  keys_ = std::make_unique<operators::PrimaryKeyIndex>(StateMemoryShare(), KeySpillDir());
   key_state_.Clear();
   // The store a clean stop kept for this checkpoint; else the spill store is
   // a cache of a run, and what an earlier run left is stale.
   ASSIGN_OR_RETURN(bool restored, ReopenKeptKeyIndex(committed));
   if (!restored) {
     std::error_code ec;
-    std::filesystem::remove_all(spill_dir, ec);
+    std::filesystem::remove_all(KeySpillDir(), ec);
     if (committed) {
       ASSIGN_OR_RETURN(restored, RestoreKeyIndex(*committed));
     }
@@ -69,13 +73,13 @@ bool Pipeline::KeyChangesFull() const {
          keys_->PendingBytes() > std::max<int64_t>(share, int64_t{64} << 10);
 }
 
-Result<std::optional<state::StateProperty>> Pipeline::KeyIndexState(
-    const CommittedCheckpoint& committed) {
+Result<std::optional<Pipeline::SavedKeyIndex>> Pipeline::SavedKeyIndexProperty(
+    const CommittedCheckpoint& committed) const {
   const iceberg::TableMetadata& md = table_->metadata();
   auto it = md.properties.find(state::KeyIndexProperty(options_.name));
   // The files describe the index as of the checkpoint's snapshot: without
   // that snapshot in the table's history there is nothing to follow from.
-  using Found = std::optional<state::StateProperty>;
+  using Found = std::optional<SavedKeyIndex>;
   if (it == md.properties.end() || committed.snapshot_id == 0) return Found();
   ASSIGN_OR_RETURN(state::StateProperty saved, state::StateProperty::Decode(it->first, it->second));
   // Another checkpoint's index (the table was rolled back, maybe to a
@@ -86,10 +90,8 @@ Result<std::optional<state::StateProperty>> Pipeline::KeyIndexState(
       saved.key != key_fingerprint_) {
     return Found();
   }
-  if (saved.files.empty()) {
-    return Status::Corruption("property {}: no files", state::KeyIndexProperty(options_.name));
-  }
-  return Found(std::move(saved));
+  if (saved.files.empty()) return Status::Corruption("property {}: no files", it->first);
+  return Found(SavedKeyIndex{std::move(saved), it->second});
 }
 
 Result<bool> Pipeline::RestoreKeyIndex(const CommittedCheckpoint& committed) {
@@ -99,10 +101,10 @@ Result<bool> Pipeline::RestoreKeyIndex(const CommittedCheckpoint& committed) {
     key_state_.Clear();
     return false;
   };
-  auto found = KeyIndexState(committed);
+  auto found = SavedKeyIndexProperty(committed);
   if (!found.ok()) return unreadable(found.status());
   if (!found->has_value()) return false;
-  const state::StateProperty& saved = **found;
+  const state::StateProperty& saved = (*found)->property;
   for (const std::string& path : saved.files) {
     int64_t size = 0;
     auto reader = OpenStateFile(path, &size);

@@ -5,15 +5,17 @@
 // it, in the pipeline's state folder, `keys-kept`:
 //
 //   u32 CRC-32C of the rest, u32 the header's length, the header (JSON:
-//   {"property": the key index property's value the store is the state of,
-//    "sizes": the bytes of each state file it names}), then the index's
-//   manifest (PrimaryKeyIndex::Keep).
+//   {"format": 1, "property": the key index property's value the store is
+//    the state of, "sizes": the bytes of each state file it names}), then
+//   the index's manifest (PrimaryKeyIndex::Keep; it names the store's
+//   RocksDB identity).
 //
 // The next start removes the file, durably, before anything else, and takes
 // the store only when the table's property is still that value and of the
-// checkpoint it resumes. So a store is taken once, and only as the kept
-// state: a run that changes it and is then killed leaves no file, and the
-// run after it rebuilds the store from the state files.
+// checkpoint it resumes, and the store is the one the manifest names. So a
+// store is taken once, and only as the kept state: a run that changes it and
+// is then killed leaves no file, and the run after it rebuilds the store
+// from the state files.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -31,7 +33,8 @@ namespace sluice::pipeline {
 
 namespace {
 
-constexpr char kKeptFile[] = "keys-kept";
+// The marker's own format: a binary that reads another refuses it.
+constexpr int kKeptFormat = 1;
 
 struct Kept {
   std::string property;
@@ -40,7 +43,7 @@ struct Kept {
 };
 
 std::string EncodeKept(const Kept& k) {
-  nlohmann::json header = {{"property", k.property}, {"sizes", k.sizes}};
+  nlohmann::json header = {{"format", kKeptFormat}, {"property", k.property}, {"sizes", k.sizes}};
   const std::string h = header.dump();
   std::string body;
   AppendLE<uint32_t>(&body, static_cast<uint32_t>(h.size()));
@@ -61,6 +64,10 @@ Result<Kept> DecodeKept(const std::string& path, std::string_view bytes) {
   Kept k;
   try {
     auto header = nlohmann::json::parse(body.substr(4, n));
+    const int format = header.at("format").get<int>();
+    if (format != kKeptFormat) {
+      return corrupt(fmt::format("format {}, this sluice reads {}", format, kKeptFormat));
+    }
     k.property = header.at("property").get<std::string>();
     k.sizes = header.at("sizes").get<std::vector<int64_t>>();
   } catch (const nlohmann::json::exception& e) {
@@ -83,34 +90,48 @@ void Pipeline::KeepKeyIndex() {
   // state that the store holds.)
   auto saved = state::StateProperty::Decode(it->first, it->second);
   if (!saved.ok() || saved->files != key_state_.files()) return;
-  auto fail = [&](const Status& st) {
-    fmt::print(stderr, "sluice: pipeline {}: the key index's store was not kept ({})\n",
-               options_.name, st.ToString());
-    std::error_code ec;
-    std::filesystem::remove_all(options_.state_dir + "/keys-spill", ec);
-  };
   Kept k{it->second, key_state_.sizes(), {}};
   auto kept = keys_->Keep(&k.manifest);
   if (kept.ok() && !*kept) return;
-  key_index_stale_ = true;  // (emptied: a checkpoint after this loads it)
-  if (!kept.ok()) return fail(kept.status());
-  KillPoint("pipeline.key_index_kept_store");
-  auto local = MakeLocalFileIO();
-  Status st = local->WriteFile(options_.state_dir + "/" + kKeptFile, EncodeKept(k),
-                               /*overwrite=*/true);
-  if (!st.ok()) return fail(st);
+  // (The index is emptied, and its store is the kept one's or gone: this
+  // run must not go on, and make a store of its own in its place.)
+  key_index_stale_ = true;
+  if (checkpoint_failed_.ok()) {
+    checkpoint_failed_ = Status::Internal(
+        "pipeline {}: stopped: its key index's store was kept for the next run", options_.name);
+  }
+  Status st = kept.status();
+  if (st.ok()) {
+    KillPoint("pipeline.key_index_kept_store");
+    st = MakeLocalFileIO()->WriteFile(KeptKeyIndexPath(), EncodeKept(k), /*overwrite=*/true);
+  }
+  if (!st.ok()) {
+    fmt::print(stderr, "sluice: pipeline {}: the key index's store was not kept ({})\n",
+               options_.name, st.ToString());
+    std::error_code ec;
+    std::filesystem::remove_all(KeySpillDir(), ec);
+    return;
+  }
   KillPoint("pipeline.after_key_index_kept");
 }
 
 Result<bool> Pipeline::ReopenKeptKeyIndex(const std::optional<CommittedCheckpoint>& committed) {
-  const std::string path = options_.state_dir + "/" + kKeptFile;
+  const std::string path = KeptKeyIndexPath();
   auto local = MakeLocalFileIO();
+  // (A write a kill cut short leaves its temporary file.)
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(options_.state_dir, ec)) {
+    if (e.path().filename().string().rfind("keys-kept.tmp-", 0) == 0) {
+      std::filesystem::remove(e.path(), ec);
+    }
+  }
   auto bytes = local->ReadFile(path);
   if (bytes.status().code() == StatusCode::kNotFound) return false;
   // (Removed whether it reads or not.)
   RETURN_IF_ERROR_CTX(local->Delete(path), "pipeline {}", options_.name);
   RETURN_IF_ERROR_CTX(SyncDirectory(options_.state_dir), "pipeline {}", options_.name);
-  if (!committed) return false;
+  // (An unbounded budget keeps the index in memory, as a restore would.)
+  if (!committed || StateMemoryShare() <= 0) return false;
   auto not_taken = [&](const Status& why) {
     fmt::print(stderr, "sluice: pipeline {}: the key index's kept store is not used ({})\n",
                options_.name, why.ToString());
@@ -119,23 +140,18 @@ Result<bool> Pipeline::ReopenKeptKeyIndex(const std::optional<CommittedCheckpoin
   if (!bytes.ok()) return not_taken(bytes.status());
   auto kept = DecodeKept(path, *bytes);
   if (!kept.ok()) return not_taken(kept.status());
-  auto saved = KeyIndexState(*committed);
-  const iceberg::TableMetadata& md = table_->metadata();
-  auto it = md.properties.find(state::KeyIndexProperty(options_.name));
   // (Another checkpoint's or none: the table moved on, or was rolled back,
   // since the stop; the state files decide, as without a kept store.)
-  if (!saved.ok() || !saved->has_value() || it == md.properties.end() ||
-      it->second != kept->property) {
-    return false;
-  }
-  if (kept->sizes.size() != (*saved)->files.size()) {
+  auto saved = SavedKeyIndexProperty(*committed);
+  if (!saved.ok() || !saved->has_value() || (*saved)->value != kept->property) return false;
+  const std::vector<std::string>& files = (*saved)->property.files;
+  if (kept->sizes.size() != files.size()) {
     return not_taken(Status::Corruption("{}: {} sizes for {} state files", path, kept->sizes.size(),
-                                        (*saved)->files.size()));
+                                        files.size()));
   }
   Status st = keys_->Reopen(kept->manifest);
   if (!st.ok()) return not_taken(st);
-  for (size_t i = 0; i < kept->sizes.size(); ++i)
-    key_state_.Add((*saved)->files[i], kept->sizes[i]);
+  for (size_t i = 0; i < files.size(); ++i) key_state_.Add(files[i], kept->sizes[i]);
   indexed_snapshot_ = committed->snapshot_id;
   key_index_stale_ = false;
   stats_.key_index_reopens += 1;

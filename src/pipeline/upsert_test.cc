@@ -276,6 +276,8 @@ TEST_P(UpsertTest, ACleanStopKeepsASpilledKeyIndexForTheNextRunOnly) {
   change(*p, model_.rbegin()->first);
   p->KeepKeyIndex();
   EXPECT_EQ(std::filesystem::exists(kept), spilled);
+  // (Once kept, the run cannot go on.)
+  EXPECT_EQ(p->Checkpoint().code(), spilled ? StatusCode::kInternal : StatusCode::kOk);
   p.reset();
   p = reopen(spilled ? 1 : 0, spilled ? 0 : 1);
   ASSERT_NE(p, nullptr);

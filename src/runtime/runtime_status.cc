@@ -346,8 +346,8 @@ std::string Runtime::StatusJson() {
                     {"memory_budget_bytes", r->options.state_memory},
                     {"spills", s.state_spills}};
     }
-    if (s.key_index_loads + s.key_index_restores + s.key_index_reopens >
-        0) {  // an upsert pipeline (this run's numbers)
+    // An upsert pipeline (this run's numbers).
+    if (s.key_index_loads + s.key_index_restores + s.key_index_reopens > 0) {
       p["upserts"] = {{"keys", s.key_index_keys},
                       {"deleted_rows", s.upsert_deletes},
                       {"index_loads", s.key_index_loads},

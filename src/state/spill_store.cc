@@ -171,6 +171,12 @@ Status SpillStore::WriteSorted(size_t n,
   return Status::OK();
 }
 
+Result<std::string> SpillStore::Identity() const {
+  std::string id;
+  RETURN_IF_ERROR(FromRocks(impl_->db->GetDbIdentity(id), dir_));
+  return id;
+}
+
 Result<bool> SpillStore::Get(std::string_view key, std::string* value) const {
   rocksdb::PinnableSlice v;
   rocksdb::Status s = impl_->db->Get(impl_->read, impl_->db->DefaultColumnFamily(), Slice(key), &v);

@@ -41,8 +41,12 @@ class SpillStore {
   // RocksDB's errors for a folder that holds no store, or a broken one).
   static Result<std::unique_ptr<SpillStore>> Reopen(const std::string& dir, int64_t memory_bytes);
   // Writes buffered writes and the memtables to table files (synced), closes
-  // the store and leaves its folder for Reopen.
+  // the store and leaves its folder for Reopen. On an error the store is
+  // closed and its folder removed.
   static Status Keep(std::unique_ptr<SpillStore> store);
+  // The database's identity: made when the store is created (Open), the
+  // same after Reopen, so it tells a kept store from one made since.
+  Result<std::string> Identity() const;
   ~SpillStore();
   SpillStore(const SpillStore&) = delete;
   SpillStore& operator=(const SpillStore&) = delete;
