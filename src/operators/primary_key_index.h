@@ -161,19 +161,26 @@ class PrimaryKeyIndex {
   // A spilled index that is the state last saved (no pending change, none
   // since MarkSaved) keeps its store for the next run: its front is written
   // to the store, which is closed and left in the spill folder, and
-  // `*manifest` gets what Reopen needs beside it (the interned files, the
-  // rows counted in each, duplicates), and the committed layer is empty
+  // `*manifest` gets what Reopen needs beside it (the store's identity, the
+  // files a committed row or duplicate is in with their ids and the rows
+  // counted in each, the duplicates), and the committed layer is empty
   // afterwards (ClearCommitted). Any other index keeps nothing and is left
-  // as it was: false. A store's error leaves the layer empty, its store
-  // removed.
+  // as it was: false; so is one of more than 4,096 file ids of which fewer
+  // than a quarter hold a row (ids are kept as they are, and the files of
+  // rows compacted away would accumulate). A store's error leaves the layer
+  // empty, its store removed.
   // Whoever keeps the store must make sure the next run reopens it only for
   // that same saved state, and never after the store changed.
   Result<bool> Keep(std::string* manifest);
   // Takes the store Keep left in the spill folder and its manifest as the
   // committed layer, and the state last saved (MarkSaved), reading nothing of
-  // the store. Pending changes are dropped. An unreadable manifest is
-  // kCorruption; a store that is not there kNotFound; RocksDB's errors for
-  // one it cannot open. After a failure the committed layer is empty.
+  // the store. Pending changes are dropped. File ids keep their numbers: an
+  // id the manifest does not name is a gap (FilePath ""; FileId finds no
+  // path there), and files interned later get ids past the last. An
+  // unreadable manifest, or a store in the folder that is not the one Keep
+  // left (another identity), is kCorruption; a store that is not there
+  // kNotFound; RocksDB's errors for one it cannot open. After a failure the
+  // committed layer is empty.
   Status Reopen(std::string_view manifest);
 
   // Bytes the index holds in memory (approximate: keys, locations, hash

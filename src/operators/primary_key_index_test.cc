@@ -413,6 +413,8 @@ TEST_P(PrimaryKeyIndexStateTest, ADeltaHoldsOnlyTheKeysChangedSinceTheLastSave) 
 TEST_P(PrimaryKeyIndexStateTest, AKeptIndexReopensAsItsLastSavedStateAndOnlyThat) {
   const std::string dir = testing::TempPath("pk-kept");
   PrimaryKeyIndex index(GetParam(), dir);
+  // (Files no row is in any more: their ids become gaps.)
+  for (int i = 0; i < 3; ++i) index.InternFile(fmt::format("gone-{}.parquet", i));
   uint32_t f = index.InternFile("f.parquet");
   ASSERT_OK(LoadRange(&index, f, 0, 1000));
   ASSERT_OK(index.Load("5", {f, 1005}));  // a key loaded twice
@@ -443,6 +445,11 @@ TEST_P(PrimaryKeyIndexStateTest, AKeptIndexReopensAsItsLastSavedStateAndOnlyThat
   EXPECT_EQ(reopened.unsaved(), 0u);
   EXPECT_EQ(reopened.FilePath(At(reopened, "7")->file), "g.parquet");
   EXPECT_EQ(At(reopened, "9")->pos, 9);
+  EXPECT_EQ(At(reopened, "9")->file, f) << "ids keep their numbers";
+  EXPECT_EQ(reopened.FilePath(f), "f.parquet");
+  EXPECT_EQ(reopened.FilePath(0), "");
+  EXPECT_FALSE(reopened.FileId("gone-0.parquet").has_value());
+  EXPECT_GT(reopened.InternFile("new.parquet"), At(reopened, "7")->file);
   ExpectCountsMatchRows(reopened);
   // The duplicate came along: the key's next change deletes both rows.
   reopened.Upsert("5", {reopened.InternFile("h.parquet"), 0});

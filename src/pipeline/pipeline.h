@@ -239,8 +239,10 @@ class Pipeline {
   void RequestStop() { stop_.store(true); }
   // After the final checkpoint of a clean stop: keeps a spilled key index's
   // store for the next run, which then reads no state file to restore it
-  // (docs/state.md "The key index"). Nothing is kept for an index in memory
-  // or one that is not the state its last commit saved; a failure to keep
+  // (docs/state.md "The key index"). Nothing is kept for an index in memory,
+  // one that is not the state its last commit saved (a compaction followed
+  // since is a change), or one whose file ids are mostly gaps
+  // (PrimaryKeyIndex::Keep); a failure to keep
   // it is printed, not returned (the store is a cache). Once it kept the
   // store the pipeline refuses to go on (Step and Checkpoint fail with
   // kInternal, a caller's bug): a run that wrote a store of its own beside the

@@ -98,7 +98,8 @@ void Pipeline::KeepKeyIndex() {
   key_index_stale_ = true;
   if (checkpoint_failed_.ok()) {
     checkpoint_failed_ = Status::Internal(
-        "pipeline {}: stopped: its key index's store was kept for the next run", options_.name);
+        "pipeline {}: stopped: its key index was closed to be kept for the next run",
+        options_.name);
   }
   Status st = kept.status();
   if (st.ok()) {
@@ -120,9 +121,11 @@ Result<bool> Pipeline::ReopenKeptKeyIndex(const std::optional<CommittedCheckpoin
   auto local = MakeLocalFileIO();
   // (A write a kill cut short leaves its temporary file.)
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(options_.state_dir, ec)) {
-    if (e.path().filename().string().rfind("keys-kept.tmp-", 0) == 0) {
-      std::filesystem::remove(e.path(), ec);
+  for (std::filesystem::directory_iterator it(options_.state_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->path().filename().string().rfind("keys-kept.tmp-", 0) == 0) {
+      std::error_code ignored;
+      std::filesystem::remove(it->path(), ignored);
     }
   }
   auto bytes = local->ReadFile(path);

@@ -297,11 +297,11 @@ Status Runtime::AwaitUpstream(Running* r, int64_t* backoff_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (stopping_.load()) return Status::OK();
+  // (It has read nothing: the key index it took or restored is kept for the
+  // new one, as at a clean stop, unless it followed a compaction since.)
+  r->pipeline->KeepKeyIndex();
   {
     std::lock_guard<std::mutex> lock(r->mu);
-    // (It has read nothing: the key index it took or restored is kept for
-    // the new one, as at a clean stop.)
-    r->pipeline->KeepKeyIndex();
     r->pipeline.reset();  // releases its journal for the new one
   }
   return Reopen(r, backoff_ms, /*wait_first=*/false);
