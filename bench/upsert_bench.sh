@@ -175,7 +175,7 @@ scan_cpu() {  # scan_cpu WAREHOUSE BEST: prints the lesser of BEST and a full sc
 mkdir -p "$tmp/wh-upserted"
 cp "$tmp/wh-pk/catalog.db" "$tmp/wh-upserted/"
 "$sluice" --warehouse "$tmp/wh-pk" table compact lake.t --min-input-files 1 > /dev/null
-before= after=
+before='' after=''
 for _ in 1 2 3 4 5; do
   before=$(scan_cpu "$tmp/wh-upserted" "$before")
   after=$(scan_cpu "$tmp/wh-pk" "$after")
