@@ -242,11 +242,11 @@ class Pipeline {
   // (docs/state.md "The key index"). Nothing is kept for an index in memory,
   // one that is not the state its last commit saved (a compaction followed
   // since is a change), or one whose file ids are mostly gaps
-  // (PrimaryKeyIndex::Keep); a failure to keep
-  // it is printed, not returned (the store is a cache). Once it kept the
-  // store the pipeline refuses to go on (Step and Checkpoint fail with
-  // kInternal, a caller's bug): a run that wrote a store of its own beside the
-  // kept one's record could have it taken for the kept one.
+  // (PrimaryKeyIndex::Keep); a failure to keep it is printed, not returned
+  // (the store is a cache). Once it kept the store the pipeline refuses to
+  // go on (Step and Checkpoint fail with kInternal, a caller's bug): a run
+  // that wrote a store of its own beside the kept one's record could have it
+  // taken for the kept one.
   void KeepKeyIndex();
   // Changes the commit interval from the next Step on (the runtime's
   // file-count SLO action; the pipeline's own thread calls it).
