@@ -283,23 +283,24 @@ Status CommittedKeys::Spill() {
     std::string_view key;
     RowLocation e;
   };
-  std::vector<Spilled> entries;
+  Prefixed<Spilled> entries;
   entries.reserve(front_.size());
   front_.ForEach([&](std::string_view key, const RowLocation& e) {
-    if (Live(e) || Stored(e)) entries.push_back({key, e});
+    if (Live(e) || Stored(e)) entries.emplace_back(KeyPrefix(key), Spilled{key, e});
   });
-  SortByKeyPrefix(&entries, [](const Spilled& s) { return s.key; });
+  SortPrefixed(&entries, [](const Spilled& s) { return s.key; });
   if (entries.size() >= kSortedRun) {
     RETURN_IF_ERROR(store_->WriteSorted(entries.size(), [&](size_t i, std::string* buffer) {
-      state::SpillStore::SortedEntry out{entries[i].key, std::nullopt};
-      if (Live(entries[i].e)) {
-        *buffer = Encode(Plain(entries[i].e));
+      const Spilled& s = entries[i].second;
+      state::SpillStore::SortedEntry out{s.key, std::nullopt};
+      if (Live(s.e)) {
+        *buffer = Encode(Plain(s.e));
         out.value = *buffer;
       }
       return out;
     }));
   } else {
-    for (const Spilled& s : entries) {
+    for (const auto& [prefix, s] : entries) {
       if (Live(s.e)) {
         store_->Put(s.key, Encode(Plain(s.e)));
       } else {

@@ -262,18 +262,30 @@ inline uint64_t KeyPrefix(std::string_view key) {
   return prefix;
 }
 
-// Sorts `items` in the byte order of their keys (`key_of(item)`, a
-// string_view) by the keys' prefixes, read once into the sort's entries, and
-// whole only where those tie: a sort of millions of keys then follows no
-// pointer and calls no memcmp for most comparisons.
+// Items paired with their keys' prefixes (KeyPrefix), for SortPrefixed.
+template <typename T>
+using Prefixed = std::vector<std::pair<uint64_t, T>>;
+
+// Sorts `entries` in the byte order of their items' keys (`key_of(item)`, a
+// string_view) by the prefixes they are paired with, and by whole keys only
+// where those tie: a sort of millions of keys then follows no pointer and
+// calls no memcmp for most comparisons.
 template <typename T, typename KeyOf>
-void SortByKeyPrefix(std::vector<T>* items, KeyOf key_of) {
-  std::vector<std::pair<uint64_t, T>> entries;
-  entries.reserve(items->size());
-  for (T& item : *items) entries.emplace_back(KeyPrefix(key_of(item)), std::move(item));
-  std::sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
+void SortPrefixed(Prefixed<T>* entries, KeyOf key_of) {
+  std::sort(entries->begin(), entries->end(), [&](const auto& a, const auto& b) {
     return a.first != b.first ? a.first < b.first : key_of(a.second) < key_of(b.second);
   });
+}
+
+// SortPrefixed for items without their prefixes: a copy paired with them is
+// sorted and moved back (a caller that builds its items can pair them at
+// once, and spare the copy).
+template <typename T, typename KeyOf>
+void SortByKeyPrefix(std::vector<T>* items, KeyOf key_of) {
+  Prefixed<T> entries;
+  entries.reserve(items->size());
+  for (T& item : *items) entries.emplace_back(KeyPrefix(key_of(item)), std::move(item));
+  SortPrefixed(&entries, key_of);
   for (size_t i = 0; i < entries.size(); ++i) (*items)[i] = std::move(entries[i].second);
 }
 

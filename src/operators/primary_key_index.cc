@@ -73,18 +73,22 @@ void PrimaryKeyIndex::Upsert(std::string_view key, RowLocation at) { Change(key,
 
 void PrimaryKeyIndex::Delete(std::string_view key) { Change(key, kGone); }
 
-std::vector<PrimaryKeyIndex::PendingChange> PrimaryKeyIndex::SortedPending() const {
-  std::vector<PendingChange> changes;
+Prefixed<PrimaryKeyIndex::PendingChange> PrimaryKeyIndex::SortedPending() const {
+  Prefixed<PendingChange> changes;
   changes.reserve(pending_.size());
   pending_.ForEach([&](std::string_view key, const RowLocation& at) {
-    changes.push_back({key, at});
+    changes.emplace_back(KeyPrefix(key), PendingChange{key, at});
   });
-  SortByKeyPrefix(&changes, [](const PendingChange& c) { return c.key; });
+  SortPrefixed(&changes, [](const PendingChange& c) { return c.key; });
   return changes;
 }
 
 Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
-  std::vector<RowLocation> out = superseded_;
+  // (Reserved: a checkpoint of millions of changes would otherwise copy its
+  // deletes at every doubling, into fresh pages each time.)
+  std::vector<RowLocation> out;
+  out.reserve(superseded_.size() + pending_.size());
+  out.insert(out.end(), superseded_.begin(), superseded_.end());
   auto add = [&](std::string_view key, const std::optional<RowLocation>& row) {
     if (row) out.push_back(*row);
     if (duplicates_.empty()) return;
@@ -97,13 +101,11 @@ Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
     // was found is kept for CommitPending, which then reads no store.
     plan_ = Plan{};
     Plan& plan = *plan_;
-    std::vector<PendingChange> pending = SortedPending();
-    plan.keys.reserve(pending.size());
-    plan.changes.reserve(pending.size());
-    plan.hashes.reserve(pending.size());
-    for (const PendingChange& c : pending) {
+    plan.changes = SortedPending();
+    plan.keys.reserve(plan.changes.size());
+    plan.hashes.reserve(plan.changes.size());
+    for (const auto& [prefix, c] : plan.changes) {
       plan.keys.push_back(c.key);
-      plan.changes.push_back(c.at);
       plan.hashes.push_back(committed_.HashOf(c.key));
     }
     plan.was_file.assign(plan.keys.size(), kNoFile);
@@ -167,7 +169,7 @@ Status PrimaryKeyIndex::ApplyPending(bool state_saved) {
     for (size_t i = 0; i < kAhead && i < plan.keys.size(); ++i) committed_.Prefetch(plan.hashes[i]);
     for (size_t i = 0; i < plan.keys.size(); ++i) {
       if (i + kAhead < plan.keys.size()) committed_.Prefetch(plan.hashes[i + kAhead]);
-      const RowLocation at = plan.changes[i];
+      const RowLocation at = plan.changes[i].second.at;
       RETURN_IF_ERROR(FailPoint("key_index.commit"));
       RETURN_IF_ERROR(committed_.Put(plan.keys[i], plan.hashes[i],
                                      at == kGone ? std::nullopt : std::optional<RowLocation>(at),
@@ -177,7 +179,7 @@ Status PrimaryKeyIndex::ApplyPending(bool state_saved) {
     }
   } else if (committed_.spilled()) {
     // (In key order: a block of the store is read once for its keys.)
-    for (const PendingChange& c : SortedPending()) {
+    for (const auto& [prefix, c] : SortedPending()) {
       RETURN_IF_ERROR(commit(c.key, c.at, committed_.HashOf(c.key)));
     }
   } else {

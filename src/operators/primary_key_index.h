@@ -194,12 +194,12 @@ class PrimaryKeyIndex {
   // supersedes the row its first change wrote.
   void Change(std::string_view key, RowLocation at);
   // The pending changes (key, row or kGone) in byte order of their keys
-  // (the order of the store's keys).
+  // (the order of the store's keys), paired with their keys' prefixes.
   struct PendingChange {
     std::string_view key;
     RowLocation at;
   };
-  std::vector<PendingChange> SortedPending() const;
+  Prefixed<PendingChange> SortedPending() const;
   // CommitPending's work, which may fail part of the way.
   Status ApplyPending(bool state_saved);
   // Records that a committed key changed since the last state saved.
@@ -239,13 +239,14 @@ class PrimaryKeyIndex {
   // A pending key's row, or kGone when its last change deleted it.
   KeyTable pending_;
   std::vector<RowLocation> superseded_;
-  // What Deletes found of a spilled index: the pending keys in byte order,
-  // their changes and hashes in the committed layer, the file of each one's
-  // committed row (kNoFile: none), and the committed layer's version
-  // then (CommitPending uses it while the version holds).
+  // What Deletes found of a spilled index: the pending changes in byte order
+  // of their keys (SortedPending), the keys alone and their hashes in the
+  // committed layer, the file of each one's committed row (kNoFile: none),
+  // and the committed layer's version then (CommitPending uses it while the
+  // version holds).
   struct Plan {
+    Prefixed<PendingChange> changes;
     std::vector<std::string_view> keys;
-    std::vector<RowLocation> changes;
     std::vector<uint64_t> hashes;
     std::vector<uint32_t> was_file;
     uint64_t version = 0;

@@ -417,11 +417,10 @@ Status Pipeline::PlanUpsertDeletes(const std::vector<iceberg::DataFile>& added,
             });
   std::map<std::string, iceberg::PositionSet> positions;
   for (size_t i = 0; i < deletes.size();) {
-    std::vector<int64_t> file;
     size_t j = i;
-    for (; j < deletes.size() && deletes[j].file == deletes[i].file; ++j) {
-      file.push_back(deletes[j].pos);
-    }
+    while (j < deletes.size() && deletes[j].file == deletes[i].file) ++j;
+    std::vector<int64_t> file(j - i);
+    for (size_t k = i; k < j; ++k) file[k - i] = deletes[k].pos;
     positions[keys_->FilePath(deletes[i].file)] = iceberg::PositionSet(std::move(file));
     i = j;
   }
