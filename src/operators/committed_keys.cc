@@ -353,10 +353,16 @@ Status CommittedKeys::Reopen(size_t size, std::string_view identity) {
 }
 
 void CommittedKeys::Reserve(size_t keys) {
-  // (Only when the slots and about 16 arena bytes a key fit the front's half
-  // of the budget.)
-  if (KeyTable::SlotBytesFor(keys) + static_cast<int64_t>(keys) * 16 <= front_limit_) {
+  // (Room for as many as the front's half of the budget holds, slots and
+  // about 16 arena bytes a key, when that is fewer: the front then grows in
+  // one step to where it spills, not by doubling, each a rehash of every key
+  // into fresh pages.)
+  constexpr int64_t kKeyBytes = 16;
+  keys += front_.size();
+  if (KeyTable::SlotBytesFor(keys) + static_cast<int64_t>(keys) * kKeyBytes <= front_limit_) {
     front_.Reserve(keys);
+  } else {
+    front_.Reserve(KeyTable::KeysWithin(front_limit_, kKeyBytes));
   }
 }
 

@@ -120,7 +120,8 @@ class CommittedKeys {
   // store is there; kCorruption when the store there is not the one of
   // `identity` (a store made since); RocksDB's errors for one it cannot open.
   Status Reopen(size_t size, std::string_view identity);
-  // Room for about `keys` keys in memory (before a load), within the budget.
+  // Room for about `keys` more keys in memory (before a load, or a commit of
+  // many changes), or for as many as fit the budget.
   void Reserve(size_t keys);
   size_t size() const { return size_; }
   int64_t memory_bytes() const { return memory_bytes_; }

@@ -204,6 +204,18 @@ int64_t KeyTable::SlotBytesFor(size_t keys) {
   return static_cast<int64_t>(SlotsFor(keys, 16) * sizeof(Slot));
 }
 
+size_t KeyTable::KeysWithin(int64_t bytes, int64_t key_bytes) {
+  // (Slots double from 16; a table of n slots holds 3n/4 keys: OverLoad.)
+  auto cost = [&](size_t slots) {
+    return static_cast<int64_t>(slots * sizeof(Slot)) +
+           static_cast<int64_t>(slots / 4 * 3) * key_bytes;
+  };
+  if (cost(16) > bytes) return 0;
+  size_t slots = 16;
+  while (slots < (size_t{1} << 40) && cost(slots * 2) <= bytes) slots *= 2;
+  return slots / 4 * 3;
+}
+
 void KeyTable::Clear(bool keep_room) {
   if (keep_room) {
     slots_.Zero();

@@ -116,6 +116,9 @@ class KeyTable {
   void Reserve(size_t keys);
   // The bytes of the slots Reserve(keys) gives a new table.
   static int64_t SlotBytesFor(size_t keys);
+  // The most keys a table holds within `bytes` (its slots, and about
+  // `key_bytes` arena bytes a key) before its slots would double.
+  static size_t KeysWithin(int64_t bytes, int64_t key_bytes);
   // Empties the table; `keep_room`: keeps its slots and arena allocated (a
   // table that fills up again soon), else frees them.
   void Clear(bool keep_room = false);

@@ -175,5 +175,23 @@ TEST(KeyTableTest, ReserveMakesRoomWithoutChangingEntries) {
   EXPECT_EQ(table.size(), 100'001u);
 }
 
+TEST(KeyTableTest, KeysWithinIsTheMostATableHoldsInItsBytesBeforeItsSlotsDouble) {
+  for (int64_t bytes : {int64_t{1} << 20, int64_t{48} << 20, int64_t{100'000'000}}) {
+    const size_t keys = KeyTable::KeysWithin(bytes, 16);
+    ASSERT_GT(keys, 0u);
+    // Its slots and keys fit; twice the slots (their keys too) would not.
+    EXPECT_LE(KeyTable::SlotBytesFor(keys) + static_cast<int64_t>(keys) * 16, bytes);
+    EXPECT_GT(KeyTable::SlotBytesFor(keys + 1), KeyTable::SlotBytesFor(keys));
+    EXPECT_GT(KeyTable::SlotBytesFor(2 * keys) + static_cast<int64_t>(2 * keys) * 16, bytes);
+    // A table reserved for them takes them all without growing its slots:
+    // only the next key would double them.
+    KeyTable table;
+    table.Reserve(keys);
+    for (size_t i = 0; i < keys; ++i) table.Insert(std::to_string(i), {0, 0});
+    EXPECT_GE(table.GrowthBytes(8), KeyTable::SlotBytesFor(keys)) << bytes;
+  }
+  EXPECT_EQ(KeyTable::KeysWithin(100, 16), 0u);
+}
+
 }  // namespace
 }  // namespace sluice::operators

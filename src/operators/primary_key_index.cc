@@ -165,6 +165,7 @@ Status PrimaryKeyIndex::ApplyPending(bool state_saved) {
     // (The layer is as Deletes found it: whether each key had a row says
     // what a change of it does, without reading the store again.)
     const Plan& plan = *plan_;
+    committed_.Reserve(plan.keys.size());
     constexpr size_t kAhead = CommittedKeys::kPrefetchAhead;
     for (size_t i = 0; i < kAhead && i < plan.keys.size(); ++i) committed_.Prefetch(plan.hashes[i]);
     for (size_t i = 0; i < plan.keys.size(); ++i) {
@@ -179,6 +180,7 @@ Status PrimaryKeyIndex::ApplyPending(bool state_saved) {
     }
   } else if (committed_.spilled()) {
     // (In key order: a block of the store is read once for its keys.)
+    committed_.Reserve(pending_.size());
     for (const auto& [prefix, c] : SortedPending()) {
       RETURN_IF_ERROR(commit(c.key, c.at, committed_.HashOf(c.key)));
     }
@@ -289,6 +291,7 @@ Result<size_t> PrimaryKeyIndex::Relocate(const std::vector<std::string_view>& ke
     hashes[i] = committed_.HashOf(sorted[i].key);
   }
   // (Trusted: the caller's count is the check; Put reads no store.)
+  committed_.Reserve(sorted.size());
   constexpr size_t kAhead = CommittedKeys::kPrefetchAhead;
   for (size_t i = 0; i < kAhead && i < sorted.size(); ++i) committed_.Prefetch(hashes[i]);
   for (size_t i = 0; i < sorted.size(); ++i) {
