@@ -71,30 +71,31 @@ Result<RowLocation*> CommittedKeys::Entry(std::string_view key, uint64_t hash) {
   return front_.Insert(key, e, hash).first;
 }
 
-const RowLocation* CommittedKeys::FrontFind(const std::vector<std::string_view>& keys,
+const RowLocation* CommittedKeys::FrontFind(std::string_view key,
                                             const std::vector<uint64_t>& hashes, size_t i) const {
   if (i + kPrefetchAhead < hashes.size()) front_.Prefetch(hashes[i + kPrefetchAhead]);
-  return front_.Find(keys[i], hashes[i]);
+  return front_.Find(key, hashes[i]);
 }
 
 Status CommittedKeys::FindSparse(
-    const std::vector<std::string_view>& keys, const std::vector<uint64_t>& hashes,
+    const KeyAt& key_at, const std::vector<uint64_t>& hashes,
     const std::function<void(size_t, std::optional<RowLocation>)>& fn) const {
   // Point reads (whose bloom filters skip the runs that lack a key; a
   // cursor would seek in every run), batched: the keys the front lacks, a
   // batch at a time.
   std::vector<size_t> missing;
   std::vector<std::string_view> batch;
-  for (size_t begin = 0; begin < keys.size(); begin += kGetBatch) {
-    const size_t end = std::min(keys.size(), begin + kGetBatch);
+  for (size_t begin = 0; begin < hashes.size(); begin += kGetBatch) {
+    const size_t end = std::min(hashes.size(), begin + kGetBatch);
     missing.clear();
     batch.clear();
     for (size_t i = begin; i < end; ++i) {
-      if (const RowLocation* e = FrontFind(keys, hashes, i)) {
+      const std::string_view key = key_at(i);
+      if (const RowLocation* e = FrontFind(key, hashes, i)) {
         fn(i, Location(*e));
       } else {
         missing.push_back(i);
-        batch.push_back(keys[i]);
+        batch.push_back(key);
       }
     }
     RETURN_IF_ERROR(store_->GetSorted(batch, [&](size_t j, const std::string_view* value) {
@@ -110,23 +111,30 @@ Status CommittedKeys::FindSparse(
 Status CommittedKeys::FindSorted(
     const std::vector<std::string_view>& keys, const std::vector<uint64_t>& hashes,
     const std::function<void(size_t, std::optional<RowLocation>)>& fn) const {
-  RETURN_IF_ERROR(broken_);
   if (hashes.size() != keys.size()) {
     return Status::Internal("key index: {} hashes for {} keys", hashes.size(), keys.size());
   }
-  for (size_t i = 0; i < kPrefetchAhead && i < hashes.size(); ++i) front_.Prefetch(hashes[i]);
+  return FindSorted([&](size_t i) { return keys[i]; }, hashes, fn);
+}
+
+Status CommittedKeys::FindSorted(
+    const KeyAt& key_at, const std::vector<uint64_t>& hashes,
+    const std::function<void(size_t, std::optional<RowLocation>)>& fn) const {
+  RETURN_IF_ERROR(broken_);
+  const size_t n = hashes.size();
+  for (size_t i = 0; i < kPrefetchAhead && i < n; ++i) front_.Prefetch(hashes[i]);
   if (!store_) {
-    for (size_t i = 0; i < keys.size(); ++i) {
-      const RowLocation* e = FrontFind(keys, hashes, i);
+    for (size_t i = 0; i < n; ++i) {
+      const RowLocation* e = FrontFind(key_at(i), hashes, i);
       fn(i, e == nullptr ? std::nullopt : Location(*e));
     }
     return Status::OK();
   }
-  if (keys.size() * kDenseRatio < size_) return FindSparse(keys, hashes, fn);
+  if (n * kDenseRatio < size_) return FindSparse(key_at, hashes, fn);
   std::unique_ptr<state::SpillStore::Cursor> cursor;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    std::string_view key = keys[i];
-    if (const RowLocation* e = FrontFind(keys, hashes, i)) {
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view key = key_at(i);
+    if (const RowLocation* e = FrontFind(key, hashes, i)) {
       fn(i, Location(*e));
       continue;
     }
@@ -352,18 +360,12 @@ Status CommittedKeys::Reopen(size_t size, std::string_view identity) {
   return Status::OK();
 }
 
-void CommittedKeys::Reserve(size_t keys) {
-  // (Room for as many as the front's half of the budget holds, slots and
-  // about 16 arena bytes a key, when that is fewer: the front then grows in
-  // one step to where it spills, not by doubling, each a rehash of every key
-  // into fresh pages.)
-  constexpr int64_t kKeyBytes = 16;
-  keys += front_.size();
-  if (KeyTable::SlotBytesFor(keys) + static_cast<int64_t>(keys) * kKeyBytes <= front_limit_) {
-    front_.Reserve(keys);
-  } else {
-    front_.Reserve(KeyTable::KeysWithin(front_limit_, kKeyBytes));
-  }
+void CommittedKeys::Reserve(size_t keys, int64_t key_bytes) {
+  // (Room for as many as the front's half of the budget holds, counting the
+  // arena it keeps, when that is fewer: the front then grows in one step
+  // towards where it spills, not by doubling, each a rehash of every key
+  // into fresh pages; and never past its half.)
+  front_.ReserveWithin(front_.size() + keys, front_limit_, std::max<int64_t>(key_bytes, 1));
 }
 
 int64_t CommittedKeys::bytes() const { return front_.bytes() + (store_ ? memory_bytes_ / 2 : 0); }

@@ -75,6 +75,11 @@ class CommittedKeys {
   // (each run's filters probed and each block read once for a batch).
   Status FindSorted(const std::vector<std::string_view>& keys, const std::vector<uint64_t>& hashes,
                     const std::function<void(size_t, std::optional<RowLocation>)>& fn) const;
+  // The same for keys the caller holds elsewhere: key_at(i) for i below
+  // hashes.size() (a plan need not copy its keys into a vector of their own).
+  using KeyAt = std::function<std::string_view(size_t)>;
+  Status FindSorted(const KeyAt& key_at, const std::vector<uint64_t>& hashes,
+                    const std::function<void(size_t, std::optional<RowLocation>)>& fn) const;
   // Makes `to` the key's location (none: removes the key), for a key the
   // caller found (`was_live`: it had a location) and has not changed since
   // (version() says whether anything changed): reads no store.
@@ -120,9 +125,10 @@ class CommittedKeys {
   // store is there; kCorruption when the store there is not the one of
   // `identity` (a store made since); RocksDB's errors for one it cannot open.
   Status Reopen(size_t size, std::string_view identity);
-  // Room for about `keys` more keys in memory (before a load, or a commit of
-  // many changes), or for as many as fit the budget.
-  void Reserve(size_t keys);
+  // Room in the front for `keys` more keys of about `key_bytes` bytes each
+  // (before a load, or a commit of many changes), or for as many as fit its
+  // half of the budget with what it holds; never past it.
+  void Reserve(size_t keys, int64_t key_bytes = 16);
   size_t size() const { return size_; }
   int64_t memory_bytes() const { return memory_bytes_; }
   bool spilled() const { return store_ != nullptr; }
@@ -153,11 +159,12 @@ class CommittedKeys {
     return Live(e) ? std::optional<RowLocation>(Plain(e)) : std::nullopt;
   }
   // FindSorted of keys that are few among the store's.
-  Status FindSparse(const std::vector<std::string_view>& keys, const std::vector<uint64_t>& hashes,
+  Status FindSparse(const KeyAt& key_at, const std::vector<uint64_t>& hashes,
                     const std::function<void(size_t, std::optional<RowLocation>)>& fn) const;
-  // The front's entry of keys[i], prefetching the slot kPrefetchAhead keys on.
-  const RowLocation* FrontFind(const std::vector<std::string_view>& keys,
-                               const std::vector<uint64_t>& hashes, size_t i) const;
+  // The front's entry of key_at(i), prefetching the slot kPrefetchAhead keys
+  // on.
+  const RowLocation* FrontFind(std::string_view key, const std::vector<uint64_t>& hashes,
+                               size_t i) const;
   // Spills the front when one more key of `key_bytes` would take it past
   // its half of the budget (its slots and arena growing). A failed spill
   // breaks the layer until Clear.

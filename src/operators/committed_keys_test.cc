@@ -173,6 +173,32 @@ TEST(CommittedKeysTest, LongKeysKeepWithinTheBudgetToo) {
   EXPECT_EQ(found, (RowLocation{1, 17}));
 }
 
+TEST(CommittedKeysTest, AReservedFrontStaysWithinItsHalfOfTheBudget) {
+  // 1,000-byte keys: the front's arena holds most of its bytes, and keeps
+  // its room across spills. A reservation for many more keys (as a commit of
+  // many changes makes) must leave room for that arena, whether it is told
+  // the keys' size or guesses one too small.
+  constexpr int64_t kBudget = 240 << 10;
+  CommittedKeys keys(kBudget, testing::TempPath("committed-reserved"));
+  auto key_of = [](int k) { return std::string(1000, 'k') + std::to_string(k); };
+  for (int k = 0; k < 1500; ++k) {
+    if (k % 37 == 36) {
+      keys.Reserve(5000, k < 750 ? 16 : 1004);
+      // (The front's bytes: the store's half counts once it is open.)
+      ASSERT_LE(keys.bytes() - (keys.spilled() ? kBudget / 2 : 0), kBudget / 2)
+          << "reserved at key " << k;
+    }
+    std::string key = key_of(k);
+    ASSERT_OK(keys.Assign(key, keys.HashOf(key), {1, k}));
+  }
+  EXPECT_EQ(keys.size(), 1500u);
+  int64_t found = 0;
+  ASSERT_OK(keys.ForEach([&](std::string_view key, RowLocation at) {
+    found += key == key_of(static_cast<int>(at.pos)) ? 1 : 0;
+  }));
+  EXPECT_EQ(found, 1500);
+}
+
 TEST(CommittedKeysTest, KeysWithinTheBudgetNeverOpenAStore) {
   CommittedKeys keys(int64_t{64} << 20, testing::TempPath("committed-within"));
   keys.Reserve(10000);

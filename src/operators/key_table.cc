@@ -204,16 +204,22 @@ int64_t KeyTable::SlotBytesFor(size_t keys) {
   return static_cast<int64_t>(SlotsFor(keys, 16) * sizeof(Slot));
 }
 
-size_t KeyTable::KeysWithin(int64_t bytes, int64_t key_bytes) {
-  // (Slots double from 16; a table of n slots holds 3n/4 keys: OverLoad.)
+void KeyTable::ReserveWithin(size_t keys, int64_t bytes, int64_t key_bytes) {
+  // The bytes of a table of `slots` filled with as many of the keys as fit
+  // its load (OverLoad): the slots, and the arena as held or as those keys
+  // grow it, whichever is more.
   auto cost = [&](size_t slots) {
-    return static_cast<int64_t>(slots * sizeof(Slot)) +
-           static_cast<int64_t>(slots / 4 * 3) * key_bytes;
+    const size_t held = std::min(keys, slots / 4 * 3);
+    const int64_t more = held > size_ ? static_cast<int64_t>(held - size_) * key_bytes : 0;
+    const int64_t arena = std::max(static_cast<int64_t>(arena_.capacity()),
+                                   static_cast<int64_t>(arena_.size()) + more);
+    return static_cast<int64_t>(slots * sizeof(Slot)) + arena;
   };
-  if (cost(16) > bytes) return 0;
-  size_t slots = 16;
-  while (slots < (size_t{1} << 40) && cost(slots * 2) <= bytes) slots *= 2;
-  return slots / 4 * 3;
+  size_t slots = slots_.empty() ? 16 : slots_.size();
+  while (OverLoad(keys, slots) && slots < (size_t{1} << 40) && cost(slots * 2) <= bytes) {
+    slots *= 2;
+  }
+  if (slots > slots_.size() && cost(slots) <= bytes) Grow(slots);
 }
 
 void KeyTable::Clear(bool keep_room) {

@@ -116,9 +116,14 @@ class KeyTable {
   void Reserve(size_t keys);
   // The bytes of the slots Reserve(keys) gives a new table.
   static int64_t SlotBytesFor(size_t keys);
-  // The most keys a table holds within `bytes` (its slots, and about
-  // `key_bytes` arena bytes a key) before its slots would double.
-  static size_t KeysWithin(int64_t bytes, int64_t key_bytes);
+  // Room for `keys` keys, or for as many as keep the table within `bytes`:
+  // its slots, its arena as it is held, and `key_bytes` more arena bytes for
+  // each key past those it holds. Never grows the table past `bytes` (a
+  // table already past it is left as it is).
+  void ReserveWithin(size_t keys, int64_t bytes, int64_t key_bytes);
+  // The arena bytes its keys take (a long key's length too), for an
+  // estimate of the next keys'.
+  int64_t key_bytes() const { return static_cast<int64_t>(arena_.size() - garbage_); }
   // Empties the table; `keep_room`: keeps its slots and arena allocated (a
   // table that fills up again soon), else frees them.
   void Clear(bool keep_room = false);

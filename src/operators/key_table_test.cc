@@ -175,22 +175,32 @@ TEST(KeyTableTest, ReserveMakesRoomWithoutChangingEntries) {
   EXPECT_EQ(table.size(), 100'001u);
 }
 
-TEST(KeyTableTest, KeysWithinIsTheMostATableHoldsInItsBytesBeforeItsSlotsDouble) {
-  for (int64_t bytes : {int64_t{1} << 20, int64_t{48} << 20, int64_t{100'000'000}}) {
-    const size_t keys = KeyTable::KeysWithin(bytes, 16);
-    ASSERT_GT(keys, 0u);
-    // Its slots and keys fit; twice the slots (their keys too) would not.
-    EXPECT_LE(KeyTable::SlotBytesFor(keys) + static_cast<int64_t>(keys) * 16, bytes);
-    EXPECT_GT(KeyTable::SlotBytesFor(keys + 1), KeyTable::SlotBytesFor(keys));
-    EXPECT_GT(KeyTable::SlotBytesFor(2 * keys) + static_cast<int64_t>(2 * keys) * 16, bytes);
-    // A table reserved for them takes them all without growing its slots:
-    // only the next key would double them.
-    KeyTable table;
-    table.Reserve(keys);
-    for (size_t i = 0; i < keys; ++i) table.Insert(std::to_string(i), {0, 0});
-    EXPECT_GE(table.GrowthBytes(8), KeyTable::SlotBytesFor(keys)) << bytes;
-  }
-  EXPECT_EQ(KeyTable::KeysWithin(100, 16), 0u);
+TEST(KeyTableTest, ReserveWithinMakesRoomForWhatFitsAndNeverGoesPastItsBytes) {
+  // All of them fit: room for all.
+  KeyTable fits;
+  fits.ReserveWithin(1000, int64_t{1} << 20, 16);
+  EXPECT_GE(fits.bytes(), KeyTable::SlotBytesFor(1000));
+  // Not all of them fit: the most slots that do, with 16 bytes a key.
+  KeyTable some;
+  some.ReserveWithin(1'000'000, int64_t{1} << 20, 16);
+  EXPECT_LE(some.bytes(), int64_t{1} << 20);
+  EXPECT_GE(some.bytes(), int64_t{256} << 10);
+  for (int i = 0; i < 1000; ++i) some.Insert(std::to_string(i), {0, i});
+  EXPECT_EQ(some.Find("999")->pos, 999);
+  // A table whose arena already holds most of its bytes (long keys, cleared
+  // with its room kept) counts that arena: reserving never takes it past
+  // its bytes.
+  KeyTable held;
+  for (int i = 0; i < 3000; ++i) held.Insert(std::string(300, 'k') + std::to_string(i), {0, i});
+  held.Clear(/*keep_room=*/true);
+  const int64_t limit = held.bytes() + (int64_t{256} << 10);
+  held.ReserveWithin(1'000'000, limit, 16);
+  EXPECT_LE(held.bytes(), limit);
+  EXPECT_GT(held.bytes(), limit - (int64_t{256} << 10));  // (some room was taken)
+  // One already past its bytes is left as it is.
+  const int64_t before = held.bytes();
+  held.ReserveWithin(1'000'000, before / 2, 16);
+  EXPECT_EQ(held.bytes(), before);
 }
 
 }  // namespace

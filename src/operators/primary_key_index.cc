@@ -102,17 +102,13 @@ Result<std::vector<RowLocation>> PrimaryKeyIndex::Deletes() {
     plan_ = Plan{};
     Plan& plan = *plan_;
     plan.changes = SortedPending();
-    plan.keys.reserve(plan.changes.size());
     plan.hashes.reserve(plan.changes.size());
-    for (const auto& [prefix, c] : plan.changes) {
-      plan.keys.push_back(c.key);
-      plan.hashes.push_back(committed_.HashOf(c.key));
-    }
-    plan.was_file.assign(plan.keys.size(), kNoFile);
-    Status found = committed_.FindSorted(plan.keys, plan.hashes,
+    for (const auto& [prefix, c] : plan.changes) plan.hashes.push_back(committed_.HashOf(c.key));
+    plan.was_file.assign(plan.changes.size(), kNoFile);
+    Status found = committed_.FindSorted([&plan](size_t i) { return plan.key(i); }, plan.hashes,
                                          [&](size_t i, const std::optional<RowLocation>& row) {
                                            plan.was_file[i] = FileOf(row);
-                                           add(plan.keys[i], row);
+                                           add(plan.key(i), row);
                                          });
     if (!found.ok()) {
       plan_.reset();
@@ -165,22 +161,24 @@ Status PrimaryKeyIndex::ApplyPending(bool state_saved) {
     // (The layer is as Deletes found it: whether each key had a row says
     // what a change of it does, without reading the store again.)
     const Plan& plan = *plan_;
-    committed_.Reserve(plan.keys.size());
+    committed_.Reserve(plan.changes.size(), MeanPendingKeyBytes());
     constexpr size_t kAhead = CommittedKeys::kPrefetchAhead;
-    for (size_t i = 0; i < kAhead && i < plan.keys.size(); ++i) committed_.Prefetch(plan.hashes[i]);
-    for (size_t i = 0; i < plan.keys.size(); ++i) {
-      if (i + kAhead < plan.keys.size()) committed_.Prefetch(plan.hashes[i + kAhead]);
+    for (size_t i = 0; i < kAhead && i < plan.changes.size(); ++i) {
+      committed_.Prefetch(plan.hashes[i]);
+    }
+    for (size_t i = 0; i < plan.changes.size(); ++i) {
+      if (i + kAhead < plan.changes.size()) committed_.Prefetch(plan.hashes[i + kAhead]);
       const RowLocation at = plan.changes[i].second.at;
       RETURN_IF_ERROR(FailPoint("key_index.commit"));
-      RETURN_IF_ERROR(committed_.Put(plan.keys[i], plan.hashes[i],
+      RETURN_IF_ERROR(committed_.Put(plan.key(i), plan.hashes[i],
                                      at == kGone ? std::nullopt : std::optional<RowLocation>(at),
                                      /*was_live=*/plan.was_file[i] != kNoFile));
       Recount(plan.was_file[i], at == kGone ? kNoFile : at.file);
-      committed(plan.keys[i]);
+      committed(plan.key(i));
     }
   } else if (committed_.spilled()) {
     // (In key order: a block of the store is read once for its keys.)
-    committed_.Reserve(pending_.size());
+    committed_.Reserve(pending_.size(), MeanPendingKeyBytes());
     for (const auto& [prefix, c] : SortedPending()) {
       RETURN_IF_ERROR(commit(c.key, c.at, committed_.HashOf(c.key)));
     }
@@ -195,6 +193,11 @@ Status PrimaryKeyIndex::ApplyPending(bool state_saved) {
   DiscardPending();
   if (state_saved) MarkSaved();
   return Status::OK();
+}
+
+int64_t PrimaryKeyIndex::MeanPendingKeyBytes() const {
+  if (pending_.empty()) return 16;
+  return pending_.key_bytes() / static_cast<int64_t>(pending_.size()) + 1;
 }
 
 void PrimaryKeyIndex::Unsaved(std::string_view key) {
@@ -282,6 +285,7 @@ Result<size_t> PrimaryKeyIndex::Relocate(const std::vector<std::string_view>& ke
   SortByKeyPrefix(&sorted, [](const Move& m) { return m.key; });
   std::vector<std::string_view> in_order(sorted.size());
   std::vector<uint64_t> hashes(sorted.size());
+  int64_t key_bytes = 0;
   for (size_t i = 0; i < sorted.size(); ++i) {
     if (i > 0 && sorted[i].key == sorted[i - 1].key) {
       *missed = true;
@@ -289,9 +293,10 @@ Result<size_t> PrimaryKeyIndex::Relocate(const std::vector<std::string_view>& ke
     }
     in_order[i] = sorted[i].key;
     hashes[i] = committed_.HashOf(sorted[i].key);
+    key_bytes += static_cast<int64_t>(sorted[i].key.size());
   }
+  committed_.Reserve(sorted.size(), key_bytes / static_cast<int64_t>(sorted.size() + 1) + 1);
   // (Trusted: the caller's count is the check; Put reads no store.)
-  committed_.Reserve(sorted.size());
   constexpr size_t kAhead = CommittedKeys::kPrefetchAhead;
   for (size_t i = 0; i < kAhead && i < sorted.size(); ++i) committed_.Prefetch(hashes[i]);
   for (size_t i = 0; i < sorted.size(); ++i) {

@@ -69,7 +69,8 @@ class PrimaryKeyIndex {
   // ---- committed layer
   // A live row of the table (building the index from a scan).
   Status Load(std::string_view key, RowLocation at);
-  // Room for about `keys` committed keys (before a load: no rehashing).
+  // Room for about `keys` more committed keys (before a load: no rehashing),
+  // within the budget.
   void Reserve(size_t keys) { committed_.Reserve(keys); }
   // Empties the committed layer (before it is loaded again); file ids that
   // pending changes use stay valid.
@@ -202,6 +203,8 @@ class PrimaryKeyIndex {
   Prefixed<PendingChange> SortedPending() const;
   // CommitPending's work, which may fail part of the way.
   Status ApplyPending(bool state_saved);
+  // The pending keys' mean size (what the committed layer reserves for).
+  int64_t MeanPendingKeyBytes() const;
   // Records that a committed key changed since the last state saved.
   void Unsaved(std::string_view key);
   // Counts a committed key's row moving from file `was` to file `now`
@@ -240,13 +243,12 @@ class PrimaryKeyIndex {
   KeyTable pending_;
   std::vector<RowLocation> superseded_;
   // What Deletes found of a spilled index: the pending changes in byte order
-  // of their keys (SortedPending), the keys alone and their hashes in the
-  // committed layer, the file of each one's committed row (kNoFile: none),
-  // and the committed layer's version then (CommitPending uses it while the
-  // version holds).
+  // of their keys (SortedPending), their keys' hashes in the committed layer,
+  // the file of each one's committed row (kNoFile: none), and the committed
+  // layer's version then (CommitPending uses it while the version holds).
   struct Plan {
     Prefixed<PendingChange> changes;
-    std::vector<std::string_view> keys;
+    std::string_view key(size_t i) const { return changes[i].second.key; }
     std::vector<uint64_t> hashes;
     std::vector<uint32_t> was_file;
     uint64_t version = 0;

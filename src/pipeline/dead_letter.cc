@@ -3,6 +3,7 @@
 #include <cctype>
 #include <utility>
 
+#include "catalog/table.h"
 #include "columnar/sql_schema.h"
 #include "iceberg/table_builder.h"
 

@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "catalog/catalog.h"
-#include "catalog/table.h"
 #include "columnar/column.h"
 #include "common/status.h"
 #include "io/file_io.h"

@@ -1,7 +1,6 @@
 #include "pipeline/pipeline.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "columnar/json_reader.h"
 #include "columnar/sql_schema.h"

@@ -12,6 +12,7 @@
 
 #include "catalog/table.h"
 #include "columnar/column.h"
+#include "common/status.h"
 #include "sources/change_format.h"
 #include "sql/binder.h"
 
