@@ -207,12 +207,14 @@ int64_t KeyTable::SlotBytesFor(size_t keys) {
 void KeyTable::ReserveWithin(size_t keys, int64_t bytes, int64_t key_bytes) {
   // The bytes of a table of `slots` filled with as many of the keys as fit
   // its load (OverLoad): the slots, and the arena as held or as those keys
-  // grow it, whichever is more.
+  // grow it, by doublings (as a string grows, and as GrowthBytes counts it:
+  // a front that spills when its arena would double must have room for that).
   auto cost = [&](size_t slots) {
     const size_t held = std::min(keys, slots / 4 * 3);
     const int64_t more = held > size_ ? static_cast<int64_t>(held - size_) * key_bytes : 0;
-    const int64_t arena = std::max(static_cast<int64_t>(arena_.capacity()),
-                                   static_cast<int64_t>(arena_.size()) + more);
+    const int64_t need = static_cast<int64_t>(arena_.size()) + more;
+    int64_t arena = std::max<int64_t>(static_cast<int64_t>(arena_.capacity()), 16);
+    while (arena < need) arena *= 2;
     return static_cast<int64_t>(slots * sizeof(Slot)) + arena;
   };
   size_t slots = slots_.empty() ? 16 : slots_.size();

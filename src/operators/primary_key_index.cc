@@ -295,7 +295,8 @@ Result<size_t> PrimaryKeyIndex::Relocate(const std::vector<std::string_view>& ke
     hashes[i] = committed_.HashOf(sorted[i].key);
     key_bytes += static_cast<int64_t>(sorted[i].key.size());
   }
-  committed_.Reserve(sorted.size(), key_bytes / static_cast<int64_t>(sorted.size() + 1) + 1);
+  committed_.Reserve(sorted.size(),
+                     sorted.empty() ? 16 : key_bytes / static_cast<int64_t>(sorted.size()) + 1);
   // (Trusted: the caller's count is the check; Put reads no store.)
   constexpr size_t kAhead = CommittedKeys::kPrefetchAhead;
   for (size_t i = 0; i < kAhead && i < sorted.size(); ++i) committed_.Prefetch(hashes[i]);

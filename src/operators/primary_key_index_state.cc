@@ -168,8 +168,10 @@ Status PrimaryKeyIndex::Restore(StateReader* in, bool base) {
   RETURN_IF_ERROR(ReadHeader(in, base).status());
   if (base) {
     ClearCommitted();
-    // (26 bytes a BIGINT key: no growing while a large index loads.)
-    committed_.Reserve(static_cast<size_t>(in->unread() / 26));
+    // (26 bytes a BIGINT key: no growing while a large index loads. The
+    // keys' bytes are taken to be about the file's, so that longer keys do
+    // not reserve slots their arena then has no room beside.)
+    committed_.Reserve(static_cast<size_t>(in->unread() / 26), 26);
   }
   std::vector<uint32_t> files;  // the file's ids -> interned ids
   // Rows are applied a batch at a time: 64, their slots prefetched first;
