@@ -117,9 +117,9 @@ class KeyTable {
   // The bytes of the slots Reserve(keys) gives a new table.
   static int64_t SlotBytesFor(size_t keys);
   // Room for `keys` keys, or for as many as keep the table within `bytes`:
-  // its slots, its arena as it is held, and `key_bytes` more arena bytes for
-  // each key past those it holds. Never grows the table past `bytes` (a
-  // table already past it is left as it is).
+  // its slots, and its arena grown by doublings from what it holds to make
+  // room for `key_bytes` more bytes for each key past those it holds. Never
+  // grows the table past `bytes` (a table already past it is left as it is).
   void ReserveWithin(size_t keys, int64_t bytes, int64_t key_bytes);
   // The arena bytes its keys take (a long key's length too), for an
   // estimate of the next keys'.
