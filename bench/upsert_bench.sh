@@ -9,7 +9,8 @@
 # then UPDATES changes of existing keys into a running pipeline, uniform over
 # the keys and skewed (80 % of them on 1 % of the keys), whose rows replace
 # rows of every file. Prints wall, CPU and peak RSS of each, upserts per
-# CPU-second (updates: from the restored index to the last commit) and the
+# CPU-second (updates: from the restored index to the last commit, with the
+# process's page faults in that time) and the
 # CPU ratio against the append; then read amplification: the CPU of a full
 # scan of the upserted table (its deletes applied on read) against the same
 # table compacted (sluice table compact folds the deletes). The table's
@@ -111,6 +112,9 @@ cpu_of() {  # cpu_of PID: user + system CPU seconds of the process
   awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' \
     "/proc/$1/stat"
 }
+faults_of() {  # faults_of PID: page faults (minor + major) of the process so far
+  awk '{ sub(/^.*\) /, ""); print $8 + $10 }' "/proc/$1/stat"
+}
 status_field() {  # status_field PORT NAME: a number of the first pipeline's /v1/status
   curl -sf "http://127.0.0.1:$1/v1/status" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2
 }
@@ -137,6 +141,8 @@ update_run() {  # update_run LABEL SKEWED SEED
     awk -v a="$before" -v b="$idle" 'BEGIN { exit !(b - a < 0.02) }' && break
     before=$idle
   done
+  local faults
+  faults=$(faults_of "$pid")
   mv "$tmp/u$3.jsonl" "$tmp/in/u$3.jsonl"
   local start=$SECONDS
   for _ in $(seq 7200); do  # committed (up to an hour)
@@ -146,12 +152,13 @@ update_run() {  # update_run LABEL SKEWED SEED
     sleep 0.5
   done
   after=$(cpu_of "$pid")
+  faults=$(($(faults_of "$pid") - faults))
   rss=$(awk '/VmHWM/ { print int($2 / 1024) }' "/proc/$pid/status")
   kill -TERM "$pid"
   wait "$pid" || true
   [ "${committed:-0}" -ge "$updates" ] || { echo "upsert_bench: FAILED: not committed" >&2; exit 1; }
   awk -v l="$1" -v u="$updates" -v a="$before" -v b="$after" -v w=$((SECONDS - start)) \
-    -v r="$rss" 'BEGIN { printf "%-44s %7d s wall %7.2f s CPU %7d MiB peak RSS\n  updates per CPU-second: %.0f K\n", l, w, b - a, r, u / (b - a) / 1000 }'
+    -v r="$rss" -v f="$faults" 'BEGIN { printf "%-44s %7d s wall %7.2f s CPU %7d MiB peak RSS\n  updates per CPU-second: %.0f K; page faults: %.1f K\n", l, w, b - a, r, u / (b - a) / 1000, f / 1000 }'
 }
 update_run "update $updates keys, uniform" 0 1
 for round in $(seq 2 "${UNIFORM_ROUNDS:-1}"); do
