@@ -83,6 +83,11 @@ void TaskPool::Wait() {
   done_.wait(lock, [this] { return finished_ == parts_; });
 }
 
+bool TaskPool::Busy() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return finished_ < parts_;
+}
+
 void TaskPool::Work() {
   int64_t seen = 0;
   std::unique_lock<std::mutex> lock(mu_);

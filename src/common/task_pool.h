@@ -47,6 +47,9 @@ class TaskPool {
   void Run(int parts, const std::function<void(int)>& fn);
   void Start(int parts, std::function<void(int)> fn);
   void Wait();
+  // Whether a started job has parts that have not returned: the caller of
+  // Start may do other work of its own until they have, then Wait.
+  bool Busy();
 
  private:
   // Makes fn's parts the job to claim and wakes the workers.

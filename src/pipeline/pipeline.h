@@ -65,6 +65,7 @@
 #include "pipeline/pipeline_options.h"
 #include "pipeline/state_files.h"
 #include "sources/change_format.h"
+#include "sources/file_lines.h"
 #include "sources/source.h"
 #include "sql/binder.h"
 #include "state/state_property.h"
@@ -250,6 +251,15 @@ class Pipeline {
   // Polls the source into polling_ (waiting at most `timeout_ms`) and counts
   // what came.
   Result<int64_t> Poll(int timeout_ms);
+  // Counts records [first, end) of `batch` into the stats.
+  void CountPolled(const RawBatch& batch, size_t first);
+  // Whether polling_ holds a batch's worth: batch_rows records (the ranges
+  // not read yet counted at the last batch's bytes a record) or batch_bytes.
+  bool BatchFull() const;
+  // Reads what is left of `batch`'s deferred ranges (deferred_lines_ has
+  // planned them) and counts their records: on the lanes' threads with the
+  // pipeline's, or on the pipeline's alone while the lanes decode.
+  Status ReadRanges(RawBatch& batch);
   // Decodes records [begin, end) of flushing_ into `lane`, dead-letters what
   // fails (adding to lane.dead), and projects and writes the rows, adding to
   // lane.written (or prepares them for the windows).
@@ -422,10 +432,12 @@ class Pipeline {
   std::unique_ptr<TaskPool> pool_;
   std::vector<Lane> lanes_;  // lanes_[0]'s writer also takes the windows' rows
   std::unique_ptr<iceberg::DataWriter> dlq_writer_;
-  DecodedColumns decoded_;   // the source columns the lanes decode
-  RawBatch polling_;         // filled by the source
-  RawBatch flushing_;        // in the lanes
-  std::mutex spare_raw_mu_;  // the window stage returns, the pipeline's thread takes
+  DecodedColumns decoded_;                 // the source columns the lanes decode
+  RawBatch polling_;                       // filled by the source
+  RawBatch flushing_;                      // in the lanes
+  sources::DeferredLines deferred_lines_;  // reads flushing_'s ranges
+  double bytes_per_record_ = 256;          // of the last batch read from ranges
+  std::mutex spare_raw_mu_;                // the window stage returns, the pipeline's thread takes
   std::vector<std::unique_ptr<RawBatch>> spare_raw_;
   int lanes_running_ = 0;              // lanes of flushing_ not yet finished (0: none)
   std::atomic<size_t> next_claim_{0};  // the next record of flushing_ a lane may claim

@@ -26,20 +26,18 @@ constexpr int64_t kMinRead = int64_t{64} << 10;
 // Poll's buffer (a poll's records) is kept for the next one up to this size,
 // or twice the poll's budget.
 constexpr size_t kRetainedBuffer = 4 * kChunk;
-// Editors on Windows start UTF-8 files with one; it is not part of the line.
-constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+// A deferred range ends at the last line end in its last this many bytes;
+// a file whose bytes there hold none is read line by line instead.
+constexpr int64_t kProbeBytes = int64_t{64} << 10;
+// Fewer bytes than this are read at once, line by line (a part of their own
+// would cost more than it saves); and a batch defers at most this many
+// ranges, each holding its file open until it is read.
+constexpr int64_t kMinDeferredBytes = int64_t{64} << 10;
+constexpr size_t kMaxDeferredRanges = 16;
 
 int64_t MtimeMs(const struct stat& st) {
   int64_t ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
   return ms > 0 ? ms : WallMillis();
-}
-
-// Blank: nothing but spaces and tabs ('\r' is already stripped).
-bool IsBlank(const char* p, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    if (p[i] != ' ' && p[i] != '\t') return false;
-  }
-  return true;
 }
 
 bool IsPlainFileName(const std::string& name) {
@@ -251,10 +249,67 @@ Result<int64_t> FileSource::ReadAvailable(int64_t max_bytes, RawBatch* out) {
   for (auto& [name, f] : files_) {
     if (bytes > 0 && bytes >= max_bytes) break;
     if (f.size <= f.next || f.size == f.stalled_size) continue;
+    bool more = true;  // lines of the file for ReadFile to read
+    if (out->defer_reads) {
+      ASSIGN_OR_RETURN(int64_t n, DeferFile(name, f, max_bytes, &bytes, out, &more));
+      delivered += n;
+    }
+    if (!more || (bytes > 0 && bytes >= max_bytes)) continue;
+    if (!out->deferred.empty()) {
+      // ReadFile appends its records now: the ranges before them are read
+      // first, here, so that the batch holds every record in file order.
+      read_now_.Plan(*out);
+      while (read_now_.ReadNext(*out)) {
+      }
+      RETURN_IF_ERROR(read_now_.Finish(*out));
+    }
     ASSIGN_OR_RETURN(int64_t n, ReadFile(name, f, max_bytes, &bytes, out));
     delivered += n;
   }
   return delivered;
+}
+
+// The file's bytes from its position (a line start) to the last line end the
+// budget reaches become a range of the batch, read later (file_lines.h). 0
+// when there is none to defer: fewer than kMinDeferredBytes unread, the
+// batch's kMaxDeferredRanges taken, no line end in the last kProbeBytes of
+// what the budget reaches (a long or partial line), or a range that could
+// hold a line longer than max_line_bytes. `*more`: lines ReadFile must read
+// next (all of them, or a long line after the range), so that the poll
+// takes the file's lines in order, as a line-by-line poll does.
+Result<int64_t> FileSource::DeferFile(const std::string& file, FileState& f, int64_t max_bytes,
+                                      int64_t* bytes, RawBatch* out, bool* more) {
+  *more = true;
+  if (f.size - f.next < kMinDeferredBytes || out->deferred.size() >= kMaxDeferredRanges) {
+    return int64_t{0};
+  }
+  Result<std::shared_ptr<const OpenFile>> opened = OpenFile::Open(PathOf(file));
+  if (!opened.ok()) return int64_t{0};  // ReadFile names what is wrong
+  const OpenFile& open = **opened;
+  struct stat st;
+  if (::fstat(open.fd(), &st) != 0 || st.st_size < f.next) return int64_t{0};
+  const int64_t budget = std::max(max_bytes - *bytes, kMinRead);
+  const int64_t reach = std::min<int64_t>(st.st_size, f.next + budget);
+  if (reach - f.next > options_.max_line_bytes || reach == f.next) return int64_t{0};
+  // The last line end before `reach`.
+  const int64_t probe_at = std::max(f.next, reach - kProbeBytes);
+  probe_.resize(static_cast<size_t>(reach - probe_at));
+  ssize_t n = ::pread(open.fd(), probe_.data(), probe_.size(), probe_at);
+  if (n != static_cast<ssize_t>(probe_.size())) return int64_t{0};
+  const void* newline = ::memrchr(probe_.data(), '\n', probe_.size());
+  if (newline == nullptr) return int64_t{0};
+  const int64_t end = probe_at + (static_cast<const char*>(newline) - probe_.data()) + 1;
+  f.mtime_ms = MtimeMs(st);
+  out->AddDeferred(file, *std::move(opened), options_.name, f.next, end - f.next, f.mtime_ms);
+  *bytes += end - f.next;
+  f.next = end;
+  f.size = std::max<int64_t>(f.size, st.st_size);
+  // Only a partial line is left (ReadFile would have found it so), or a line
+  // longer than the probe starts at `end`.
+  const bool partial = reach == st.st_size && end < st.st_size;
+  f.stalled_size = partial ? f.size : -1;
+  *more = end < reach && !partial;
+  return int64_t{1};
 }
 
 // The file's bytes from its position (a line start) on are read to the end
@@ -341,17 +396,12 @@ Result<int64_t> FileSource::ReadFile(const std::string& file, FileState& f, int6
         break;
       }
       size_t end = static_cast<const char*>(nl) - at;
-      size_t value_begin = line, value_end = end;
-      if (value_end > line && at[value_end - 1] == '\r') --value_end;
-      if (pos + static_cast<int64_t>(line) == 0 &&
-          std::string_view(at, value_end).starts_with(kUtf8Bom)) {
-        value_begin += kUtf8Bom.size();
-      }
-      if (!IsBlank(at + value_begin, value_end - value_begin)) {
-        out->AddInPlace(file, pos + static_cast<int64_t>(line), f.mtime_ms, base + value_begin,
-                        value_end - value_begin);
+      if (std::optional<LineValue> v =
+              LineValueOf(at + line, end - line, pos + static_cast<int64_t>(line) == 0)) {
+        out->AddInPlace(file, pos + static_cast<int64_t>(line), f.mtime_ms, base + line + v->begin,
+                        v->end - v->begin);
         ++delivered;
-        *bytes += static_cast<int64_t>(value_end - value_begin);
+        *bytes += static_cast<int64_t>(v->end - v->begin);
         keep = end + 1;
       }
       line = scanned = end + 1;

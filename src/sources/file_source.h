@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "sources/file_lines.h"
 #include "sources/source.h"
 
 namespace sluice::sources {
@@ -54,7 +55,9 @@ class FileSource : public Source {
   Result<int64_t> Poll(int64_t max_bytes, int timeout_ms,
                        const std::function<void(const SourceRecord&)>& sink) override;
   // Reads the lines straight into `out` (Poll copies them out of a buffer of
-  // its own).
+  // its own), or, when `out->defer_reads`, leaves ranges of whole lines to be
+  // read (sources/file_lines.h); their positions move past them at once. Its
+  // count is then of records and ranges.
   Result<int64_t> PollInto(int64_t max_bytes, int timeout_ms, RawBatch* out) override;
   Positions CurrentPositions() const override;
   // Per file, bytes not yet read (size at the last look - position).
@@ -83,10 +86,17 @@ class FileSource : public Source {
   Result<int64_t> ReadAvailable(int64_t max_bytes, RawBatch* out);
   Result<int64_t> ReadFile(const std::string& file, FileState& state, int64_t max_bytes,
                            int64_t* bytes, RawBatch* out);
+  // When `out->defer_reads`: the file's whole lines the budget reaches as a
+  // range to be read later (1), or 0; `*more` when ReadFile must read on.
+  Result<int64_t> DeferFile(const std::string& file, FileState& state, int64_t max_bytes,
+                            int64_t* bytes, RawBatch* out, bool* more);
 
   FileSourceOptions options_;
   Files files_;
-  RawBatch scratch_;  // Poll's records
+  RawBatch scratch_;   // Poll's records
+  std::string probe_;  // DeferFile's look for a line end
+  // Reads a batch's ranges before ReadFile adds records after them.
+  DeferredLines read_now_;
   std::chrono::steady_clock::time_point last_scan_{};
   bool drained_ = false;  // the last Poll found nothing new right after a rescan
 };

@@ -9,36 +9,14 @@
 
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
+#include "sources/file_test_util.h"
 
 namespace sluice::sources {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Rec {
-  std::string file;
-  int64_t offset;
-  std::string value;
-  bool operator==(const Rec& o) const {
-    return file == o.file && offset == o.offset && value == o.value;
-  }
-};
-
-std::ostream& operator<<(std::ostream& os, const Rec& r) {
-  return os << r.file << "@" << r.offset << ":" << r.value;
-}
-
-fs::path TestDir(const std::string& prefix) {
-  return fs::temp_directory_path() /
-         (prefix + std::to_string(::getpid()) + "_" +
-          ::testing::UnitTest::GetInstance()->current_test_info()->name());
-}
-
-void Append(const fs::path& file, const std::string& bytes) {
-  std::ofstream out(file, std::ios::binary | std::ios::app);
-  out << bytes;
-  ASSERT_TRUE(out.good()) << file;
-}
+using file_test::Append;
+using file_test::Rec;
 
 int64_t Sum(const Positions& p) {
   int64_t s = 0;
@@ -46,14 +24,9 @@ int64_t Sum(const Positions& p) {
   return s;
 }
 
-class FileSourceTest : public ::testing::Test {
+class FileSourceTest : public file_test::FolderTest {
  protected:
-  void SetUp() override {
-    dir_ = TestDir("sluice_file_source_");
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  FileSourceTest() : FolderTest("sluice_file_source_") {}
 
   FileSourceOptions Options() {
     FileSourceOptions o;
@@ -98,8 +71,6 @@ class FileSourceTest : public ::testing::Test {
     Append(dir_ / file, bytes);
     return want;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(FileSourceTest, ReadsMatchingFilesInNameOrder) {

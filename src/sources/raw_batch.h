@@ -4,7 +4,8 @@
 // A source appends to one in Source::PollInto: a copy of each record it
 // delivers (Add), or, for a source that reads bytes it can hand over as they
 // are (a file's lines), those bytes read straight into the buffer (Extend,
-// AddInPlace, Truncate). A pipeline's thread fills one while its lanes decode
+// AddInPlace, Truncate), or left to be read there later (AddDeferred, when
+// `defer_reads`). A pipeline's thread fills one while its lanes decode
 // another; a windowed pipeline's window stage keeps a batch's records for the
 // dead letters of its late rows (pipeline/pipeline.h).
 //
@@ -19,11 +20,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/byte_buffer.h"
+#include "common/status.h"
 
 namespace sluice::sources {
 
@@ -42,6 +45,37 @@ struct RawRecord {
   bool has_value = true;  // false: a tombstone
 };
 
+// A file opened for reading, closed when the last range holding it is done.
+class OpenFile {
+ public:
+  // kNotFound when the file does not exist, kIOError when it cannot be
+  // opened; both name it.
+  static Result<std::shared_ptr<const OpenFile>> Open(std::string path);
+  ~OpenFile();
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  OpenFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_;
+  std::string path_;
+};
+
+// A file's bytes [offset, offset + size), whole lines, that a source left
+// to be read into raw[raw_begin, raw_begin + size) later, in parts on
+// several threads (sources/file_lines.h).
+struct DeferredRange {
+  std::shared_ptr<const OpenFile> file;
+  std::string source;  // the SQL source's name (for messages)
+  uint32_t partition;  // index into the batch's partitions
+  int64_t offset = 0, size = 0;
+  int64_t timestamp_ms = 0;  // its records' timestamp (the file's mtime)
+  size_t raw_begin = 0;
+};
+
 struct RawBatch {
   ByteBuffer raw;
   std::vector<RawRecord> records;
@@ -49,11 +83,31 @@ struct RawBatch {
   uint32_t last_partition = 0;
   // Whether message keys are kept (change formats need them; JSON does not).
   bool keys = true;
+  // Whether a source may leave byte ranges to be read later (`deferred`),
+  // which DeferredLines then reads in parts on several threads, instead of
+  // reading them into records itself. Set by a pipeline that does.
+  bool defer_reads = false;
+  std::vector<DeferredRange> deferred;  // in the order their bytes lie in raw
 
   void Clear() {
     raw.clear();
     records.clear();
     partitions.clear();
+    deferred.clear();
+  }
+  // Reserves `size` unread bytes at the end of raw for a file's range.
+  void AddDeferred(const std::string& partition, std::shared_ptr<const OpenFile> file,
+                   std::string source, int64_t offset, int64_t size, int64_t timestamp_ms) {
+    size_t begin = raw.size();
+    raw.Extend(static_cast<size_t>(size));
+    deferred.push_back({std::move(file), std::move(source), PartitionIndex(partition), offset, size,
+                        timestamp_ms, begin});
+  }
+  // Bytes of the deferred ranges (not read yet).
+  int64_t DeferredBytes() const {
+    int64_t n = 0;
+    for (const DeferredRange& d : deferred) n += d.size;
+    return n;
   }
   // Appends a copy of a record (its key too when `keys`).
   void Add(const std::string& partition, int64_t offset, int64_t timestamp_ms,
