@@ -363,6 +363,9 @@ Result<int64_t> Pipeline::Poll(int timeout_ms) {
   // A file's lines are read by the lanes' threads, not this one alone.
   polling_.defer_reads = true;
   Result<int64_t> polled = source_->PollInto(options_.poll_bytes, timeout_ms, &polling_);
+  // (A failed poll may have moved positions past records it dropped: a file
+  // source's ranges it could not read.)
+  if (!polled.ok() && checkpoint_failed_.ok()) checkpoint_failed_ = polled.status();
   if (polling_.deferred.size() > ranges) dirty_ = true;  // (their records count once read)
   CountPolled(polling_, first);
   return polled;
@@ -427,7 +430,7 @@ Result<int64_t> Pipeline::Step(int timeout_ms) {
     deferred_lines_.Plan(polling_);
     RETURN_IF_ERROR(ReadRanges(polling_));
   }
-  int64_t lag = 0;
+  int64_t lag = polling_.DeferredBytes();  // (past the source's positions, not read yet)
   for (const auto& [partition, n] : source_->Lag()) lag += n;
   stats_.source_lag = lag;
   if (BatchFull()) RETURN_IF_ERROR(FlushRows());

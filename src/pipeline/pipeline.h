@@ -436,8 +436,10 @@ class Pipeline {
   RawBatch polling_;                       // filled by the source
   RawBatch flushing_;                      // in the lanes
   sources::DeferredLines deferred_lines_;  // reads flushing_'s ranges
-  double bytes_per_record_ = 256;          // of the last batch read from ranges
-  std::mutex spare_raw_mu_;                // the window stage returns, the pipeline's thread takes
+  // Of the last batch read from ranges; until one is, a guess on the small
+  // side (a first batch smaller than batch_rows rather than larger).
+  double bytes_per_record_ = 64;
+  std::mutex spare_raw_mu_;  // the window stage returns, the pipeline's thread takes
   std::vector<std::unique_ptr<RawBatch>> spare_raw_;
   int lanes_running_ = 0;              // lanes of flushing_ not yet finished (0: none)
   std::atomic<size_t> next_claim_{0};  // the next record of flushing_ a lane may claim

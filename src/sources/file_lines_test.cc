@@ -194,6 +194,30 @@ TEST_F(FileLinesTest, ADeferredRangeEndsAtTheLastLineEndAndLeavesAPartialLineWai
   EXPECT_EQ(RecordsOf(next), (std::vector<Rec>{{"a.jsonl", 130000, "{\"n\": 3}"}}));
 }
 
+TEST_F(FileLinesTest, ABudgetThatEndsMidFileLeavesItsRangeUnreadAndEndsThePoll) {
+  std::string bytes;
+  for (int i = 0; i < 20000; ++i) bytes += fmt::format("{{\"n\": {:05}}}\n", i);  // 13 bytes each
+  Append(dir_ / "a.jsonl", bytes);
+  Append(dir_ / "b.jsonl", bytes);
+  std::unique_ptr<FileSource> s = OpenSource();
+  ASSERT_NE(s, nullptr);
+  RawBatch batch;
+  batch.defer_reads = true;
+  ASSERT_OK_AND_ASSIGN(int64_t n, s->PollInto(100000, 0, &batch));
+  EXPECT_EQ(n, 1);
+  // Nothing read yet: one range up to the last line end within the budget,
+  // and b.jsonl not begun (a.jsonl's next line comes first).
+  EXPECT_TRUE(batch.records.empty());
+  ASSERT_EQ(batch.deferred.size(), 1u);
+  EXPECT_EQ(batch.deferred[0].size, 99996);  // 7692 lines
+  EXPECT_EQ(s->CurrentPositions(), (Positions{{"a.jsonl", 99996}, {"b.jsonl", 0}}));
+  DeferredLines lines;
+  ASSERT_OK(ReadDeferred(lines, batch, DeferredLines::kPartBytes, 1));
+  std::vector<Rec> got = RecordsOf(batch);
+  ASSERT_EQ(got.size(), 7692u);
+  EXPECT_EQ(got.back(), (Rec{"a.jsonl", 99983, "{\"n\": 07691}"}));
+}
+
 TEST_F(FileLinesTest, AFileTruncatedOrRewrittenBeforeItsRangeIsReadIsAnErrorNamingIt) {
   const std::string line = "{\"n\": 12345}\n";
   std::string bytes;

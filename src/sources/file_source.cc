@@ -249,12 +249,13 @@ Result<int64_t> FileSource::ReadAvailable(int64_t max_bytes, RawBatch* out) {
   for (auto& [name, f] : files_) {
     if (bytes > 0 && bytes >= max_bytes) break;
     if (f.size <= f.next || f.size == f.stalled_size) continue;
-    bool more = true;  // lines of the file for ReadFile to read
     if (out->defer_reads) {
-      ASSIGN_OR_RETURN(int64_t n, DeferFile(name, f, max_bytes, &bytes, out, &more));
-      delivered += n;
+      ASSIGN_OR_RETURN(int64_t deferred, DeferFile(name, f, max_bytes, &bytes, out));
+      if (deferred > 0) {
+        delivered += deferred;
+        continue;
+      }
     }
-    if (!more || (bytes > 0 && bytes >= max_bytes)) continue;
     if (!out->deferred.empty()) {
       // ReadFile appends its records now: the ranges before them are read
       // first, here, so that the batch holds every record in file order.
@@ -274,12 +275,11 @@ Result<int64_t> FileSource::ReadAvailable(int64_t max_bytes, RawBatch* out) {
 // when there is none to defer: fewer than kMinDeferredBytes unread, the
 // batch's kMaxDeferredRanges taken, no line end in the last kProbeBytes of
 // what the budget reaches (a long or partial line), or a range that could
-// hold a line longer than max_line_bytes. `*more`: lines ReadFile must read
-// next (all of them, or a long line after the range), so that the poll
-// takes the file's lines in order, as a line-by-line poll does.
+// hold a line longer than max_line_bytes. A range that the budget cuts
+// short of the file's end ends the poll: the line it cut is the next poll's
+// (a line-by-line poll would read it now, and later files after it).
 Result<int64_t> FileSource::DeferFile(const std::string& file, FileState& f, int64_t max_bytes,
-                                      int64_t* bytes, RawBatch* out, bool* more) {
-  *more = true;
+                                      int64_t* bytes, RawBatch* out) {
   if (f.size - f.next < kMinDeferredBytes || out->deferred.size() >= kMaxDeferredRanges) {
     return int64_t{0};
   }
@@ -304,11 +304,13 @@ Result<int64_t> FileSource::DeferFile(const std::string& file, FileState& f, int
   *bytes += end - f.next;
   f.next = end;
   f.size = std::max<int64_t>(f.size, st.st_size);
-  // Only a partial line is left (ReadFile would have found it so), or a line
-  // longer than the probe starts at `end`.
-  const bool partial = reach == st.st_size && end < st.st_size;
-  f.stalled_size = partial ? f.size : -1;
-  *more = end < reach && !partial;
+  if (reach < st.st_size) {
+    *bytes = std::max(*bytes, max_bytes);  // the file goes on: the poll ends here
+    f.stalled_size = -1;
+  } else {
+    // Only a partial line is left, if anything (ReadFile would have found it so).
+    f.stalled_size = end < st.st_size ? f.size : -1;
+  }
   return int64_t{1};
 }
 

@@ -87,9 +87,9 @@ class FileSource : public Source {
   Result<int64_t> ReadFile(const std::string& file, FileState& state, int64_t max_bytes,
                            int64_t* bytes, RawBatch* out);
   // When `out->defer_reads`: the file's whole lines the budget reaches as a
-  // range to be read later (1), or 0; `*more` when ReadFile must read on.
+  // range to be read later (1), or 0 when ReadFile must read them.
   Result<int64_t> DeferFile(const std::string& file, FileState& state, int64_t max_bytes,
-                            int64_t* bytes, RawBatch* out, bool* more);
+                            int64_t* bytes, RawBatch* out);
 
   FileSourceOptions options_;
   Files files_;
