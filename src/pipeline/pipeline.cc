@@ -387,6 +387,10 @@ void Pipeline::CountPolled(const RawBatch& batch, size_t first) {
 }
 
 bool Pipeline::BatchFull() const {
+  // (A file source defers at most kMaxDeferredRanges a batch, and ends a
+  // poll before lines it must read itself after them: both want the ranges
+  // read on the lanes' threads now, not on this one by the next poll.)
+  if (polling_.deferred.size() >= sources::kMaxDeferredRanges || polling_.lines_wait) return true;
   const double unread = static_cast<double>(polling_.DeferredBytes()) / bytes_per_record_;
   return static_cast<double>(polling_.records.size()) + unread >=
              static_cast<double>(options_.batch_rows) ||

@@ -218,6 +218,33 @@ TEST_F(FileLinesTest, ABudgetThatEndsMidFileLeavesItsRangeUnreadAndEndsThePoll) 
   EXPECT_EQ(got.back(), (Rec{"a.jsonl", 99983, "{\"n\": 07691}"}));
 }
 
+TEST_F(FileLinesTest, LinesToBeReadOneByOneAfterARangeEndThePollAndWaitForTheNext) {
+  std::string bytes;
+  for (int i = 0; i < 10000; ++i) bytes += fmt::format("{{\"n\": {:05}}}\n", i);  // 13 bytes each
+  Append(dir_ / "a.jsonl", bytes);                                                // a range
+  Append(dir_ / "b.jsonl", "{\"b\": 1}\n{\"b\": 2}\n");  // too short for one
+  std::unique_ptr<FileSource> s = OpenSource();
+  ASSERT_NE(s, nullptr);
+  RawBatch batch;
+  batch.defer_reads = true;
+  ASSERT_OK_AND_ASSIGN(int64_t n, s->PollInto(1 << 20, 0, &batch));
+  EXPECT_EQ(n, 1);
+  EXPECT_TRUE(batch.lines_wait);  // b.jsonl's lines would have to follow the range
+  EXPECT_TRUE(batch.records.empty());
+  EXPECT_EQ(s->CurrentPositions(), (Positions{{"a.jsonl", 130000}, {"b.jsonl", 0}}));
+  DeferredLines lines;
+  ASSERT_OK(ReadDeferred(lines, batch, DeferredLines::kPartBytes, 2));
+  EXPECT_EQ(batch.records.size(), 10000u);
+  // The next batch takes b.jsonl line by line.
+  batch.Clear();
+  EXPECT_FALSE(batch.lines_wait);
+  ASSERT_OK_AND_ASSIGN(n, s->PollInto(1 << 20, 0, &batch));
+  EXPECT_EQ(n, 2);
+  EXPECT_FALSE(batch.lines_wait);
+  EXPECT_EQ(RecordsOf(batch),
+            (std::vector<Rec>{{"b.jsonl", 0, "{\"b\": 1}"}, {"b.jsonl", 9, "{\"b\": 2}"}}));
+}
+
 TEST_F(FileLinesTest, AFileTruncatedOrRewrittenBeforeItsRangeIsReadIsAnErrorNamingIt) {
   const std::string line = "{\"n\": 12345}\n";
   std::string bytes;

@@ -30,10 +30,8 @@ constexpr size_t kRetainedBuffer = 4 * kChunk;
 // a file whose bytes there hold none is read line by line instead.
 constexpr int64_t kProbeBytes = int64_t{64} << 10;
 // Fewer bytes than this are read at once, line by line (a part of their own
-// would cost more than it saves); and a batch defers at most this many
-// ranges, each holding its file open until it is read.
+// would cost more than it saves).
 constexpr int64_t kMinDeferredBytes = int64_t{64} << 10;
-constexpr size_t kMaxDeferredRanges = 16;
 
 int64_t MtimeMs(const struct stat& st) {
   int64_t ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
@@ -257,8 +255,16 @@ Result<int64_t> FileSource::ReadAvailable(int64_t max_bytes, RawBatch* out) {
       }
     }
     if (!out->deferred.empty()) {
-      // ReadFile appends its records now: the ranges before them are read
-      // first, here, so that the batch holds every record in file order.
+      // ReadFile appends its records now, after the batch's ranges, which are
+      // therefore read first. Once this poll has delivered something, it ends
+      // here instead and says why (lines_wait): the pipeline has the ranges
+      // read at once, on its lanes' threads, and the next poll a batch
+      // without them. A poll that would deliver nothing reads them here, on
+      // this thread, so that the batch holds every record in file order.
+      if (delivered > 0) {
+        out->lines_wait = true;
+        break;
+      }
       read_now_.Plan(*out);
       while (read_now_.ReadNext(*out)) {
       }

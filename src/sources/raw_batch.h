@@ -64,6 +64,9 @@ class OpenFile {
   std::string path_;
 };
 
+// The most ranges a batch defers (each holds its file open until read).
+constexpr size_t kMaxDeferredRanges = 16;
+
 // A file's bytes [offset, offset + size), whole lines, that a source left
 // to be read into raw[raw_begin, raw_begin + size) later, in parts on
 // several threads (sources/file_lines.h).
@@ -88,12 +91,16 @@ struct RawBatch {
   // reading them into records itself. Set by a pipeline that does.
   bool defer_reads = false;
   std::vector<DeferredRange> deferred;  // in the order their bytes lie in raw
+  // Set by a source that ended a poll early because lines it reads itself
+  // would follow the deferred ranges (which it would have to read first).
+  bool lines_wait = false;
 
   void Clear() {
     raw.clear();
     records.clear();
     partitions.clear();
     deferred.clear();
+    lines_wait = false;
   }
   // Reserves `size` unread bytes at the end of raw for a file's range.
   void AddDeferred(const std::string& partition, std::shared_ptr<const OpenFile> file,
