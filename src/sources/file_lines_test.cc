@@ -18,6 +18,13 @@ namespace fs = std::filesystem;
 using file_test::Append;
 using file_test::Rec;
 
+// `n` lines {"n": 00000} .. of 13 bytes each, line i at offset 13 * i.
+std::string NumberedLines(int n) {
+  std::string bytes;
+  for (int i = 0; i < n; ++i) bytes += fmt::format("{{\"n\": {:05}}}\n", i);
+  return bytes;
+}
+
 // Reads `batch`'s deferred ranges in parts of `part_bytes`, on `threads`
 // threads that claim the parts (the pipeline's lanes do the same).
 Status ReadDeferred(DeferredLines& lines, RawBatch& batch, int64_t part_bytes, int threads) {
@@ -161,8 +168,7 @@ TEST_F(FileLinesTest, ADeferredPollReadInPartsHoldsWhatALineByLinePollReads) {
 }
 
 TEST_F(FileLinesTest, ADeferredRangeEndsAtTheLastLineEndAndLeavesAPartialLineWaiting) {
-  std::string bytes;
-  for (int i = 0; i < 10000; ++i) bytes += fmt::format("{{\"n\": {:05}}}\n", i);  // 13 bytes each
+  const std::string bytes = NumberedLines(10000);
   Append(dir_ / "a.jsonl", bytes + "{\"n\": ");
   std::unique_ptr<FileSource> s = OpenSource();
   ASSERT_NE(s, nullptr);
@@ -195,8 +201,7 @@ TEST_F(FileLinesTest, ADeferredRangeEndsAtTheLastLineEndAndLeavesAPartialLineWai
 }
 
 TEST_F(FileLinesTest, ABudgetThatEndsMidFileLeavesItsRangeUnreadAndEndsThePoll) {
-  std::string bytes;
-  for (int i = 0; i < 20000; ++i) bytes += fmt::format("{{\"n\": {:05}}}\n", i);  // 13 bytes each
+  const std::string bytes = NumberedLines(20000);
   Append(dir_ / "a.jsonl", bytes);
   Append(dir_ / "b.jsonl", bytes);
   std::unique_ptr<FileSource> s = OpenSource();
@@ -219,9 +224,8 @@ TEST_F(FileLinesTest, ABudgetThatEndsMidFileLeavesItsRangeUnreadAndEndsThePoll) 
 }
 
 TEST_F(FileLinesTest, LinesToBeReadOneByOneAfterARangeEndThePollAndWaitForTheNext) {
-  std::string bytes;
-  for (int i = 0; i < 10000; ++i) bytes += fmt::format("{{\"n\": {:05}}}\n", i);  // 13 bytes each
-  Append(dir_ / "a.jsonl", bytes);                                                // a range
+  const std::string bytes = NumberedLines(10000);
+  Append(dir_ / "a.jsonl", bytes);                       // a range
   Append(dir_ / "b.jsonl", "{\"b\": 1}\n{\"b\": 2}\n");  // too short for one
   std::unique_ptr<FileSource> s = OpenSource();
   ASSERT_NE(s, nullptr);
@@ -246,9 +250,7 @@ TEST_F(FileLinesTest, LinesToBeReadOneByOneAfterARangeEndThePollAndWaitForTheNex
 }
 
 TEST_F(FileLinesTest, AFileTruncatedOrRewrittenBeforeItsRangeIsReadIsAnErrorNamingIt) {
-  const std::string line = "{\"n\": 12345}\n";
-  std::string bytes;
-  for (int i = 0; i < 10000; ++i) bytes += line;
+  const std::string bytes = NumberedLines(10000);
   for (bool truncate : {true, false}) {
     SCOPED_TRACE(truncate ? "truncated" : "rewritten");
     fs::remove_all(dir_);
