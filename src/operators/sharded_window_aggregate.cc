@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "columnar/column_ops.h"
 #include "operators/bytes.h"
@@ -189,6 +190,16 @@ Result<Batch> ShardedWindowAggregate::Emit(int64_t watermark, std::vector<Failed
                                   c.rows.columns[0].Value<int64_t>(stop), best} < second) {
         ++stop;
       }
+      if (c.pos == 0 && stop == c.rows.num_rows()) {
+        // A whole chunk in one run (a shard's rows of one window, as a
+        // window closes at a time) is given as it is, alone: the rows
+        // before it first, then it by the next call.
+        if (merged.num_rows() == 0) {
+          merged = std::exchange(c.rows, Batch{});
+          c.pos = 0;
+        }
+        break;
+      }
       for (size_t col = 0; col < merged.columns.size(); ++col) {
         AppendRowsFrom(c.rows.columns[col], c.pos, stop - c.pos, &merged.columns[col]);
       }
@@ -225,7 +236,12 @@ Result<Batch> ShardedWindowAggregate::EmitChanged(std::vector<FailedGroup>* fail
 
 Result<Batch> ShardedWindowAggregate::Emit(int64_t watermark, std::vector<FailedGroup>* failed) {
   bool done = false;
-  return Emit(watermark, failed, INT64_MAX, &done);
+  ASSIGN_OR_RETURN(Batch all, Emit(watermark, failed, INT64_MAX, &done));
+  while (!done) {
+    ASSIGN_OR_RETURN(Batch more, Emit(watermark, failed, INT64_MAX, &done));
+    AppendBatch(more, &all);
+  }
+  return all;
 }
 
 int64_t ShardedWindowAggregate::groups() const {

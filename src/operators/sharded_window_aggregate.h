@@ -7,7 +7,9 @@
 //
 // Emit gives its rows in chunks (window_aggregate.h): each shard emits a chunk
 // at once, and the chunks are merged as they come, so a window of millions of
-// keys is never held whole.
+// keys is never held whole. A chunk that is one run of the merge (a shard's
+// rows of one window, the common case) is given alone and as it is, not
+// copied: a batch may hold fewer than `max_rows` rows before `done`.
 //
 // State: one state file holds every shard's records (WindowAggregate::
 // WriteState); restoring, every shard reads the whole file and keeps its own
@@ -56,7 +58,8 @@ class ShardedWindowAggregate {
   };
   Status AddParts(std::span<const Part> parts, std::vector<std::vector<LateRow>>* late);
   // Up to `max_rows` rows of the windows closed at `watermark`, ordered by
-  // window end, then start; called again with the same watermark until `done`.
+  // window end, then start (then shard); called again with the same
+  // watermark until `done` (an earlier batch may be short, even empty).
   Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed, int64_t max_rows,
                      bool* done);
   Result<Batch> Emit(int64_t watermark, std::vector<FailedGroup>* failed);  // all at once

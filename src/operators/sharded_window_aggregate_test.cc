@@ -170,6 +170,54 @@ TEST_P(ShardedWindowAggregateTest,
   EXPECT_EQ(one->emitted_below(), sharded->emitted_below());
 }
 
+TEST(ShardedWindowAggregateEmitTest, AShardsChunkOfOneWindowComesAloneInTheOrderOfAMergedEmit) {
+  WindowAggregateOptions o = Options(WindowSpec{WindowSpec::Kind::kHop, 10 * kSec, 2 * kSec, 0});
+  TaskPool pool(2);
+  ASSERT_OK_AND_ASSIGN(auto whole, ShardedWindowAggregate::Make(o, &pool, 3));
+  ASSERT_OK_AND_ASSIGN(auto merged, ShardedWindowAggregate::Make(o, &pool, 3));
+  auto rows_of = [](const Batch& b, std::vector<std::string>* out) {
+    for (int64_t i = 0; i < b.num_rows(); ++i) AppendJsonRow(b, i, &out->emplace_back());
+  };
+  Stream stream;
+  int alone = 0;
+  for (int round = 0; round < 200; ++round) {
+    auto [rows, marks] = stream.Next(12);  // (about 1.8 s: a window closes a round or so)
+    std::vector<LateRow> late;
+    ASSERT_OK(whole->Add(rows, marks, &late));
+    ASSERT_OK(merged->Add(rows, marks, &late));
+    // Unbounded batches (the shards' chunks given whole where each is one
+    // run) against batches of 7 rows (runs merged into them): the same
+    // rows in the same order.
+    std::vector<std::string> a, b;
+    std::vector<Batch> batches;
+    for (bool done = false; !done;) {
+      std::vector<FailedGroup> failed;
+      ASSERT_OK_AND_ASSIGN(Batch batch, whole->Emit(marks.back(), &failed, INT64_MAX, &done));
+      rows_of(batch, &a);
+      if (batch.num_rows() > 0) batches.push_back(std::move(batch));
+    }
+    for (bool done = false; !done;) {
+      std::vector<FailedGroup> failed;
+      ASSERT_OK_AND_ASSIGN(Batch batch, merged->Emit(marks.back(), &failed, 7, &done));
+      ASSERT_LE(batch.num_rows(), 7);
+      rows_of(batch, &b);
+    }
+    ASSERT_EQ(a, b) << round;
+    // A batch of one window that holds only some of its rows: one shard's.
+    for (const Batch& batch : batches) {
+      std::vector<std::pair<int64_t, int64_t>> w = Windows(batch);
+      if (std::count(w.begin(), w.end(), w[0]) != static_cast<int64_t>(w.size())) continue;
+      int64_t of_window = 0;
+      for (const Batch& other : batches) {
+        std::vector<std::pair<int64_t, int64_t>> v = Windows(other);
+        of_window += std::count(v.begin(), v.end(), w[0]);
+      }
+      if (of_window > batch.num_rows()) ++alone;
+    }
+  }
+  EXPECT_GT(alone, 10) << "windows closing one at a time come a shard's chunk at a time";
+}
+
 INSTANTIATE_TEST_SUITE_P(Windows, ShardedWindowAggregateTest,
                          ::testing::Values(WindowSpec{WindowSpec::Kind::kTumble, 10 * kSec, 0, 0},
                                            WindowSpec{WindowSpec::Kind::kHop, 10 * kSec, 2 * kSec,
