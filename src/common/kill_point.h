@@ -52,6 +52,8 @@ inline void KillPoint(std::string_view name) {
 //   pipeline.lane      a pipeline's lane taking a run of records (a lane
 //                      error that no writer or index remembers)
 //   window_stage.batch a windowed pipeline's window stage taking a batch
+//   write_stage.batch  a windowed pipeline's write stage taking a batch of
+//                      window rows (two lanes or more)
 Status FailPointSlow(std::string_view name);
 inline Status FailPoint(std::string_view name) {
   if (__builtin_expect(!internal::fail_points_armed.load(std::memory_order_relaxed), 1)) {

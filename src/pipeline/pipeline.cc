@@ -41,6 +41,7 @@ Pipeline::~Pipeline() {
   // Lanes, a window stage and a commit still running use the members.
   if (pool_) pool_->Wait();
   if (window_stage_) window_stage_->Drain();
+  if (write_stage_) write_stage_->Drain();
   if (committer_) committer_->Drain();
   // Open writers delete their unfinished files as they are destroyed; files
   // closed for a checkpoint that did not commit stay, recorded in the journal,
@@ -342,10 +343,12 @@ void Pipeline::FeedWindowBatch(WindowBatch& batch) {
 
 Status Pipeline::SettleWindows() {
   if (window_stage_) window_stage_->Drain();
+  if (write_stage_) write_stage_->Drain();  // (after the stage: it pushes there)
   rows_pending_ += std::exchange(window_rows_, 0);
   // A failed stage stays failed: the batches it skipped are lost to this
   // Pipeline, which must never checkpoint again (a restart recovers them).
   RETURN_IF_ERROR(window_status_);
+  RETURN_IF_ERROR(write_status_);
   return WriteDeadLetters(dead_rows_);
 }
 

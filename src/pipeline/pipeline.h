@@ -292,9 +292,10 @@ class Pipeline {
   // Pipeline must not checkpoint again (FlushRows fails at once, too).
   // Between a PushWindows and the next SettleWindows, the stage alone touches
   // window_, watermarks_, dead_rows_, dlq_writer_, dead_pending_,
-  // window_rows_, window_status_ and lanes_[0].writer, and reads epoch_ (its
-  // writers record their files in the journal): the pipeline's thread changes
-  // none of them before settling.
+  // window_rows_ and window_status_, and its write stage alone
+  // lanes_[0].writer and write_status_; both read epoch_ (the writers record
+  // their files in the journal): the pipeline's thread changes none of them
+  // before settling.
   struct WindowBatch {
     std::vector<WindowInput> inputs;  // the lanes' runs of records, in source order
     std::vector<Batch> dead;          // the lanes' dead letters
@@ -306,6 +307,8 @@ class Pipeline {
   void RunWindowBatch(WindowBatch& batch);
   void FeedWindowBatch(WindowBatch& batch);
   Status SettleWindows();
+  // Window rows to lanes_[0].writer: on write_stage_ when there is one.
+  Status WriteWindowRows(Batch rows);
   Status FeedAggregate(const std::vector<WindowInput>& inputs, const RawBatch& raw);
   // RawBatches the window stage is done with, kept for the lanes' next
   // batches (their buffers already grown): TakeSpareRaw, or a new one.
@@ -469,8 +472,13 @@ class Pipeline {
   std::unique_ptr<TaskPool> shard_pool_;
   std::unique_ptr<SerialQueue> window_stage_;  // more than one lane only
   Status window_status_;                       // the stage's first error
-  std::atomic<bool> window_failed_{false};     // window_status_ is an error
+  std::atomic<bool> window_failed_{false};     // window_status_ or write_status_ is an error
   int64_t window_rows_ = 0;                    // rows the stage wrote, not yet counted
+  // More than one lane: the window rows are written (lanes_[0].writer) on a
+  // thread of their own, in the order emitted, while the window stage takes
+  // its next batch (WriteWindowRows); SettleWindows drains it after the stage.
+  std::unique_ptr<SerialQueue> write_stage_;
+  Status write_status_;  // the write stage's first error (its thread's until drained)
   std::unique_ptr<operators::ShardedWindowAggregate> window_;  // a shard per lane (keyed)
   std::unique_ptr<operators::WatermarkTracker> watermarks_;
   StateFileChain window_state_;

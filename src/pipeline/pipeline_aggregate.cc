@@ -24,6 +24,8 @@ namespace {
 constexpr int64_t kEmitRows = 64 * 1024;
 // Decoded batches that may wait for the window stage (the next waits to be pushed).
 constexpr int kWindowBatchesWaiting = 1;
+// Batches of window rows that may wait for the write stage (likewise).
+constexpr int kWindowRowsWaiting = 1;
 
 // What the state's meaning depends on: a state written under another window,
 // lateness, keys or aggregates must not be restored.
@@ -67,6 +69,9 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
   window_stage_ = lanes > 1 ? std::make_unique<SerialQueue>(kWindowBatchesWaiting,
                                                             ThreadName("window", 0, options_.name))
                             : nullptr;
+  write_stage_ = lanes > 1 ? std::make_unique<SerialQueue>(kWindowRowsWaiting,
+                                                           ThreadName("write", 0, options_.name))
+                           : nullptr;
   ASSIGN_OR_RETURN(window_, operators::ShardedWindowAggregate::Make(std::move(window),
                                                                     shard_pool_.get(), shards));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,
@@ -231,10 +236,28 @@ Status Pipeline::EmitWindows(int64_t watermark) {
       DeadLetterRow(r.payload, r.error, "", -1, now, &dead_rows_);
     }
     if (out.num_rows() == 0) continue;
-    // One writer, so that the table holds the windows in the order they closed.
-    RETURN_IF_ERROR_CTX(lanes_[0].writer->Write(out), "writing to {}", options_.target.ToString());
-    window_rows_ += out.num_rows();
+    RETURN_IF_ERROR(WriteWindowRows(std::move(out)));
   }
+  return Status::OK();
+}
+
+Status Pipeline::WriteWindowRows(Batch rows) {
+  // One writer, so that the table holds the windows in the order they closed.
+  window_rows_ += rows.num_rows();
+  if (!write_stage_) {
+    RETURN_IF_ERROR_CTX(lanes_[0].writer->Write(rows), "writing to {}", options_.target.ToString());
+    return Status::OK();
+  }
+  // (Counted now: a failed write fails the pipeline for good, uncounted rows
+  // and all. The task holds the rows alone, so the stage frees them too.)
+  write_stage_->Push([this, held = std::make_shared<Batch>(std::move(rows))] {
+    if (!write_status_.ok()) return;  // a failed stage writes nothing more
+    Status st = FailPoint("write_stage.batch");
+    if (st.ok()) st = lanes_[0].writer->Write(*held);
+    if (st.ok()) return;
+    write_status_ = st.WithContextF("writing to {}", options_.target.ToString());
+    window_failed_.store(true, std::memory_order_relaxed);
+  });
   return Status::OK();
 }
 

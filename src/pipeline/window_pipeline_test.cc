@@ -36,6 +36,31 @@ class WindowLanesTest : public testing::PipelineFixture,
     int64_t groups = 0;
   };
 
+  // A stage of a two-lane run fails at the `hit`-th pass of fail point `point`.
+  void ExpectAFailedStageFailsItsRun(const char* point, int hit) {
+    Outcome want = Run(1, /*restart=*/false);
+    std::optional<PipelineOptions> o = Prepare(2);
+    ASSERT_TRUE(o);
+    // Only the Checkpoint() calls below commit. A checkpoint of the 1 s interval
+    // before the failing batch would rightly commit the windows of the batches
+    // before it, and a slow machine (TSan) reaches one: the test failed there.
+    o->commit_interval_ms = 3'600'000;
+    ProduceEvents(0, 30'000);
+    auto p = Open(*o);
+    ASSERT_OK(p.status());
+    ArmFailPoint(point, hit);
+    Status st = TryConsume(**p);
+    if (st.ok()) st = (*p)->Checkpoint();
+    ArmFailPoint("");
+    ASSERT_FALSE(st.ok()) << "the stage's failure was lost";
+    EXPECT_NE(st.message().find(point), std::string::npos) << st.ToString();
+    Status again = (*p)->Checkpoint();
+    EXPECT_FALSE(again.ok()) << "a run whose window stage failed checkpointed again";
+    EXPECT_TRUE(Rows(windows_).empty()) << "the failed run committed windows";
+    p->reset();
+    ExpectRestartCatchesUp(*o, want);
+  }
+
   // Events [from, to) of 30,000 into the log: 13 keys and a hot one, 10 ms apart with up to
   // 3 s of jitter (inside the 5 s delay), every 211th a minute old (late),
   // every 503rd without an event time, every 1009th malformed.
@@ -225,27 +250,12 @@ TEST_P(WindowLanesTest, AWriteThatFailsOnTheWindowStageFailsTheCheckpointAndTheR
 // skipped, so the run must fail its next batch or checkpoint and every later
 // checkpoint, committing nothing of the run; a restart catches up.
 TEST_P(WindowLanesTest, AWindowStageThatFailsFailsEveryLaterCheckpointOfItsRun) {
-  Outcome want = Run(1, /*restart=*/false);
-  std::optional<PipelineOptions> o = Prepare(2);
-  ASSERT_TRUE(o);
-  // Only the Checkpoint() calls below commit. A checkpoint of the 1 s interval
-  // before the failing batch would rightly commit the windows of the batches
-  // before it, and a slow machine (TSan) reaches one: the test failed there.
-  o->commit_interval_ms = 3'600'000;
-  ProduceEvents(0, 30'000);
-  auto p = Open(*o);
-  ASSERT_OK(p.status());
-  ArmFailPoint("window_stage.batch", 3);  // the third batch the stage takes
-  Status st = TryConsume(**p);
-  if (st.ok()) st = (*p)->Checkpoint();
-  ArmFailPoint("");
-  ASSERT_FALSE(st.ok()) << "the stage's failure was lost";
-  EXPECT_NE(st.message().find("window_stage.batch"), std::string::npos) << st.ToString();
-  Status again = (*p)->Checkpoint();
-  EXPECT_FALSE(again.ok()) << "a run whose window stage failed checkpointed again";
-  EXPECT_TRUE(Rows(windows_).empty()) << "the failed run committed windows";
-  p->reset();
-  ExpectRestartCatchesUp(*o, want);
+  ExpectAFailedStageFailsItsRun("window_stage.batch", 3);  // the third batch the stage takes
+}
+
+// Likewise its write stage (the window rows' writes, on a thread of their own).
+TEST_P(WindowLanesTest, AWriteStageThatFailsFailsEveryLaterCheckpointOfItsRun) {
+  ExpectAFailedStageFailsItsRun("write_stage.batch", 2);  // the second batch of window rows
 }
 
 INSTANTIATE_TEST_SUITE_P(
