@@ -365,6 +365,15 @@ Result<int64_t> Pipeline::Poll(int timeout_ms) {
   polling_.keys = options_.format != sources::ChangeFormat::kJson;  // change formats read them
   // A file's lines are read by the lanes' threads, not this one alone.
   polling_.defer_reads = true;
+  if (polling_.raw.empty()) {
+    // A new batch: its buffer is grown now to the bytes a batch holds (and a
+    // poll more), not doubled as its file ranges come, each growth a copy of
+    // the bytes reserved before it, on this thread while the lanes wait.
+    const double expected = static_cast<double>(options_.batch_rows) * bytes_per_record_ +
+                            static_cast<double>(options_.poll_bytes);
+    polling_.raw.Reserve(
+        static_cast<size_t>(std::min(expected, static_cast<double>(options_.batch_bytes))));
+  }
   Result<int64_t> polled = source_->PollInto(options_.poll_bytes, timeout_ms, &polling_);
   // (A failed poll may have moved positions past records it dropped: a file
   // source's ranges it could not read.)
