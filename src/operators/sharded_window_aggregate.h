@@ -44,6 +44,9 @@ class ShardedWindowAggregate {
   // threads that decode rows may call it at once, for their own rows.
   using ShardIds = std::vector<uint16_t>;
   void AssignShards(const Batch& rows, int64_t begin, int64_t end, ShardIds* shard) const;
+  // The shard of a group key (the key columns' AppendValueKey bytes): a
+  // row's, as AssignShards gives it, and a restored key's.
+  int ShardOf(std::string_view key) const;
   // `shard`: every row's, from AssignShards (nullptr: assigned here, on the
   // pool).
   Status Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late,
@@ -86,7 +89,6 @@ class ShardedWindowAggregate {
  private:
   ShardedWindowAggregate(WindowAggregateOptions options, TaskPool* pool)
       : options_(std::move(options)), pool_(pool) {}
-  int ShardOf(std::string_view key) const;
   Status RestoreShardContainer(std::string_view bytes);  // "SLSH"
 
   WindowAggregateOptions options_;

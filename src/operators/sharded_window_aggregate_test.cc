@@ -12,6 +12,7 @@
 #include "columnar/json_writer.h"
 #include "common/testing.h"
 #include "operators/test_util.h"
+#include "operators/value_key.h"
 
 namespace sluice::operators {
 namespace {
@@ -168,6 +169,49 @@ TEST_P(ShardedWindowAggregateTest,
   EXPECT_EQ(Windows(a), Windows(c));
   EXPECT_GT(emitted + a.num_rows(), 100) << "the stream closes windows as it goes";
   EXPECT_EQ(one->emitted_below(), sharded->emitted_below());
+}
+
+TEST(ShardedWindowAggregateShardTest, ARowsShardIsItsKeysForKeysOfEveryWidth) {
+  std::mt19937_64 rng(11);
+  for (const char* type : {"INT", "BIGINT", "DOUBLE", "STRING", "BOOLEAN"}) {
+    WindowAggregateOptions o = Options(WindowSpec{WindowSpec::Kind::kTumble, 10 * kSec, 0, 0});
+    auto schema = std::make_shared<Schema>(
+        *ParseColumnList(fmt::format("t TIMESTAMP, k {}, v BIGINT, v2 BIGINT", type)));
+    o.key_types = {schema->fields[1].type};
+    TaskPool pool(2);
+    ASSERT_OK_AND_ASSIGN(auto op, ShardedWindowAggregate::Make(o, &pool, 3));
+    Batch rows = Batch::Make(schema);
+    Column& k = rows.columns[1];
+    for (int r = 0; r < 500; ++r) {
+      rows.columns[0].Append<int64_t>(r);
+      uint64_t v = rng();
+      if (v % 10 == 0) {
+        k.AppendNull();
+      } else if (k.type()->is_binary_like()) {
+        k.AppendBytes(fmt::format("key{}", v % 97));
+      } else if (k.type()->id() == TypeId::kBoolean) {
+        k.AppendBool(v % 2 == 0);
+      } else if (k.type()->value_width() == 4) {
+        k.Append<int32_t>(static_cast<int32_t>(v));
+      } else {
+        k.Append<int64_t>(static_cast<int64_t>(v));
+      }
+      rows.columns[2].Append<int64_t>(1);
+      rows.columns[3].Append<int64_t>(1);
+    }
+    ShardedWindowAggregate::ShardIds shard(rows.num_rows());
+    op->AssignShards(rows, 0, rows.num_rows(), &shard);
+    std::vector<int> seen(3, 0);
+    for (int64_t r = 0; r < rows.num_rows(); ++r) {
+      std::string key;
+      AppendValueKey(k, r, &key);
+      ASSERT_EQ(shard[r], op->ShardOf(key)) << type << " row " << r;
+      ++seen[shard[r]];
+    }
+    if (std::string_view(type) != "BOOLEAN") {
+      EXPECT_GT(*std::min_element(seen.begin(), seen.end()), 50) << type << ": keys spread";
+    }
+  }
 }
 
 TEST(ShardedWindowAggregateEmitTest, AShardsChunkOfOneWindowComesAloneInTheOrderOfAMergedEmit) {
