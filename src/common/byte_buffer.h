@@ -71,23 +71,13 @@ class ByteBuffer {
   struct Free {
     void operator()(char* p) const { std::free(p); }
   };
-  // At least `n` bytes, doubling: realloc moves the bytes (or keeps the
-  // block). An empty buffer takes a new block instead: realloc would copy the
-  // whole old one, which holds nothing.
+  // At least `n` bytes, doubling: realloc moves the bytes (or keeps the block).
   void Grow(size_t n) {
     size_t to = capacity_ * 2 > n ? capacity_ * 2 : n;
-    if (size_ == 0) {
-      data_.reset();
-      capacity_ = 0;
-      void* p = std::malloc(to + kPadding);
-      if (p == nullptr) throw std::bad_alloc();
-      data_.reset(static_cast<char*>(p));
-    } else {
-      void* p = std::realloc(data_.get(), to + kPadding);
-      if (p == nullptr) throw std::bad_alloc();
-      (void)data_.release();
-      data_.reset(static_cast<char*>(p));
-    }
+    void* p = std::realloc(data_.get(), to + kPadding);
+    if (p == nullptr) throw std::bad_alloc();
+    (void)data_.release();
+    data_.reset(static_cast<char*>(p));
     capacity_ = to;
   }
 

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
+#include <tuple>
 
 #include "columnar/column_ops.h"
 #include "columnar/json_writer.h"
@@ -219,8 +221,29 @@ TEST(ShardedWindowAggregateEmitTest, AShardsChunkOfOneWindowComesAloneInTheOrder
   TaskPool pool(2);
   ASSERT_OK_AND_ASSIGN(auto whole, ShardedWindowAggregate::Make(o, &pool, 3));
   ASSERT_OK_AND_ASSIGN(auto merged, ShardedWindowAggregate::Make(o, &pool, 3));
+  ASSERT_OK_AND_ASSIGN(auto one, WindowAggregate::Make(o));
   auto rows_of = [](const Batch& b, std::vector<std::string>* out) {
     for (int64_t i = 0; i < b.num_rows(); ++i) AppendJsonRow(b, i, &out->emplace_back());
+  };
+  // One operator's rows in the order the shards give them: by window end,
+  // then start, then the key's shard (a shard's keys as one operator orders
+  // them).
+  auto in_shard_order = [&](const Batch& b) {
+    std::vector<int64_t> order(static_cast<size_t>(b.num_rows()));
+    std::iota(order.begin(), order.end(), 0);
+    auto shard_of = [&](int64_t r) {
+      std::string key;
+      AppendValueKey(b.columns[2], r, &key);
+      return whole->ShardOf(key);
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+      return std::tuple(b.columns[1].Value<int64_t>(x), b.columns[0].Value<int64_t>(x),
+                        shard_of(x)) < std::tuple(b.columns[1].Value<int64_t>(y),
+                                                  b.columns[0].Value<int64_t>(y), shard_of(y));
+    });
+    std::vector<std::string> out;
+    for (int64_t r : order) AppendJsonRow(b, r, &out.emplace_back());
+    return out;
   };
   Stream stream;
   int alone = 0;
@@ -229,6 +252,7 @@ TEST(ShardedWindowAggregateEmitTest, AShardsChunkOfOneWindowComesAloneInTheOrder
     std::vector<LateRow> late;
     ASSERT_OK(whole->Add(rows, marks, &late));
     ASSERT_OK(merged->Add(rows, marks, &late));
+    ASSERT_OK(one->Add(rows, marks, &late));
     // Unbounded batches (the shards' chunks given whole where each is one
     // run) against batches of 7 rows (runs merged into them): the same
     // rows in the same order.
@@ -247,6 +271,9 @@ TEST(ShardedWindowAggregateEmitTest, AShardsChunkOfOneWindowComesAloneInTheOrder
       rows_of(batch, &b);
     }
     ASSERT_EQ(a, b) << round;
+    std::vector<FailedGroup> failed;
+    ASSERT_OK_AND_ASSIGN(Batch all, one->Emit(marks.back(), &failed));
+    ASSERT_EQ(a, in_shard_order(all)) << round;
     // A batch of one window that holds only some of its rows: one shard's.
     for (const Batch& batch : batches) {
       std::vector<std::pair<int64_t, int64_t>> w = Windows(batch);

@@ -329,7 +329,9 @@ void Pipeline::RunWindowBatch(WindowBatch& batch) {
 }
 
 void Pipeline::FeedWindowBatch(WindowBatch& batch) {
-  if (!window_status_.ok()) return;  // a failed stage takes nothing more
+  // A failed stage takes nothing more; nor does this one once its write
+  // stage failed (the rows it would emit could not be written).
+  if (!window_status_.ok() || window_failed_.load(std::memory_order_relaxed)) return;
   Status st = FailPoint("window_stage.batch");
   for (size_t i = 0; i < batch.dead.size() && st.ok(); ++i) st = WriteDeadLetters(batch.dead[i]);
   if (st.ok()) st = FeedAggregate(batch.inputs, *batch.raw);
@@ -365,10 +367,11 @@ Result<int64_t> Pipeline::Poll(int timeout_ms) {
   polling_.keys = options_.format != sources::ChangeFormat::kJson;  // change formats read them
   // A file's lines are read by the lanes' threads, not this one alone.
   polling_.defer_reads = true;
-  if (polling_.raw.empty()) {
-    // A new batch: its buffer is grown now to the bytes a batch holds (and a
-    // poll more), not doubled as its file ranges come, each growth a copy of
-    // the bytes reserved before it, on this thread while the lanes wait.
+  if (polling_.raw.empty() && ranges_read_) {
+    // A new batch of file ranges: its buffer is grown now to the bytes a
+    // batch holds (and a poll more), not doubled as the ranges come, each
+    // growth a copy of the bytes reserved before it, on this thread while the
+    // lanes wait.
     const double expected = static_cast<double>(options_.batch_rows) * bytes_per_record_ +
                             static_cast<double>(options_.poll_bytes);
     polling_.raw.Reserve(
@@ -430,7 +433,10 @@ Status Pipeline::ReadRanges(RawBatch& batch) {
     return st;
   }
   const size_t read = batch.records.size() - first;
-  if (read > 0) bytes_per_record_ = static_cast<double>(bytes) / static_cast<double>(read);
+  if (read > 0) {
+    bytes_per_record_ = static_cast<double>(bytes) / static_cast<double>(read);
+    ranges_read_ = true;
+  }
   CountPolled(batch, first);
   return Status::OK();
 }

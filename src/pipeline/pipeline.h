@@ -195,7 +195,7 @@ class Pipeline {
   Status StartFrom(const ResumePoint& resume);
   Status StartWriters();
   // pipeline_checkpoint.cc: a checkpoint's steps. BeginCheckpoint drains the
-  // lanes and the window stage, takes the writers of the checkpoint's files
+  // lanes and the window and write stages, takes the writers of the checkpoint's files
   // and fixes its updates (offsets, state files, counts); the checkpoint then
   // commits (CloseAndCommit: files closed, one catalog transaction) in line,
   // or in the background on committer_ (`background`, when the pipeline has
@@ -244,8 +244,8 @@ class Pipeline {
   // windowed, the rows and dead letters into `windows`, for the window stage.
   struct WindowBatch;
   Status TakeLanes(WindowBatch* windows);
-  // Both, and the window stage drained: nothing is left in the lanes or the
-  // stage.
+  // Both, and the window and write stages drained: nothing is left in the
+  // lanes or the stages.
   Status FinishLanes();
   Status WriteDeadLetters(Batch& dead);
   // Polls the source into polling_ (waiting at most `timeout_ms`) and counts
@@ -283,13 +283,15 @@ class Pipeline {
   Status PrepareAggregate(Lane& lane, size_t first);
   // The window stage (windowed path): the batches the lanes decoded, in
   // source order, one at a time. RunWindowBatch writes a batch's dead letters,
-  // feeds its rows to the windows, emits the closed ones and writes them.
-  // With more than one lane it runs on window_stage_'s thread, beside the
-  // lanes decoding the next batch and the pipeline's thread polling.
+  // feeds its rows to the windows, emits the closed ones and writes them
+  // (WriteWindowRows). With more than one lane it runs on window_stage_'s
+  // thread, beside the lanes decoding the next batch and the pipeline's
+  // thread polling, and hands the rows to write on to write_stage_.
   // PushWindows hands a batch over (waiting while one already waits);
-  // SettleWindows drains the stage, counts the rows it wrote and returns its
-  // first error, for good: a failed stage skips every later batch, so that
-  // Pipeline must not checkpoint again (FlushRows fails at once, too).
+  // SettleWindows drains both stages, counts the rows written and returns
+  // the first error, for good: after a failure either stage skips every later
+  // batch, so that Pipeline must not checkpoint again (FlushRows fails at
+  // once, too).
   // Between a PushWindows and the next SettleWindows, the stage alone touches
   // window_, watermarks_, dead_rows_, dlq_writer_, dead_pending_,
   // window_rows_ and window_status_, and its write stage alone
@@ -442,7 +444,8 @@ class Pipeline {
   // Of the last batch read from ranges; until one is, a guess on the small
   // side (a first batch smaller than batch_rows rather than larger).
   double bytes_per_record_ = 64;
-  std::mutex spare_raw_mu_;  // the window stage returns, the pipeline's thread takes
+  bool ranges_read_ = false;  // bytes_per_record_ is a batch's (a new batch reserves by it)
+  std::mutex spare_raw_mu_;   // the window stage returns, the pipeline's thread takes
   std::vector<std::unique_ptr<RawBatch>> spare_raw_;
   int lanes_running_ = 0;              // lanes of flushing_ not yet finished (0: none)
   std::atomic<size_t> next_claim_{0};  // the next record of flushing_ a lane may claim
@@ -477,8 +480,8 @@ class Pipeline {
   // More than one lane: the window rows are written (lanes_[0].writer) on a
   // thread of their own, in the order emitted, while the window stage takes
   // its next batch (WriteWindowRows); SettleWindows drains it after the stage.
-  std::unique_ptr<SerialQueue> write_stage_;
   Status write_status_;  // the write stage's first error (its thread's until drained)
+  std::unique_ptr<SerialQueue> write_stage_;
   std::unique_ptr<operators::ShardedWindowAggregate> window_;  // a shard per lane (keyed)
   std::unique_ptr<operators::WatermarkTracker> watermarks_;
   StateFileChain window_state_;

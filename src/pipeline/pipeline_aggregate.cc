@@ -69,9 +69,12 @@ Status Pipeline::StartAggregate(const std::optional<CommittedCheckpoint>& commit
   window_stage_ = lanes > 1 ? std::make_unique<SerialQueue>(kWindowBatchesWaiting,
                                                             ThreadName("window", 0, options_.name))
                             : nullptr;
-  write_stage_ = lanes > 1 ? std::make_unique<SerialQueue>(kWindowRowsWaiting,
-                                                           ThreadName("write", 0, options_.name))
-                           : nullptr;
+  // (A GLOBAL aggregate's rows are written at checkpoints, on the pipeline's
+  // thread: EmitUpdatedGroups.)
+  write_stage_ =
+      lanes > 1 && !options_.aggregate->updating()
+          ? std::make_unique<SerialQueue>(kWindowRowsWaiting, ThreadName("write", 0, options_.name))
+          : nullptr;
   ASSIGN_OR_RETURN(window_, operators::ShardedWindowAggregate::Make(std::move(window),
                                                                     shard_pool_.get(), shards));
   watermarks_ = std::make_unique<operators::WatermarkTracker>(options_.watermark_delay_us,

@@ -6,7 +6,8 @@
 # run before kept: the inserts of every key; updates of
 # half of them; a compaction of the table (the next restart must follow the
 # rows it moved); then two rounds of updates of a quarter of the keys, in
-# files of KEYS/4 changes (several checkpoints, commit_interval = 1s), the
+# files of KEYS/4 changes (several checkpoints, commit_interval = 250ms: a
+# faster pipeline still commits twice before it ends), the
 # first run killed with SIGKILL once the index spilled and it committed twice,
 # and run again; then runs killed
 # at the kill points of a clean stop keeping the store. Many keys change
@@ -39,7 +40,7 @@ cat "$W"/changes-{0,1,2,3,4,5}.jsonl | awk -F'[:,}]' '{ v[$2] = $4 } END {
 cat > "$W/p.sql" <<SQL
 CREATE TABLE lake.t (id BIGINT NOT NULL, v BIGINT, PRIMARY KEY (id));
 CREATE SOURCE s (id BIGINT, v BIGINT) WITH (connector = 'file', path = '$W/in') FORMAT JSON;
-CREATE PIPELINE p WITH (commit_interval = '1s', parallelism = '1', state.memory = '$BUDGET') AS
+CREATE PIPELINE p WITH (commit_interval = '250ms', parallelism = '1', state.memory = '$BUDGET') AS
   INSERT INTO lake.t SELECT id, v FROM s;
 SQL
 S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
