@@ -223,10 +223,7 @@ Result<Batch> ShardedWindowAggregate::Emit(int64_t watermark, std::vector<Failed
         // A whole chunk in one run (a shard's rows of one window, as a
         // window closes at a time) is given as it is, alone: the rows
         // before it first, then it by the next call.
-        if (merged.num_rows() == 0) {
-          merged = std::exchange(c.rows, Batch{});
-          c.pos = 0;
-        }
+        if (merged.num_rows() == 0) merged = std::exchange(c.rows, Batch{});
         break;
       }
       for (size_t col = 0; col < merged.columns.size(); ++col) {
