@@ -17,6 +17,7 @@ namespace sluice {
 
 namespace od = simdjson::ondemand;
 using json_internal::CompileSchemaTree;
+using json_internal::MembersSeen;
 using json_internal::Node;
 
 static_assert(JsonDecoder::kPadding >= simdjson::SIMDJSON_PADDING);
@@ -48,7 +49,10 @@ struct PathSeg {
 
 }  // namespace
 
-class JsonDecoder::Impl {
+// Cache lines of its own (the alignment pads it to whole lines): it is written
+// for every value decoded, and the decoders of a pipeline's lanes, built one
+// after the other, must not share a line that two threads use at once.
+class alignas(64) JsonDecoder::Impl {
  public:
   explicit Impl(std::shared_ptr<const Schema> schema)
       : schema_(std::move(schema)), root_(CompileSchemaTree(schema_->fields)) {
@@ -147,7 +151,7 @@ class JsonDecoder::Impl {
 
   template <typename GetColumn>
   Status DecodeMembers(od::object& obj, Node& node, GetColumn&& column) {
-    std::fill(node.seen.begin(), node.seen.end(), 0);
+    MembersSeen seen(node);
     int hint = 0;
     for (auto field_result : obj) {
       // Used in place: copying the field out of the result costs a store-forwarding stall.
@@ -162,17 +166,17 @@ class JsonDecoder::Impl {
       }
       hint = i + 1;
       current_ = {node.names[i], -1};
-      if (node.seen[i]) return Fail(StatusCode::kInvalidArgument, "duplicate key");
-      node.seen[i] = 1;
+      if (!seen.Mark(i)) return Fail(StatusCode::kInvalidArgument, "duplicate key");
       RETURN_IF_ERROR(DecodeValue(field.value(), *node.children[i], column(i)));
     }
-    for (size_t i = 0; i < node.seen.size(); ++i) {
-      if (node.seen[i]) continue;
+    const int members = static_cast<int>(node.names.size());
+    for (int i = 0; i < members; ++i) {
+      if (seen.Has(i)) continue;
       if (node.children[i]->required) {
         current_ = {node.names[i], -1};
         return Fail(StatusCode::kInvalidArgument, "required field is missing");
       }
-      column(static_cast<int>(i))->AppendNull();
+      column(i)->AppendNull();
     }
     return Status::OK();
   }

@@ -128,6 +128,48 @@ TEST(JsonDecoder, MissingAndNullOptionalFieldsAreNull) {
   EXPECT_EQ(batch.columns[0].Value<int64_t>(2), 3);
 }
 
+// A row's members past the 64th are marked in scratch lines of the node (the
+// first 64 in a word of its own): members 100 and 580 lie in the first and the
+// second such line, so duplicates and missing members are found in both, and
+// each row starts with none of them seen.
+TEST(JsonDecoder, FindsDuplicateAndMissingMembersOfAStructWiderThan64) {
+  std::string columns;
+  for (int i = 0; i < 600; ++i) {
+    columns +=
+        fmt::format("{}c{} INT{}", i == 0 ? "" : ", ", i, i == 70 || i == 590 ? " NOT NULL" : "");
+  }
+  auto schema = MakeSchema(columns);
+  ASSERT_OK_AND_ASSIGN(auto dec, JsonDecoder::Make(schema));
+  Batch batch = Batch::Make(schema);
+  const std::string valid = R"({"c590":5,"c3":3,"c100":1,"c580":8,"c70":7,"c68":6})";
+  ASSERT_OK(dec->DecodeLine(valid, 1, &batch));
+  ASSERT_ERROR(dec->DecodeLine(R"({"c70":7,"c100":1,"c590":5,"c100":2})", 2, &batch),
+               StatusCode::kInvalidArgument, "line 2: field c100: duplicate key");
+  ASSERT_ERROR(dec->DecodeLine(R"({"c580":1,"c70":7,"c590":5,"c580":2})", 3, &batch),
+               StatusCode::kInvalidArgument, "line 3: field c580: duplicate key");
+  ASSERT_ERROR(dec->DecodeLine(R"({"c3":3,"c3":4,"c70":7,"c590":5})", 4, &batch),
+               StatusCode::kInvalidArgument, "line 4: field c3: duplicate key");
+  ASSERT_ERROR(dec->DecodeLine(R"({"c70":7,"c100":1})", 5, &batch), StatusCode::kInvalidArgument,
+               "line 5: field c590: required field is missing");
+  ASSERT_ERROR(dec->DecodeLine(R"({"c590":5})", 6, &batch), StatusCode::kInvalidArgument,
+               "line 6: field c70: required field is missing");
+  ASSERT_OK(dec->DecodeLine(valid, 7, &batch));
+  ASSERT_OK(dec->DecodeLine(R"({"c70":-7,"c590":-5})", 8, &batch));
+  ASSERT_EQ(batch.num_rows(), 3);
+  for (int64_t row : {0, 1}) {
+    EXPECT_EQ(batch.columns[3].Value<int32_t>(row), 3);
+    EXPECT_EQ(batch.columns[100].Value<int32_t>(row), 1);
+    EXPECT_EQ(batch.columns[580].Value<int32_t>(row), 8);
+    EXPECT_EQ(batch.columns[68].Value<int32_t>(row), 6);
+    EXPECT_EQ(batch.columns[590].Value<int32_t>(row), 5);
+    EXPECT_TRUE(batch.columns[4].IsNull(row));
+    EXPECT_TRUE(batch.columns[599].IsNull(row));
+  }
+  EXPECT_EQ(batch.columns[70].Value<int32_t>(2), -7);
+  EXPECT_EQ(batch.columns[590].Value<int32_t>(2), -5);
+  for (int c : {3, 68, 100, 580}) EXPECT_TRUE(batch.columns[c].IsNull(2)) << c;
+}
+
 TEST(JsonDecoder, ErrorsNameLineFieldAndReason) {
   auto schema = MakeSchema(
       "id BIGINT NOT NULL, amount DECIMAL(10,2), n INT, f FIXED(2), "

@@ -39,7 +39,7 @@ std::unique_ptr<Node> Compile(const std::vector<Field>& members, const Field* se
     n->prefix_word.push_back(word);
     n->prefix_mask.push_back(mask);
   }
-  n->seen.resize(members.size());
+  if (members.size() > 64) n->seen_wide.resize((members.size() - 64 + 511) / 512);
   return n;
 }
 
