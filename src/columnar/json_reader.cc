@@ -57,6 +57,11 @@ class alignas(64) JsonDecoder::Impl {
   explicit Impl(std::shared_ptr<const Schema> schema)
       : schema_(std::move(schema)), root_(CompileSchemaTree(schema_->fields)) {
     path_.reserve(16);
+    // The parser's state, written for every record, is allocated now, beside
+    // the rest of this decoder, not by the first record on whatever thread
+    // decodes it, where another lane's decoder may have put its own on the
+    // same cache line. (A failure is left to the first record to report.)
+    if (parser_.allocate(kParserCapacity) != simdjson::SUCCESS) return;
   }
 
   const std::shared_ptr<const Schema>& schema() const { return schema_; }
@@ -575,6 +580,9 @@ class alignas(64) JsonDecoder::Impl {
     msg += reason;
     return Status(code, std::move(msg));
   }
+
+  // Records up to this size parse without growing the parser.
+  static constexpr size_t kParserCapacity = 16 * 1024;
 
   std::shared_ptr<const Schema> schema_;
   std::unique_ptr<Node> root_;
