@@ -175,8 +175,7 @@ class alignas(64) JsonDecoder::Impl {
       RETURN_IF_ERROR(DecodeValue(field.value(), *node.children[i], column(i)));
     }
     const int members = static_cast<int>(node.names.size());
-    for (int i = 0; i < members; ++i) {
-      if (seen.Has(i)) continue;
+    for (int i = seen.NextMissing(0, members); i < members; i = seen.NextMissing(i + 1, members)) {
       if (node.children[i]->required) {
         current_ = {node.names[i], -1};
         return Fail(StatusCode::kInvalidArgument, "required field is missing");

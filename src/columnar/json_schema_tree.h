@@ -5,6 +5,7 @@
 
 #include <simdjson.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -94,22 +95,39 @@ class MembersSeen {
   }
   // Marks member i; false if it was marked already.
   bool Mark(int i) {
-    uint64_t& word = Word(i);
+    if (i < 64) [[likely]] {
+      const uint64_t bit = uint64_t{1} << i;
+      const bool fresh = (first_ & bit) == 0;
+      first_ |= bit;
+      return fresh;
+    }
+    uint64_t& word = WideWord(i);
     const uint64_t bit = uint64_t{1} << (i % 64);
-    if ((word & bit) != 0) return false;
+    const bool fresh = (word & bit) == 0;
     word |= bit;
-    return true;
+    return fresh;
   }
-  bool Has(int i) { return (Word(i) & (uint64_t{1} << (i % 64))) != 0; }
+  // The first member from `from` on that is not marked, or `members`.
+  int NextMissing(int from, int members) {
+    if (from < 64) {
+      uint64_t missing = ~first_ & (~uint64_t{0} << from);
+      if (members < 64) missing &= (uint64_t{1} << members) - 1;
+      if (missing != 0) return std::countr_zero(missing);
+      from = 64;
+    }
+    for (int i = from; i < members; ++i) {
+      if ((WideWord(i) & (uint64_t{1} << (i % 64))) == 0) return i;
+    }
+    return members;
+  }
 
  private:
-  uint64_t& Word(int i) {
-    if (i < 64) return first_;
+  uint64_t& WideWord(int i) {
     const int j = i - 64;
     return wide_[j / 512].words[(j % 512) / 64];
   }
 
-  uint64_t first_ = 0;
+  uint64_t first_ = 0;  // members 0-63
   SeenBits* wide_;
 };
 
