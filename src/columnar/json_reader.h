@@ -34,7 +34,11 @@
 // the message "line N: field a.b[2]: reason". A failed line leaves the batch
 // exactly as it was, so a caller may dead-letter it and continue.
 //
-// Thread-safety: a decoder is used by one thread at a time.
+// Thread-safety: a decoder is used by one thread at a time. Several decoders
+// may decode on several threads at once (a pipeline's lanes): what a decoder
+// writes for each record (its state, the parser's, the members a row has set)
+// shares no cache line with another decoder's, wherever the heap put them
+// (bench/README.md, "Two lanes' decoders on one cache line").
 #pragma once
 
 #include <cstdint>
