@@ -57,11 +57,15 @@ class alignas(64) JsonDecoder::Impl {
   explicit Impl(std::shared_ptr<const Schema> schema)
       : schema_(std::move(schema)), root_(CompileSchemaTree(schema_->fields)) {
     path_.reserve(16);
-    // The parser's state, written for every record, is allocated now, beside
-    // the rest of this decoder, not by the first record on whatever thread
-    // decodes it, where another lane's decoder may have put its own on the
-    // same cache line. (A failure is left to the first record to report.)
-    if (parser_.allocate(kParserCapacity) != simdjson::SUCCESS) return;
+  }
+
+  Status ReserveRecords(size_t record_bytes) {
+    if (record_bytes <= parser_.capacity()) return Status::OK();
+    if (auto e = parser_.allocate(record_bytes)) {
+      return Status::Internal("JSON decoder: no parser for records of {} bytes: {}", record_bytes,
+                              simdjson::error_message(e));
+    }
+    return Status::OK();
   }
 
   const std::shared_ptr<const Schema>& schema() const { return schema_; }
@@ -580,9 +584,6 @@ class alignas(64) JsonDecoder::Impl {
     return Status(code, std::move(msg));
   }
 
-  // Records up to this size parse without growing the parser.
-  static constexpr size_t kParserCapacity = 16 * 1024;
-
   std::shared_ptr<const Schema> schema_;
   std::unique_ptr<Node> root_;
   od::parser parser_;
@@ -599,6 +600,10 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(std::shared_ptr<const Sch
 
 JsonDecoder::JsonDecoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 JsonDecoder::~JsonDecoder() = default;
+
+Status JsonDecoder::ReserveRecords(size_t record_bytes) {
+  return impl_->ReserveRecords(record_bytes);
+}
 
 const std::shared_ptr<const Schema>& JsonDecoder::schema() const { return impl_->schema(); }
 

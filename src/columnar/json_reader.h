@@ -35,10 +35,15 @@
 // exactly as it was, so a caller may dead-letter it and continue.
 //
 // Thread-safety: a decoder is used by one thread at a time. Several decoders
-// may decode on several threads at once (a pipeline's lanes): what a decoder
-// writes for each record (its state, the parser's, the members a row has set)
-// shares no cache line with another decoder's, wherever the heap put them
-// (bench/README.md, "Two lanes' decoders on one cache line").
+// may decode on several threads at once (a pipeline's lanes). What a decoder
+// writes for each record lies, as far as it controls it, where another
+// decoder's data cannot share its cache lines: its own state on lines of its
+// own (aligned), the members a row has set in a register (or on the struct's
+// own lines past 64 members), and the parser's state allocated with the
+// decoder (ReserveRecords). Its smaller scratch blocks (the path of nested
+// values, the copy of an unpadded line) and the parser's own blocks are
+// ordinary heap blocks (bench/README.md, "Two lanes' decoders on one cache
+// line": in some heap layouts two lanes still decode slower than one).
 #pragma once
 
 #include <cstdint>
@@ -63,6 +68,14 @@ class JsonDecoder {
   ~JsonDecoder();
 
   const std::shared_ptr<const Schema>& schema() const;
+
+  // Allocates the parser's state now, for records of up to `record_bytes`
+  // (a larger record grows it), not at the first record. Decoders built one
+  // after the other for threads that decode at once (a pipeline's lanes) call
+  // it as they are built: allocated by its first record instead, on whichever
+  // thread decodes it, one decoder's parser state (written for every record)
+  // could share a cache line with another's.
+  Status ReserveRecords(size_t record_bytes);
 
   // Appends one row decoded from `line` (one JSON object) to `batch`, which must
   // have been made for this decoder's schema. A blank line appends nothing.

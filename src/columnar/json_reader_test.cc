@@ -170,6 +170,55 @@ TEST(JsonDecoder, FindsDuplicateAndMissingMembersOfAStructWiderThan64) {
   for (int c : {3, 68, 100, 580}) EXPECT_TRUE(batch.columns[c].IsNull(2)) << c;
 }
 
+// Nested structs keep marks of their own: each element of a list of wide
+// structs starts with none seen, and structs of exactly 64 and 65 members find
+// a missing required member in the first word (the 64th) and past it (the
+// 65th).
+TEST(JsonDecoder, EachElementOfAListOfWideStructsStartsWithNoMemberSeen) {
+  auto members = [](int n, int required) {
+    std::string m;
+    for (int i = 0; i < n; ++i) {
+      m += fmt::format("{}m{}: INT{}", i == 0 ? "" : ", ", i, i == required ? " NOT NULL" : "");
+    }
+    return m;
+  };
+  auto schema = MakeSchema(
+      fmt::format("s64 STRUCT<{}>, l ARRAY<STRUCT<{}>>", members(64, 63), members(65, 64)));
+  ASSERT_OK_AND_ASSIGN(auto dec, JsonDecoder::Make(schema));
+  ASSERT_OK(dec->ReserveRecords(1 << 16));
+  Batch batch = Batch::Make(schema);
+  ASSERT_OK(
+      dec->DecodeLine(R"({"s64":{"m63":1},"l":[{"m64":2,"m1":3},{"m1":4,"m64":5}]})", 1, &batch));
+  ASSERT_ERROR(dec->DecodeLine(R"({"s64":{"m63":1},"l":[{"m64":2},{"m64":5,"m64":6}]})", 2, &batch),
+               StatusCode::kInvalidArgument, "line 2: field l[1].m64: duplicate key");
+  ASSERT_ERROR(dec->DecodeLine(R"({"s64":{"m63":1},"l":[{"m64":2},{"m0":5}]})", 3, &batch),
+               StatusCode::kInvalidArgument, "line 3: field l[1].m64: required field is missing");
+  ASSERT_ERROR(dec->DecodeLine(R"({"s64":{"m0":1,"m62":2},"l":[]})", 4, &batch),
+               StatusCode::kInvalidArgument, "line 4: field s64.m63: required field is missing");
+  // Every member of the first word set: the missing ones are past it.
+  std::string first64;
+  for (int i = 0; i < 64; ++i) first64 += fmt::format("{}\"m{}\":{}", i == 0 ? "" : ",", i, i);
+  ASSERT_ERROR(
+      dec->DecodeLine(fmt::format(R"({{"s64":{{{}}},"l":[{{{}}}]}})", first64, first64), 5, &batch),
+      StatusCode::kInvalidArgument, "line 5: field l[0].m64: required field is missing");
+  ASSERT_OK(dec->DecodeLine(
+      fmt::format(R"({{"s64":{{{}}},"l":[{{{},"m64":64}}]}})", first64, first64), 6, &batch));
+  ASSERT_EQ(batch.num_rows(), 2);
+  EXPECT_EQ(batch.columns[0].child(0).Value<int32_t>(1), 0);
+  EXPECT_EQ(batch.columns[0].child(62).Value<int32_t>(1), 62);
+  EXPECT_EQ(batch.columns[0].child(63).Value<int32_t>(0), 1);
+  EXPECT_TRUE(batch.columns[0].child(0).IsNull(0));
+  const Column& elements = batch.columns[1].child(0);
+  ASSERT_EQ(elements.size(), 3);
+  EXPECT_EQ(elements.child(64).Value<int32_t>(2), 64);
+  EXPECT_EQ(elements.child(63).Value<int32_t>(2), 63);
+  EXPECT_EQ(elements.child(64).Value<int32_t>(0), 2);
+  EXPECT_EQ(elements.child(64).Value<int32_t>(1), 5);
+  EXPECT_EQ(elements.child(1).Value<int32_t>(0), 3);
+  EXPECT_EQ(elements.child(1).Value<int32_t>(1), 4);
+  EXPECT_TRUE(elements.child(0).IsNull(1));
+}
+
 TEST(JsonDecoder, ErrorsNameLineFieldAndReason) {
   auto schema = MakeSchema(
       "id BIGINT NOT NULL, amount DECIMAL(10,2), n INT, f FIXED(2), "

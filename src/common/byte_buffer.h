@@ -62,18 +62,20 @@ class ByteBuffer {
   void ZeroPadding() {
     if (data_) std::memset(data_.get() + size_, 0, kPadding);
   }
-  // Room for `n` bytes in all without growing again.
+  // Room for `n` bytes in all without growing again: a block of exactly `n`
+  // when short (the caller knows what it needs; Extend doubles).
   void Reserve(size_t n) {
-    if (n > capacity_) Grow(n);
+    if (n > capacity_) Resize(n);
   }
 
  private:
   struct Free {
     void operator()(char* p) const { std::free(p); }
   };
-  // At least `n` bytes, doubling: realloc moves the bytes (or keeps the block).
-  void Grow(size_t n) {
-    size_t to = capacity_ * 2 > n ? capacity_ * 2 : n;
+  // At least `n` bytes, doubling.
+  void Grow(size_t n) { Resize(capacity_ * 2 > n ? capacity_ * 2 : n); }
+  // Exactly `to` bytes: realloc moves the bytes (or keeps the block).
+  void Resize(size_t to) {
     void* p = std::realloc(data_.get(), to + kPadding);
     if (p == nullptr) throw std::bad_alloc();
     (void)data_.release();

@@ -39,6 +39,21 @@ TEST(ByteBuffer, ClearKeepsTheBlockAndMoveLeavesAnEmptyBuffer) {
   EXPECT_EQ(a.view(), "again");
 }
 
+TEST(ByteBuffer, ReserveGrowsToWhatIsAskedAndKeepsTheBytes) {
+  ByteBuffer b;
+  b.Reserve(1000);
+  EXPECT_EQ(b.capacity(), 1000u);
+  b.Append("abc");
+  b.Reserve(1100);  // a little more: not doubled
+  EXPECT_EQ(b.capacity(), 1100u);
+  EXPECT_EQ(b.view(), "abc");
+  b.Reserve(500);  // enough already
+  EXPECT_EQ(b.capacity(), 1100u);
+  b.Extend(1200);  // Extend doubles
+  EXPECT_EQ(b.capacity(), 2200u);
+  EXPECT_EQ(b.view().substr(0, 3), "abc");
+}
+
 TEST(ByteBuffer, PaddingPastTheEndIsReadable) {
   ByteBuffer b;
   b.Append("{}");

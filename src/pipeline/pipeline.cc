@@ -374,11 +374,11 @@ Result<int64_t> Pipeline::Poll(int timeout_ms) {
     // lanes wait.
     const double expected = static_cast<double>(options_.batch_rows) * bytes_per_record_ +
                             static_cast<double>(options_.poll_bytes);
-    const auto want =
-        static_cast<size_t>(std::min(expected, static_cast<double>(options_.batch_bytes)));
-    // (With an eighth more: the bytes a record drift as a run goes on, and a
-    // buffer short of a few is copied whole into one twice its size.)
-    if (polling_.raw.capacity() < want) polling_.raw.Reserve(want + want / 8);
+    const auto limit = static_cast<size_t>(options_.batch_bytes);
+    const auto want = static_cast<size_t>(std::min(expected, static_cast<double>(limit)));
+    // (With an eighth more, up to batch_bytes: the bytes a record drift as a
+    // run goes on, and each growth copies the whole block, its stale bytes too.)
+    if (polling_.raw.capacity() < want) polling_.raw.Reserve(std::min(want + want / 8, limit));
   }
   Result<int64_t> polled = source_->PollInto(options_.poll_bytes, timeout_ms, &polling_);
   // (A failed poll may have moved positions past records it dropped: a file

@@ -147,6 +147,9 @@ class Pipeline {
     std::vector<int64_t> row_of;     // ...the row each came from...
     std::vector<uint16_t> shard;     // ...and each one's shard of the operator
   };
+  // A lane's decoders have their parsers allocated as they are built, for
+  // records of up to this many bytes (JsonDecoder::ReserveRecords).
+  static constexpr size_t kLaneRecordBytes = 16 * 1024;
   // One thread's share of a batch: its decoder and writer, and what it made
   // of its records.
   struct Lane {

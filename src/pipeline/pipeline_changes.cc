@@ -26,6 +26,7 @@ Status Pipeline::StartChanges(const std::optional<CommittedCheckpoint>& committe
   for (Lane& lane : lanes_) {
     lane.parser = std::make_unique<sources::ChangeParser>(options_.format);
     ASSIGN_OR_RETURN(lane.image_decoder, JsonDecoder::Make(options_.image_schema));
+    RETURN_IF_ERROR(lane.image_decoder->ReserveRecords(kLaneRecordBytes));
   }
   if (committed) change_positions_ = committed->change_positions;
   return Status::OK();

@@ -161,6 +161,7 @@ Status Pipeline::StartFrom(const ResumePoint& resume) {
   if (options_.aggregate) RETURN_IF_ERROR(StartAggregate(resume.committed));
   for (Lane& lane : lanes_) {
     ASSIGN_OR_RETURN(lane.decoder, JsonDecoder::Make(decoded_.decoded()));
+    RETURN_IF_ERROR(lane.decoder->ReserveRecords(kLaneRecordBytes));  // (json_reader.h)
   }
   RETURN_IF_ERROR(StartChanges(resume.committed));
   last_checkpoint_ms_ = iceberg::NowMillis();
