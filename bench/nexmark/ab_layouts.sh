@@ -19,7 +19,10 @@ read -r -a folders <<< "${AB_FOLDERS:-wh-ab wh-abc}"
 rounds=${AB_ROUNDS:-3}
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 for q in "${queries[@]}"; do
-  [ -f "$dir/$q.sql" ] && [ -f "$dir/$q-p2.sql" ] || { echo "no $q.sql or $q-p2.sql in $dir" >&2; exit 1; }
+  if [ ! -f "$dir/$q.sql" ] || [ ! -f "$dir/$q-p2.sql" ]; then
+    echo "no $q.sql or $q-p2.sql in $dir" >&2
+    exit 1
+  fi
 done
 
 times=$(mktemp)
@@ -33,7 +36,7 @@ run() {  # BUILD(0|1) SQL FOLDER: prints "wall cpu"
   awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$times.t"
 }
 for q in "${queries[@]}"; do
-  for r in $(seq "$rounds"); do
+  for _ in $(seq "$rounds"); do
     for f in "${folders[@]}"; do
       for b in 0 1; do
         read -r one_wall one_cpu < <(run "$b" "$q" "$f")
