@@ -72,6 +72,24 @@ inline uint64_t SeededHash(uint64_t seed, std::string_view key) {
   return h == 0 ? 1 : h;
 }
 
+// SeededHash of the key AppendValueKey builds for a valid value of kWidth
+// (4 or 8) bytes, a byte 1 then the value's bytes (little-endian), computed
+// from the value in a register: a loop that stored each row's key bytes to
+// hash them loaded them back across the stores, and every row stalled on it.
+template <int kWidth>
+inline uint64_t SeededHashOfValidValue(uint64_t seed, uint64_t value) {
+  static_assert(kWidth == 4 || kWidth == 8);
+  constexpr uint64_t kLastWord = uint64_t{0xff} << 56;  // as SeededHash marks its tail
+  uint64_t h;
+  if constexpr (kWidth == 8) {
+    h = SplitMix64((seed ^ 9) ^ (1 | (value << 8)));  // bytes 0-7: the valid byte, 7 of the value's
+    h = SplitMix64(h ^ (value >> 56) ^ kLastWord);    // the tail: its last byte
+  } else {
+    h = SplitMix64((seed ^ 5) ^ (1 | ((value & 0xffffffff) << 8)) ^ kLastWord);  // all a tail
+  }
+  return h == 0 ? 1 : h;
+}
+
 struct RowLocation {
   uint32_t file = 0;  // PrimaryKeyIndex::FilePath(file)
   int64_t pos = 0;

@@ -53,6 +53,28 @@ TEST(KeyTableTest, SeededHashDependsOnEveryByteOfKeysOfEveryLength) {
   }
 }
 
+TEST(KeyTableTest, TheHashOfAValidValueIsTheHashOfTheKeyBuiltFromIt) {
+  // The key AppendValueKey builds: a byte 1, then the value's bytes.
+  auto built = [](const void* value, size_t width) {
+    std::string key(1, '\1');
+    key.append(static_cast<const char*>(value), width);
+    return key;
+  };
+  std::mt19937_64 random(11);
+  std::vector<uint64_t> values = {
+      0, 1, 0xff, uint64_t{1} << 56, ~uint64_t{0}, uint64_t{0x8000000000000000}};
+  for (int i = 0; i < 1000; ++i) values.push_back(random());
+  for (uint64_t seed : {uint64_t{0}, uint64_t{42}, ~uint64_t{0}}) {
+    for (uint64_t v : values) {
+      EXPECT_EQ(SeededHashOfValidValue<8>(seed, v), SeededHash(seed, built(&v, 8)))
+          << "seed " << seed << ", 8 bytes " << v;
+      const uint32_t narrow = static_cast<uint32_t>(v >> 7);
+      EXPECT_EQ(SeededHashOfValidValue<4>(seed, narrow), SeededHash(seed, built(&narrow, 4)))
+          << "seed " << seed << ", 4 bytes " << narrow;
+    }
+  }
+}
+
 TEST(KeyTableTest, AgreesWithAMapThroughInsertsUpdatesAndErases) {
   std::mt19937_64 rng(42);
   KeyTable table;

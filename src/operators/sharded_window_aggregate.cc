@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "columnar/column_ops.h"
@@ -18,7 +19,6 @@ using internal::kStateDelta;
 using internal::Put;
 
 constexpr uint32_t kShardsMagic = 0x48534C53;  // "SLSH"
-constexpr uint64_t kShardSeed = 0x736c7569636533ull;
 
 // The group key of row `r` as WindowAggregate builds it (columns 1..keys).
 void KeyOf(const Batch& rows, size_t keys, int64_t r, std::string* key) {
@@ -45,36 +45,30 @@ Result<std::unique_ptr<ShardedWindowAggregate>> ShardedWindowAggregate::Make(
   return s;
 }
 
-int ShardedWindowAggregate::ShardOf(std::string_view key) const {
-  // The hash's high half scaled to the shards (no division). Within a run
-  // only: a state file holds every shard's keys, so restoring shards them
-  // again. Its seed is a constant, and each shard's group tables hash with
-  // seeds of their own, so a shard's keys spread over its tables' slots.
-  uint64_t high = SeededHash(kShardSeed, key) >> 32;
-  return static_cast<int>((high * shards_.size()) >> 32);
-}
-
 void ShardedWindowAggregate::AssignShards(const Batch& rows, int64_t begin, int64_t end,
                                           ShardIds* shard) const {
   if (options_.key_types.size() == 1) {
-    // One key column of 8 or 4 bytes (an id, a time): its key built in
-    // place, as AppendValueKey builds it (a valid byte, then the value's).
+    // One key column of 8 or 4 bytes (an id, a time): its key's hash taken
+    // from the value, as ShardOf hashes the key AppendValueKey builds (a
+    // valid byte, then the value's).
     const Column& column = rows.columns[1];
     const DataType& type = *column.type();
     const int width =
         type.is_binary_like() || type.id() == TypeId::kBoolean ? 0 : type.value_width();
     auto assign = [&]<int kWidth>() {
       static constexpr char kNull[1] = {0};
-      char key[1 + kWidth];
-      key[0] = 1;
+      const uint16_t null_shard = static_cast<uint16_t>(ShardOf({kNull, 1}));
       const uint8_t* values = column.data<uint8_t>();
+      uint16_t* out = shard->data();
       for (int64_t r = begin; r < end; ++r) {
         if (column.IsNull(r)) {
-          (*shard)[r] = static_cast<uint16_t>(ShardOf({kNull, 1}));
+          out[r] = null_shard;
           continue;
         }
-        std::memcpy(key + 1, values + r * kWidth, kWidth);
-        (*shard)[r] = static_cast<uint16_t>(ShardOf({key, sizeof(key)}));
+        std::conditional_t<kWidth == 8, uint64_t, uint32_t> value;
+        std::memcpy(&value, values + r * kWidth, kWidth);
+        out[r] =
+            static_cast<uint16_t>(ShardOfHash(SeededHashOfValidValue<kWidth>(kShardSeed, value)));
       }
     };
     if (width == 8) return assign.template operator()<8>();

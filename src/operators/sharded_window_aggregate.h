@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/task_pool.h"
+#include "operators/key_table.h"
 #include "operators/window_aggregate.h"
 
 namespace sluice::operators {
@@ -46,7 +47,7 @@ class ShardedWindowAggregate {
   void AssignShards(const Batch& rows, int64_t begin, int64_t end, ShardIds* shard) const;
   // The shard of a group key (the key columns' AppendValueKey bytes): a
   // row's, as AssignShards gives it, and a restored key's.
-  int ShardOf(std::string_view key) const;
+  int ShardOf(std::string_view key) const { return ShardOfHash(SeededHash(kShardSeed, key)); }
   // `shard`: every row's, from AssignShards (nullptr: assigned here, on the
   // pool).
   Status Add(const Batch& rows, const std::vector<int64_t>& watermarks, std::vector<LateRow>* late,
@@ -87,6 +88,14 @@ class ShardedWindowAggregate {
   Status Restore(std::string_view bytes);
 
  private:
+  // The hash's high half scaled to the shards (no division). Within a run
+  // only: a state file holds every shard's keys, so restoring shards them
+  // again. Its seed is a constant, and each shard's group tables hash with
+  // seeds of their own, so a shard's keys spread over its tables' slots.
+  static constexpr uint64_t kShardSeed = 0x736c7569636533ull;
+  int ShardOfHash(uint64_t hash) const {
+    return static_cast<int>(((hash >> 32) * shards_.size()) >> 32);
+  }
   ShardedWindowAggregate(WindowAggregateOptions options, TaskPool* pool)
       : options_(std::move(options)), pool_(pool) {}
   Status RestoreShardContainer(std::string_view bytes);  // "SLSH"
