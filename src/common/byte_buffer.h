@@ -8,14 +8,17 @@
 // first, so that a parser's look-ahead reads only bytes written (what MSan
 // and valgrind check).
 //
-// A block is reused: clear() keeps it. Not thread-safe.
+// A block is reused: clear() keeps it. A block of kHugeBlock bytes or more
+// (a batch's records) is aligned to and rounded up to kHugeBlock and advised
+// to the kernel as huge pages: each of its 4 KiB pages would otherwise cost a
+// page fault the first time it is written, several microseconds each in a
+// virtual machine (bench/README.md "Page faults"). Not thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <new>
 #include <string_view>
 #include <utility>
 
@@ -25,6 +28,8 @@ class ByteBuffer {
  public:
   // Readable bytes past size(), whatever their content (simdjson's padding).
   static constexpr size_t kPadding = 64;
+  // A huge page of x86-64 and arm64 (with 4 KiB pages).
+  static constexpr size_t kHugeBlock = size_t{2} << 20;
 
   ByteBuffer() = default;
   ByteBuffer(ByteBuffer&& other) noexcept { *this = std::move(other); }
@@ -63,7 +68,8 @@ class ByteBuffer {
     if (data_) std::memset(data_.get() + size_, 0, kPadding);
   }
   // Room for `n` bytes in all without growing again: a block of exactly `n`
-  // when short (the caller knows what it needs; Extend doubles).
+  // when short (the caller knows what it needs; Extend doubles), or of `n`
+  // rounded up to a huge block.
   void Reserve(size_t n) {
     if (n > capacity_) Resize(n);
   }
@@ -74,14 +80,9 @@ class ByteBuffer {
   };
   // At least `n` bytes, doubling.
   void Grow(size_t n) { Resize(capacity_ * 2 > n ? capacity_ * 2 : n); }
-  // Exactly `to` bytes: realloc moves the bytes (or keeps the block).
-  void Resize(size_t to) {
-    void* p = std::realloc(data_.get(), to + kPadding);
-    if (p == nullptr) throw std::bad_alloc();
-    (void)data_.release();
-    data_.reset(static_cast<char*>(p));
-    capacity_ = to;
-  }
+  // Exactly `to` bytes (or more, in a huge block): realloc moves the bytes
+  // (or keeps the block); into a huge block, the bytes held are copied.
+  void Resize(size_t to);
 
   std::unique_ptr<char, Free> data_;
   size_t size_ = 0;
