@@ -1,31 +1,32 @@
 #include "common/byte_buffer.h"
 
-#include <sys/mman.h>
-
 #include <new>
 
 namespace sluice {
 
 void ByteBuffer::Resize(size_t to) {
-  if (to + kPadding < kHugeBlock) {
-    void* p = std::realloc(data_.get(), to + kPadding);
+  if (to + kPadding < kHugePageBytes) {
+    void* p = std::realloc(data_, to + kPadding);
     if (p == nullptr) throw std::bad_alloc();
-    (void)data_.release();
-    data_.reset(static_cast<char*>(p));
+    data_ = static_cast<char*>(p);
     capacity_ = to;
     return;
   }
-  const size_t bytes = (to + kPadding + kHugeBlock - 1) / kHugeBlock * kHugeBlock;
-  void* p = std::aligned_alloc(kHugeBlock, bytes);
-  if (p == nullptr) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  // (Advice: where the kernel has no huge pages to give, or they are turned
-  // off, the block is pages as any other.)
-  (void)madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-  if (size_ > 0) std::memcpy(p, data_.get(), size_);
-  data_.reset(static_cast<char*>(p));
-  capacity_ = bytes - kPadding;
+  HugeBlock block = MapHugeBlock(to + kPadding);
+  if (size_ > 0) std::memcpy(block.data, data_, size_);
+  Release();
+  data_ = static_cast<char*>(block.data);
+  capacity_ = block.bytes - kPadding;
+}
+
+void ByteBuffer::Release() {
+  if (Huge()) {
+    UnmapHugeBlock({data_, capacity_ + kPadding});
+  } else {
+    std::free(data_);
+  }
+  data_ = nullptr;
+  capacity_ = 0;
 }
 
 }  // namespace sluice

@@ -8,19 +8,19 @@
 // first, so that a parser's look-ahead reads only bytes written (what MSan
 // and valgrind check).
 //
-// A block is reused: clear() keeps it. A block of kHugeBlock bytes or more
-// (a batch's records) is aligned to and rounded up to kHugeBlock and advised
-// to the kernel as huge pages: each of its 4 KiB pages would otherwise cost a
-// page fault the first time it is written, several microseconds each in a
-// virtual machine (bench/README.md "Page faults"). Not thread-safe.
+// A block is reused: clear() keeps it. A block of kHugePageBytes or more (a
+// batch's records) is a huge-page block (common/huge_pages.h), rounded up to
+// whole huge pages: each of its 4 KiB pages would otherwise cost a page fault
+// the first time it is written. Not thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <string_view>
 #include <utility>
+
+#include "common/huge_pages.h"
 
 namespace sluice {
 
@@ -28,32 +28,34 @@ class ByteBuffer {
  public:
   // Readable bytes past size(), whatever their content (simdjson's padding).
   static constexpr size_t kPadding = 64;
-  // A huge page of x86-64 and arm64 (with 4 KiB pages).
-  static constexpr size_t kHugeBlock = size_t{2} << 20;
 
   ByteBuffer() = default;
   ByteBuffer(ByteBuffer&& other) noexcept { *this = std::move(other); }
   ByteBuffer& operator=(ByteBuffer&& other) noexcept {
-    data_ = std::move(other.data_);
-    size_ = std::exchange(other.size_, 0);
-    capacity_ = std::exchange(other.capacity_, 0);
+    if (this != &other) {
+      Release();
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+      capacity_ = std::exchange(other.capacity_, 0);
+    }
     return *this;
   }
+  ~ByteBuffer() { Release(); }
 
-  char* data() { return data_.get(); }
-  const char* data() const { return data_.get(); }
+  char* data() { return data_; }
+  const char* data() const { return data_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   // Bytes it can hold before it grows (the padding not counted).
   size_t capacity() const { return capacity_; }
-  std::string_view view() const { return {data_.get(), size_}; }
+  std::string_view view() const { return {data_, size_}; }
 
   void clear() { size_ = 0; }
   // Grows by `n` bytes left as they are (unwritten when new): where they start,
   // valid until the next growth.
   char* Extend(size_t n) {
     if (capacity_ - size_ < n) Grow(size_ + n);
-    char* at = data_.get() + size_;
+    char* at = data_ + size_;
     size_ += n;
     return at;
   }
@@ -65,7 +67,7 @@ class ByteBuffer {
   }
   // Zeroes the kPadding bytes past size() (none when nothing was allocated).
   void ZeroPadding() {
-    if (data_) std::memset(data_.get() + size_, 0, kPadding);
+    if (data_) std::memset(data_ + size_, 0, kPadding);
   }
   // Room for `n` bytes in all without growing again: a block of exactly `n`
   // when short (the caller knows what it needs; Extend doubles), or of `n`
@@ -75,16 +77,16 @@ class ByteBuffer {
   }
 
  private:
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
-  };
   // At least `n` bytes, doubling.
   void Grow(size_t n) { Resize(capacity_ * 2 > n ? capacity_ * 2 : n); }
-  // Exactly `to` bytes (or more, in a huge block): realloc moves the bytes
-  // (or keeps the block); into a huge block, the bytes held are copied.
+  // Exactly `to` bytes (or more, in a huge-page block); the bytes held are
+  // kept (realloc may keep the block).
   void Resize(size_t to);
+  // Whether the block is a huge-page block (only blocks this large are).
+  bool Huge() const { return capacity_ + kPadding >= kHugePageBytes; }
+  void Release();
 
-  std::unique_ptr<char, Free> data_;
+  char* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;
 };

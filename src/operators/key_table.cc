@@ -1,7 +1,5 @@
 #include "operators/key_table.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -11,6 +9,7 @@
 #include <utility>
 
 #include "common/hash.h"
+#include "common/huge_pages.h"
 
 namespace sluice::operators {
 
@@ -33,30 +32,15 @@ uint64_t ProcessSeed() {
 
 }  // namespace
 
-// Arrays of at least this many bytes are mapped (huge-page aligned).
+// Arrays of at least this many bytes are huge-page blocks.
 constexpr size_t kMapBytes = size_t{4} << 20;
-constexpr size_t kHugePage = size_t{2} << 20;
 
 KeyTable::Slots::Slots(size_t n) : n_(n) {
   size_t bytes = n * sizeof(Slot);
   if (bytes >= kMapBytes) {
-    // Mapped a huge page more than needed, then aligned to one.
-    size_t mapped = (bytes + 2 * kHugePage - 1) / kHugePage * kHugePage;
-    void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    uintptr_t start = reinterpret_cast<uintptr_t>(p);
-    uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
-    size_t head = aligned - start;
-    if (head > 0) munmap(p, head);
-    size_t tail = mapped - head - (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    mapped -= head;
-    if (tail > 0) {
-      munmap(reinterpret_cast<char*>(aligned) + (mapped - tail), tail);
-      mapped -= tail;
-    }
-    madvise(reinterpret_cast<void*>(aligned), mapped, MADV_HUGEPAGE);  // (a hint)
-    data_ = reinterpret_cast<Slot*>(aligned);
-    mapped_ = mapped;
+    HugeBlock block = MapHugeBlock(bytes);
+    data_ = static_cast<Slot*>(block.data);
+    mapped_ = block.bytes;
   } else if (n > 0) {
     data_ = static_cast<Slot*>(std::calloc(n, sizeof(Slot)));
     if (data_ == nullptr) throw std::bad_alloc();
@@ -77,7 +61,7 @@ KeyTable::Slots& KeyTable::Slots::operator=(const Slots& other) {
 
 KeyTable::Slots::~Slots() {
   if (mapped_ > 0) {
-    munmap(data_, mapped_);
+    UnmapHugeBlock({data_, mapped_});
   } else {
     std::free(data_);
   }

@@ -182,9 +182,9 @@ class KeyTable {
     uint64_t ref = 0;   // arena offset << 24 | length (kLong: a u64 length first)
     RowLocation at;
   };
-  // A zeroed array of slots. A large one is mapped memory the kernel may
-  // back with huge pages: one page fault per 2 MiB instead of per 4 KiB, and
-  // fewer TLB misses on random probes.
+  // A zeroed array of slots. A large one is a huge-page block
+  // (common/huge_pages.h): one page fault per 2 MiB instead of per 4 KiB,
+  // and fewer TLB misses on random probes.
   class Slots {
    public:
     Slots() = default;
@@ -218,7 +218,7 @@ class KeyTable {
     }
     Slot* data_ = nullptr;
     size_t n_ = 0;
-    size_t mapped_ = 0;  // bytes mapped at data_ (0: from calloc)
+    size_t mapped_ = 0;  // the huge-page block's bytes at data_ (0: from calloc)
   };
   static constexpr uint64_t kLong = (uint64_t{1} << 24) - 1;
   std::string_view KeyOf(const Slot& s) const;

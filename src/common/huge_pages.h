@@ -1,0 +1,33 @@
+// Huge-page blocks: mapped memory for large arrays that are written through
+// once they are made (a batch's records read in place, a key table's slots),
+// aligned to and rounded up to kHugePageBytes and advised to the kernel as
+// transparent huge pages (MADV_HUGEPAGE). The first write to each 4 KiB page
+// of ordinary memory is a page fault, several microseconds each in a virtual
+// machine (bench/README.md "Page faults of a batch's records"); a huge page
+// is one fault per 2 MiB, and fewer TLB misses on random reads. The advice
+// is a hint: where the kernel has no huge page to give, or they are turned
+// off, the block is ordinary pages.
+//
+// A block is zeroed (fresh mapped memory), and costs a mapping of its own:
+// for arrays of megabytes, not for many small ones.
+#pragma once
+
+#include <cstddef>
+
+namespace sluice {
+
+// A huge page of x86-64 and arm64 (with 4 KiB pages).
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+struct HugeBlock {
+  void* data = nullptr;
+  size_t bytes = 0;  // what was asked, rounded up to kHugePageBytes
+};
+
+// A zeroed block of at least `bytes` (> 0) bytes; throws std::bad_alloc when
+// it cannot be mapped.
+HugeBlock MapHugeBlock(size_t bytes);
+// Unmaps a block MapHugeBlock made (none: a no-op).
+void UnmapHugeBlock(HugeBlock block);
+
+}  // namespace sluice
