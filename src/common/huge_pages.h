@@ -3,10 +3,10 @@
 // aligned to and rounded up to kHugePageBytes and advised to the kernel as
 // transparent huge pages (MADV_HUGEPAGE). The first write to each 4 KiB page
 // of ordinary memory is a page fault, several microseconds each in a virtual
-// machine (bench/README.md "Page faults of a batch's records"); a huge page
-// is one fault per 2 MiB, and fewer TLB misses on random reads. The advice
-// is a hint: where the kernel has no huge page to give, or they are turned
-// off, the block is ordinary pages.
+// machine (bench/README.md, "Page faults of a batch's records; shard ids from
+// the value"); a huge page is one fault per 2 MiB, and fewer TLB misses on
+// random reads. The advice is a hint: where the kernel has no huge page to
+// give, or they are turned off, the block is ordinary pages.
 //
 // A block is zeroed (fresh mapped memory), and costs a mapping of its own:
 // for arrays of megabytes, not for many small ones.
