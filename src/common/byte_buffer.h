@@ -1,17 +1,20 @@
-// ByteBuffer: bytes in one heap block that grows without writing what it
-// adds, for a buffer that read() or a decoder fills in place (a std::string's
+// ByteBuffer: bytes in one block that grows without writing what it adds,
+// for a buffer that read() or a decoder fills in place (a std::string's
 // resize writes every new byte first), and that keeps kPadding readable bytes
 // past its end, so that a parser that reads ahead (simdjson) can parse any
 // part of it in place (once it has held a byte). Bytes past size() are
 // readable but need not have been written, until ZeroPadding writes the
 // kPadding bytes past the end: a buffer handed to a parser has it called
 // first, so that a parser's look-ahead reads only bytes written (what MSan
-// and valgrind check).
+// and valgrind check, in heap blocks).
 //
 // A block is reused: clear() keeps it. A block of kHugePageBytes or more (a
 // batch's records) is a huge-page block (common/huge_pages.h), rounded up to
 // whole huge pages: each of its 4 KiB pages would otherwise cost a page fault
-// the first time it is written. Not thread-safe.
+// the first time it is written. Such a block is mapped memory, zeroed when
+// mapped: MSan and valgrind take all of it as written, and ASan does not
+// check it (a pointer kept across a growth reads unmapped memory or another
+// mapping, not a freed heap block). Not thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -70,8 +73,8 @@ class ByteBuffer {
     if (data_) std::memset(data_ + size_, 0, kPadding);
   }
   // Room for `n` bytes in all without growing again: a block of exactly `n`
-  // when short (the caller knows what it needs; Extend doubles), or of `n`
-  // rounded up to a huge block.
+  // when short (the caller knows what it needs; Extend doubles), or, from
+  // kHugePageBytes on, of `n` and the padding rounded up to whole huge pages.
   void Reserve(size_t n) {
     if (n > capacity_) Resize(n);
   }

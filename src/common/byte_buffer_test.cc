@@ -71,6 +71,30 @@ TEST(ByteBuffer, ABlockOfAHugePageOrMoreIsAHugePageBlockAndKeepsItsBytesAsItGrow
   EXPECT_EQ(b.data()[b.size() - 2], 'z');
 }
 
+TEST(ByteBuffer, AMoveTakesAHugeBlockAndOneMovedOntoLetsItsOwnGo) {
+  ByteBuffer huge;
+  huge.Reserve(kHugePageBytes);
+  huge.Append("big");
+  ByteBuffer small;
+  small.Append("small");
+  const char* block = huge.data();
+  small = std::move(huge);  // the small block freed (ASan: no leak)
+  EXPECT_EQ(small.data(), block);
+  EXPECT_EQ(small.view(), "big");
+  EXPECT_EQ(huge.capacity(), 0u);
+  EXPECT_EQ(huge.data(), nullptr);
+  ByteBuffer other;
+  other.Reserve(kHugePageBytes);
+  small = std::move(other);  // the huge block unmapped, another taken
+  EXPECT_TRUE(small.empty());
+  EXPECT_GE(small.capacity(), kHugePageBytes);
+  ByteBuffer& same = small;
+  small = std::move(same);  // a self-move keeps the block
+  EXPECT_GE(small.capacity(), kHugePageBytes);
+  small.Append("x");
+  EXPECT_EQ(small.view(), "x");
+}
+
 TEST(ByteBuffer, PaddingPastTheEndIsReadable) {
   ByteBuffer b;
   b.Append("{}");

@@ -45,7 +45,8 @@ TEST(HugePages, ABlockIsZeroedAlignedRoundedUpAndAdvisedHuge) {
   const auto* bytes = static_cast<const unsigned char*>(block.data);
   for (size_t i = 0; i < block.bytes; i += 4096) ASSERT_EQ(bytes[i], 0) << "byte " << i;
   EXPECT_EQ(bytes[block.bytes - 1], 0);
-  static_cast<unsigned char*>(block.data)[block.bytes - 1] = 7;  // writable to its end
+  static_cast<volatile unsigned char*>(block.data)[block.bytes - 1] = 7;  // writable to its end
+  EXPECT_EQ(static_cast<volatile unsigned char*>(block.data)[block.bytes - 1], 7);
   if (std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) {
     // "hg": the kernel was advised to back it with huge pages. The mapping is
     // the block alone (what was mapped around it to align it is unmapped).

@@ -79,6 +79,7 @@ inline uint64_t SeededHash(uint64_t seed, std::string_view key) {
 template <int kWidth>
 inline uint64_t SeededHashOfValidValue(uint64_t seed, uint64_t value) {
   static_assert(kWidth == 4 || kWidth == 8);
+  static_assert(std::endian::native == std::endian::little, "SeededHash loads little-endian words");
   constexpr uint64_t kLastWord = uint64_t{0xff} << 56;  // as SeededHash marks its tail
   uint64_t h;
   if constexpr (kWidth == 8) {

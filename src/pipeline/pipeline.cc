@@ -377,7 +377,8 @@ Result<int64_t> Pipeline::Poll(int timeout_ms) {
     const auto limit = static_cast<size_t>(options_.batch_bytes);
     const auto want = static_cast<size_t>(std::min(expected, static_cast<double>(limit)));
     // (With an eighth more, up to batch_bytes: the bytes a record drift as a
-    // run goes on, and each growth copies the whole block, its stale bytes too.)
+    // run goes on, and each growth is a new block whose pages are faulted in
+    // anew, and a heap block's growth copies the whole block, stale bytes too.)
     if (polling_.raw.capacity() < want) polling_.raw.Reserve(std::min(want + want / 8, limit));
   }
   Result<int64_t> polled = source_->PollInto(options_.poll_bytes, timeout_ms, &polling_);
