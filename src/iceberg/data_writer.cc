@@ -148,6 +148,7 @@ Result<DataWriterOptions> DataWriterOptionsFromProperties(
   RETURN_IF_ERROR(get_int("write.parquet.row-group-size-bytes", &o.parquet.row_group_bytes));
   RETURN_IF_ERROR(get_int("sluice.write.parquet.row-group-rows", &o.parquet.row_group_rows));
   RETURN_IF_ERROR(get_int("write.parquet.page-size-bytes", &o.parquet.page_bytes));
+  RETURN_IF_ERROR(get_int("write.parquet.page-row-limit", &o.parquet.page_rows));
   RETURN_IF_ERROR(get_int("write.target-file-size-bytes", &o.target_file_bytes));
   return o;
 }

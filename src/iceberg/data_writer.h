@@ -116,7 +116,7 @@ inline constexpr int kStreamingZstdLevel = 1;
 // The parquet writer options from table properties (write.parquet.compression-codec,
 // write.parquet.compression-level, write.parquet.row-group-size-bytes,
 // sluice.write.parquet.row-group-rows, write.parquet.page-size-bytes,
-// write.target-file-size-bytes). For kStreaming
+// write.parquet.page-row-limit, write.target-file-size-bytes). For kStreaming
 // the level is sluice.write.streaming-compression-level when set, else
 // write.parquet.compression-level when set, else kStreamingZstdLevel for zstd
 // (the codec's default for the others).

@@ -209,5 +209,18 @@ TEST(DataWriter, RowsPerRowGroupComeFromATablePropertyAndAreCappedByDefault) {
                StatusCode::kInvalidArgument, "sluice.write.parquet.row-group-rows");
 }
 
+// A data page holds at most 20,000 rows (Iceberg's default) unless the table
+// says otherwise.
+TEST(DataWriter, RowsPerPageComeFromIcebergsPageRowLimitProperty) {
+  ASSERT_OK_AND_ASSIGN(DataWriterOptions plain, DataWriterOptionsFromProperties({}));
+  EXPECT_EQ(plain.parquet.page_rows, 20000);
+  ASSERT_OK_AND_ASSIGN(DataWriterOptions set,
+                       DataWriterOptionsFromProperties({{"write.parquet.page-row-limit", "5000"}},
+                                                       WriteRole::kStreaming));
+  EXPECT_EQ(set.parquet.page_rows, 5000);
+  ASSERT_ERROR(DataWriterOptionsFromProperties({{"write.parquet.page-row-limit", "-1"}}),
+               StatusCode::kInvalidArgument, "write.parquet.page-row-limit");
+}
+
 }  // namespace
 }  // namespace sluice::iceberg

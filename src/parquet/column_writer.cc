@@ -147,7 +147,10 @@ class TypedColumnWriter final : public ColumnWriter {
     } else {
       AppendPlain(values_.data(), n);
     }
-    if (EstimatedPageSize() >= options_.page_bytes) return FlushPage();
+    if (EstimatedPageSize() >= options_.page_bytes ||
+        (options_.page_rows > 0 && page_rows_ >= options_.page_rows)) {
+      return FlushPage();
+    }
     return Status::OK();
   }
 
@@ -190,6 +193,8 @@ class TypedColumnWriter final : public ColumnWriter {
     }
     return Status::OK();
   }
+
+  int64_t PageRows() const override { return page_rows_; }
 
   int64_t BufferedSize() const override {
     return pages_bytes_ + EstimatedPageSize() + (mode_ == kPlain ? 0 : dict_.plain_size());

@@ -52,6 +52,10 @@ class ColumnWriter {
   virtual Status AppendPages(CopiedPages&& pages) = 0;
   // Bytes the current chunk would take: compressed pages plus the open page.
   virtual int64_t BufferedSize() const = 0;
+  // Rows the open page holds (a page is flushed once it holds
+  // options.page_rows, so a slice of at most page_rows - PageRows() rows
+  // keeps it within the limit).
+  virtual int64_t PageRows() const = 0;
   // Writes the chunk (dictionary page first) at out's position, fills `chunk`
   // and starts a new chunk.
   virtual Status FlushChunk(OutputFile* out, ColumnChunk* chunk) = 0;

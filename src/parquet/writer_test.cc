@@ -253,6 +253,73 @@ const ColumnMetaData& Chunk(const FileMetaData& md, int rg, int col) {
   return *md.row_groups[rg].columns[col].meta_data;
 }
 
+// The values (levels) of each data page of a column chunk, in file order.
+std::vector<int64_t> DataPageValues(const std::string& file, const ColumnMetaData& chunk) {
+  std::vector<int64_t> out;
+  size_t at = static_cast<size_t>(chunk.dictionary_page_offset.value_or(chunk.data_page_offset));
+  const size_t end = at + static_cast<size_t>(chunk.total_compressed_size);
+  while (at < end) {
+    size_t consumed = 0;
+    auto h = DeserializePageHeader(std::string_view(file).substr(at), &consumed);
+    EXPECT_TRUE(h.ok()) << h.status().ToString();
+    if (!h.ok()) break;
+    if (h->data_page_header) out.push_back(h->data_page_header->num_values);
+    if (h->data_page_header_v2) out.push_back(h->data_page_header_v2->num_values);
+    at += consumed + static_cast<size_t>(h->compressed_page_size);
+  }
+  return out;
+}
+
+// Values that encode to a few bits each (a dictionary of three) would fill a
+// 1 MiB page with millions of rows: the row limit cuts pages at 20,000 rows,
+// also where a batch's slices straddle the limit, in every column, with
+// each page version; a limit of 0 leaves pages to their bytes.
+TEST(ParquetWriter, ADataPageHoldsAtMostItsRowLimit) {
+  auto schema = MakeSchema("k STRING NOT NULL, n BIGINT");
+  const int64_t rows = 50005;
+  Batch first = Batch::Make(schema), rest = Batch::Make(schema);
+  for (int64_t i = 0; i < rows; ++i) {
+    Batch& b = i < 7001 ? first : rest;  // (slices of 4,096 rows do not meet 20,000)
+    b.columns[0].AppendBytes(fmt::format("kind{}", i % 3));
+    if (i % 5 == 0) {
+      b.columns[1].AppendNull();
+    } else {
+      b.columns[1].Append<int64_t>(i % 7);
+    }
+  }
+  auto io = MakeMemoryFileIO();
+  for (bool v2 : {false, true}) {
+    SCOPED_TRACE(v2 ? "v2" : "v1");
+    WriterOptions o;
+    o.data_page_v2 = v2;
+    ASSERT_EQ(o.page_rows, 20000);
+    ASSERT_OK_AND_ASSIGN(Written w, WriteFile(io.get(), "p.parquet", *schema, {&first, &rest}, o));
+    FileMetaData md;
+    ASSERT_OK_AND_ASSIGN(auto got, ReadBack(io.get(), "p.parquet", &md));
+    std::vector<std::string> want = Rows(first), tail = Rows(rest);
+    want.insert(want.end(), tail.begin(), tail.end());
+    EXPECT_EQ(got, want);
+    ASSERT_EQ(md.row_groups.size(), 1u);
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_EQ(DataPageValues(w.bytes, Chunk(md, 0, c)),
+                (std::vector<int64_t>{20000, 20000, 10005}))
+          << "column " << c;
+    }
+    o.page_rows = 0;
+    ASSERT_OK_AND_ASSIGN(w, WriteFile(io.get(), "q.parquet", *schema, {&first, &rest}, o));
+    ASSERT_OK_AND_ASSIGN(got, ReadBack(io.get(), "q.parquet", &md));
+    EXPECT_EQ(got, want);
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_EQ(DataPageValues(w.bytes, Chunk(md, 0, c)), (std::vector<int64_t>{rows}));
+    }
+  }
+  WriterOptions bad;
+  bad.page_rows = -1;
+  ASSERT_OK_AND_ASSIGN(auto out, io->OpenOutput("r.parquet", true));
+  ASSERT_ERROR(ParquetWriter::Open(std::move(out), *schema, bad), StatusCode::kInvalidArgument,
+               "r.parquet");
+}
+
 bool HasEncoding(const ColumnMetaData& c, Encoding e) {
   return std::find(c.encodings.begin(), c.encodings.end(), e) != c.encodings.end();
 }
