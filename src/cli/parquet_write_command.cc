@@ -25,6 +25,7 @@ struct WriteArgs {
   int level = 0;
   int64_t row_group_rows = parquet::WriterOptions{}.row_group_rows;
   int64_t page_size = 0;
+  int64_t page_rows = parquet::WriterOptions{}.page_rows;
   bool no_dictionary = false;
   bool verbose = false;
   bool progress = false;
@@ -41,6 +42,7 @@ Status RunWrite(const WriteArgs& args) {
   options.compression_level = args.level;
   options.row_group_rows = args.row_group_rows;
   if (args.page_size > 0) options.page_bytes = args.page_size;
+  options.page_rows = args.page_rows;
   options.dictionary = !args.no_dictionary;
 
   ASSIGN_OR_RETURN(auto input, JsonLinesReader::Open(args.input, schema));
@@ -86,6 +88,9 @@ void RegisterParquetWriteCommand(CLI::App& parquet, int* exit_code) {
       ->check(AtLeast(1));
   cmd->add_option("--page-size", args->page_size, "Data page size in bytes (default 1 MiB)")
       ->check(AtLeast(1));
+  cmd->add_option("--page-rows", args->page_rows, "Rows per data page, at most (0 = no limit)")
+      ->capture_default_str()
+      ->check(AtLeast(0));
   cmd->add_flag("--no-dictionary", args->no_dictionary, "Write PLAIN values only");
   cmd->add_flag("--verbose", args->verbose, "Print rows, bytes and time to stderr");
   cmd->add_flag("--progress", args->progress,

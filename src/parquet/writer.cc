@@ -280,7 +280,11 @@ Result<std::unique_ptr<ParquetWriter>> ParquetWriter::Open(std::unique_ptr<Outpu
   if (file == nullptr) return Status::Invalid("ParquetWriter: no output file");
   if (options.page_bytes <= 0 || options.row_group_bytes <= 0 || options.row_group_rows < 0 ||
       options.page_rows < 0) {
-    return Status::Invalid("file {}: page and row group sizes must be positive", file->path());
+    return Status::Invalid(
+        "file {}: page_bytes ({}) and row_group_bytes ({}) must be positive, page_rows ({}) and "
+        "row_group_rows ({}) not negative",
+        file->path(), options.page_bytes, options.row_group_bytes, options.page_rows,
+        options.row_group_rows);
   }
   auto impl = std::make_unique<Impl>(std::move(file), schema, std::move(options));
   RETURN_IF_ERROR(impl->Init());

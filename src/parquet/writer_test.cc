@@ -317,7 +317,7 @@ TEST(ParquetWriter, ADataPageHoldsAtMostItsRowLimit) {
   bad.page_rows = -1;
   ASSERT_OK_AND_ASSIGN(auto out, io->OpenOutput("r.parquet", true));
   ASSERT_ERROR(ParquetWriter::Open(std::move(out), *schema, bad), StatusCode::kInvalidArgument,
-               "r.parquet");
+               "page_rows (-1)");
 }
 
 bool HasEncoding(const ColumnMetaData& c, Encoding e) {
