@@ -8,7 +8,7 @@
 namespace sluice {
 
 HugeBlock MapHugeBlock(size_t bytes) {
-  const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const size_t rounded = HugeBlockBytes(bytes);
   // A huge page more than needed, so that an aligned block lies within; the
   // head before it and the tail after it are unmapped.
   const size_t mapped = rounded + kHugePageBytes;

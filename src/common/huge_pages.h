@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
 
 namespace sluice {
 
@@ -29,5 +30,37 @@ struct HugeBlock {
 HugeBlock MapHugeBlock(size_t bytes);
 // Unmaps a block MapHugeBlock made (none: a no-op).
 void UnmapHugeBlock(HugeBlock block);
+// What MapHugeBlock maps for `bytes`: rounded up to kHugePageBytes.
+inline size_t HugeBlockBytes(size_t bytes) {
+  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
+// A std allocator for arrays that grow to megabytes and are refilled, kept
+// (a batch's records, sources/raw_batch.h): an array of half a huge page or
+// more is a huge-page block (rounded up, so at most half of it unused), a
+// smaller one comes from operator new. Stateless: any two are equal.
+template <typename T>
+struct HugePageAllocator {
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}  // NOLINT: a rebind
+
+  // Whether an array of n is a huge-page block.
+  static bool Huge(size_t n) { return n * sizeof(T) >= kHugePageBytes / 2; }
+  T* allocate(size_t n) {
+    if (!Huge(n)) return static_cast<T*>(::operator new(n * sizeof(T)));
+    return static_cast<T*>(MapHugeBlock(n * sizeof(T)).data);
+  }
+  void deallocate(T* p, size_t n) {
+    if (!Huge(n)) {
+      ::operator delete(p);
+      return;
+    }
+    UnmapHugeBlock({p, HugeBlockBytes(n * sizeof(T))});
+  }
+  bool operator==(const HugePageAllocator&) const { return true; }
+};
 
 }  // namespace sluice

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "common/testing.h"
 
@@ -59,6 +60,32 @@ TEST(HugePages, ABlockIsZeroedAlignedRoundedUpAndAdvisedHuge) {
   UnmapHugeBlock(block);
   EXPECT_EQ(MappingOf(block.data).flags, "") << "still mapped";
   UnmapHugeBlock({});  // none: a no-op
+}
+
+// A vector of the allocator: small, from the heap; from half a huge page on,
+// a huge-page block of its own (aligned, advised), its elements kept as it
+// grows and given back (unmapped) when it grows again or goes.
+TEST(HugePages, AnArrayOfHalfAHugePageOrMoreIsAHugePageBlock) {
+  using Allocator = HugePageAllocator<uint64_t>;
+  constexpr size_t kHalf = kHugePageBytes / 2 / sizeof(uint64_t);
+  EXPECT_FALSE(Allocator::Huge(kHalf - 1));
+  EXPECT_TRUE(Allocator::Huge(kHalf));
+  std::vector<uint64_t, Allocator> v;
+  for (uint64_t i = 0; i < 1000; ++i) v.push_back(i * 3);
+  v.reserve(kHalf);
+  const uint64_t* first = v.data();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % kHugePageBytes, 0u);
+  for (uint64_t i = v.size(); i < kHalf + 1; ++i) v.push_back(i * 3);  // grows: a new block
+  const uint64_t* second = v.data();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(second) % kHugePageBytes, 0u);
+  EXPECT_EQ(MappingOf(first).flags, "") << "the first block is still mapped";
+  for (uint64_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 3) << i;
+  if (std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) {
+    const Mapping m = MappingOf(second);
+    EXPECT_NE(m.flags.find(" hg"), std::string::npos) << m.flags;
+  }
+  std::vector<uint64_t, Allocator>().swap(v);
+  EXPECT_EQ(MappingOf(second).flags, "") << "still mapped after the vector went";
 }
 
 }  // namespace
