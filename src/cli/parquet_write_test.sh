@@ -66,7 +66,8 @@ done
 [ "$(stat -c %s "$tmp/rows100.parquet")" -gt "$(($(stat -c %s "$tmp/rows20000.parquet") + 300 * 8))" ] ||
   fail "--page-rows 100: $(stat -c %s "$tmp/rows100.parquet") bytes, no more pages than the default"
 "$sluice" parquet write --schema "$schema" --page-rows -1 "$tmp/good.jsonl" "$tmp/x.parquet" \
-  2> /dev/null && fail "--page-rows -1 accepted"
+  2> "$tmp/err" && fail "--page-rows -1 accepted"
+grep -q -- "--page-rows" "$tmp/err" || fail "--page-rows -1: message: $(cat "$tmp/err")"
 
 # Unknown codec and unreadable input are errors too.
 "$sluice" parquet write --schema "$schema" --codec brotli2 "$tmp/good.jsonl" "$tmp/x.parquet" \

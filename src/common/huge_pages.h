@@ -38,7 +38,10 @@ inline size_t HugeBlockBytes(size_t bytes) {
 // A std allocator for arrays that grow to megabytes and are refilled, kept
 // (a batch's records, sources/raw_batch.h): an array of half a huge page or
 // more is a huge-page block (rounded up, so at most half of it unused), a
-// smaller one comes from operator new. Stateless: any two are equal.
+// smaller one comes from operator new. Stateless: any two are equal. As with
+// ByteBuffer's blocks, ASan does not check a huge-page array's bounds or
+// lifetime (a pointer kept across a growth reads unmapped memory or another
+// mapping), and MSan and valgrind take it as written.
 template <typename T>
 struct HugePageAllocator {
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/endian.h"
@@ -84,6 +85,38 @@ void AppendLevelsV1(const std::vector<int16_t>& levels, int max_level, std::stri
   body->append(*scratch);
 }
 
+// The first `rows` rows of `s` (which holds more) and the rest: a row starts
+// at each repetition level 0; a value is a level at `max_def`.
+std::pair<LeafSlice, LeafSlice> SplitRows(const LeafSlice& s, int64_t rows, int max_def) {
+  int64_t levels = rows;
+  if (s.rep_levels != nullptr) {
+    int64_t row = 0;
+    for (levels = 0; levels < s.num_levels; ++levels) {
+      if (s.rep_levels[levels] == 0 && row++ == rows) break;
+    }
+  }
+  int64_t values = levels;
+  if (s.def_levels != nullptr) {
+    values = 0;
+    for (int64_t i = 0; i < levels; ++i) values += s.def_levels[i] == max_def ? 1 : 0;
+  }
+  LeafSlice head = s, tail = s;
+  head.num_levels = levels;
+  head.num_rows = rows;
+  head.num_values = values;
+  tail.num_levels = s.num_levels - levels;
+  tail.num_rows = s.num_rows - rows;
+  tail.num_values = s.num_values - values;
+  if (s.def_levels != nullptr) tail.def_levels = s.def_levels + levels;
+  if (s.rep_levels != nullptr) tail.rep_levels = s.rep_levels + levels;
+  if (s.positions != nullptr) {
+    tail.positions = s.positions + values;
+  } else {
+    tail.first = s.first + values;
+  }
+  return {head, tail};
+}
+
 // Values of the first page after which a mostly distinct column stops
 // building its dictionary.
 constexpr int64_t kDictionaryProbeValues = 16384;
@@ -110,48 +143,16 @@ class TypedColumnWriter final : public ColumnWriter {
     }
   }
 
-  Status Add(const LeafSlice& s) override {
-    if (s.def_levels) def_.insert(def_.end(), s.def_levels, s.def_levels + s.num_levels);
-    if (s.rep_levels) rep_.insert(rep_.end(), s.rep_levels, s.rep_levels + s.num_levels);
-    page_levels_ += s.num_levels;
-    page_rows_ += s.num_rows;
-    source_.Gather(s, &values_);
-    const int64_t n = static_cast<int64_t>(values_.size());
-    page_values_ += n;
-    if (mode_ == kDict && first_page_ && page_values_ - n >= kDictionaryProbeValues &&
-        dict_.size() * 2 > page_values_ - n) {
-      // Mostly distinct values so far: drop the dictionary before paying for
-      // more hashing.
-      DictionaryToPlain();
-      mode_ = kPlain;
+  Status Add(const LeafSlice& slice) override {
+    LeafSlice s = slice;
+    while (options_.page_rows > 0 && page_rows_ + s.num_rows > options_.page_rows) {
+      // (The page is flushed at the limit, so it holds fewer rows here.)
+      auto [head, tail] =
+          SplitRows(s, options_.page_rows - page_rows_, descriptor_.max_definition_level);
+      RETURN_IF_ERROR(AddRows(head));
+      s = tail;
     }
-    // Byte strings in dictionary pages get their statistics from the distinct
-    // values a page uses (StatsFromIndices), not value by value.
-    if (!kBytes || mode_ != kDict) UpdateStats();
-    if (mode_ == kDict) {
-      size_t base = indices_.size();
-      indices_.resize(base + n);
-      uint32_t* dst = indices_.data() + base;
-      for (int64_t k = 0; k < n; ++k) {
-        if constexpr (kBytes) {
-          dst[k] = dict_.GetOrInsert(values_[k]);
-        } else {
-          dst[k] = dict_.GetOrInsert(KeyBits(values_[k]));
-        }
-      }
-      if (dict_.plain_size() > options_.dictionary_page_bytes) {
-        RETURN_IF_ERROR(FlushPage());
-        if (mode_ == kDict) mode_ = kFallback;
-        return Status::OK();
-      }
-    } else {
-      AppendPlain(values_.data(), n);
-    }
-    if (EstimatedPageSize() >= options_.page_bytes ||
-        (options_.page_rows > 0 && page_rows_ >= options_.page_rows)) {
-      return FlushPage();
-    }
-    return Status::OK();
+    return AddRows(s);
   }
 
   Status AppendPages(CopiedPages&& p) override {
@@ -193,8 +194,6 @@ class TypedColumnWriter final : public ColumnWriter {
     }
     return Status::OK();
   }
-
-  int64_t PageRows() const override { return page_rows_; }
 
   int64_t BufferedSize() const override {
     return pages_bytes_ + EstimatedPageSize() + (mode_ == kPlain ? 0 : dict_.plain_size());
@@ -284,6 +283,51 @@ class TypedColumnWriter final : public ColumnWriter {
 
  private:
   enum Mode { kDict, kFallback, kPlain };
+
+  // A slice that leaves the open page within its row limit.
+  Status AddRows(const LeafSlice& s) {
+    if (s.def_levels) def_.insert(def_.end(), s.def_levels, s.def_levels + s.num_levels);
+    if (s.rep_levels) rep_.insert(rep_.end(), s.rep_levels, s.rep_levels + s.num_levels);
+    page_levels_ += s.num_levels;
+    page_rows_ += s.num_rows;
+    source_.Gather(s, &values_);
+    const int64_t n = static_cast<int64_t>(values_.size());
+    page_values_ += n;
+    if (mode_ == kDict && first_page_ && page_values_ - n >= kDictionaryProbeValues &&
+        dict_.size() * 2 > page_values_ - n) {
+      // Mostly distinct values so far: drop the dictionary before paying for
+      // more hashing.
+      DictionaryToPlain();
+      mode_ = kPlain;
+    }
+    // Byte strings in dictionary pages get their statistics from the distinct
+    // values a page uses (StatsFromIndices), not value by value.
+    if (!kBytes || mode_ != kDict) UpdateStats();
+    if (mode_ == kDict) {
+      size_t base = indices_.size();
+      indices_.resize(base + n);
+      uint32_t* dst = indices_.data() + base;
+      for (int64_t k = 0; k < n; ++k) {
+        if constexpr (kBytes) {
+          dst[k] = dict_.GetOrInsert(values_[k]);
+        } else {
+          dst[k] = dict_.GetOrInsert(KeyBits(values_[k]));
+        }
+      }
+      if (dict_.plain_size() > options_.dictionary_page_bytes) {
+        RETURN_IF_ERROR(FlushPage());
+        if (mode_ == kDict) mode_ = kFallback;
+        return Status::OK();
+      }
+    } else {
+      AppendPlain(values_.data(), n);
+    }
+    if (EstimatedPageSize() >= options_.page_bytes ||
+        (options_.page_rows > 0 && page_rows_ >= options_.page_rows)) {
+      return FlushPage();
+    }
+    return Status::OK();
+  }
 
   static Dict MakeDict(const ColumnDescriptor& d) {
     if constexpr (kBytes) {

@@ -42,6 +42,9 @@ class ColumnWriter {
                                                     PageCompressor* compressor);
   virtual ~ColumnWriter() = default;
 
+  // Adds a slice's rows to the open page, which is written once it reaches
+  // options.page_bytes (checked after the slice) or holds options.page_rows
+  // rows (the slice is cut there: no page written holds more).
   virtual Status Add(const LeafSlice& slice) = 0;
   // Appends another file's data pages of this leaf as they are (page_copy.h;
   // their bytes are moved out), after the pages added so far; the chunk
@@ -52,10 +55,6 @@ class ColumnWriter {
   virtual Status AppendPages(CopiedPages&& pages) = 0;
   // Bytes the current chunk would take: compressed pages plus the open page.
   virtual int64_t BufferedSize() const = 0;
-  // Rows the open page holds (a page is flushed once it holds
-  // options.page_rows, so a slice of at most page_rows - PageRows() rows
-  // keeps it within the limit).
-  virtual int64_t PageRows() const = 0;
   // Writes the chunk (dictionary page first) at out's position, fills `chunk`
   // and starts a new chunk.
   virtual Status FlushChunk(OutputFile* out, ColumnChunk* chunk) = 0;

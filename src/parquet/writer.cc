@@ -75,7 +75,7 @@ class ParquetWriter::Impl {
     const int64_t n = batch.num_rows();
     int64_t begin = 0;
     while (begin < n) {
-      int64_t end = SliceEnd(begin, n, /*copied=*/nullptr);
+      int64_t end = std::min(n, begin + kSliceRows);
       if (options_.row_group_rows > 0) {
         end = std::min(end, begin + (options_.row_group_rows - group_rows_));
       }
@@ -134,8 +134,8 @@ class ParquetWriter::Impl {
               ->AppendPages(std::move(*copied[i]))
               .WithContextF("file {}: column {}", file_->path(), fmt::join(leaves_[i].path, "."))));
     }
-    for (int64_t begin = 0, end = 0; begin < num_rows; begin = end) {
-      end = SliceEnd(begin, num_rows, &copied);
+    for (int64_t begin = 0; begin < num_rows; begin += kSliceRows) {
+      const int64_t end = std::min(num_rows, begin + kSliceRows);
       for (size_t i = 0; i < writers_.size(); ++i) {
         if (copied[i] != nullptr) continue;
         const LeafPath& p = paths_[i];
@@ -152,20 +152,6 @@ class ParquetWriter::Impl {
       RETURN_IF_ERROR(Fail(FlushRowGroup()));
     }
     return Status::OK();
-  }
-
-  // The end of the slice of rows from `begin` (of `n`): kSliceRows, or fewer
-  // where a column's open page reaches its row limit (the leaves `copied`
-  // takes whole are not sliced).
-  int64_t SliceEnd(int64_t begin, int64_t n, const std::vector<CopiedPages*>* copied) const {
-    int64_t rows = kSliceRows;
-    if (options_.page_rows > 0) {
-      for (size_t i = 0; i < writers_.size(); ++i) {
-        if (copied != nullptr && (*copied)[i] != nullptr) continue;
-        rows = std::min(rows, options_.page_rows - writers_[i]->PageRows());
-      }
-    }
-    return std::min(n, begin + std::max<int64_t>(rows, 1));
   }
 
   Result<FileMetrics> Close() {

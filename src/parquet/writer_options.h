@@ -27,11 +27,12 @@ struct WriterOptions {
   // Target size of a data page before compression (checked at row boundaries,
   // so a page can exceed it by one batch slice).
   int64_t page_bytes = int64_t{1} << 20;
-  // At most this many rows a data page (0 = no row limit), the default of
-  // Iceberg's write.parquet.page-row-limit and of arrow-rs. Values that
-  // encode small (a dictionary's few distinct values, runs) would otherwise
-  // fill 1 MiB pages of millions of rows: a reader skipping by page skips
-  // little, and the writer buffers each page's values (4 bytes a dictionary
+  // At most this many rows a data page the writer encodes (0 = no row
+  // limit; pages copied whole keep theirs), the default of Iceberg's
+  // write.parquet.page-row-limit and of arrow-rs. Values that encode small
+  // (a dictionary's few distinct values, runs) would otherwise fill 1 MiB
+  // pages of millions of rows, which a reader decodes whole to read any row
+  // of, and which the writer buffers value by value (4 bytes a dictionary
   // index) before it encodes them, megabytes a column, grown anew for each
   // file (bench/README.md, "Pages of at most 20,000 rows").
   int64_t page_rows = 20000;

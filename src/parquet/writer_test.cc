@@ -253,8 +253,10 @@ const ColumnMetaData& Chunk(const FileMetaData& md, int rg, int col) {
   return *md.row_groups[rg].columns[col].meta_data;
 }
 
-// The values (levels) of each data page of a column chunk, in file order.
-std::vector<int64_t> DataPageValues(const std::string& file, const ColumnMetaData& chunk) {
+// The values (levels) of each data page of a column chunk, in file order; or,
+// with `rows`, the rows of each (v2 pages say).
+std::vector<int64_t> DataPageValues(const std::string& file, const ColumnMetaData& chunk,
+                                    bool rows = false) {
   std::vector<int64_t> out;
   size_t at = static_cast<size_t>(chunk.dictionary_page_offset.value_or(chunk.data_page_offset));
   const size_t end = at + static_cast<size_t>(chunk.total_compressed_size);
@@ -264,10 +266,46 @@ std::vector<int64_t> DataPageValues(const std::string& file, const ColumnMetaDat
     EXPECT_TRUE(h.ok()) << h.status().ToString();
     if (!h.ok()) break;
     if (h->data_page_header) out.push_back(h->data_page_header->num_values);
-    if (h->data_page_header_v2) out.push_back(h->data_page_header_v2->num_values);
+    if (h->data_page_header_v2) {
+      out.push_back(rows ? h->data_page_header_v2->num_rows : h->data_page_header_v2->num_values);
+    }
     at += consumed + static_cast<size_t>(h->compressed_page_size);
   }
   return out;
+}
+
+// Each column cuts its own pages at the limit: a list column, whose rows
+// span several levels each (empty and null lists too), and a string column
+// whose pages close by their bytes first, out of step with the other's.
+TEST(ParquetWriter, APageOfListsOrOfPagesClosedByBytesHoldsAtMostItsRowLimit) {
+  auto schema = MakeSchema("s STRING NOT NULL, l ARRAY<BIGINT>");
+  const int64_t rows = 50005;
+  std::string lines;
+  for (int64_t i = 0; i < rows; ++i) {
+    std::string list = i % 7 == 0 ? "null" : i % 5 == 0 ? "[]" : fmt::format("[{}, {}]", i, -i);
+    lines += fmt::format("{{\"s\":\"value {:030d}\",\"l\":{}}}\n", i * 7919, list);
+  }
+  Batch b = FromJson(schema, lines);
+  ASSERT_EQ(b.num_rows(), rows);
+  auto io = MakeMemoryFileIO();
+  WriterOptions o;
+  o.data_page_v2 = true;  // (its headers count rows)
+  o.page_bytes = 300000;  // about 7,000 of the strings
+  ASSERT_OK_AND_ASSIGN(Written w, WriteFile(io.get(), "l.parquet", *schema, {&b}, o));
+  FileMetaData md;
+  ASSERT_OK_AND_ASSIGN(auto got, ReadBack(io.get(), "l.parquet", &md));
+  EXPECT_EQ(got, Rows(b));
+  ASSERT_EQ(md.row_groups.size(), 1u);
+  EXPECT_EQ(DataPageValues(w.bytes, Chunk(md, 0, 1), /*rows=*/true),
+            (std::vector<int64_t>{20000, 20000, 10005}));
+  const std::vector<int64_t> strings = DataPageValues(w.bytes, Chunk(md, 0, 0), /*rows=*/true);
+  EXPECT_GT(strings.size(), 3u) << "the strings' pages did not close by their bytes";
+  int64_t total = 0;
+  for (int64_t n : strings) {
+    EXPECT_LE(n, 20000);
+    total += n;
+  }
+  EXPECT_EQ(total, rows);
 }
 
 // Values that encode to a few bits each (a dictionary of three) would fill a

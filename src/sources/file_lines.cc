@@ -127,7 +127,9 @@ Status DeferredLines::Finish(RawBatch& batch) {
   }
   size_t records = batch.records.size();
   for (const Part& p : parts_) records += p.records.size() + 1;
-  if (st.ok()) batch.records.reserve(records);
+  // (An eighth more when it grows: the next batch's records, a few more or
+  // fewer, then fit, not grown again by a new block and a copy.)
+  if (st.ok() && batch.records.capacity() < records) batch.records.reserve(records + records / 8);
   const char* raw = batch.raw.data();
   size_t part = 0;
   for (size_t r = 0; r < batch.deferred.size() && st.ok(); ++r) {
