@@ -11,57 +11,13 @@
 
 #include "common/endian.h"
 #include "parquet/dictionary.h"
+#include "parquet/leaf_sources.h"
 #include "parquet/rle_encoder.h"
+#include "parquet/writer_shred.h"
 
 namespace sluice::parquet {
 
 namespace {
-
-// Sources turn the leaf Column's values at a slice's positions into the
-// physical values of the column (`T`), into a reused buffer.
-template <typename Stored, typename Physical>
-struct NumericSource {
-  using T = Physical;
-  void Gather(const LeafSlice& s, std::vector<T>* out) {
-    const Stored* data = s.values->data<Stored>();
-    out->resize(static_cast<size_t>(s.num_values));
-    T* dst = out->data();
-    if (s.positions != nullptr) {
-      for (int64_t k = 0; k < s.num_values; ++k) dst[k] = static_cast<T>(data[s.positions[k]]);
-    } else if constexpr (std::is_same_v<Stored, T>) {
-      if (s.num_values > 0) std::memcpy(dst, data + s.first, s.num_values * sizeof(T));
-    } else {
-      for (int64_t k = 0; k < s.num_values; ++k) dst[k] = static_cast<T>(data[s.first + k]);
-    }
-  }
-};
-
-struct BytesSource {
-  using T = std::string_view;
-  void Gather(const LeafSlice& s, std::vector<T>* out) {
-    out->resize(static_cast<size_t>(s.num_values));
-    for (int64_t k = 0; k < s.num_values; ++k) {
-      (*out)[k] = s.values->GetBytes(s.positions ? s.positions[k] : s.first + k);
-    }
-  }
-};
-
-// Decimals stored as FIXED_LEN_BYTE_ARRAY: big-endian two's complement.
-struct DecimalFixedSource {
-  using T = std::string_view;
-  int width = 16;
-  std::string scratch;
-  void Gather(const LeafSlice& s, std::vector<T>* out) {
-    const int128_t* data = s.values->data<int128_t>();
-    scratch.resize(static_cast<size_t>(s.num_values * width));
-    out->resize(static_cast<size_t>(s.num_values));
-    for (int64_t k = 0; k < s.num_values; ++k) {
-      char* dst = scratch.data() + k * width;
-      DecimalToFixedBytes(data[s.positions ? s.positions[k] : s.first + k], width, dst);
-      (*out)[k] = std::string_view(dst, width);
-    }
-  }
-};
 
 template <typename T>
 uint64_t KeyBits(T v) {
@@ -83,38 +39,6 @@ void AppendLevelsV1(const std::vector<int16_t>& levels, int max_level, std::stri
   EncodeRleHybrid(levels.data(), static_cast<int64_t>(levels.size()), BitWidth(max_level), scratch);
   AppendLE<uint32_t>(body, static_cast<uint32_t>(scratch->size()));
   body->append(*scratch);
-}
-
-// The first `rows` rows of `s` (which holds more) and the rest: a row starts
-// at each repetition level 0; a value is a level at `max_def`.
-std::pair<LeafSlice, LeafSlice> SplitRows(const LeafSlice& s, int64_t rows, int max_def) {
-  int64_t levels = rows;
-  if (s.rep_levels != nullptr) {
-    int64_t row = 0;
-    for (levels = 0; levels < s.num_levels; ++levels) {
-      if (s.rep_levels[levels] == 0 && row++ == rows) break;
-    }
-  }
-  int64_t values = levels;
-  if (s.def_levels != nullptr) {
-    values = 0;
-    for (int64_t i = 0; i < levels; ++i) values += s.def_levels[i] == max_def ? 1 : 0;
-  }
-  LeafSlice head = s, tail = s;
-  head.num_levels = levels;
-  head.num_rows = rows;
-  head.num_values = values;
-  tail.num_levels = s.num_levels - levels;
-  tail.num_rows = s.num_rows - rows;
-  tail.num_values = s.num_values - values;
-  if (s.def_levels != nullptr) tail.def_levels = s.def_levels + levels;
-  if (s.rep_levels != nullptr) tail.rep_levels = s.rep_levels + levels;
-  if (s.positions != nullptr) {
-    tail.positions = s.positions + values;
-  } else {
-    tail.first = s.first + values;
-  }
-  return {head, tail};
 }
 
 // Values of the first page after which a mostly distinct column stops
@@ -148,7 +72,7 @@ class TypedColumnWriter final : public ColumnWriter {
     while (options_.page_rows > 0 && page_rows_ + s.num_rows > options_.page_rows) {
       // (The page is flushed at the limit, so it holds fewer rows here.)
       auto [head, tail] =
-          SplitRows(s, options_.page_rows - page_rows_, descriptor_.max_definition_level);
+          SplitLeafSlice(s, options_.page_rows - page_rows_, descriptor_.max_definition_level);
       RETURN_IF_ERROR(AddRows(head));
       s = tail;
     }

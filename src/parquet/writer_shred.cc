@@ -132,4 +132,34 @@ Status Shredder::Shred(const LeafPath& p, const Column& top, int64_t begin, int6
   return Status::OK();
 }
 
+std::pair<LeafSlice, LeafSlice> SplitLeafSlice(const LeafSlice& s, int64_t rows, int max_def) {
+  int64_t levels = rows;
+  if (s.rep_levels != nullptr) {
+    int64_t row = 0;
+    for (levels = 0; levels < s.num_levels; ++levels) {
+      if (s.rep_levels[levels] == 0 && row++ == rows) break;
+    }
+  }
+  int64_t values = levels;
+  if (s.def_levels != nullptr) {
+    values = 0;
+    for (int64_t i = 0; i < levels; ++i) values += s.def_levels[i] == max_def ? 1 : 0;
+  }
+  LeafSlice head = s, tail = s;
+  head.num_levels = levels;
+  head.num_rows = rows;
+  head.num_values = values;
+  tail.num_levels = s.num_levels - levels;
+  tail.num_rows = s.num_rows - rows;
+  tail.num_values = s.num_values - values;
+  if (s.def_levels != nullptr) tail.def_levels = s.def_levels + levels;
+  if (s.rep_levels != nullptr) tail.rep_levels = s.rep_levels + levels;
+  if (s.positions != nullptr) {
+    tail.positions = s.positions + values;
+  } else {
+    tail.first = s.first + values;
+  }
+  return {head, tail};
+}
+
 }  // namespace sluice::parquet

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "columnar/column.h"
@@ -30,6 +31,12 @@ struct LeafPath {
 };
 
 std::vector<LeafPath> BuildLeafPaths(const Schema& schema);
+
+// The first `rows` rows of `slice` (which holds more) and the rest, pointing
+// into the same levels and values: a row starts at each repetition level 0;
+// a value is a level at `max_def`. (A column writer cuts a slice where its
+// page reaches its row limit.)
+std::pair<LeafSlice, LeafSlice> SplitLeafSlice(const LeafSlice& slice, int64_t rows, int max_def);
 
 // Reusable shredding buffers.
 class Shredder {

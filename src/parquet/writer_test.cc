@@ -511,6 +511,38 @@ TEST(Shredder, LevelsForNullsAtEachDepthAndEmptyLists) {
   EXPECT_EQ(slice.num_rows, 1);
 }
 
+// A slice split after its first rows: the levels up to the next row's first
+// (repetition level 0), the values among them, the rest after.
+TEST(Shredder, ASliceSplitsAtARowsFirstLevelWithItsValues) {
+  auto schema = MakeSchema("tags ARRAY<STRING>, n BIGINT NOT NULL");
+  Batch batch = FromJson(schema,
+                         "{\"tags\":[\"a\",\"b\"],\"n\":1}\n"
+                         "{\"tags\":null,\"n\":2}\n"
+                         "{\"tags\":[\"c\",null,\"d\"],\"n\":3}\n"
+                         "{\"tags\":[\"e\"],\"n\":4}\n");
+  std::vector<LeafPath> paths = BuildLeafPaths(*schema);
+  Shredder sh;
+  LeafSlice slice;
+  ASSERT_OK(sh.Shred(paths[0], batch.columns[0], 0, 4, &slice));
+  auto [head, tail] = SplitLeafSlice(slice, 2, paths[0].max_definition_level);
+  EXPECT_EQ(head.num_rows, 2);
+  EXPECT_EQ(head.num_levels, 3);  // a, b; the null list
+  EXPECT_EQ(head.num_values, 2);
+  EXPECT_EQ(tail.num_rows, 2);
+  EXPECT_EQ(tail.num_levels, 4);  // c, null, d; e
+  EXPECT_EQ(tail.num_values, 3);
+  EXPECT_EQ(tail.rep_levels[0], 0);
+  EXPECT_EQ(tail.def_levels, slice.def_levels + 3);
+  EXPECT_EQ(tail.values->GetBytes(tail.positions[0]), "c");
+  EXPECT_EQ(tail.values->GetBytes(tail.positions[2]), "e");
+  // A required flat column: a level a row, each a value, taken from `first` on.
+  ASSERT_OK(sh.Shred(paths[1], batch.columns[1], 1, 4, &slice));
+  auto [one, two] = SplitLeafSlice(slice, 1, paths[1].max_definition_level);
+  EXPECT_EQ(one.num_values, 1);
+  EXPECT_EQ(two.num_values, 2);
+  EXPECT_EQ(two.values->Value<int64_t>(two.first), 3);
+}
+
 TEST(ParquetWriter, RequiredNullFailsAndLeavesNoFile) {
   auto schema = MakeSchema("id BIGINT NOT NULL");
   Batch batch = Batch::Make(schema);
