@@ -5,7 +5,9 @@
 #   bench/nexmark/nexmark.sh [build dir]   (default build)
 # Env: NEXMARK_BIDS (default 2000000), NEXMARK_RATE (event-time events/s, default 100000),
 # NEXMARK_QUERIES (default "q0 q1 q2 q5 q7"), NEXMARK_PARALLEL (default 2: each query runs again with that `parallelism`, for the
-# wall-clock speedup over one thread; 1 skips it),
+# wall-clock speedup over one thread; 1 skips it), NEXMARK_SPEEDUP_ROUNDS (default 3: rounds
+# of one thread, two one-thread processes at once, and `parallelism`, for the median speedup
+# and the machine's ceiling beside it; see speedup_rounds),
 # NEXMARK_KEEP=1 keeps the temp dir (events, SQL scripts, warehouses, DuckDB's files),
 # NEXMARK_BASELINE=BINARY also runs another sluice build (say, of the commit before a
 # change) on the same bids and SQL, NEXMARK_ROUNDS times (default 3), alternating the two
@@ -72,8 +74,8 @@ EOF
 # Runs sluice on a fresh warehouse, under /usr/bin/time; retries while the binary is
 # being relinked (missing, or "Text file busy").
 run_sluice() {  # QUERY [RUN]: RUN names the warehouse, SQL and time files (default QUERY)
-  local q=$1 r=${2:-$1} attempt
-  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+  local q=$1 r=${2:-$1}
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
     rm -rf "$tmp/wh-$r"
     if [ -x "$sluice" ] && /usr/bin/time -f '%e %U %S %M' -o "$tmp/$r.sluice.time" \
         "$sluice" --warehouse "$tmp/wh-$r" run "$tmp/$r.sql" --bounded \
@@ -111,6 +113,37 @@ baseline_rounds() {  # QUERY
     echo "$line"
   done
 }
+# Speedup rounds of QUERY (NEXMARK_SPEEDUP_ROUNDS, default 3), each: a one-thread run, two
+# one-thread runs at once (two processes, each its own warehouse), a `parallelism` run.
+# Prints the median speedup of the `parallelism` run over the one-thread run, and the
+# median "ceiling": what two wholly independent copies of the same one-thread work get out
+# of this machine's cores together (2 x one-thread wall / the pair's wall). A pipeline
+# that shares nothing between its threads would reach it; the cores' shared cache and
+# memory, and other tenants, set it below 2x.
+speedup_rounds() {  # QUERY
+  local q=$1 round one par pa pb speedups=() ceilings=()
+  cp "$tmp/$q.sql" "$tmp/$q-r1.sql"
+  cp "$tmp/$q.sql" "$tmp/$q-ra.sql"
+  cp "$tmp/$q.sql" "$tmp/$q-rb.sql"
+  cp "$tmp/$q-p$parallel.sql" "$tmp/$q-rp.sql"
+  for round in $(seq "${NEXMARK_SPEEDUP_ROUNDS:-3}"); do
+    run_sluice "$q" "$q-r1" < /dev/null || return 1
+    run_sluice "$q" "$q-ra" < /dev/null & local pid=$!
+    run_sluice "$q" "$q-rb" < /dev/null || { wait "$pid"; return 1; }
+    wait "$pid" || return 1
+    run_sluice "$q" "$q-rp" < /dev/null || return 1
+    read -r one _ < "$tmp/$q-r1.sluice.time"
+    read -r pa _ < "$tmp/$q-ra.sluice.time"
+    read -r pb _ < "$tmp/$q-rb.sluice.time"
+    read -r par _ < "$tmp/$q-rp.sluice.time"
+    speedups+=("$(awk -v a="$one" -v b="$par" 'BEGIN { printf "%.2f", a / b }')")
+    ceilings+=("$(awk -v a="$one" -v b="$pa" -v c="$pb" 'BEGIN { printf "%.2f", 2 * a / (b > c ? b : c) }')")
+    echo "  speedup round $round: one thread ${one}s, two one-thread processes at once" \
+      "${pa}s and ${pb}s (ceiling ${ceilings[-1]}x), parallelism $parallel ${par}s (${speedups[-1]}x)"
+  done
+  echo "$(median "${speedups[@]}") $(median "${ceilings[@]}")" > "$tmp/$q.speedup"
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 data_files() {  # RUN QUERY: paths of the live data files of lake.QUERY in RUN's warehouse
   sl "$1" table files "lake.$2" --json |
     node -e 'for (const f of JSON.parse(require("fs").readFileSync(0, "utf8")))
@@ -147,6 +180,7 @@ for q in "${queries[@]}"; do
       read -r _ _ p_verdict < <(node "$repo/bench/nexmark/duckdb_q.mjs" check "$q" \
         "$tmp/$q-p$parallel.files" "$tmp/$q.duck.parquet")
       echo "sluice, parallelism $parallel: wall ${p_wall}s ($(awk -v a="$s_wall" -v b="$p_wall" 'BEGIN { printf "%.2fx", a / b }') the one-thread run), rows $p_verdict"
+      speedup_rounds "$q" || echo "speedup rounds of $q failed" >&2
     else
       p_verdict=failed
     fi
@@ -174,7 +208,8 @@ for q in "${queries[@]}"; do
     failed=1
     printf 'WRONG: %s\n' "${problems[@]}"
   fi
-  echo "$q $nbids $s_wall $s_user $s_sys $s_rss $d_user $d_sys $d_stmt_cpu $rows $verdict $p_wall" >> "$tmp/results"
+  read -r speedup ceiling 2> /dev/null < "$tmp/$q.speedup" || speedup=- ceiling=-
+  echo "$q $nbids $s_wall $s_user $s_sys $s_rss $d_user $d_sys $d_stmt_cpu $rows $verdict $p_wall ${speedup:--} ${ceiling:--}" >> "$tmp/results"
 done
 
 echo
@@ -186,16 +221,16 @@ awk '
   BEGIN {
     flink["q0"] = flink["q1"] = flink["q2"] = "155-175 K"
     flink["q5"] = flink["q7"] = "12-22 K"
-    printf "| query | bids | sluice wall s | sluice CPU s | sluice bids/CPU-s | sluice peak RSS | DuckDB CPU s | DuckDB bids/CPU-s | sluice/DuckDB | DuckDB statement CPU s | sluice/DuckDB statement | parallel wall s | parallel speedup | Flink (published, per core) |\n"
-    printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    printf "| query | bids | sluice wall s | sluice CPU s | sluice bids/CPU-s | sluice peak RSS | DuckDB CPU s | DuckDB bids/CPU-s | sluice/DuckDB | DuckDB statement CPU s | sluice/DuckDB statement | parallel wall s | parallel speedup (median) | two processes (ceiling) | Flink (published, per core) |\n"
+    printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
   }
-  $2 == "FAILED" { printf "| %s | failed | | | | | | | | | | | | %s |\n", $1, flink[$1]; next }
+  $2 == "FAILED" { printf "| %s | failed | | | | | | | | | | | | | %s |\n", $1, flink[$1]; next }
   {
     sc = $4 + $5; dc = $7 + $8
     so = sc > 0 ? $2 / sc : 0; du = dc > 0 ? $2 / dc : 0
-    ps = ($12 != "-" && $12 > 0) ? sprintf("%.2fx", $3 / $12) : "-"
-    printf "| %s | %d | %.2f | %.2f | %s | %d MB | %.2f | %s | %.2fx | %.2f | %.2fx | %s | %s | %s |\n", $1, $2, $3,
-      sc, k(so), $6 / 1024, dc, k(du), (du > 0 ? so / du : 0), $9, (sc > 0 ? $9 / sc : 0), $12, ps, flink[$1]
+    ps = $13 != "-" ? $13 "x" : "-"; pc = $14 != "-" ? $14 "x" : "-"
+    printf "| %s | %d | %.2f | %.2f | %s | %d MB | %.2f | %s | %.2fx | %.2f | %.2fx | %s | %s | %s | %s |\n", $1, $2, $3,
+      sc, k(so), $6 / 1024, dc, k(du), (du > 0 ? so / du : 0), $9, (sc > 0 ? $9 / sc : 0), $12, ps, pc, flink[$1]
   }' "$tmp/results"
 echo
 echo "Flink figures: the published Nexmark results (events/s/core of Flink on its own cluster,"
