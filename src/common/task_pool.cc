@@ -105,4 +105,16 @@ int AvailableCores() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+std::pair<size_t, size_t> ClaimRun(std::atomic<size_t>& next, size_t n, int threads, size_t min_run,
+                                   size_t max_run) {
+  const size_t shares = 2 * static_cast<size_t>(std::max(threads, 1));
+  size_t begin = next.load(std::memory_order_relaxed);
+  size_t end = begin;
+  do {
+    if (begin >= n) return {n, n};
+    end = std::min(n, begin + std::clamp((n - begin) / shares, min_run, max_run));
+  } while (!next.compare_exchange_weak(begin, end, std::memory_order_relaxed));
+  return {begin, end};
+}
+
 }  // namespace sluice

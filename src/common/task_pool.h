@@ -23,12 +23,15 @@
 // Thread-safety: Run, Start and Wait from one thread at a time.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace sluice {
@@ -71,5 +74,16 @@ class TaskPool {
 
 // The cores this process may use (at least 1).
 int AvailableCores();
+
+// Claims the next run of the items [0, n) that `threads` threads share by
+// claim, `next` being the first item no thread has claimed: [begin, end), or
+// begin == end == n once none is left. Runs hold at most `max_run` items,
+// and fewer as the items run out (a share of what is left, 1 / (2 x
+// threads)), down to `min_run`: so that a thread preempted while it holds
+// the last runs (more threads than cores) keeps the others waiting for
+// little, while the first runs stay long. Every item is claimed once,
+// in order; safe from any number of threads.
+std::pair<size_t, size_t> ClaimRun(std::atomic<size_t>& next, size_t n, int threads, size_t min_run,
+                                   size_t max_run);
 
 }  // namespace sluice

@@ -7,6 +7,9 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "common/thread_name.h"
 
@@ -157,6 +160,54 @@ TEST(TaskPoolTest, APoolWithoutWorkersRunsOnTheCaller) {
   pool.Run(1, [&](int) { ran = std::this_thread::get_id(); });
   EXPECT_EQ(ran, std::this_thread::get_id());
   EXPECT_GE(AvailableCores(), 1);
+}
+
+TEST(ClaimRunTest, RunsShrinkAsTheItemsRunOutAndCoverEachItemOnce) {
+  std::atomic<size_t> next{0};
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (;;) {
+    auto run = ClaimRun(next, 5005, 2, 128, 1024);
+    if (run.first == run.second) break;
+    runs.push_back(run);
+  }
+  ASSERT_FALSE(runs.empty());
+  // In order, back to back, from the first item to the last.
+  EXPECT_EQ(runs.front().first, 0u);
+  EXPECT_EQ(runs.back().second, 5005u);
+  for (size_t i = 1; i < runs.size(); ++i) EXPECT_EQ(runs[i].first, runs[i - 1].second);
+  // The first run is the longest allowed (a quarter of 5,005 is more); then a
+  // quarter of what is left each (3,981 / 4 = 995), down to 128, and the last
+  // run is what remains.
+  EXPECT_EQ(runs[0].second - runs[0].first, 1024u);
+  EXPECT_EQ(runs[1].second - runs[1].first, 995u);
+  for (size_t i = 1; i + 1 < runs.size(); ++i) {
+    const size_t len = runs[i].second - runs[i].first;
+    EXPECT_LE(len, runs[i - 1].second - runs[i - 1].first);
+    EXPECT_GE(len, 128u);
+  }
+  EXPECT_LE(runs.back().second - runs.back().first, 128u);
+  auto none = ClaimRun(next, 5005, 2, 128, 1024);
+  EXPECT_EQ(none, std::make_pair(size_t{5005}, size_t{5005}));
+}
+
+TEST(ClaimRunTest, ThreadsThatClaimAtOnceClaimEachItemExactlyOnce) {
+  constexpr size_t kItems = 200000;
+  std::atomic<size_t> next{0};
+  std::vector<std::atomic<int>> claimed(kItems);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (;;) {
+        auto [begin, end] = ClaimRun(next, kItems, 4, 16, 512);
+        if (begin == end) return;
+        for (size_t i = begin; i < end; ++i) claimed[i].fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  size_t wrong = 0;
+  for (const auto& c : claimed) wrong += c.load() != 1;
+  EXPECT_EQ(wrong, 0u);
 }
 
 }  // namespace

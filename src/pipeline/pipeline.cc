@@ -23,8 +23,10 @@ namespace {
 // A batch smaller than this per lane is not split (the threads would cost
 // more than they save).
 constexpr size_t kMinRecordsPerLane = 512;
-// A plain append's lanes claim a batch's records this many at a time.
+// Lanes claim a batch's records at most this many at a time, fewer as the
+// batch runs out (ClaimRun), down to kMinRecordsPerClaim.
 constexpr size_t kRecordsPerClaim = 1024;
+constexpr size_t kMinRecordsPerClaim = 128;
 // Records' buffers that the window stage may hold at once: a batch the
 // pipeline's thread waits to push, one waiting on the stage and one on it.
 constexpr size_t kSpareRawBatches = 3;
@@ -221,9 +223,9 @@ Status Pipeline::FlushRows() {
       }
       lane.status = Status::OK();
       while (lane.status.ok()) {
-        size_t begin = next_claim_.fetch_add(kRecordsPerClaim, std::memory_order_relaxed);
-        if (begin >= n) break;
-        lane.status = RunLane(lane, begin, std::min(n, begin + kRecordsPerClaim));
+        auto [begin, end] = ClaimRun(next_claim_, n, parts, kMinRecordsPerClaim, kRecordsPerClaim);
+        if (begin == end) break;
+        lane.status = RunLane(lane, begin, end);
       }
     };
     if (lanes == 1) {
