@@ -17,6 +17,7 @@
 #include "common/testing.h"
 #include "parquet/reader.h"
 #include "parquet/statistics.h"
+#include "parquet/test_pages.h"
 #include "parquet/writer.h"
 
 namespace sluice::parquet {
@@ -76,9 +77,9 @@ class PageCopyTest : public ::testing::Test {
   // (amount, field 3, is known to hold no NaN unless `nan_free` says otherwise)
   Result<FileMetrics> Merge(const std::string& path, const std::vector<std::string>& inputs,
                             int64_t* copied_bytes, int64_t min_bytes = 0,
-                            const std::set<int32_t>& nan_free = {3}) {
+                            const std::set<int32_t>& nan_free = {3}, WriterOptions options = {}) {
     ASSIGN_OR_RETURN(auto out, io_->OpenOutput(path, true));
-    ASSIGN_OR_RETURN(auto w, ParquetWriter::Open(std::move(out), *schema_, WriterOptions{}));
+    ASSIGN_OR_RETURN(auto w, ParquetWriter::Open(std::move(out), *schema_, std::move(options)));
     PageCompressor compressor(CompressionCodec::kZstd, 0);  // as the output's
     MergePieces pieces;
     for (const std::string& input : inputs) {
@@ -230,6 +231,59 @@ TEST_F(PageCopyTest, AMergedFileReadsAsARewriteWithItsStatisticsAndMetrics) {
   ASSERT_OK_AND_ASSIGN(std::string bytes, io_->ReadFile(Path("merged.parquet")));
   EXPECT_NE(bytes.find(ChunkBytes(Path("c.parquet"), 0, 0)), std::string::npos);
   EXPECT_EQ(bytes.find(ChunkBytes(Path("a.parquet"), 0, 0)), std::string::npos);
+}
+
+// A merge writes the leaves it decodes in pages of at most the output's
+// page_rows, as any write does; the pages it copies keep the rows they hold.
+TEST_F(PageCopyTest, AMergeCutsTheLeavesItWritesAtThePageRowLimitAndKeepsCopiedPagesWhole) {
+  // x: no dictionaries and no row limit, so each chunk is one page of 3,000
+  // rows, all copied; y: kind keeps its dictionary of three, so its chunk
+  // is decoded and written anew.
+  WriterOptions x;
+  x.dictionary = false;
+  x.page_rows = 0;
+  WriterOptions y;
+  y.page_rows = 0;
+  ASSERT_OK(Write(Path("x.parquet"), Rows(0, 3000), x).status());
+  ASSERT_OK(Write(Path("y.parquet"), Rows(3000, 6000, true), y).status());
+  WriterOptions out;
+  out.page_rows = 1000;
+  int64_t copied = 0;
+  ASSERT_OK(
+      Merge(Path("merged.parquet"), {Path("x.parquet"), Path("y.parquet")}, &copied, 0, {3}, out)
+          .status());
+  EXPECT_GT(copied, 0);
+  FileMetaData md;
+  ASSERT_OK_AND_ASSIGN(auto rows, ReadBack(Path("merged.parquet"), &md));
+  std::vector<std::string> want;
+  for (const Batch& b : {Rows(0, 3000), Rows(3000, 6000, true)}) {
+    for (int64_t r = 0; r < b.num_rows(); ++r) {
+      std::string s;
+      AppendJsonRow(b, r, &s);
+      want.push_back(std::move(s));
+    }
+  }
+  EXPECT_EQ(rows, want);
+  ASSERT_EQ(md.row_groups.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(std::string bytes, io_->ReadFile(Path("merged.parquet")));
+  const int kind = 6;
+  EXPECT_EQ(DataPageValues(bytes, *md.row_groups[0].columns[kind].meta_data),
+            (std::vector<int64_t>{3000, 1000, 1000, 1000}))
+      << "x's page copied whole, then y's rows written in pages of 1,000";
+  for (size_t c = 0; c < schema_->fields.size(); ++c) {
+    const std::vector<int64_t> pages =
+        DataPageValues(bytes, *md.row_groups[0].columns[c].meta_data);
+    ASSERT_FALSE(pages.empty()) << c;
+    EXPECT_EQ(pages[0], 3000) << "column " << c << ": x's one page, copied";
+    int64_t total = 0;
+    for (size_t p = 1; p < pages.size(); ++p) {
+      // y's rows: its one page copied whole, or pages the merge wrote.
+      EXPECT_TRUE(pages[p] <= 1000 || (pages.size() == 2 && pages[p] == 3000))
+          << "column " << c << ", page " << p << ": " << pages[p] << " rows";
+      total += pages[p];
+    }
+    EXPECT_EQ(total, 3000) << c;
+  }
 }
 
 TEST(CopiedBytesBoundsTest, TheLeastAndGreatestBoundsWinAndATieWithAValueIsExact) {

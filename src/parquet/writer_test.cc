@@ -11,6 +11,7 @@
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
 #include "parquet/reader.h"
+#include "parquet/test_pages.h"
 #include "parquet/writer_shred.h"
 
 namespace sluice::parquet {
@@ -253,27 +254,6 @@ const ColumnMetaData& Chunk(const FileMetaData& md, int rg, int col) {
   return *md.row_groups[rg].columns[col].meta_data;
 }
 
-// The values (levels) of each data page of a column chunk, in file order; or,
-// with `rows`, the rows of each (v2 pages say).
-std::vector<int64_t> DataPageValues(const std::string& file, const ColumnMetaData& chunk,
-                                    bool rows = false) {
-  std::vector<int64_t> out;
-  size_t at = static_cast<size_t>(chunk.dictionary_page_offset.value_or(chunk.data_page_offset));
-  const size_t end = at + static_cast<size_t>(chunk.total_compressed_size);
-  while (at < end) {
-    size_t consumed = 0;
-    auto h = DeserializePageHeader(std::string_view(file).substr(at), &consumed);
-    EXPECT_TRUE(h.ok()) << h.status().ToString();
-    if (!h.ok()) break;
-    if (h->data_page_header) out.push_back(h->data_page_header->num_values);
-    if (h->data_page_header_v2) {
-      out.push_back(rows ? h->data_page_header_v2->num_rows : h->data_page_header_v2->num_values);
-    }
-    at += consumed + static_cast<size_t>(h->compressed_page_size);
-  }
-  return out;
-}
-
 // Each column cuts its own pages at the limit: a list column, whose rows
 // span several levels each (empty and null lists too), and a string column
 // whose pages close by their bytes first, out of step with the other's.
@@ -356,6 +336,34 @@ TEST(ParquetWriter, ADataPageHoldsAtMostItsRowLimit) {
   ASSERT_OK_AND_ASSIGN(auto out, io->OpenOutput("r.parquet", true));
   ASSERT_ERROR(ParquetWriter::Open(std::move(out), *schema, bad), StatusCode::kInvalidArgument,
                "page_rows (-1)");
+}
+
+// A row group that closes before a page reaches its row limit closes the
+// page with it: each chunk is one page of the group's rows.
+TEST(ParquetWriter, ARowGroupSmallerThanThePageRowLimitIsOnePagePerColumn) {
+  auto schema = MakeSchema("k STRING NOT NULL, n BIGINT");
+  Batch b = Batch::Make(schema);
+  for (int64_t i = 0; i < 15005; ++i) {
+    b.columns[0].AppendBytes(fmt::format("kind{}", i % 3));
+    b.columns[1].Append<int64_t>(i);
+  }
+  auto io = MakeMemoryFileIO();
+  WriterOptions o;
+  o.row_group_rows = 7000;
+  ASSERT_EQ(o.page_rows, 20000);
+  ASSERT_OK_AND_ASSIGN(Written w, WriteFile(io.get(), "g.parquet", *schema, {&b}, o));
+  FileMetaData md;
+  ASSERT_OK_AND_ASSIGN(auto got, ReadBack(io.get(), "g.parquet", &md));
+  EXPECT_EQ(got, Rows(b));
+  ASSERT_EQ(md.row_groups.size(), 3u);
+  const std::vector<int64_t> group_rows = {7000, 7000, 1005};
+  for (int g = 0; g < 3; ++g) {
+    EXPECT_EQ(md.row_groups[g].num_rows, group_rows[g]) << "row group " << g;
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_EQ(DataPageValues(w.bytes, Chunk(md, g, c)), (std::vector<int64_t>{group_rows[g]}))
+          << "row group " << g << ", column " << c;
+    }
+  }
 }
 
 bool HasEncoding(const ColumnMetaData& c, Encoding e) {
