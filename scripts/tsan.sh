@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tests of sluice's threads under ThreadSanitizer: the task pool and the
+# The tests of sluice's threads under ThreadSanitizer: the task pool (and its claims), the
 # serial queue (common_test), the sharded window operator (operators_test),
 # and pipelines on several lanes with their window stage (the lanes, window,
 # upsert, CDC and updating-aggregate tests of pipeline_test, and checkpoints
@@ -11,10 +11,10 @@ cd "$(dirname "$0")/.."
 dir=${1:-build-tsan}
 JOBS=${JOBS:-$(nproc)}
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_TSAN=ON \
-  -DSLUICE_BENCH=OFF -DCMAKE_UNITY_BUILD=${SLUICE_UNITY:-ON} >/dev/null
+  -DSLUICE_BENCH=OFF -DCMAKE_UNITY_BUILD="${SLUICE_UNITY:-ON}" >/dev/null
 ninja -C "$dir" -j "$JOBS" common_test operators_test pipeline_test
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-"$dir/src/common/common_test" --gtest_filter='TaskPool*:SerialQueue*'
+"$dir/src/common/common_test" --gtest_filter='TaskPool*:SerialQueue*:ClaimRun*'
 "$dir/src/operators/operators_test" --gtest_filter='Sharded*'
 # (The window stage's write faults, six failed runs and restarts per window
 # kind, run here for SESSION and HOP with WHERE only: under TSan the five
