@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The tests of sluice's threads under ThreadSanitizer: the task pool (and its claims), the
-# serial queue (common_test), the sharded window operator (operators_test),
-# and pipelines on several lanes with their window stage (the lanes, window,
-# upsert, CDC and updating-aggregate tests of pipeline_test, and checkpoints
-# committed in the background). A data race fails the run.
+# The tests of sluice's threads under ThreadSanitizer: the task pool and its
+# claims, the serial queue (common_test), the sharded window operator
+# (operators_test), and pipelines on several lanes with their window stage
+# (the lanes, window, upsert, CDC and updating-aggregate tests of
+# pipeline_test, and checkpoints committed in the background). A data race
+# fails the run.
 #   scripts/tsan.sh [BUILD_DIR]   (default build-tsan; JOBS defaults to nproc)
 # scripts/test.sh runs it as one of CI's steps.
 set -euo pipefail

@@ -108,11 +108,16 @@ int AvailableCores() {
 std::pair<size_t, size_t> ClaimRun(std::atomic<size_t>& next, size_t n, int threads, size_t min_run,
                                    size_t max_run) {
   const size_t shares = 2 * static_cast<size_t>(std::max(threads, 1));
+  min_run = std::max<size_t>(min_run, 1);  // (a run of none would end no claim)
+  max_run = std::max(max_run, min_run);
   size_t begin = next.load(std::memory_order_relaxed);
   size_t end = begin;
   do {
     if (begin >= n) return {n, n};
-    end = std::min(n, begin + std::clamp((n - begin) / shares, min_run, max_run));
+    const size_t left = n - begin;
+    const size_t run = std::min(left, std::clamp(left / shares, min_run, max_run));
+    // (Fewer than min_run left after this run: they join it.)
+    end = left - run < min_run ? n : begin + run;
   } while (!next.compare_exchange_weak(begin, end, std::memory_order_relaxed));
   return {begin, end};
 }

@@ -20,7 +20,11 @@
 //
 // Workers are named "<role><n>:<owner>" (common/thread_name.h).
 //
-// Thread-safety: Run, Start and Wait from one thread at a time.
+// A part may itself take items by claim from an atomic counter that all
+// parts share (ClaimRun below: runs that shrink as the items run out).
+//
+// Thread-safety: Run, Start and Wait from one thread at a time; ClaimRun
+// from any.
 #pragma once
 
 #include <atomic>
@@ -81,8 +85,10 @@ int AvailableCores();
 // and fewer as the items run out (a share of what is left, 1 / (2 x
 // threads)), down to `min_run`: so that a thread preempted while it holds
 // the last runs (more threads than cores) keeps the others waiting for
-// little, while the first runs stay long. Every item is claimed once,
-// in order; safe from any number of threads.
+// little, while the first runs stay long. The last run takes what is left
+// rather than leave fewer than `min_run`. (A `min_run` of 0 counts as 1, a
+// `max_run` below `min_run` as `min_run`.) Every item is claimed once, in
+// order; safe from any number of threads.
 std::pair<size_t, size_t> ClaimRun(std::atomic<size_t>& next, size_t n, int threads, size_t min_run,
                                    size_t max_run);
 

@@ -176,18 +176,30 @@ TEST(ClaimRunTest, RunsShrinkAsTheItemsRunOutAndCoverEachItemOnce) {
   EXPECT_EQ(runs.back().second, 5005u);
   for (size_t i = 1; i < runs.size(); ++i) EXPECT_EQ(runs[i].first, runs[i - 1].second);
   // The first run is the longest allowed (a quarter of 5,005 is more); then a
-  // quarter of what is left each (3,981 / 4 = 995), down to 128, and the last
-  // run is what remains.
-  EXPECT_EQ(runs[0].second - runs[0].first, 1024u);
-  EXPECT_EQ(runs[1].second - runs[1].first, 995u);
-  for (size_t i = 1; i + 1 < runs.size(); ++i) {
-    const size_t len = runs[i].second - runs[i].first;
-    EXPECT_LE(len, runs[i - 1].second - runs[i - 1].first);
-    EXPECT_GE(len, 128u);
-  }
-  EXPECT_LE(runs.back().second - runs.back().first, 128u);
+  // quarter of what is left each (3,981 / 4 = 995), down to 128; the last
+  // takes the 143 left, not 128 and then a run of 15.
+  std::vector<size_t> lengths;
+  for (const auto& [begin, end] : runs) lengths.push_back(end - begin);
+  EXPECT_EQ(lengths,
+            (std::vector<size_t>{1024, 995, 746, 560, 420, 315, 236, 177, 133, 128, 128, 143}));
   auto none = ClaimRun(next, 5005, 2, 128, 1024);
   EXPECT_EQ(none, std::make_pair(size_t{5005}, size_t{5005}));
+}
+
+TEST(ClaimRunTest, ARunOfNoneOrLimitsOutOfOrderStillClaimEveryItem) {
+  for (auto [min_run, max_run] : {std::pair<size_t, size_t>{0, 0}, {0, 4}, {8, 2}}) {
+    std::atomic<size_t> next{0};
+    size_t claimed = 0, runs = 0;
+    for (;;) {
+      auto [begin, end] = ClaimRun(next, 100, 2, min_run, max_run);
+      if (begin == end) break;
+      EXPECT_EQ(begin, claimed);
+      claimed = end;
+      ASSERT_LT(++runs, 200u) << min_run << " " << max_run;
+    }
+    EXPECT_EQ(claimed, 100u) << min_run << " " << max_run;
+    EXPECT_EQ(next.load(), 100u);
+  }
 }
 
 TEST(ClaimRunTest, ThreadsThatClaimAtOnceClaimEachItemExactlyOnce) {

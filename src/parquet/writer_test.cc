@@ -11,7 +11,7 @@
 #include "columnar/sql_schema.h"
 #include "common/testing.h"
 #include "parquet/reader.h"
-#include "parquet/test_pages.h"
+#include "parquet/test_util.h"
 #include "parquet/writer_shred.h"
 
 namespace sluice::parquet {
@@ -339,24 +339,25 @@ TEST(ParquetWriter, ADataPageHoldsAtMostItsRowLimit) {
 }
 
 // A row group that closes before a page reaches its row limit closes the
-// page with it: each chunk is one page of the group's rows.
+// page with it: each chunk is one page of the group's rows, and the next
+// group's pages count their rows anew (two groups together pass the limit).
 TEST(ParquetWriter, ARowGroupSmallerThanThePageRowLimitIsOnePagePerColumn) {
   auto schema = MakeSchema("k STRING NOT NULL, n BIGINT");
   Batch b = Batch::Make(schema);
-  for (int64_t i = 0; i < 15005; ++i) {
+  for (int64_t i = 0; i < 35005; ++i) {
     b.columns[0].AppendBytes(fmt::format("kind{}", i % 3));
     b.columns[1].Append<int64_t>(i);
   }
   auto io = MakeMemoryFileIO();
   WriterOptions o;
-  o.row_group_rows = 7000;
+  o.row_group_rows = 15000;
   ASSERT_EQ(o.page_rows, 20000);
   ASSERT_OK_AND_ASSIGN(Written w, WriteFile(io.get(), "g.parquet", *schema, {&b}, o));
   FileMetaData md;
   ASSERT_OK_AND_ASSIGN(auto got, ReadBack(io.get(), "g.parquet", &md));
   EXPECT_EQ(got, Rows(b));
   ASSERT_EQ(md.row_groups.size(), 3u);
-  const std::vector<int64_t> group_rows = {7000, 7000, 1005};
+  const std::vector<int64_t> group_rows = {15000, 15000, 5005};
   for (int g = 0; g < 3; ++g) {
     EXPECT_EQ(md.row_groups[g].num_rows, group_rows[g]) << "row group " << g;
     for (int c = 0; c < 2; ++c) {

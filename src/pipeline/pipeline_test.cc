@@ -185,10 +185,10 @@ TEST_F(PipelineTest, CheckpointsCommittedInTheBackgroundCommitEveryRecordOnceAnd
   EXPECT_TRUE(j->entries().empty());
 }
 
-// A plain append's lanes claim records a chunk at a time: a lane stalled in
-// its first chunk (its projection waits) leaves the rest of the batch to the
-// other lane instead of the half it would have been given.
-TEST_F(PipelineTest, APlainAppendsLanesClaimRecordsSoAStalledLaneHoldsUpOnlyItsChunk) {
+// A plain append's lanes claim records in runs: a lane stalled in its first
+// run (its projection waits) leaves the rest of the batch to the other lane
+// instead of the half it would have been given.
+TEST_F(PipelineTest, APlainAppendsLanesClaimRecordsSoAStalledLaneHoldsUpOnlyItsRun) {
   std::vector<std::string> records;
   for (int i = 0; i < 5000; ++i) {
     records.push_back(
@@ -205,12 +205,14 @@ TEST_F(PipelineTest, APlainAppendsLanesClaimRecordsSoAStalledLaneHoldsUpOnlyItsC
     std::mutex mu;
     std::condition_variable cv;
     int64_t rows = 0;
-    int64_t stalled = 0;  // the rows of the run that waited
+    int64_t stalled = 0;        // the rows of the run that waited
+    std::vector<int64_t> runs;  // the rows of each run projected
   };
   auto gate = std::make_shared<Gate>();
   o.projection = [gate](Batch&& rows, std::vector<sql::RejectedRow>*) -> Result<Batch> {
     std::unique_lock<std::mutex> lock(gate->mu);
     gate->rows += rows.num_rows();
+    gate->runs.push_back(rows.num_rows());
     if (gate->stalled == 0) {
       gate->stalled = rows.num_rows();
       gate->cv.wait_for(lock, std::chrono::seconds(20), [&] { return gate->rows >= 5000; });
@@ -237,6 +239,11 @@ TEST_F(PipelineTest, APlainAppendsLanesClaimRecordsSoAStalledLaneHoldsUpOnlyItsC
   const int64_t stalled = gate->stalled;
   EXPECT_TRUE(stalled == 1024 || stalled == 995) << stalled;
   EXPECT_EQ(counts, (std::vector<int64_t>{stalled, 5000 - stalled}));
+  // The runs shrink as the batch runs out (ClaimRun: a quarter of what is
+  // left, down to 128); the last, of 143 records, holds the 5 dead letters.
+  std::sort(gate->runs.begin(), gate->runs.end());
+  EXPECT_EQ(gate->runs,
+            (std::vector<int64_t>{128, 128, 133, 138, 177, 236, 315, 420, 560, 746, 995, 1024}));
 }
 
 // A checkpoint that fails in the background fails the call that takes its
