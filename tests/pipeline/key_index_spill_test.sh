@@ -45,7 +45,6 @@ CREATE PIPELINE p WITH (commit_interval = '250ms', parallelism = '1', state.memo
   INSERT INTO lake.t SELECT id, v FROM s;
 SQL
 S() { "$SLUICE" --warehouse "$W/wh" "$@"; }
-spilled() { compgen -G "$W/wh/_sluice/pipelines/*/keys-spill/*" > /dev/null; }
 run() {  # run kill|end: `kill` must die by SIGKILL (at the kill point its caller arms)
   bounded_run "$1" "$SLUICE" "$W/wh" "$W/p.sql" "$W/run.log" \
     "$W/wh/_sluice/pipelines/*/keys-spill/*" false
