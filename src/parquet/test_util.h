@@ -1,18 +1,39 @@
-// Test helper: the data pages of a written column chunk, read from their
-// headers (for tests of how a writer cuts pages).
+// Test helpers of the Parquet tests: schemas and batches from text, and the
+// data pages of a written column chunk, read from their headers (for tests
+// of how a writer cuts pages).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "columnar/json_reader.h"
+#include "columnar/sql_schema.h"
 #include "parquet/metadata.h"
 
 namespace sluice::parquet {
+
+// A schema from a column list (`id BIGINT NOT NULL, ...`).
+inline std::shared_ptr<const Schema> MakeSchema(std::string_view sql) {
+  auto r = ParseColumnList(sql);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return std::make_shared<const Schema>(std::move(r).value());
+}
+
+// Builds a batch from JSON lines (the decoder is tested on its own).
+inline Batch FromJson(const std::shared_ptr<const Schema>& schema, const std::string& lines) {
+  auto dec = JsonDecoder::Make(schema);
+  EXPECT_TRUE(dec.ok());
+  Batch b = Batch::Make(schema);
+  Status st = (*dec)->DecodeLines(lines, 1, &b);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return b;
+}
 
 // The values (levels) of each data page of a column chunk of `file` (the
 // file's bytes), in file order; or, with `rows`, the rows of each (v2 pages
