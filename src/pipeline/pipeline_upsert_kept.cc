@@ -33,8 +33,11 @@ namespace sluice::pipeline {
 
 namespace {
 
-// The marker's own format: a binary that reads another refuses it.
-constexpr int kKeptFormat = 1;
+// The marker's own format: a binary that reads another refuses it. 2: the
+// store compacts by levels (state/spill_store.cc, StoreOptions); a store
+// kept as format 1 compacted universally, may read values its newer ones
+// replaced, and is not taken.
+constexpr int kKeptFormat = 2;
 
 struct Kept {
   std::string property;

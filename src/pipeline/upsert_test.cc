@@ -12,6 +12,8 @@
 
 #include "catalog/row_delete.h"
 #include "columnar/sql_schema.h"
+#include "common/crc32c.h"
+#include "common/endian.h"
 #include "common/kill_point.h"
 #include "common/testing.h"
 #include "iceberg/data_writer.h"
@@ -315,6 +317,28 @@ TEST_P(UpsertTest, ACleanStopKeepsASpilledKeyIndexForTheNextRunOnly) {
     u.kind = catalog::ChangeKind::kRewriteFiles;
     u.set_properties[name] = saved.Encode();
     ASSERT_OK(t->Commit(u).status());
+  }
+  p = reopen(0, 1);
+  ASSERT_NE(p, nullptr);
+  checkpoint(*p);
+
+  // Kept by an older sluice (format 1: its store compacted universally, and
+  // may read values newer ones replaced, state/spill_store.cc): not taken.
+  p->KeepKeyIndex();
+  p.reset();
+  {
+    std::string bytes;
+    {
+      std::ifstream in(kept, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const size_t at = bytes.find("\"format\":2");
+    ASSERT_NE(at, std::string::npos);
+    bytes[at + 9] = '1';
+    std::string crc;
+    AppendLE<uint32_t>(&crc, Crc32c(std::string_view(bytes).substr(4)));
+    bytes.replace(0, 4, crc);
+    std::ofstream(kept, std::ios::binary | std::ios::trunc) << bytes;
   }
   p = reopen(0, 1);
   ASSERT_NE(p, nullptr);

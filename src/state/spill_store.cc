@@ -58,9 +58,20 @@ rocksdb::Options StoreOptions(int64_t memory_bytes) {
   o.memtable_prefix_bloom_size_ratio = 0.05;
   o.memtable_whole_key_filtering = true;
   o.compression = rocksdb::kNoCompression;  // a local cache: CPU over bytes
-  // Universal compaction: less rewriting than levels for a store whose keys
-  // are mostly written once, read back, and deleted in order.
-  o.compaction_style = rocksdb::kCompactionStyleUniversal;
+  // Leveled compaction, not universal, whatever it rewrites more: RocksDB
+  // before 9.0 (Debian 12 packages 7.8), compacting universally over several
+  // levels, gives a table file it takes in (WriteSorted) that fits a level
+  // without overlapping its keys the sequence number of that level's newest
+  // file, and keeps it when a level below holds values of the file's keys;
+  // once a lower level holds newer data than an upper one, the file's values
+  // are older than the ones they replace, and a read gives the replaced one
+  // (facebook/rocksdb#12257). Found as a key index that forgot some keys'
+  // changes of a checkpoint (spill_store_test.cc,
+  // RunsOfRangesAndScatteredKeysAlwaysReadTheNewestValue); universal in one
+  // level failed RocksDB's own consistency checks on such files instead.
+  // Leveled, a file that overlaps any of the store's keys gets the next
+  // sequence number, newer than all; one that overlaps none needs none.
+  o.compaction_style = rocksdb::kCompactionStyleLevel;
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = rocksdb::NewLRUCache(2 * quarter);
   // Index and filter blocks stay with their table readers, outside the block
@@ -158,11 +169,8 @@ Status SpillStore::WriteSorted(size_t n,
   if (!s.ok()) return fail(s);
   // Moved in (linked under the store's own name; RocksDB removes this one).
   // Its sequence number is kept in the store's manifest, not written into
-  // the file. A file that overlaps the store's keys goes on top, newer than
-  // all; one that overlaps none may go lower. (RocksDB before 9.0 could give
-  // such a file a sequence number older than data of its keys in a lower
-  // level, facebook/rocksdb#12257; that takes lower levels holding newer
-  // data than upper ones, which this store, compacting by itself, has not.)
+  // the file: newer than all the store holds of its keys (StoreOptions, on
+  // leveled compaction, says why).
   rocksdb::IngestExternalFileOptions o;
   o.move_files = true;
   o.write_global_seqno = false;
