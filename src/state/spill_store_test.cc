@@ -161,7 +161,7 @@ TEST(SpillStoreTest, AKeptStoreReopensWithWhatItHeldAndAnUnkeptOneIsGone) {
 // of key ranges and of scattered keys, each overriding what earlier ones
 // wrote, while the store compacts behind them, with small batches between
 // and the store kept and reopened. Every read must give the newest value.
-// (Compacting by universal compaction, the store failed this in 2 of 3 runs:
+// (Compacting by universal compaction, the store failed this in 6 of 9 runs:
 // RocksDB 7.8 gave a run's file the sequence number of the level it landed
 // in, older than values of its keys below; spill_store.cc, StoreOptions.)
 TEST(SpillStoreTest, RunsOfRangesAndScatteredKeysAlwaysReadTheNewestValue) {
