@@ -159,8 +159,9 @@ TEST(SpillStoreTest, AKeptStoreReopensWithWhatItHeldAndAnUnkeptOneIsGone) {
 
 // The key index's pattern of writes (operators/committed_keys.h): sorted runs
 // of key ranges and of scattered keys, each overriding what earlier ones
-// wrote, while the store compacts behind them, with small batches between
-// and the store kept and reopened. Every read must give the newest value.
+// wrote, while the store compacts behind them, with a few small batches
+// between and the store kept and reopened. Every read must give the newest
+// value.
 // (Compacting by universal compaction, the store failed this in 6 of 9 runs:
 // RocksDB 7.8 gave a run's file the sequence number of the level it landed
 // in, older than values of its keys below; spill_store.cc, StoreOptions.)
