@@ -11,9 +11,7 @@
 #include <filesystem>
 #include <set>
 
-#include "columnar/json_reader.h"
 #include "columnar/json_writer.h"
-#include "columnar/sql_schema.h"
 #include "common/testing.h"
 #include "parquet/reader.h"
 #include "parquet/statistics.h"
@@ -36,8 +34,7 @@ class PageCopyTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     io_ = MakeLocalFileIO();
-    ASSERT_OK_AND_ASSIGN(Schema s, ParseColumnList(kColumns));
-    schema_ = std::make_shared<const Schema>(std::move(s));
+    schema_ = MakeSchema(kColumns);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -58,11 +55,7 @@ class PageCopyTest : public ::testing::Test {
           i, url, i % 11 == 0 ? "null" : std::to_string(i * 0.5), i - 500,
           i % 3 == 0 ? "true" : "false", i % 60, i % 3 == 0 ? "a" : (i % 3 == 1 ? "bb" : "ccc"));
     }
-    auto dec = JsonDecoder::Make(schema_);
-    EXPECT_TRUE(dec.ok());
-    Batch b = Batch::Make(schema_);
-    EXPECT_OK((*dec)->DecodeLines(lines, 1, &b));
-    return b;
+    return FromJson(schema_, lines);
   }
 
   Result<FileMetrics> Write(const std::string& path, const Batch& rows, WriterOptions o) {
